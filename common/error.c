@@ -1,0 +1,71 @@
+/* error.c - status code names and the first-error-wins error object (see error.h). */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tps_strerror(int code)
+{
+    switch (code) {
+    case TPS_OK:
+        return "success";
+#define X(name, val, msg)                                                                          \
+    case TPS_##name:                                                                               \
+        return msg;
+        TPS_ERRNO_MAP(X)
+#undef X
+    }
+    return "unknown error";
+}
+
+const char *tps_errname(int code)
+{
+    switch (code) {
+    case TPS_OK:
+        return "OK";
+#define X(name, val, msg)                                                                          \
+    case TPS_##name:                                                                               \
+        return #name;
+        TPS_ERRNO_MAP(X)
+#undef X
+    }
+    return "EUNKNOWN";
+}
+
+int tps_error_set(struct tps_error *err, int code, const char *path, int line, int col,
+                  const char *field, const char *fmt, ...)
+{
+    if (!err || err->code != TPS_OK) return code;
+    err->code = code;
+    snprintf(err->path, sizeof err->path, "%s", path ? path : "");
+    err->line = line;
+    err->col = col;
+    snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void tps_error_format(const struct tps_error *err, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (err->path[0]) {
+        n += (size_t)snprintf(buf + n, len - n, "%s:", err->path);
+        if (err->line > 0 && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%d:%d:", err->line, err->col);
+        if (n < len) n += (size_t)snprintf(buf + n, len - n, " ");
+    }
+    if (err->field[0] && n < len) n += (size_t)snprintf(buf + n, len - n, "field '%s': ", err->field);
+    if (n < len) snprintf(buf + n, len - n, "%s", err->msg[0] ? err->msg : tps_strerror(err->code));
+}
+
+_Noreturn void tps_assert_fail(const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "tpsim: BUG: assertion '%s' failed at %s:%d\n", expr, file, line);
+    abort();
+}

@@ -1,0 +1,336 @@
+/* ydoc.c - libyaml document loading and checked accessors with file:line:col errors.
+ * See ydoc.h. Numbers are parsed with strtol/strtod; quantities with units via units.c. */
+#include "ydoc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+static yaml_node_t *node_of(const struct tps_ydoc *d, int id)
+{
+    if (!d->loaded || id <= 0) return NULL;
+    return yaml_document_get_node((yaml_document_t *)&d->doc, id);
+}
+
+static int parser_fail(struct tps_ydoc *d, yaml_parser_t *p, struct tps_error *err)
+{
+    const char *what = p->problem ? p->problem : "malformed YAML";
+    yaml_mark_t m = p->problem_mark;
+    if (p->context)
+        return tps_error_set(err, TPS_ESYNTAX, d->path, (int)m.line + 1, (int)m.column + 1, NULL,
+                             "invalid YAML: %s %s", p->context, what);
+    return tps_error_set(err, TPS_ESYNTAX, d->path, (int)m.line + 1, (int)m.column + 1, NULL,
+                         "invalid YAML: %s", what);
+}
+
+static int load(struct tps_ydoc *d, yaml_parser_t *p, struct tps_error *err)
+{
+    if (!yaml_parser_load(p, &d->doc)) return parser_fail(d, p, err);
+    d->loaded = true;
+    yaml_document_t extra;
+    if (!yaml_parser_load(p, &extra)) return parser_fail(d, p, err);
+    bool more = yaml_document_get_root_node(&extra) != NULL;
+    yaml_document_delete(&extra);
+    if (more)
+        return tps_error_set(err, TPS_ESYNTAX, d->path, 0, 0, NULL,
+                             "a scenario file holds one YAML document, found several");
+    if (!yaml_document_get_root_node(&d->doc))
+        return tps_error_set(err, TPS_EINVAL, d->path, 1, 1, NULL, "file is empty");
+    return TPS_OK;
+}
+
+int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *err)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_file(&p, f);
+    int rc = load(d, &p, err);
+    yaml_parser_delete(&p);
+    fclose(f);
+    return rc;
+}
+
+int tps_ydoc_load_string(struct tps_ydoc *d, const char *text, const char *name,
+                         struct tps_error *err)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", name);
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
+    int rc = load(d, &p, err);
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+void tps_ydoc_release(struct tps_ydoc *d)
+{
+    if (d->loaded) yaml_document_delete(&d->doc);
+    d->loaded = false;
+}
+
+int tps_ydoc_root(const struct tps_ydoc *d)
+{
+    return node_of(d, 1) ? 1 : 0;
+}
+
+static bool is_type(const struct tps_ydoc *d, int id, yaml_node_type_t t)
+{
+    yaml_node_t *n = node_of(d, id);
+    return n && n->type == t;
+}
+
+bool tps_ydoc_is_map(const struct tps_ydoc *d, int id)
+{
+    return is_type(d, id, YAML_MAPPING_NODE);
+}
+bool tps_ydoc_is_seq(const struct tps_ydoc *d, int id)
+{
+    return is_type(d, id, YAML_SEQUENCE_NODE);
+}
+bool tps_ydoc_is_scalar(const struct tps_ydoc *d, int id)
+{
+    return is_type(d, id, YAML_SCALAR_NODE);
+}
+
+static int vfail(const struct tps_ydoc *d, int id, const char *field, struct tps_error *err,
+                 const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    yaml_node_t *n = node_of(d, id);
+    int line = n ? (int)n->start_mark.line + 1 : 0;
+    int col = n ? (int)n->start_mark.column + 1 : 0;
+    return tps_error_set(err, TPS_EINVAL, d->path, line, col, field, "%s", msg);
+}
+
+int tps_ydoc_fail(const struct tps_ydoc *d, int id, const char *field, struct tps_error *err,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(d, id, field, err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int tps_ydoc_len(const struct tps_ydoc *d, int id)
+{
+    yaml_node_t *n = node_of(d, id);
+    if (!n) return 0;
+    if (n->type == YAML_MAPPING_NODE)
+        return (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    if (n->type == YAML_SEQUENCE_NODE)
+        return (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    return 0;
+}
+
+int tps_ydoc_seq_at(const struct tps_ydoc *d, int seq, int i)
+{
+    yaml_node_t *n = node_of(d, seq);
+    if (!n || n->type != YAML_SEQUENCE_NODE || i < 0 || i >= tps_ydoc_len(d, seq)) return 0;
+    return n->data.sequence.items.start[i];
+}
+
+int tps_ydoc_map_key(const struct tps_ydoc *d, int map, int i)
+{
+    yaml_node_t *n = node_of(d, map);
+    if (!n || n->type != YAML_MAPPING_NODE || i < 0 || i >= tps_ydoc_len(d, map)) return 0;
+    return n->data.mapping.pairs.start[i].key;
+}
+
+int tps_ydoc_map_val(const struct tps_ydoc *d, int map, int i)
+{
+    yaml_node_t *n = node_of(d, map);
+    if (!n || n->type != YAML_MAPPING_NODE || i < 0 || i >= tps_ydoc_len(d, map)) return 0;
+    return n->data.mapping.pairs.start[i].value;
+}
+
+const char *tps_ydoc_text(const struct tps_ydoc *d, int id)
+{
+    yaml_node_t *n = node_of(d, id);
+    if (!n || n->type != YAML_SCALAR_NODE) return NULL;
+    return (const char *)n->data.scalar.value;
+}
+
+int tps_ydoc_get(const struct tps_ydoc *d, int map, const char *key)
+{
+    int len = tps_ydoc_len(d, map);
+    if (!tps_ydoc_is_map(d, map)) return 0;
+    for (int i = 0; i < len; i++) {
+        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, map, i));
+        if (k && strcmp(k, key) == 0) return tps_ydoc_map_val(d, map, i);
+    }
+    return 0;
+}
+
+static void join(char *out, size_t len, const char *prefix, const char *key)
+{
+    if (prefix && prefix[0])
+        snprintf(out, len, "%s.%s", prefix, key);
+    else
+        snprintf(out, len, "%s", key);
+}
+
+int tps_ydoc_check_map(const struct tps_ydoc *d, int id, const char *field,
+                       const char *const *allowed, struct tps_error *err)
+{
+    if (!tps_ydoc_is_map(d, id))
+        return tps_ydoc_fail(d, id, field, err, "expected a mapping of keys to values");
+    int len = tps_ydoc_len(d, id);
+    for (int i = 0; i < len; i++) {
+        int kid = tps_ydoc_map_key(d, id, i);
+        const char *k = tps_ydoc_text(d, kid);
+        if (!k) return tps_ydoc_fail(d, kid, field, err, "keys must be plain names");
+        char f[128];
+        join(f, sizeof f, field, k);
+        bool known = false;
+        for (const char *const *a = allowed; *a; a++)
+            known = known || strcmp(*a, k) == 0;
+        if (!known) {
+            char list[400] = "";
+            size_t n = 0;
+            for (const char *const *a = allowed; *a && n < sizeof list; a++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *a);
+            return tps_ydoc_fail(d, kid, f, err, "unknown key '%s' (expected one of: %s)", k,
+                                 list);
+        }
+        for (int j = 0; j < i; j++) {
+            const char *kj = tps_ydoc_text(d, tps_ydoc_map_key(d, id, j));
+            if (kj && strcmp(kj, k) == 0)
+                return tps_ydoc_fail(d, kid, f, err, "key '%s' appears twice", k);
+        }
+    }
+    return TPS_OK;
+}
+
+static const char *scalar_or_fail(const struct tps_ydoc *d, int id, const char *field,
+                                  const char *what, struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, id);
+    if (!t || !t[0]) tps_ydoc_fail(d, id, field, err, "expected %s", what);
+    return t && t[0] ? t : NULL;
+}
+
+int tps_ydoc_str(const struct tps_ydoc *d, int id, const char *field, const char **out,
+                 struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "a string", err);
+    if (!t) return TPS_EINVAL;
+    *out = t;
+    return TPS_OK;
+}
+
+int tps_ydoc_long(const struct tps_ydoc *d, int id, const char *field, long *out,
+                  struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "an integer", err);
+    if (!t) return TPS_EINVAL;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(t, &end, 10);
+    if (errno || *end || end == t)
+        return tps_ydoc_fail(d, id, field, err, "expected an integer, got '%s'", t);
+    *out = v;
+    return TPS_OK;
+}
+
+int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double *out,
+                    struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "a number", err);
+    if (!t) return TPS_EINVAL;
+    char *end = NULL;
+    double v = strtod(t, &end);
+    if (*end || end == t || !isfinite(v))
+        return tps_ydoc_fail(d, id, field, err, "expected a number, got '%s'", t);
+    *out = v;
+    return TPS_OK;
+}
+
+int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out,
+                  struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "true or false", err);
+    if (!t) return TPS_EINVAL;
+    if (!strcmp(t, "true") || !strcmp(t, "yes") || !strcmp(t, "on")) {
+        *out = true;
+        return TPS_OK;
+    }
+    if (!strcmp(t, "false") || !strcmp(t, "no") || !strcmp(t, "off")) {
+        *out = false;
+        return TPS_OK;
+    }
+    return tps_ydoc_fail(d, id, field, err, "expected true or false, got '%s'", t);
+}
+
+typedef int (*unit_fn)(const char *, double *);
+
+static int quantity(const struct tps_ydoc *d, int id, const char *field, double *out,
+                    unit_fn fn, const char *what, struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, what, err);
+    if (!t) return TPS_EINVAL;
+    double v;
+    if (fn(t, &v) != 0) return tps_ydoc_fail(d, id, field, err, "expected %s, got '%s'", what, t);
+    if (!(v > 0)) return tps_ydoc_fail(d, id, field, err, "must be greater than 0, got '%s'", t);
+    *out = v;
+    return TPS_OK;
+}
+
+int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
+                  struct tps_error *err)
+{
+    return quantity(d, id, field, bytes, tps_units_size, "a size such as 64MiB", err);
+}
+
+int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
+                  struct tps_error *err)
+{
+    return quantity(d, id, field, bps, tps_units_rate, "a rate such as 300GBps or 200Gbps", err);
+}
+
+int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,
+                  struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "a time such as 1.5us", err);
+    if (!t) return TPS_EINVAL;
+    double v;
+    if (tps_units_time(t, &v) != 0)
+        return tps_ydoc_fail(d, id, field, err, "expected a time such as 1.5us, got '%s'", t);
+    if (v < 0) return tps_ydoc_fail(d, id, field, err, "must not be negative, got '%s'", t);
+    *s = v;
+    return TPS_OK;
+}
+
+int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *out,
+                   struct tps_error *err)
+{
+    long v;
+    int rc = tps_ydoc_long(d, id, field, &v, err);
+    if (rc) return rc;
+    if (v < 1) return tps_ydoc_fail(d, id, field, err, "must be at least 1, got %ld", v);
+    *out = v;
+    return TPS_OK;
+}
+
+int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, double *out,
+                      struct tps_error *err)
+{
+    double v;
+    int rc = tps_ydoc_double(d, id, field, &v, err);
+    if (rc) return rc;
+    if (!(v > 0)) return tps_ydoc_fail(d, id, field, err, "must be greater than 0, got %g", v);
+    *out = v;
+    return TPS_OK;
+}

@@ -1,0 +1,76 @@
+/* ydoc.h - a loaded YAML document with checked, position-aware accessors.
+ *
+ * Wraps libyaml's document API. Nodes are referred to by libyaml's int node ids (0 = absent).
+ * Every accessor that can fail records file, 1-based line and column of the offending node, and
+ * the dotted field name passed by the caller, into a struct tps_error. The document owns all
+ * strings it hands out; they live until tps_ydoc_release().
+ */
+#ifndef TPS_YDOC_H
+#define TPS_YDOC_H
+
+#include <stdbool.h>
+#include <yaml.h>
+
+#include "error.h"
+
+struct tps_ydoc {
+    yaml_document_t doc; /* libyaml document, valid when loaded */
+    bool loaded;         /* doc must be deleted on release */
+    char path[512];      /* file name used in errors */
+};
+
+int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *err);
+int tps_ydoc_load_string(struct tps_ydoc *d, const char *text, const char *name,
+                         struct tps_error *err);
+void tps_ydoc_release(struct tps_ydoc *d);
+
+int tps_ydoc_root(const struct tps_ydoc *d);
+bool tps_ydoc_is_map(const struct tps_ydoc *d, int id);
+bool tps_ydoc_is_seq(const struct tps_ydoc *d, int id);
+bool tps_ydoc_is_scalar(const struct tps_ydoc *d, int id);
+
+/* Records an error positioned at node `id` (or the document start if id is 0). Returns code. */
+int tps_ydoc_fail(const struct tps_ydoc *d, int id, const char *field, struct tps_error *err,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Requires `id` to be a mapping whose keys are all in the NULL-terminated `allowed` list and
+ * unique. `field` is the mapping's own dotted name ("" for the root). */
+int tps_ydoc_check_map(const struct tps_ydoc *d, int id, const char *field,
+                       const char *const *allowed, struct tps_error *err);
+
+/* Value node of `key` in mapping `map`, or 0 when absent. */
+int tps_ydoc_get(const struct tps_ydoc *d, int map, const char *key);
+
+/* Number of entries of a mapping or sequence, and the i-th key/value/item. */
+int tps_ydoc_len(const struct tps_ydoc *d, int id);
+int tps_ydoc_seq_at(const struct tps_ydoc *d, int seq, int i);
+int tps_ydoc_map_key(const struct tps_ydoc *d, int map, int i);
+int tps_ydoc_map_val(const struct tps_ydoc *d, int map, int i);
+
+/* Scalar text of a node, or NULL if it is not a scalar. */
+const char *tps_ydoc_text(const struct tps_ydoc *d, int id);
+
+/* Typed readers: fail with a message naming the expected type. */
+int tps_ydoc_str(const struct tps_ydoc *d, int id, const char *field, const char **out,
+                 struct tps_error *err);
+int tps_ydoc_long(const struct tps_ydoc *d, int id, const char *field, long *out,
+                  struct tps_error *err);
+int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double *out,
+                    struct tps_error *err);
+int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out,
+                  struct tps_error *err);
+/* Quantities with units (see units.h). */
+int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
+                  struct tps_error *err);
+int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
+                  struct tps_error *err);
+int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,
+                  struct tps_error *err);
+
+/* Same readers that require a value > 0 (positive) or >= 1 (for counts). */
+int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *out,
+                   struct tps_error *err);
+int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, double *out,
+                      struct tps_error *err);
+
+#endif

@@ -1,0 +1,34 @@
+/* compute.h - compute cost of GPU kernels: GEMMs on a size-dependent efficiency curve and
+ * memory-bound kernels priced by bytes over HBM bandwidth.
+ *
+ * GEMM of batch x (m x k)(k x n), W = 2*batch*m*n*k FLOP, B = batch*(mk+kn+mn)*dtype bytes:
+ *     t = max(overhead + W / (eff_max * peak), B / hbm)
+ * so the achieved efficiency W/(t*peak) rises with size towards eff_max. Memory-bound kernel of
+ * B bytes: t = kernel_overhead + B / (mem_eff * hbm). Units: FLOP, bytes, seconds.
+ * The two GEMM constants can be fitted to a measured GEMM table (mdl_compute_calibrate).
+ */
+#ifndef MDL_COMPUTE_H
+#define MDL_COMPUTE_H
+
+#include "common/error.h"
+#include "device.h"
+
+double mdl_gemm_flop(double batch, double m, double n, double k);
+double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m,
+                     double n, double k);
+double mdl_mem_time(const struct mdl_device *d, double bytes);
+
+struct mdl_calib {
+    int rows;          /* GEMM table rows used in the fit */
+    double median_err; /* median |relative error| of fitted vs measured time over those rows */
+    double max_err;    /* max |relative error| */
+};
+
+/* Fits gemm_overhead_s and gemm_eff_max of *d to a GEMM table in the format of
+ * ../shared/refdata/gemm (CSV with m,n,k[,b][,dtype] and a tflops or <dtype>_tflops column).
+ * Rows whose dtype column names another dtype are skipped. Weighted least squares on time
+ * (weights 1/t^2, i.e. relative error) with GSL. Needs at least 2 rows. */
+int mdl_compute_calibrate(struct mdl_device *d, enum mdl_dtype t, const char *csv_path,
+                          struct mdl_calib *out, struct tps_error *err);
+
+#endif

@@ -1,0 +1,34 @@
+/* device.h - GPU device presets and the parameters of the compute cost model.
+ *
+ * A device is plain data: peak dense throughput per dtype (FLOP/s), HBM bandwidth (bytes/s) and
+ * the calibratable constants of the compute model in compute.h. Preset figures come from
+ * ../shared/refdata/hardware.csv where it has them; the source of every number is cited in
+ * device.c next to it.
+ */
+#ifndef MDL_DEVICE_H
+#define MDL_DEVICE_H
+
+enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_NDTYPES = 3 };
+
+struct mdl_device {
+    char name[32];                   /* preset name, e.g. "A100-80GB" */
+    double peak_flops[MDL_NDTYPES];  /* dense peak FLOP/s per dtype (tensor cores where any) */
+    double hbm_Bps;                  /* memory bandwidth, bytes/s */
+    double mem_bytes;                /* device memory, bytes */
+    double gemm_eff_max;             /* asymptotic fraction of peak reached by large GEMMs */
+    double gemm_overhead_s;          /* fixed time per GEMM kernel (launch, ramp, tail), s */
+    double mem_eff;                  /* fraction of hbm_Bps reached by memory-bound kernels */
+    double kernel_overhead_s;        /* fixed time per memory-bound kernel, s */
+};
+
+/* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */
+int mdl_device_preset(const char *name, struct mdl_device *out);
+/* NULL-terminated list of preset names. */
+const char *const *mdl_device_names(void);
+
+/* dtype helpers: name <-> enum and element size in bytes. */
+int mdl_dtype_parse(const char *name, enum mdl_dtype *out);
+const char *mdl_dtype_name(enum mdl_dtype t);
+int mdl_dtype_bytes(enum mdl_dtype t);
+
+#endif

@@ -1,0 +1,95 @@
+/* program.h - the plain-data program that tpsim replays: per-rank operations on streams.
+ *
+ * A program has `nranks` ranks (GPUs). Each rank holds an ordered list of ops; each op runs on a
+ * stream of its rank (0 = compute, 1.. = communication) and streams are in-order, as CUDA
+ * streams are. An op may also wait for up to MDL_MAX_DEPS earlier ops of the same rank (on any
+ * stream): that is how a GEMM waits for the all-reduce that produced its input. Collectives
+ * name a group; every member rank must issue the group's collectives in the same order.
+ * The program owns all its memory (ops, groups, names); mdl_program_release() frees it.
+ * Units: seconds, FLOP, bytes.
+ */
+#ifndef MDL_PROGRAM_H
+#define MDL_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MDL_MAX_DEPS 8
+#define MDL_MAX_STREAMS 4
+#define MDL_STREAM_COMPUTE 0
+#define MDL_STREAM_COMM 1
+
+enum mdl_op_kind {
+    MDL_OP_GEMM,           /* matrix multiply (compute stream) */
+    MDL_OP_ATTN,           /* attention-core batched GEMM (compute stream) */
+    MDL_OP_MEM,            /* memory-bound kernel: norms, softmax, dropout, GeLU, adds */
+    MDL_OP_COMPUTE,        /* opaque compute kernel with a recorded duration */
+    MDL_OP_ALL_REDUCE,     /* collectives: bytes = full buffer size S */
+    MDL_OP_ALL_GATHER,     /* bytes = gathered (full) size */
+    MDL_OP_REDUCE_SCATTER, /* bytes = input (full) size */
+    MDL_OP_NKINDS
+};
+
+enum mdl_phase { MDL_PHASE_FWD, MDL_PHASE_BWD, MDL_PHASE_OTHER };
+
+struct mdl_op {
+    uint8_t kind;          /* enum mdl_op_kind */
+    uint8_t stream;        /* 0 compute, 1.. communication */
+    uint8_t phase;         /* enum mdl_phase */
+    uint8_t ndeps;         /* entries used in deps */
+    int32_t name;          /* index into program names */
+    int32_t layer;         /* transformer layer, -1 if none */
+    int32_t mb;            /* micro-batch index, -1 if none */
+    int32_t group;         /* collective group, -1 for compute */
+    int32_t deps[MDL_MAX_DEPS]; /* earlier op indices of the same rank */
+    double dur_s;          /* compute duration, s (compute ops) */
+    double flop;           /* model FLOPs counted for TFLOP/s (GEMM and attention ops) */
+    double bytes;          /* collective full size, or bytes moved by a memory-bound op */
+    double t_start;        /* filled by the engine: start time, s */
+    double t_end;          /* filled by the engine: end time, s */
+};
+
+struct mdl_rank {
+    int nops, cap;        /* ops used and allocated */
+    struct mdl_op *ops;   /* owned */
+};
+
+struct mdl_group {
+    int n;      /* member count */
+    int *ranks; /* owned; ring order */
+};
+
+struct mdl_program {
+    int nranks;
+    struct mdl_rank *ranks; /* owned, nranks entries */
+    int ngroups;
+    struct mdl_group *groups; /* owned */
+    int nnames;
+    char **names;             /* owned interned op names */
+    int layers;               /* transformer layers in the program */
+    int micro_batches;        /* micro-batches in the program */
+};
+
+int mdl_program_init(struct mdl_program *p, int nranks);
+void mdl_program_release(struct mdl_program *p);
+
+/* Appends a copy of *op to rank r; returns its index, or -1 on allocation failure. */
+int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op);
+/* Interns a name; returns its index or -1 on allocation failure. */
+int mdl_program_name(struct mdl_program *p, const char *name);
+/* Adds (or finds an identical) group; `ranks` is copied. Returns its index or -1. */
+int mdl_program_group(struct mdl_program *p, int n, const int *ranks);
+
+bool mdl_op_is_coll(enum mdl_op_kind k);
+const char *mdl_op_kind_name(enum mdl_op_kind k);
+int mdl_op_kind_parse(const char *name, enum mdl_op_kind *out);
+const char *mdl_phase_name(enum mdl_phase ph);
+
+/* Bytes one rank sends in a ring collective of full size `bytes` over n ranks:
+ * all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S. */
+double mdl_coll_ring_bytes(enum mdl_op_kind k, int n, double bytes);
+
+/* Sum of model FLOPs of all ops of all ranks. */
+double mdl_program_flop(const struct mdl_program *p);
+
+#endif

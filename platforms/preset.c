@@ -1,0 +1,215 @@
+/* preset.c - builders of the preset fabrics (see preset.h and docs/platforms.md).
+ *
+ * Per server: dgx-* = 8 GPUs on one NVSwitch crossbar; pcie-8gpu = 2 PCIe switches of 4 GPUs
+ * under one root complex (or one per socket, joined by the CPU interconnect); rtx3090-4gpu = 4
+ * GPUs on the root complex, optional NVLink bridges. A root complex forwards peer traffic at
+ * most at one x16 link's rate, shared by all flows crossing it. Multi-node: each NIC is reached
+ * over PCIe; NICs hang off leaf switches of a two-level fat-tree whose leaf uplink carries
+ * leaf NICs x rate / oversubscription. Units: bytes/s, seconds.
+ */
+#include "preset.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define GB 1e9
+
+static const char *const names[] = {"dgx-a100", "dgx-h100", "pcie-8gpu", "rtx3090-4gpu", NULL};
+
+const char *const *plat_preset_names(void)
+{
+    return names;
+}
+
+double plat_pcie_Bps(int gen)
+{
+    /* hardware.csv: Gen3 x16 32 GB/s bidirectional; Gen4 x16 31 GB/s, Gen5 x16 63 GB/s per
+     * direction. */
+    return gen == 3 ? 16 * GB : gen == 4 ? 31 * GB : gen == 5 ? 63 * GB : 0;
+}
+
+int plat_params_default(const char *preset, struct plat_params *p)
+{
+    memset(p, 0, sizeof *p);
+    int known = 0;
+    for (const char *const *n = names; *n; n++)
+        known |= strcmp(*n, preset) == 0;
+    if (!known) return -1;
+    snprintf(p->preset, sizeof p->preset, "%s", preset);
+    p->nodes = 1;
+    p->sockets = 1;
+    p->nic_Bps = 25 * GB; /* InfiniBand HDR 200 Gb/s (hardware.csv) */
+    p->oversub = 1;
+    p->leaf_ports = 32;
+    p->xsocket_Bps = 20 * GB; /* assumption: one UPI-class link, see docs/platforms.md */
+    p->lat_nvlink_s = 1.5e-6;
+    p->lat_pcie_s = 1.5e-6;
+    p->lat_net_s = 2e-6;
+    if (!strcmp(preset, "dgx-h100")) p->nic_Bps = 50 * GB; /* NDR 400 Gb/s */
+    return 0;
+}
+
+struct builder {
+    struct plat_topo *t;
+    const struct plat_params *p;
+    int oom;
+};
+
+static int node(struct builder *b, enum plat_kind k, int machine, double fwd, const char *fmt,
+                int i, int j)
+{
+    char name[48];
+    snprintf(name, sizeof name, fmt, i, j);
+    int n = plat_topo_node(b->t, name, k, machine, fwd);
+    if (n < 0) b->oom = 1;
+    return n;
+}
+
+static int link(struct builder *b, int x, int y, double bw, double lat, bool shared,
+                enum plat_level lvl)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s-%s", b->t->nodes[x].name, b->t->nodes[y].name);
+    int l = plat_topo_link(b->t, name, x, y, bw, lat, shared, lvl);
+    if (l < 0) b->oom = 1;
+    return l;
+}
+
+/* Builds server m; gpus[] receives its GPU node indices and attach[] the node each GPU's NIC
+ * path starts from. Returns the GPU count. */
+static int build_server(struct builder *b, int m, int *gpus)
+{
+    const struct plat_params *p = b->p;
+    const char *pr = p->preset;
+    int first = m * 8;
+    if (!strncmp(pr, "dgx-", 4)) {
+        double bw = p->gpu_link_Bps > 0 ? p->gpu_link_Bps
+                    : !strcmp(pr, "dgx-h100") ? 450 * GB /* hardware.csv NVLink 4 */
+                                              : 300 * GB; /* hardware.csv NVLink 3 */
+        int sw = node(b, PLAT_SWITCH, m, 0, "n%dnvswitch", m, 0);
+        for (int i = 0; i < 8; i++) {
+            gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
+            if (b->oom) return 0;
+            link(b, gpus[i], sw, bw, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
+        }
+        return 8;
+    }
+    int gen = p->pcie_gen ? p->pcie_gen : 4;
+    double pcie = plat_pcie_Bps(gen);
+    if (!strcmp(pr, "pcie-8gpu")) {
+        int cpu[2], sw[2];
+        for (int s = 0; s < p->sockets; s++)
+            cpu[s] = node(b, PLAT_CPU, m, pcie, "n%dcpu%d", m, s);
+        if (b->oom) return 0;
+        if (p->sockets == 2) link(b, cpu[0], cpu[1], p->xsocket_Bps, 0, false, PLAT_LVL_XSOCKET);
+        for (int s = 0; s < 2; s++) {
+            sw[s] = node(b, PLAT_SWITCH, m, 0, "n%dpcisw%d", m, s);
+            if (b->oom) return 0;
+            link(b, sw[s], cpu[p->sockets == 2 ? s : 0], pcie, p->lat_pcie_s, false,
+                 PLAT_LVL_PCIE);
+        }
+        for (int i = 0; i < 8; i++) {
+            gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
+            if (b->oom) return 0;
+            link(b, gpus[i], sw[i / 4], pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+        }
+        return 8;
+    }
+    /* rtx3090-4gpu */
+    first = m * 4;
+    int cpu = node(b, PLAT_CPU, m, pcie, "n%dcpu%d", m, 0);
+    for (int i = 0; i < 4 && !b->oom; i++) {
+        gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
+        if (!b->oom) link(b, gpus[i], cpu, pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+    }
+    /* RTX 3090 NVLink bridge: 112.5 GB/s total, 56.25 GB/s per direction (NVIDIA GeForce RTX
+     * 3090 specifications; not in refdata). */
+    if (p->nvlink_bridges && !b->oom) {
+        link(b, gpus[0], gpus[1], 56.25 * GB, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
+        link(b, gpus[2], gpus[3], 56.25 * GB, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
+    }
+    return 4;
+}
+
+static int check(const struct plat_params *p, struct tps_error *err)
+{
+    if (p->nodes < 1 || p->nodes > 65536)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nodes", "must be 1..65536, got %d",
+                             p->nodes);
+    if (p->pcie_gen && !plat_pcie_Bps(p->pcie_gen))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pcie_gen", "must be 3, 4 or 5, got %d",
+                             p->pcie_gen);
+    if (p->sockets != 1 && p->sockets != 2)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sockets", "must be 1 or 2, got %d",
+                             p->sockets);
+    if (p->sockets == 2 && strcmp(p->preset, "pcie-8gpu"))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sockets",
+                             "two sockets exist only for pcie-8gpu");
+    if (p->nvlink_bridges && strcmp(p->preset, "rtx3090-4gpu"))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nvlink_bridges",
+                             "NVLink bridges exist only for rtx3090-4gpu");
+    int g = !strcmp(p->preset, "rtx3090-4gpu") ? 4 : 8;
+    if (p->nics_per_node < 0 || (p->nics_per_node && g % p->nics_per_node))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nics_per_node",
+                             "must divide the %d GPUs of a node, got %d", g, p->nics_per_node);
+    if (p->oversub < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "oversubscription",
+                             "must be at least 1, got %g", p->oversub);
+    if (p->leaf_ports < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "leaf_ports", "must be at least 1");
+    return TPS_OK;
+}
+
+int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct tps_error *err)
+{
+    plat_topo_init(t, p->preset);
+    int rc = check(p, err);
+    if (rc) return rc;
+    struct builder b = {.t = t, .p = p};
+    t->machines = p->nodes;
+    int core = -1, leaf = -1, uplink = -1, nic_count = 0, leaf_nics = 0;
+    double pcie_nic = plat_pcie_Bps(p->pcie_gen ? p->pcie_gen
+                                    : !strcmp(p->preset, "dgx-h100") ? 5
+                                                                     : 4);
+    if (p->nodes > 1) core = node(&b, PLAT_SWITCH, -1, 0, "core%d", 0, 0);
+    for (int m = 0; m < p->nodes && !b.oom; m++) {
+        int gpus[8];
+        int g = build_server(&b, m, gpus);
+        if (p->nodes == 1 || b.oom) continue;
+        int k = p->nics_per_node ? p->nics_per_node : g;
+        for (int j = 0; j < k && !b.oom; j++) {
+            int nic = node(&b, PLAT_NIC, m, 0, "n%dnic%d", m, j);
+            int per = g / k;
+            if (per == 1) {
+                link(&b, gpus[j], nic, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+            } else {
+                int sw = node(&b, PLAT_SWITCH, m, 0, "n%dnicsw%d", m, j);
+                if (b.oom) break;
+                link(&b, sw, nic, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+                for (int i = 0; i < per; i++)
+                    link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false,
+                         PLAT_LVL_PCIE);
+            }
+            if (p->oversub <= 1) {
+                link(&b, nic, core, p->nic_Bps, p->lat_net_s, false, PLAT_LVL_NET);
+                continue;
+            }
+            if (nic_count % p->leaf_ports == 0) {
+                leaf = node(&b, PLAT_SWITCH, -1, 0, "leaf%d", nic_count / p->leaf_ports, 0);
+                if (b.oom) break;
+                uplink = link(&b, leaf, core, 0, p->lat_net_s, false, PLAT_LVL_NET);
+                leaf_nics = 0;
+                if (b.oom) break;
+            }
+            nic_count++;
+            leaf_nics++;
+            link(&b, nic, leaf, p->nic_Bps, p->lat_net_s, false, PLAT_LVL_NET);
+            /* the leaf uplink carries what its NICs can send, divided by the oversubscription */
+            t->links[uplink].bw_Bps = leaf_nics * p->nic_Bps / p->oversub;
+        }
+    }
+    if (b.oom) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
+             p->nodes > 1 ? "s" : "");
+    return plat_topo_finish(t, err);
+}

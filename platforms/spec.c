@@ -1,0 +1,423 @@
+/* spec.c - platform specifications in YAML: presets with parameters, explicit topology files
+ * and SimGrid XML files (see spec.h, docs/platforms.md). Calls preset.c and topo.c; errors
+ * carry file:line:col of the offending YAML node. Units: bytes/s, seconds. */
+#include "spec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+#include "preset.h"
+
+void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len)
+{
+    if (path[0] == '/' || !base_dir || !base_dir[0] || !strcmp(base_dir, "."))
+        snprintf(out, len, "%s", path);
+    else
+        snprintf(out, len, "%s/%s", base_dir, path);
+}
+
+static void dir_of(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(out, len, ".");
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void join(char *out, size_t len, const char *a, const char *b)
+{
+    if (a && a[0])
+        snprintf(out, len, "%s.%s", a, b);
+    else
+        snprintf(out, len, "%s", b);
+}
+
+/* ------------------------------------------------------------ SimGrid XML platform files */
+
+/* Lists the ids of <host> elements in document order: those are the GPUs. */
+static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err)
+{
+    plat_topo_init(t, path);
+    snprintf(t->xml_path, sizeof t->xml_path, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    if (!text) {
+        fclose(f);
+        return tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    }
+    size_t got = fread(text, 1, (size_t)size, f);
+    text[got] = '\0';
+    fclose(f);
+    int rc = TPS_OK, cap = 0;
+    if (!strstr(text, "<platform")) {
+        rc = tps_error_set(err, TPS_EINVAL, path, 1, 1, NULL,
+                           "not a SimGrid platform file (no <platform> element)");
+        goto done;
+    }
+    for (char *p = strstr(text, "<host"); p; p = strstr(p + 5, "<host")) {
+        if (p[5] != ' ' && p[5] != '\t' && p[5] != '\n') continue; /* <host_link> etc. */
+        char *end = strchr(p, '>');
+        char *id = strstr(p, "id=");
+        if (!end || !id || id > end || (id[3] != '"' && id[3] != '\'')) continue;
+        char q = id[3];
+        char *v = id + 4, *ve = strchr(v, q);
+        if (!ve) break;
+        if (t->ngpus == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **h = realloc(t->xml_hosts, (size_t)cap * sizeof *h);
+            if (!h) {
+                rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+                goto done;
+            }
+            t->xml_hosts = h;
+        }
+        t->xml_hosts[t->ngpus] = strndup(v, (size_t)(ve - v));
+        if (!t->xml_hosts[t->ngpus]) {
+            rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto done;
+        }
+        t->ngpus++;
+    }
+    if (t->ngpus == 0)
+        rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL, "no <host> element: no GPU to use");
+    snprintf(t->desc, sizeof t->desc, "SimGrid platform file, %d hosts used as GPUs", t->ngpus);
+done:
+    free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------ preset with parameters */
+
+static const char *const preset_keys[] = {
+    "preset",         "nodes",      "pcie_gen",     "sockets",          "nvlink_bridges",
+    "nics_per_node",  "ib",         "nic_rate",     "oversubscription", "leaf_ports",
+    "gpu_link",       "xsocket",    "nvlink_latency", "pcie_latency",   "net_latency",
+    NULL};
+
+static int parse_ib(const struct tps_ydoc *d, int id, const char *f, double *out,
+                    struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, id);
+    static const struct {
+        const char *n;
+        double bps;
+    } rates[] = {{"EDR", 12.5e9}, {"HDR", 25e9}, {"NDR", 50e9}, {"XDR", 100e9}};
+    for (size_t i = 0; t && i < sizeof rates / sizeof rates[0]; i++) {
+        if (!strcmp(t, rates[i].n)) {
+            *out = rates[i].bps;
+            return TPS_OK;
+        }
+    }
+    return tps_ydoc_fail(d, id, f, err, "expected EDR, HDR, NDR or XDR, got '%s'", t ? t : "");
+}
+
+static int parse_preset(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *out,
+                        struct tps_error *err)
+{
+    int rc = tps_ydoc_check_map(d, id, field, preset_keys, err);
+    if (rc) return rc;
+    char f[160];
+    join(f, sizeof f, field, "preset");
+    int pid = tps_ydoc_get(d, id, "preset");
+    const char *name;
+    if ((rc = tps_ydoc_str(d, pid ? pid : id, f, &name, err))) return rc;
+    struct plat_params p;
+    if (plat_params_default(name, &p) != 0)
+        return tps_ydoc_fail(d, pid, f, err,
+                             "unknown platform preset '%s' (expected dgx-a100, dgx-h100, "
+                             "pcie-8gpu or rtx3090-4gpu)",
+                             name);
+    int len = tps_ydoc_len(d, id);
+    for (int i = 0; i < len; i++) {
+        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
+        int v = tps_ydoc_map_val(d, id, i);
+        join(f, sizeof f, field, k);
+        long n = 0;
+        if (!strcmp(k, "nodes") || !strcmp(k, "pcie_gen") || !strcmp(k, "sockets") ||
+            !strcmp(k, "leaf_ports")) {
+            if ((rc = tps_ydoc_count(d, v, f, &n, err))) return rc;
+            if (n > 65536) return tps_ydoc_fail(d, v, f, err, "too large: %ld", n);
+            int *dst = !strcmp(k, "nodes")      ? &p.nodes
+                       : !strcmp(k, "pcie_gen") ? &p.pcie_gen
+                       : !strcmp(k, "sockets")  ? &p.sockets
+                                                : &p.leaf_ports;
+            *dst = (int)n;
+        } else if (!strcmp(k, "nics_per_node")) {
+            if ((rc = tps_ydoc_count(d, v, f, &n, err))) return rc;
+            p.nics_per_node = (int)(n > 64 ? 64 : n);
+        } else if (!strcmp(k, "nvlink_bridges")) {
+            rc = tps_ydoc_bool(d, v, f, &p.nvlink_bridges, err);
+        } else if (!strcmp(k, "ib")) {
+            rc = parse_ib(d, v, f, &p.nic_Bps, err);
+        } else if (!strcmp(k, "nic_rate")) {
+            rc = tps_ydoc_rate(d, v, f, &p.nic_Bps, err);
+        } else if (!strcmp(k, "oversubscription")) {
+            rc = tps_ydoc_positive(d, v, f, &p.oversub, err);
+        } else if (!strcmp(k, "gpu_link")) {
+            rc = tps_ydoc_rate(d, v, f, &p.gpu_link_Bps, err);
+        } else if (!strcmp(k, "xsocket")) {
+            rc = tps_ydoc_rate(d, v, f, &p.xsocket_Bps, err);
+        } else if (!strcmp(k, "nvlink_latency")) {
+            rc = tps_ydoc_time(d, v, f, &p.lat_nvlink_s, err);
+        } else if (!strcmp(k, "pcie_latency")) {
+            rc = tps_ydoc_time(d, v, f, &p.lat_pcie_s, err);
+        } else if (!strcmp(k, "net_latency")) {
+            rc = tps_ydoc_time(d, v, f, &p.lat_net_s, err);
+        }
+        if (rc) return rc;
+    }
+    struct tps_error e2 = {0};
+    rc = plat_preset_build(&p, out, &e2);
+    if (rc) {
+        /* position the error on the offending key, or on the mapping */
+        int vid = e2.field[0] ? tps_ydoc_get(d, id, e2.field) : 0;
+        join(f, sizeof f, field, e2.field[0] ? e2.field : "preset");
+        return tps_ydoc_fail(d, vid ? vid : id, f, err, "%s", e2.msg);
+    }
+    return TPS_OK;
+}
+
+/* ------------------------------------------------------------ explicit topology */
+
+static const char *const topo_keys[] = {"name", "description", "gpus", "gpus_per_machine",
+                                        "nodes", "links", NULL};
+static const char *const node_keys[] = {"name", "kind", "forward", NULL};
+static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level",
+                                        NULL};
+
+static int find_node(const struct plat_topo *t, const char *name)
+{
+    for (int i = 0; i < t->nnodes; i++)
+        if (!strcmp(t->nodes[i].name, name)) return i;
+    return -1;
+}
+
+static int parse_explicit(const struct tps_ydoc *d, int id, const char *field,
+                          struct plat_topo *t, struct tps_error *err)
+{
+    int rc = tps_ydoc_check_map(d, id, field, topo_keys, err);
+    if (rc) return rc;
+    char f[160];
+    long ngpu = 0, per = 0;
+    join(f, sizeof f, field, "gpus");
+    int gid = tps_ydoc_get(d, id, "gpus");
+    if (!gid) return tps_ydoc_fail(d, id, f, err, "missing: a topology needs 'gpus' or 'preset'");
+    if ((rc = tps_ydoc_count(d, gid, f, &ngpu, err))) return rc;
+    if (ngpu > 65536) return tps_ydoc_fail(d, gid, f, err, "too large: %ld", ngpu);
+    per = ngpu;
+    int pid = tps_ydoc_get(d, id, "gpus_per_machine");
+    join(f, sizeof f, field, "gpus_per_machine");
+    if (pid && (rc = tps_ydoc_count(d, pid, f, &per, err))) return rc;
+    int nid = tps_ydoc_get(d, id, "name");
+    if (nid) snprintf(t->name, sizeof t->name, "%s", tps_ydoc_text(d, nid) ? tps_ydoc_text(d, nid) : "");
+    int did = tps_ydoc_get(d, id, "description");
+    if (did && tps_ydoc_text(d, did))
+        snprintf(t->desc, sizeof t->desc, "%s", tps_ydoc_text(d, did));
+    for (long g = 0; g < ngpu; g++) {
+        char name[32];
+        snprintf(name, sizeof name, "gpu%ld", g);
+        if (plat_topo_node(t, name, PLAT_GPU, (int)(g / per), 0) < 0)
+            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    t->machines = (int)((ngpu + per - 1) / per);
+    int nodes = tps_ydoc_get(d, id, "nodes");
+    join(f, sizeof f, field, "nodes");
+    if (nodes && !tps_ydoc_is_seq(d, nodes))
+        return tps_ydoc_fail(d, nodes, f, err, "expected a list of nodes");
+    for (int i = 0; i < tps_ydoc_len(d, nodes); i++) {
+        int n = tps_ydoc_seq_at(d, nodes, i);
+        char fi[160], fk[192];
+        snprintf(fi, sizeof fi, "%s[%d]", f, i);
+        if ((rc = tps_ydoc_check_map(d, n, fi, node_keys, err))) return rc;
+        const char *name, *kind = "switch";
+        snprintf(fk, sizeof fk, "%s.name", fi);
+        int nn = tps_ydoc_get(d, n, "name");
+        if (!nn) return tps_ydoc_fail(d, n, fk, err, "missing");
+        if ((rc = tps_ydoc_str(d, nn, fk, &name, err))) return rc;
+        if (find_node(t, name) >= 0) return tps_ydoc_fail(d, nn, fk, err, "duplicate node '%s'", name);
+        snprintf(fk, sizeof fk, "%s.kind", fi);
+        int kn = tps_ydoc_get(d, n, "kind");
+        if (kn && (rc = tps_ydoc_str(d, kn, fk, &kind, err))) return rc;
+        enum plat_kind k = !strcmp(kind, "switch") ? PLAT_SWITCH
+                           : !strcmp(kind, "nic")  ? PLAT_NIC
+                           : !strcmp(kind, "cpu")  ? PLAT_CPU
+                                                   : (enum plat_kind)-1;
+        if ((int)k < 0) return tps_ydoc_fail(d, kn, fk, err, "expected switch, nic or cpu, got '%s'", kind);
+        double fwd = 0;
+        snprintf(fk, sizeof fk, "%s.forward", fi);
+        int fn = tps_ydoc_get(d, n, "forward");
+        if (fn && (rc = tps_ydoc_rate(d, fn, fk, &fwd, err))) return rc;
+        if (plat_topo_node(t, name, k, -1, fwd) < 0)
+            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    int links = tps_ydoc_get(d, id, "links");
+    join(f, sizeof f, field, "links");
+    if (!links || !tps_ydoc_is_seq(d, links))
+        return tps_ydoc_fail(d, links ? links : id, f, err, "expected a list of links");
+    static const char *const lvl_names[] = {"nvlink", "pcie", "xsocket", "net"};
+    for (int i = 0; i < tps_ydoc_len(d, links); i++) {
+        int l = tps_ydoc_seq_at(d, links, i);
+        char fi[160], fk[192];
+        snprintf(fi, sizeof fi, "%s[%d]", f, i);
+        if ((rc = tps_ydoc_check_map(d, l, fi, link_keys, err))) return rc;
+        snprintf(fk, sizeof fk, "%s.between", fi);
+        int bt = tps_ydoc_get(d, l, "between");
+        if (!bt || !tps_ydoc_is_seq(d, bt) || tps_ydoc_len(d, bt) != 2)
+            return tps_ydoc_fail(d, bt ? bt : l, fk, err, "expected a list of two node names");
+        int ends[2];
+        for (int e = 0; e < 2; e++) {
+            int en = tps_ydoc_seq_at(d, bt, e);
+            const char *nm = tps_ydoc_text(d, en);
+            ends[e] = nm ? find_node(t, nm) : -1;
+            if (ends[e] < 0)
+                return tps_ydoc_fail(d, en, fk, err, "unknown node '%s'", nm ? nm : "");
+        }
+        if (ends[0] == ends[1]) return tps_ydoc_fail(d, bt, fk, err, "a link needs two different nodes");
+        double bw = 0, lat = 0;
+        bool shared = false;
+        int level = PLAT_LVL_NVLINK;
+        snprintf(fk, sizeof fk, "%s.bandwidth", fi);
+        int bn = tps_ydoc_get(d, l, "bandwidth");
+        if (!bn) return tps_ydoc_fail(d, l, fk, err, "missing");
+        if ((rc = tps_ydoc_rate(d, bn, fk, &bw, err))) return rc;
+        snprintf(fk, sizeof fk, "%s.latency", fi);
+        int ln = tps_ydoc_get(d, l, "latency");
+        if (ln && (rc = tps_ydoc_time(d, ln, fk, &lat, err))) return rc;
+        snprintf(fk, sizeof fk, "%s.shared", fi);
+        int sn = tps_ydoc_get(d, l, "shared");
+        if (sn && (rc = tps_ydoc_bool(d, sn, fk, &shared, err))) return rc;
+        snprintf(fk, sizeof fk, "%s.level", fi);
+        int vn = tps_ydoc_get(d, l, "level");
+        if (vn) {
+            const char *lv = tps_ydoc_text(d, vn);
+            level = -1;
+            for (int k = 0; k < 4 && lv; k++)
+                if (!strcmp(lv, lvl_names[k])) level = k;
+            if (level < 0)
+                return tps_ydoc_fail(d, vn, fk, err, "expected nvlink, pcie, xsocket or net");
+        }
+        char name[64];
+        snprintf(name, sizeof name, "l%d", i);
+        if (plat_topo_link(t, name, ends[0], ends[1], bw, lat, shared, (enum plat_level)level) < 0)
+            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    struct tps_error e2 = {0};
+    if (plat_topo_finish(t, &e2)) return tps_ydoc_fail(d, id, field, err, "%s", e2.msg);
+    return TPS_OK;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err);
+
+static int parse_node(const struct tps_ydoc *d, int id, const char *field, const char *base_dir,
+                      struct plat_topo *out, struct tps_error *err)
+{
+    char path[512];
+    if (tps_ydoc_is_scalar(d, id)) {
+        const char *s = tps_ydoc_text(d, id);
+        if (ends_with(s, ".xml") || ends_with(s, ".yaml") || ends_with(s, ".yml")) {
+            plat_path_resolve(base_dir, s, path, sizeof path);
+            return ends_with(s, ".xml") ? load_xml(path, out, err) : parse_file(path, out, err);
+        }
+        struct plat_params p;
+        plat_topo_init(out, s);
+        if (plat_params_default(s, &p) != 0)
+            return tps_ydoc_fail(d, id, field, err,
+                                 "unknown platform '%s' (expected dgx-a100, dgx-h100, pcie-8gpu, "
+                                 "rtx3090-4gpu or a .yaml/.xml file)",
+                                 s);
+        return plat_preset_build(&p, out, err);
+    }
+    plat_topo_init(out, "");
+    if (!tps_ydoc_is_map(d, id))
+        return tps_ydoc_fail(d, id, field, err, "expected a preset name, a file or a mapping");
+    int fid = tps_ydoc_get(d, id, "file"), xid = tps_ydoc_get(d, id, "simgrid_xml");
+    if (fid || xid) {
+        static const char *const keys[] = {"file", "simgrid_xml", NULL};
+        int rc = tps_ydoc_check_map(d, id, field, keys, err);
+        if (rc) return rc;
+        if (fid && xid)
+            return tps_ydoc_fail(d, xid, field, err, "give either 'file' or 'simgrid_xml'");
+        const char *s;
+        char f[160];
+        join(f, sizeof f, field, fid ? "file" : "simgrid_xml");
+        if ((rc = tps_ydoc_str(d, fid ? fid : xid, f, &s, err))) return rc;
+        plat_path_resolve(base_dir, s, path, sizeof path);
+        return xid ? load_xml(path, out, err) : parse_file(path, out, err);
+    }
+    if (tps_ydoc_get(d, id, "preset")) return parse_preset(d, id, field, out, err);
+    return parse_explicit(d, id, field, out, err);
+}
+
+static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err)
+{
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_file(&d, path, err);
+    if (rc == TPS_OK) {
+        char base[512];
+        dir_of(path, base, sizeof base);
+        int root = tps_ydoc_root(&d);
+        if (!tps_ydoc_is_map(&d, root))
+            rc = tps_ydoc_fail(&d, root, "", err, "a topology file holds a mapping");
+        else
+            rc = parse_node(&d, root, "", base, out, err);
+        if (rc == TPS_OK && !out->name[0]) snprintf(out->name, sizeof out->name, "%s", path);
+    }
+    tps_ydoc_release(&d);
+    return rc;
+}
+
+int plat_spec_parse(const struct tps_ydoc *d, int id, const char *field, const char *base_dir,
+                    struct plat_topo *out, struct tps_error *err)
+{
+    return parse_node(d, id, field, base_dir, out, err);
+}
+
+int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
+                        struct tps_error *err)
+{
+    /* Build a YAML flow mapping and parse it like a scenario's platform section. */
+    char text[4096];
+    size_t n = 0;
+    int is_file = ends_with(spec, ".xml") || ends_with(spec, ".yaml") || ends_with(spec, ".yml");
+    if (nkv == 0 || is_file) {
+        n = (size_t)snprintf(text, sizeof text, "'%s'", spec);
+        if (nkv)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                 "parameters like '%s' apply to presets, not to files", kv[0]);
+    } else {
+        n = (size_t)snprintf(text, sizeof text, "{preset: '%s'", spec);
+        for (int i = 0; i < nkv && n < sizeof text; i++) {
+            char *eq = strchr(kv[i], '=');
+            if (!eq || eq == kv[i])
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "expected key=value, got '%s'", kv[i]);
+            n += (size_t)snprintf(text + n, sizeof text - n, ", %.*s: '%s'", (int)(eq - kv[i]),
+                                  kv[i], eq + 1);
+        }
+        if (n < sizeof text) n += (size_t)snprintf(text + n, sizeof text - n, "}");
+    }
+    if (n >= sizeof text)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "platform arguments too long");
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_string(&d, text, "command line", err);
+    if (rc == TPS_OK) rc = plat_spec_parse(&d, tps_ydoc_root(&d), "platform", ".", out, err);
+    tps_ydoc_release(&d);
+    return rc;
+}

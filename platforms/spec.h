@@ -1,0 +1,27 @@
+/* spec.h - reading a platform specification from YAML into a topology.
+ *
+ * A spec is one of:
+ *   - a preset name:            platform: dgx-a100
+ *   - a preset with parameters: platform: {preset: pcie-8gpu, sockets: 2, nodes: 4, ib: NDR}
+ *   - a topology file:          platform: {file: platforms/dgx1-v100.yaml}   (or a bare path)
+ *   - a SimGrid XML platform:   platform: {simgrid_xml: my.xml}              (or a bare .xml path)
+ * A topology file holds either a preset with parameters, or an explicit graph (gpus, nodes,
+ * links). Schema: docs/platforms.md. Relative paths are resolved against `base_dir`.
+ */
+#ifndef PLAT_SPEC_H
+#define PLAT_SPEC_H
+
+#include "common/ydoc.h"
+#include "topo.h"
+
+int plat_spec_parse(const struct tps_ydoc *d, int id, const char *field, const char *base_dir,
+                    struct plat_topo *out, struct tps_error *err);
+
+/* Parses "NAME_OR_FILE [key=value ...]" as given on the command line. */
+int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
+                        struct tps_error *err);
+
+/* Joins base_dir and a relative path into out (absolute paths are kept). */
+void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len);
+
+#endif

@@ -1,0 +1,503 @@
+/* cli.c - the tpsim command line: run, trace, collective, platform show. The only main().
+ *
+ * Exit status: 0 success, 1 simulation failure, 2 usage or input error. Calls the scenario
+ * loader, the models' lowering, the trace reader/writer, the engine and the reports.
+ */
+#include <gsl/gsl_errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/units.h"
+#include "models/strategy.h"
+#include "platforms/preset.h"
+#include "platforms/spec.h"
+#include "sim/engine.h"
+#include "sim/report.h"
+#include "sim/scenario.h"
+#include "sim/trace.h"
+
+#ifndef TPSIM_VERSION
+#define TPSIM_VERSION "dev"
+#endif
+
+enum { EXIT_SIM = 1, EXIT_INPUT = 2 };
+
+static int report_error(const struct tps_error *err)
+{
+    char buf[1400];
+    tps_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "tpsim: %s\n", buf);
+    return err->code == TPS_ESIM ? EXIT_SIM : EXIT_INPUT;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tpsim %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tpsim %s --help'.\n", cmd);
+    return EXIT_INPUT;
+}
+
+static int is_help(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+/* Splits "NAME k=v k=v" (a --platform argument) and builds the topology. */
+static int platform_from_string(const char *spec, struct plat_topo *t, struct tps_error *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *words[64];
+    int n = 0;
+    for (char *w = strtok(buf, " "); w && n < 64; w = strtok(NULL, " "))
+        words[n++] = w;
+    if (n == 0) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "platform", "empty platform");
+    return plat_spec_from_args(words[0], n - 1, words + 1, t, err);
+}
+
+/* ------------------------------------------------------------------ run */
+
+static const char run_help[] =
+    "usage: tpsim run SCENARIO.yaml|TRACE_DIR [options]\n"
+    "\n"
+    "Simulates one training iteration (the layers and micro-batches the scenario names) and\n"
+    "prints iteration time, compute time, exposed communication time, TFLOP/s per GPU and time\n"
+    "per layer. A trace directory written by 'tpsim trace' (or recorded) is replayed alike.\n"
+    "\n"
+    "options:\n"
+    "  --json FILE        write the results as JSON (docs/output.md)\n"
+    "  --csv FILE         write a one-row CSV summary\n"
+    "  --timeline FILE    write a Chrome trace JSON of every GPU's streams (open in Perfetto)\n"
+    "  --platform SPEC    platform for a trace directory, e.g. 'dgx-a100' or\n"
+    "                     'pcie-8gpu sockets=2' or a .yaml/.xml file (default: the recorded one)\n"
+    "  -q, --quiet        print nothing but errors\n"
+    "  -h, --help         show this help\n";
+
+struct run_opts {
+    const char *input, *json, *csv, *timeline, *platform;
+    int quiet;
+};
+
+static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
+                               const struct sim_report_meta *meta, const struct run_opts *o)
+{
+    struct tps_error err = {0};
+    struct sim_stats st;
+    if (!o->quiet && isatty(2))
+        fprintf(stderr, "tpsim: simulating %d layer(s) x %d micro-batch(es) on %d GPU(s)...\n",
+                p->layers, p->micro_batches, p->nranks);
+    int rc = sim_engine_run(p, t, &st, &err);
+    if (rc) {
+        sim_stats_release(&st);
+        return report_error(&err);
+    }
+    struct sim_report r;
+    rc = sim_report_build(p, &st, &r);
+    sim_stats_release(&st);
+    if (rc) {
+        fprintf(stderr, "tpsim: out of memory\n");
+        return EXIT_SIM;
+    }
+    if (!o->quiet) sim_report_print(&r, meta, stdout);
+    if (o->json) rc = sim_report_write_json(&r, meta, o->json, &err);
+    if (!rc && o->csv) rc = sim_report_write_csv(&r, meta, o->csv, &err);
+    if (!rc && o->timeline) rc = sim_report_write_timeline(p, o->timeline, &err);
+    sim_report_release(&r);
+    return rc ? report_error(&err) : 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int run_trace_dir(const struct run_opts *o)
+{
+    struct tps_error err = {0};
+    struct mdl_program p;
+    char recorded[512];
+    int rc = sim_trace_read(o->input, &p, recorded, sizeof recorded, &err);
+    struct plat_topo t = {0};
+    const char *spec = o->platform ? o->platform : recorded;
+    if (!rc && !spec[0])
+        rc = tps_error_set(&err, TPS_EINVAL, o->input, 0, 0, "platform",
+                           "the trace records no platform: give --platform");
+    if (!rc) rc = platform_from_string(spec, &t, &err);
+    int code = rc ? report_error(&err) : 0;
+    if (!rc) {
+        char model[64];
+        snprintf(model, sizeof model, "trace (%d ranks)", p.nranks);
+        struct sim_report_meta meta = {o->input, model, "as recorded", spec, "as recorded"};
+        code = simulate_and_report(&p, &t, &meta, o);
+    }
+    plat_topo_release(&t);
+    mdl_program_release(&p);
+    return code;
+}
+
+static int run_scenario(const struct run_opts *o)
+{
+    struct tps_error err = {0};
+    struct scn_scenario s;
+    int rc = scn_load(o->input, &s, &err);
+    struct mdl_program p = {0};
+    if (!rc)
+        rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
+                                &err);
+    int code = rc ? report_error(&err) : 0;
+    if (!rc) {
+        char model[256], strat[128], plat[400];
+        scn_describe_model(&s, model, sizeof model);
+        scn_describe_strategy(&s, strat, sizeof strat);
+        snprintf(plat, sizeof plat, "%s (%s)", s.platform_spec, s.topo.desc);
+        struct sim_report_meta meta = {s.path, model, s.device.name, plat, strat};
+        code = simulate_and_report(&p, &s.topo, &meta, o);
+    }
+    mdl_program_release(&p);
+    scn_release(&s);
+    return code;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(run_help, stdout);
+            return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--csv") || !strcmp(a, "--timeline") ||
+                   !strcmp(a, "--platform")) {
+            if (i + 1 >= argc) return usage_error("run", "option '%s' needs a value", a);
+            const char **dst = !strcmp(a, "--json")       ? &o.json
+                               : !strcmp(a, "--csv")      ? &o.csv
+                               : !strcmp(a, "--timeline") ? &o.timeline
+                                                          : &o.platform;
+            *dst = argv[++i];
+        } else if (a[0] == '-') {
+            return usage_error("run", "unknown option '%s'", a);
+        } else if (o.input) {
+            return usage_error("run", "unexpected argument '%s'", a);
+        } else {
+            o.input = a;
+        }
+    }
+    if (!o.input) return usage_error("run", "%s", "missing SCENARIO");
+    if (is_dir(o.input)) return run_trace_dir(&o);
+    if (o.platform) return usage_error("run", "%s", "--platform applies to trace directories");
+    return run_scenario(&o);
+}
+
+/* ------------------------------------------------------------------ trace */
+
+static const char trace_help[] =
+    "usage: tpsim trace SCENARIO.yaml -o DIR\n"
+    "\n"
+    "Writes the per-rank operations of the scenario (compute ops with their modelled durations,\n"
+    "collectives with sizes and groups) in tpsim's text trace format (docs/trace-format.md).\n"
+    "'tpsim run DIR' replays it.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR   directory to write (created if needed)\n"
+    "  -h, --help         show this help\n";
+
+static int cmd_trace(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(trace_help, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) return usage_error("trace", "option '%s' needs a value", argv[i]);
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            return usage_error("trace", "unknown option '%s'", argv[i]);
+        } else if (in) {
+            return usage_error("trace", "unexpected argument '%s'", argv[i]);
+        } else {
+            in = argv[i];
+        }
+    }
+    if (!in || !out) return usage_error("trace", "%s", "need SCENARIO and -o DIR");
+    struct tps_error err = {0};
+    struct scn_scenario s;
+    struct mdl_program p = {0};
+    int rc = scn_load(in, &s, &err);
+    if (!rc)
+        rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
+                                &err);
+    if (!rc) rc = sim_trace_write(&p, s.platform_spec, out, &err);
+    if (!rc) printf("wrote %d rank file(s) to %s\n", p.nranks, out);
+    mdl_program_release(&p);
+    scn_release(&s);
+    return rc ? report_error(&err) : 0;
+}
+
+/* ------------------------------------------------------------------ collective */
+
+static const char coll_help[] =
+    "usage: tpsim collective --platform SPEC --op OP --ranks N (--bytes SIZE | --min SIZE\n"
+    "                        --max SIZE [--factor F]) [--json FILE]\n"
+    "\n"
+    "Simulates one ring collective over GPUs 0..N-1 of a platform and prints an nccl-tests-style\n"
+    "table: size, time, algorithm bandwidth and bus bandwidth (nccl-tests' definitions).\n"
+    "\n"
+    "options:\n"
+    "  --platform SPEC   'dgx-a100', 'pcie-8gpu sockets=2 pcie_gen=5', or a .yaml/.xml file\n"
+    "  --op OP           all_reduce | all_gather | reduce_scatter\n"
+    "  --ranks N         GPUs in the ring (default: all of the platform)\n"
+    "  --bytes SIZE      full buffer size, e.g. 256MiB, 1G, 4096\n"
+    "  --min/--max SIZE  size range; --factor F multiplies the size each row (default 2)\n"
+    "  --json FILE       write {\"rows\": [{bytes, time_s, algbw_GBps, busbw_GBps}]}\n"
+    "  -h, --help        show this help\n";
+
+static int cmd_collective(int argc, char **argv)
+{
+    const char *plat = NULL, *op = "all_reduce", *json = NULL;
+    double bytes = 0, lo = 0, hi = 0, factor = 2;
+    long ranks = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(coll_help, stdout);
+            return 0;
+        }
+        if (a[0] != '-' || i + 1 >= argc)
+            return usage_error("collective", a[0] == '-' ? "option '%s' needs a value"
+                                                         : "unexpected argument '%s'",
+                               a);
+        const char *v = argv[++i];
+        char *end = NULL;
+        if (!strcmp(a, "--platform"))
+            plat = v;
+        else if (!strcmp(a, "--op"))
+            op = v;
+        else if (!strcmp(a, "--json"))
+            json = v;
+        else if (!strcmp(a, "--ranks")) {
+            ranks = strtol(v, &end, 10);
+            if (*end || ranks < 1) return usage_error("collective", "bad --ranks '%s'", v);
+        } else if (!strcmp(a, "--bytes") || !strcmp(a, "--min") || !strcmp(a, "--max")) {
+            double *dst = !strcmp(a, "--bytes") ? &bytes : !strcmp(a, "--min") ? &lo : &hi;
+            if (tps_units_size(v, dst) != 0 || !(*dst > 0))
+                return usage_error("collective", "bad size '%s'", v);
+        } else if (!strcmp(a, "--factor")) {
+            factor = strtod(v, &end);
+            if (*end || !(factor > 1)) return usage_error("collective", "bad --factor '%s'", v);
+        } else
+            return usage_error("collective", "unknown option '%s'", a);
+    }
+    enum mdl_op_kind kind;
+    if (mdl_op_kind_parse(op, &kind) != 0 || !mdl_op_is_coll(kind))
+        return usage_error("collective", "unknown --op '%s'", op);
+    if (!plat) return usage_error("collective", "%s", "missing --platform");
+    if (bytes > 0) lo = hi = bytes;
+    if (!(lo > 0) || hi < lo) return usage_error("collective", "%s", "give --bytes or --min <= --max");
+    struct tps_error err = {0};
+    struct plat_topo t;
+    if (platform_from_string(plat, &t, &err)) {
+        plat_topo_release(&t);
+        return report_error(&err);
+    }
+    if (!ranks) ranks = t.ngpus;
+    if (ranks > t.ngpus) {
+        plat_topo_release(&t);
+        fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
+                ranks, t.ngpus);
+        return EXIT_INPUT;
+    }
+    json_t *rows = json_array();
+    int code = 0;
+    printf("# %s over %ld GPUs of %s (ring)\n", op, ranks, t.desc[0] ? t.desc : plat);
+    printf("%14s %14s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
+        struct mdl_program p;
+        struct sim_stats st = {0};
+        int *members = malloc((size_t)ranks * sizeof *members);
+        int rc = mdl_program_init(&p, (int)ranks) || !members;
+        for (int r = 0; !rc && r < ranks; r++)
+            members[r] = r;
+        int g = rc ? -1 : mdl_program_group(&p, (int)ranks, members);
+        int nm = rc ? -1 : mdl_program_name(&p, op);
+        for (int r = 0; !rc && r < ranks; r++) {
+            struct mdl_op o = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM,
+                               .phase = MDL_PHASE_OTHER, .name = nm, .layer = -1, .mb = -1,
+                               .group = g, .bytes = floor(s)};
+            rc = g < 0 || nm < 0 || mdl_program_add(&p, r, &o) < 0;
+        }
+        free(members);
+        if (rc) {
+            tps_error_set(&err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        } else if ((rc = sim_engine_run(&p, &t, &st, &err)) == 0) {
+            double time = st.end_s, alg = time > 0 ? floor(s) / time / 1e9 : 0;
+            double bus = alg * mdl_coll_ring_bytes(kind, (int)ranks, 1.0);
+            printf("%14.0f %14.3f %12.3f %12.3f\n", floor(s), time * 1e6, alg, bus);
+            json_array_append_new(rows, json_pack("{s:f, s:f, s:f, s:f}", "bytes", floor(s),
+                                                  "time_s", time, "algbw_GBps", alg,
+                                                  "busbw_GBps", bus));
+        }
+        if (rc) code = report_error(&err);
+        sim_stats_release(&st);
+        mdl_program_release(&p);
+    }
+    if (!code && json) {
+        json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:O}", "op", op, "algorithm", "ring", "ranks",
+                              (int)ranks, "platform", plat, "rows", rows);
+        if (!j || json_dump_file(j, json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
+            fprintf(stderr, "tpsim: %s: cannot write JSON\n", json);
+            code = EXIT_INPUT;
+        }
+        json_decref(j);
+    }
+    json_decref(rows);
+    plat_topo_release(&t);
+    return code;
+}
+
+/* ------------------------------------------------------------------ platform show */
+
+static const char platform_help[] =
+    "usage: tpsim platform show NAME|FILE [key=value ...]\n"
+    "\n"
+    "Prints a platform's topology (nodes, links, forwarding limits) and the GPU-to-GPU bandwidth\n"
+    "matrix (bottleneck of the route, GB/s per direction) with route latencies.\n"
+    "NAME is a preset: dgx-a100, dgx-h100, pcie-8gpu, rtx3090-4gpu; parameters such as nodes=2,\n"
+    "pcie_gen=5, sockets=2, nvlink_bridges=true, ib=NDR, nics_per_node=2, oversubscription=2\n"
+    "are documented in docs/platforms.md. FILE is a topology .yaml or a SimGrid .xml.\n";
+
+static void show_topology(const struct plat_topo *t)
+{
+    printf("platform  %s\n", t->name);
+    if (t->desc[0]) printf("          %s\n", t->desc);
+    if (t->xml_path[0]) {
+        printf("SimGrid XML file %s; GPUs are its hosts in document order:\n", t->xml_path);
+        for (int g = 0; g < t->ngpus; g++)
+            printf("  gpu %d = host '%s'\n", g, t->xml_hosts[g]);
+        printf("(routes and bandwidths are resolved by SimGrid when the file is loaded)\n");
+        return;
+    }
+    int counts[4] = {0};
+    for (int n = 0; n < t->nnodes; n++)
+        counts[t->nodes[n].kind]++;
+    printf("GPUs %d, switches %d, NICs %d, CPUs/root complexes %d, links %d, servers %d\n\n",
+           counts[PLAT_GPU], counts[PLAT_SWITCH], counts[PLAT_NIC], counts[PLAT_CPU], t->nlinks,
+           t->machines);
+    int limit = t->nlinks <= 80 ? t->nlinks : 40;
+    printf("links (bandwidth per direction unless shared):\n");
+    for (int l = 0; l < limit; l++) {
+        const struct plat_link *k = &t->links[l];
+        printf("  %-16s -- %-16s %9.2f GB/s %s %6.2f us  %s\n", t->nodes[k->a].name,
+               t->nodes[k->b].name, k->bw_Bps / 1e9, k->shared ? "shared" : "duplex",
+               k->lat_s * 1e6, plat_level_name((enum plat_level)k->level));
+    }
+    if (limit < t->nlinks) printf("  ... %d more links\n", t->nlinks - limit);
+    for (int n = 0; n < t->nnodes; n++)
+        if (t->nodes[n].fwd_Bps > 0)
+            printf("  %-16s forwards at most %.2f GB/s (shared by all crossing traffic)\n",
+                   t->nodes[n].name, t->nodes[n].fwd_Bps / 1e9);
+    int n = t->ngpus <= 32 ? t->ngpus : 16;
+    printf("\nGPU-to-GPU bandwidth, GB/s (route bottleneck, one flow alone)%s:\n",
+           n < t->ngpus ? " - first 16 GPUs" : "");
+    printf("%8s", "");
+    for (int j = 0; j < n; j++)
+        printf(" %7d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%8d", i);
+        for (int j = 0; j < n; j++) {
+            struct plat_route r;
+            if (i == j || plat_topo_route(t, i, j, &r) != 0)
+                printf(" %7s", "-");
+            else
+                printf(" %7.1f", r.bw_Bps / 1e9);
+        }
+        printf("\n");
+    }
+    printf("\nroute latency, us:\n%8s", "");
+    for (int j = 0; j < n; j++)
+        printf(" %7d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%8d", i);
+        for (int j = 0; j < n; j++) {
+            struct plat_route r;
+            if (i == j || plat_topo_route(t, i, j, &r) != 0)
+                printf(" %7s", "-");
+            else
+                printf(" %7.2f", r.lat_s * 1e6);
+        }
+        printf("\n");
+    }
+}
+
+static int cmd_platform(int argc, char **argv)
+{
+    if (argc < 2 || is_help(argv[1])) {
+        fputs(platform_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_INPUT : 0;
+    }
+    if (strcmp(argv[1], "show")) return usage_error("platform", "unknown subcommand '%s'", argv[1]);
+    if (argc < 3 || is_help(argv[2])) {
+        fputs(platform_help, argc < 3 ? stderr : stdout);
+        return argc < 3 ? EXIT_INPUT : 0;
+    }
+    struct tps_error err = {0};
+    struct plat_topo t;
+    int rc = plat_spec_from_args(argv[2], argc - 3, argv + 3, &t, &err);
+    if (!rc) show_topology(&t);
+    plat_topo_release(&t);
+    return rc ? report_error(&err) : 0;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static const char main_help[] =
+    "usage: tpsim COMMAND [options]\n"
+    "\n"
+    "tpsim simulates tensor-parallel training of transformers on modelled GPU fabrics with\n"
+    "SimGrid, and tells how long an iteration takes and where the time goes.\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO|TRACE_DIR      simulate one iteration and report (tpsim run --help)\n"
+    "  trace SCENARIO -o DIR       write the scenario's per-rank operations as a trace\n"
+    "  collective --platform P ... simulate one collective, nccl-tests style table\n"
+    "  platform show NAME|FILE     print a topology and its GPU-to-GPU bandwidth matrix\n"
+    "\n"
+    "  -h, --help                  show this help; 'tpsim COMMAND --help' for a command\n"
+    "  --version                   print the version\n"
+    "\n"
+    "Exit status: 0 success, 1 simulation failure, 2 usage or input error.\n";
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return EXIT_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (is_help(cmd) || !strcmp(cmd, "help")) {
+        fputs(main_help, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("tpsim %s\n", TPSIM_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
+    if (!strcmp(cmd, "collective")) return cmd_collective(argc - 1, argv + 1);
+    if (!strcmp(cmd, "platform")) return cmd_platform(argc - 1, argv + 1);
+    fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);
+    return EXIT_INPUT;
+}

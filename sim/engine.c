@@ -1,0 +1,374 @@
+/* engine.c - forked SimGrid replay of a per-rank program (see engine.h).
+ *
+ * Parent: writes the platform XML (routes only for the GPU pairs that talk), forks, reads op
+ * times from a pipe, reaps the child. Child: simgrid_init with the GPU-fabric network settings
+ * of ../shared/design/simgrid.md (CM02, no cross-traffic, TCP-gamma 0), one actor per (rank,
+ * stream); streams are in order, cross-stream dependencies wait on a per-rank condition
+ * variable. Units: seconds, bytes.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xbt/log.h>
+
+#include "engine_int.h"
+#include "platxml.h"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_engine, "tpsim replay engine");
+
+enum { CHILD_OK = 0, CHILD_DEADLOCK = 1, CHILD_SETUP = 2 };
+
+struct child_header {
+    int status;       /* CHILD_* */
+    double end_s;     /* simulated end time */
+    char msg[512];    /* error text when status != CHILD_OK */
+};
+
+struct actor_arg {
+    struct sim_ctx *c;
+    int rank;
+    int stream;
+};
+
+void sim_stats_release(struct sim_stats *st)
+{
+    free(st->bytes_sent);
+    st->bytes_sent = NULL;
+}
+
+/* ------------------------------------------------------------------ child side */
+
+static void wait_deps(struct sim_ctx *c, int rank, const struct mdl_op *op)
+{
+    struct sim_rank_state *rs = &c->rs[rank];
+    for (int i = 0; i < op->ndeps; i++) {
+        int d = op->deps[i];
+        if (rs->done[d]) continue;
+        sg_mutex_lock(rs->mtx);
+        while (!rs->done[d])
+            sg_cond_wait(rs->cond, rs->mtx);
+        sg_mutex_unlock(rs->mtx);
+    }
+}
+
+static void stream_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    struct actor_arg *a = sg_actor_self_get_data();
+    struct sim_ctx *c = a->c;
+    struct mdl_rank *rk = &c->p->ranks[a->rank];
+    struct sim_rank_state *rs = &c->rs[a->rank];
+    for (int i = 0; i < rk->nops; i++) {
+        struct mdl_op *op = &rk->ops[i];
+        if (op->stream != a->stream) continue;
+        wait_deps(c, a->rank, op);
+        op->t_start = simgrid_get_clock();
+        if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
+            sim_coll_run(c, a->rank, op);
+        else if (op->dur_s > 0)
+            sg_actor_sleep_for(op->dur_s);
+        op->t_end = simgrid_get_clock();
+        rs->done[i] = 1;
+        rs->ndone++;
+        sg_cond_notify_all(rs->cond);
+    }
+}
+
+static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
+{
+    struct mdl_program *p = c->p;
+    c->hosts = calloc((size_t)p->nranks, sizeof *c->hosts);
+    c->rs = calloc((size_t)p->nranks, sizeof *c->rs);
+    c->bytes_sent = calloc((size_t)p->nranks, sizeof *c->bytes_sent);
+    c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
+    c->alpha = calloc((size_t)p->ngroups + 1, sizeof *c->alpha);
+    c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
+    if (!c->hosts || !c->rs || !c->bytes_sent || !c->mb || !c->alpha || !c->pos) return -1;
+    for (int r = 0; r < p->nranks; r++) {
+        const char *name = t->xml_path[0] ? t->xml_hosts[r] : t->nodes[t->gpu_node[r]].name;
+        c->hosts[r] = sg_host_by_name(name);
+        if (!c->hosts[r]) {
+            snprintf(h->msg, sizeof h->msg, "host '%s' not found in the platform", name);
+            return -1;
+        }
+        c->rs[r].mtx = sg_mutex_init();
+        c->rs[r].cond = sg_cond_init();
+        c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
+        if (!c->rs[r].done) return -1;
+    }
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct mdl_group *gr = &p->groups[g];
+        c->mb[g] = calloc((size_t)gr->n, sizeof *c->mb[g]);
+        c->alpha[g] = calloc((size_t)gr->n, sizeof *c->alpha[g]);
+        c->pos[g] = malloc((size_t)p->nranks * sizeof *c->pos[g]);
+        if (!c->mb[g] || !c->alpha[g] || !c->pos[g]) return -1;
+        for (int r = 0; r < p->nranks; r++)
+            c->pos[g][r] = -1;
+        for (int i = 0; i < gr->n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "g%d.m%d", g, i);
+            c->mb[g][i] = sg_mailbox_by_name(name);
+            c->pos[g][gr->ranks[i]] = i;
+            struct plat_route rt;
+            if (!t->xml_path[0] && gr->n > 1 &&
+                plat_topo_route(t, gr->ranks[i], gr->ranks[(i + 1) % gr->n], &rt) == 0)
+                c->alpha[g][i] = rt.lat_s;
+        }
+    }
+    return 0;
+}
+
+static int child_write(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t,
+                                 const char *xml, int fd)
+{
+    char *argv[] = {"tpsim",
+                    "--cfg=network/model:CM02",
+                    "--cfg=network/crosstraffic:0",
+                    "--cfg=network/TCP-gamma:0",
+                    "--log=root.thres:warning",
+                    "--log=tpsim_engine.thres:error",
+#ifdef TPSIM_SANITIZE
+                    "--cfg=contexts/factory:thread",
+#endif
+                    NULL};
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    simgrid_init(&argc, argv);
+    simgrid_load_platform(xml);
+    struct child_header h = {.status = CHILD_OK};
+    struct sim_ctx c = {.p = p};
+    if (child_setup(&c, t, &h) != 0) {
+        h.status = CHILD_SETUP;
+        if (!h.msg[0]) snprintf(h.msg, sizeof h.msg, "out of memory");
+        child_write(fd, &h, sizeof h);
+        _exit(0);
+    }
+    int nact = 0;
+    struct actor_arg *args = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *args);
+    for (int r = 0; r < p->nranks; r++) {
+        int used[MDL_MAX_STREAMS] = {0};
+        for (int i = 0; i < p->ranks[r].nops; i++)
+            used[p->ranks[r].ops[i].stream] = 1;
+        for (int s = 0; s < MDL_MAX_STREAMS; s++) {
+            if (!used[s]) continue;
+            char name[32];
+            snprintf(name, sizeof name, "r%d.s%d", r, s);
+            args[nact] = (struct actor_arg){.c = &c, .rank = r, .stream = s};
+            sg_actor_t a = sg_actor_init(name, c.hosts[r]);
+            sg_actor_set_data(a, &args[nact++]);
+            sg_actor_start(a, stream_actor, 0, NULL);
+        }
+    }
+    simgrid_run();
+    h.end_s = simgrid_get_clock();
+    for (int r = 0; r < p->nranks && h.status == CHILD_OK; r++) {
+        if (c.rs[r].ndone == p->ranks[r].nops) continue;
+        h.status = CHILD_DEADLOCK;
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            if (c.rs[r].done[i]) continue;
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            snprintf(h.msg, sizeof h.msg,
+                     "deadlock: rank %d never completed op %d (%s '%s', layer %d); the ranks of a "
+                     "group must issue its collectives in the same order",
+                     r, i, mdl_op_kind_name((enum mdl_op_kind)op->kind), p->names[op->name],
+                     op->layer);
+            break;
+        }
+    }
+    int ok = child_write(fd, &h, sizeof h);
+    for (int r = 0; r < p->nranks && ok == 0; r++)
+        for (int i = 0; i < p->ranks[r].nops && ok == 0; i++)
+            ok = child_write(fd, &p->ranks[r].ops[i].t_start, 2 * sizeof(double));
+    if (ok == 0) ok = child_write(fd, c.bytes_sent, (size_t)p->nranks * sizeof(double));
+    _exit(ok == 0 ? 0 : 3);
+}
+
+/* ------------------------------------------------------------------ parent side */
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? x[0] - y[0] : x[1] - y[1];
+}
+
+static int write_platform(const struct mdl_program *p, const struct plat_topo *t, char *path,
+                          struct tps_error *err)
+{
+    int total = 0;
+    for (int g = 0; g < p->ngroups; g++)
+        total += p->groups[g].n;
+    int (*pairs)[2] = malloc((size_t)(total + 1) * sizeof *pairs);
+    if (!pairs) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    int n = 0;
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct mdl_group *gr = &p->groups[g];
+        for (int i = 0; gr->n > 1 && i < gr->n; i++) {
+            pairs[n][0] = gr->ranks[i];
+            pairs[n][1] = gr->ranks[(i + 1) % gr->n];
+            n++;
+        }
+    }
+    qsort(pairs, (size_t)n, sizeof *pairs, pair_cmp);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (u == 0 || pair_cmp(pairs[i], pairs[u - 1]) != 0) memcpy(pairs[u++], pairs[i], sizeof *pairs);
+    snprintf(path, 64, "/tmp/tpsim-platform-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int rc = TPS_OK;
+    if (!f) {
+        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot create: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+    } else {
+        rc = sim_platxml_write(t, (const int(*)[2])pairs, u, f, err);
+        if (fclose(f) != 0 && rc == TPS_OK)
+            rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    }
+    free(pairs);
+    return rc;
+}
+
+static int check_program(const struct mdl_program *p, const struct plat_topo *t,
+                         struct tps_error *err)
+{
+    if (p->nranks > t->ngpus)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                             "the program has %d ranks but the platform only %d GPUs", p->nranks,
+                             t->ngpus);
+    for (int r = 0; r < p->nranks; r++) {
+        int group_stream[4096];
+        for (int g = 0; g < p->ngroups && g < 4096; g++)
+            group_stream[g] = -1;
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            if (op->stream >= MDL_MAX_STREAMS)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "rank %d op %d: bad stream",
+                                     r, i);
+            for (int d = 0; d < op->ndeps; d++)
+                if (op->deps[d] < 0 || op->deps[d] >= i)
+                    return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                         "rank %d op %d depends on op %d, not an earlier op", r, i,
+                                         op->deps[d]);
+            if (!mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
+            if (op->group < 0 || op->group >= p->ngroups || op->group >= 4096)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "rank %d op %d: unknown group %d", r, i, op->group);
+            const struct mdl_group *g = &p->groups[op->group];
+            int member = 0;
+            for (int m = 0; m < g->n; m++)
+                member |= g->ranks[m] == r;
+            if (!member)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "rank %d op %d: rank is not in group %d", r, i, op->group);
+            if (group_stream[op->group] >= 0 && group_stream[op->group] != op->stream)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "rank %d: group %d used from two streams", r, op->group);
+            group_stream[op->group] = op->stream;
+        }
+    }
+    for (int g = 0; g < p->ngroups; g++)
+        for (int m = 0; m < p->groups[g].n; m++)
+            if (p->groups[g].ranks[m] < 0 || p->groups[g].ranks[m] >= p->nranks)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "group %d names rank %d, outside 0..%d", g,
+                                     p->groups[g].ranks[m], p->nranks - 1);
+    return TPS_OK;
+}
+
+int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_stats *st,
+                   struct tps_error *err)
+{
+    memset(st, 0, sizeof *st);
+    int rc = check_program(p, t, err);
+    if (rc) return rc;
+    char tmp[64] = "";
+    const char *xml = t->xml_path;
+    if (!t->xml_path[0]) {
+        if ((rc = write_platform(p, t, tmp, err))) {
+            if (tmp[0]) unlink(tmp);
+            return rc;
+        }
+        xml = tmp;
+    }
+    st->nranks = p->nranks;
+    st->bytes_sent = calloc((size_t)p->nranks, sizeof *st->bytes_sent);
+    int fds[2];
+    if (!st->bytes_sent || pipe(fds) != 0) {
+        if (tmp[0]) unlink(tmp);
+        return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot start the simulation");
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        if (tmp[0]) unlink(tmp);
+        return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "fork failed: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(p, t, xml, fds[1]);
+    }
+    close(fds[1]);
+    struct child_header h;
+    int got = read_all(fds[0], &h, sizeof h) == 0;
+    for (int r = 0; got && h.status == CHILD_OK && r < p->nranks; r++)
+        for (int i = 0; got && i < p->ranks[r].nops; i++)
+            got = read_all(fds[0], &p->ranks[r].ops[i].t_start, 2 * sizeof(double)) == 0;
+    if (got && h.status == CHILD_OK)
+        got = read_all(fds[0], st->bytes_sent, (size_t)p->nranks * sizeof(double)) == 0;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (tmp[0]) unlink(tmp);
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFSIGNALED(status))
+            return tps_error_set(err, TPS_ESIM, t->xml_path[0] ? t->xml_path : NULL, 0, 0, NULL,
+                                 "SimGrid aborted the simulation (signal %d); its own message is "
+                                 "printed above",
+                                 WTERMSIG(status));
+        return tps_error_set(err, TPS_ESIM, t->xml_path[0] ? t->xml_path : NULL, 0, 0, NULL,
+                             "the simulation process failed (exit status %d); SimGrid's message "
+                             "is printed above",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (h.status != CHILD_OK)
+        return tps_error_set(err, TPS_ESIM, NULL, 0, 0, NULL, "%s", h.msg);
+    st->end_s = h.end_s;
+    return TPS_OK;
+}

@@ -1,0 +1,247 @@
+/* report.c - summaries of a replay: times, TFLOP/s, per-layer table; printed, JSON (jansson),
+ * CSV and Chrome-trace timeline (see report.h). Units: seconds, FLOP, bytes. */
+#include "report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sorts and merges in place; returns the count of disjoint intervals. */
+static int merge(double (*iv)[2], int n)
+{
+    qsort(iv, (size_t)n, sizeof *iv, iv_cmp);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (iv[i][1] <= iv[i][0]) continue;
+        if (m && iv[i][0] <= iv[m - 1][1]) {
+            if (iv[i][1] > iv[m - 1][1]) iv[m - 1][1] = iv[i][1];
+        } else {
+            iv[m][0] = iv[i][0];
+            iv[m][1] = iv[i][1];
+            m++;
+        }
+    }
+    return m;
+}
+
+double sim_interval_union(double (*iv)[2], int n)
+{
+    int m = merge(iv, n);
+    double sum = 0;
+    for (int i = 0; i < m; i++)
+        sum += iv[i][1] - iv[i][0];
+    return sum;
+}
+
+double sim_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
+{
+    int ma = merge(a, na), mb = merge(b, nb);
+    double total = 0, inter = 0;
+    for (int i = 0; i < ma; i++)
+        total += a[i][1] - a[i][0];
+    for (int i = 0, j = 0; i < ma && j < mb;) {
+        double lo = a[i][0] > b[j][0] ? a[i][0] : b[j][0];
+        double hi = a[i][1] < b[j][1] ? a[i][1] : b[j][1];
+        if (hi > lo) inter += hi - lo;
+        if (a[i][1] < b[j][1])
+            i++;
+        else
+            j++;
+    }
+    return total - inter;
+}
+
+int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nranks = p->nranks;
+    r->nlayers = p->layers;
+    r->micro_batches = p->micro_batches > 0 ? p->micro_batches : 1;
+    r->iteration_s = st->end_s;
+    r->flop = mdl_program_flop(p);
+    int maxops = 0;
+    for (int k = 0; k < p->nranks; k++)
+        if (p->ranks[k].nops > maxops) maxops = p->ranks[k].nops;
+    double(*comp)[2] = malloc((size_t)(maxops + 1) * sizeof *comp);
+    double(*comm)[2] = malloc((size_t)(maxops + 1) * sizeof *comm);
+    r->layers = calloc((size_t)(p->layers > 0 ? p->layers : 1), sizeof *r->layers);
+    /* [layer][mb][phase] first start and last end */
+    size_t nspan = (size_t)(p->layers > 0 ? p->layers : 1) * (size_t)r->micro_batches * 2;
+    double(*span)[2] = malloc(nspan * sizeof *span);
+    if (!comp || !comm || !r->layers || !span) {
+        free(comp);
+        free(comm);
+        free(span);
+        return TPS_ENOMEM;
+    }
+    for (size_t i = 0; i < nspan; i++) {
+        span[i][0] = 1e300;
+        span[i][1] = -1e300;
+    }
+    for (int k = 0; k < p->nranks; k++) {
+        int nc = 0, nm = 0;
+        for (int i = 0; i < p->ranks[k].nops; i++) {
+            const struct mdl_op *op = &p->ranks[k].ops[i];
+            double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
+            (*dst)[0] = op->t_start;
+            (*dst)[1] = op->t_end;
+            if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
+                op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
+                continue;
+            size_t s = ((size_t)op->layer * (size_t)r->micro_batches + (size_t)op->mb) * 2 + op->phase;
+            if (op->t_start < span[s][0]) span[s][0] = op->t_start;
+            if (op->t_end > span[s][1]) span[s][1] = op->t_end;
+        }
+        /* union() merges in place; exposed() merging again gives the same union */
+        r->compute_s += sim_interval_union(comp, nc);
+        r->comm_s += sim_interval_union(comm, nm);
+        r->exposed_comm_s += sim_interval_exposed(comm, nm, comp, nc);
+        r->bytes_sent += st->bytes_sent ? st->bytes_sent[k] : 0;
+    }
+    r->compute_s /= p->nranks;
+    r->comm_s /= p->nranks;
+    r->exposed_comm_s /= p->nranks;
+    r->bytes_sent /= p->nranks;
+    r->tflops_per_gpu = r->iteration_s > 0 ? r->flop / r->iteration_s / p->nranks / 1e12 : 0;
+    for (int l = 0; l < p->layers; l++) {
+        for (int mb = 0; mb < r->micro_batches; mb++) {
+            size_t s = ((size_t)l * (size_t)r->micro_batches + (size_t)mb) * 2;
+            if (span[s][1] >= span[s][0]) r->layers[l].fwd_s += span[s][1] - span[s][0];
+            if (span[s + 1][1] >= span[s + 1][0]) r->layers[l].bwd_s += span[s + 1][1] - span[s + 1][0];
+        }
+        r->layers[l].fwd_s /= r->micro_batches;
+        r->layers[l].bwd_s /= r->micro_batches;
+    }
+    free(comp);
+    free(comm);
+    free(span);
+    return TPS_OK;
+}
+
+void sim_report_release(struct sim_report *r)
+{
+    free(r->layers);
+    r->layers = NULL;
+}
+
+static const char *or_dash(const char *s)
+{
+    return s && s[0] ? s : "-";
+}
+
+void sim_report_print(const struct sim_report *r, const struct sim_report_meta *m, FILE *f)
+{
+    fprintf(f, "scenario        %s\n", or_dash(m->scenario));
+    fprintf(f, "model           %s\n", or_dash(m->model));
+    fprintf(f, "device          %s\n", or_dash(m->device));
+    fprintf(f, "platform        %s\n", or_dash(m->platform));
+    fprintf(f, "strategy        %s\n", or_dash(m->strategy));
+    fprintf(f, "simulated       %d layer(s) x %d micro-batch(es) on %d GPU(s)\n\n", r->nlayers,
+            r->micro_batches, r->nranks);
+    fprintf(f, "iteration time        %12.6f ms\n", r->iteration_s * 1e3);
+    fprintf(f, "compute time          %12.6f ms  (mean per GPU)\n", r->compute_s * 1e3);
+    fprintf(f, "communication time    %12.6f ms  (mean per GPU)\n", r->comm_s * 1e3);
+    fprintf(f, "exposed communication %12.6f ms  (not hidden under compute)\n",
+            r->exposed_comm_s * 1e3);
+    fprintf(f, "achieved TFLOP/s/GPU  %12.3f\n", r->tflops_per_gpu);
+    if (r->nlayers > 0) {
+        double fwd = 0, bwd = 0;
+        for (int l = 0; l < r->nlayers; l++) {
+            fwd += r->layers[l].fwd_s;
+            bwd += r->layers[l].bwd_s;
+        }
+        fprintf(f, "time per layer        %12.6f ms  (fwd %.6f + bwd %.6f, mean)\n",
+                (fwd + bwd) / r->nlayers * 1e3, fwd / r->nlayers * 1e3, bwd / r->nlayers * 1e3);
+    }
+}
+
+static json_t *meta_json(const struct sim_report_meta *m)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "scenario", or_dash(m->scenario), "model",
+                     or_dash(m->model), "device", or_dash(m->device), "platform",
+                     or_dash(m->platform), "strategy", or_dash(m->strategy));
+}
+
+static int dump(json_t *j, const char *path, struct tps_error *err)
+{
+    int rc = j && json_dump_file(j, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0
+                 ? TPS_OK
+                 : tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write JSON");
+    json_decref(j);
+    return rc;
+}
+
+int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
+                          const char *path, struct tps_error *err)
+{
+    json_t *layers = json_array();
+    for (int l = 0; l < r->nlayers; l++)
+        json_array_append_new(layers, json_pack("{s:i, s:f, s:f}", "layer", l, "fwd_s",
+                                                r->layers[l].fwd_s, "bwd_s", r->layers[l].bwd_s));
+    json_t *j = json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i, s:o}",
+                          "tpsim_version", "1", "meta", meta_json(m), "iteration_time_s",
+                          r->iteration_s, "compute_time_s", r->compute_s, "comm_time_s", r->comm_s,
+                          "exposed_comm_time_s", r->exposed_comm_s, "tflops_per_gpu",
+                          r->tflops_per_gpu, "flop", r->flop, "bytes_sent_per_gpu", r->bytes_sent,
+                          "gpus", r->nranks, "layers_simulated", r->nlayers, "micro_batches",
+                          r->micro_batches, "layers", layers);
+    return dump(j, path, err);
+}
+
+int sim_report_write_csv(const struct sim_report *r, const struct sim_report_meta *m,
+                         const char *path, struct tps_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(f, "scenario,iteration_time_s,compute_time_s,comm_time_s,exposed_comm_time_s,"
+               "tflops_per_gpu,gpus,layers_simulated,micro_batches\n");
+    fprintf(f, "\"%s\",%.9g,%.9g,%.9g,%.9g,%.6g,%d,%d,%d\n", or_dash(m->scenario), r->iteration_s,
+            r->compute_s, r->comm_s, r->exposed_comm_s, r->tflops_per_gpu, r->nranks, r->nlayers,
+            r->micro_batches);
+    if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    return TPS_OK;
+}
+
+int sim_report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err)
+{
+    static const char *const stream_names[] = {"compute", "comm", "comm2", "comm3"};
+    json_t *ev = json_array();
+    for (int r = 0; r < p->nranks; r++) {
+        char pname[32];
+        snprintf(pname, sizeof pname, "GPU %d", r);
+        json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+                                            "process_name", "ph", "M", "pid", r, "tid", 0, "args",
+                                            "name", pname));
+        for (int s = 0; s < MDL_MAX_STREAMS; s++)
+            json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+                                                "thread_name", "ph", "M", "pid", r, "tid", s,
+                                                "args", "name", stream_names[s]));
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            json_t *args = json_pack("{s:s, s:i, s:i, s:s}", "kind",
+                                     mdl_op_kind_name((enum mdl_op_kind)op->kind), "layer",
+                                     op->layer, "micro_batch", op->mb, "phase",
+                                     mdl_phase_name((enum mdl_phase)op->phase));
+            if (op->bytes > 0) json_object_set_new(args, "bytes", json_real(op->bytes));
+            if (op->flop > 0) json_object_set_new(args, "flop", json_real(op->flop));
+            char name[96];
+            snprintf(name, sizeof name, "L%d %s", op->layer, p->names[op->name]);
+            json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name",
+                                                name, "cat",
+                                                op->stream == MDL_STREAM_COMPUTE ? "compute"
+                                                                                 : "comm",
+                                                "ph", "X", "ts", op->t_start * 1e6, "dur",
+                                                (op->t_end - op->t_start) * 1e6, "pid", r, "tid",
+                                                op->stream, "args", args));
+        }
+    }
+    json_t *j = json_pack("{s:o, s:s}", "traceEvents", ev, "displayTimeUnit", "ns");
+    return dump(j, path, err);
+}

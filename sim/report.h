@@ -1,0 +1,60 @@
+/* report.h - what a replay means to a person: iteration time, where it goes, per layer.
+ *
+ * Built from the op times the engine filled in. Per rank, compute time is the union of its
+ * compute-stream intervals, and exposed communication time the part of its communication-stream
+ * intervals during which no compute runs; both are averaged over ranks. A layer's forward (or
+ * backward) time is, per micro-batch, from the first start to the last end of its ops over all
+ * ranks, averaged over micro-batches. Units: seconds, FLOP/s.
+ */
+#ifndef SIM_REPORT_H
+#define SIM_REPORT_H
+
+#include <stdio.h>
+
+#include "common/error.h"
+#include "engine.h"
+
+struct sim_layer_time {
+    double fwd_s; /* forward time of the layer, s */
+    double bwd_s; /* backward time of the layer, s */
+};
+
+struct sim_report {
+    double iteration_s;    /* simulated time of the whole program */
+    double compute_s;      /* mean busy time of the compute stream */
+    double comm_s;         /* mean busy time of the communication streams */
+    double exposed_comm_s; /* mean communication time not hidden under compute */
+    double flop;           /* model FLOPs of all ranks */
+    double tflops_per_gpu; /* flop / iteration / ranks / 1e12 */
+    double bytes_sent;     /* mean bytes a rank sent in collectives */
+    int nranks;
+    int nlayers;
+    int micro_batches;
+    struct sim_layer_time *layers; /* owned, nlayers entries */
+};
+
+struct sim_report_meta {
+    const char *scenario;  /* scenario file or trace dir */
+    const char *model;     /* model description */
+    const char *device;    /* device preset */
+    const char *platform;  /* platform description */
+    const char *strategy;  /* strategy description */
+};
+
+int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r);
+void sim_report_release(struct sim_report *r);
+void sim_report_print(const struct sim_report *r, const struct sim_report_meta *m, FILE *f);
+int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
+                          const char *path, struct tps_error *err);
+int sim_report_write_csv(const struct sim_report *r, const struct sim_report_meta *m,
+                         const char *path, struct tps_error *err);
+/* Chrome trace JSON (opens in Perfetto): one process per GPU, one thread per stream. */
+int sim_report_write_timeline(const struct mdl_program *p, const char *path,
+                              struct tps_error *err);
+
+/* Measure of the union of n intervals [s_i, e_i) and of its intersection with another union.
+ * Exposed in the header because tests check the interval arithmetic directly. */
+double sim_interval_union(double (*iv)[2], int n);
+double sim_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb);
+
+#endif

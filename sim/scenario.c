@@ -1,0 +1,315 @@
+/* scenario.c - YAML scenario loader (see scenario.h, docs/scenarios.md). Uses common/ydoc for
+ * positioned errors, models/ presets and platforms/spec for the platform section. */
+#include "scenario.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/ydoc.h"
+#include "models/compute.h"
+#include "platforms/spec.h"
+
+static const char *const top_keys[] = {"name", "description", "model", "device", "platform",
+                                       "strategy", "run", NULL};
+static const char *const model_keys[] = {"preset", "layers", "hidden", "heads", "ffn", "seq",
+                                         "micro_batch", "dtype", NULL};
+static const char *const device_keys[] = {"preset", "peak_tflops", "hbm_bandwidth",
+                                          "gemm_efficiency", "gemm_overhead", "gemm_table",
+                                          "mem_efficiency", "kernel_overhead", NULL};
+static const char *const strategy_keys[] = {"kind", "tp", "sequence_parallel",
+                                            "async_grad_allreduce", NULL};
+static const char *const run_keys[] = {"layers", "micro_batches", NULL};
+
+static void dir_of(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(out, len, ".");
+}
+
+/* Reads an optional count into *dst (long field); keeps *dst when absent. */
+static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const char *key,
+                     long *dst, struct tps_error *err)
+{
+    int id = tps_ydoc_get(d, map, key);
+    if (!id) return TPS_OK;
+    char f[96];
+    snprintf(f, sizeof f, "%s.%s", sec, key);
+    long v;
+    int rc = tps_ydoc_count(d, id, f, &v, err);
+    if (rc) return rc;
+    if (v > 100000000L) return tps_ydoc_fail(d, id, f, err, "too large: %ld", v);
+    *dst = v;
+    return TPS_OK;
+}
+
+static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+                      struct tps_error *err)
+{
+    struct mdl_model *m = &s->model;
+    int rc;
+    if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "model", err, "missing section");
+    if (tps_ydoc_is_scalar(d, id)) {
+        if (mdl_model_preset(tps_ydoc_text(d, id), m) != 0)
+            return tps_ydoc_fail(d, id, "model", err, "unknown model preset '%s'",
+                                 tps_ydoc_text(d, id));
+        return TPS_OK;
+    }
+    if ((rc = tps_ydoc_check_map(d, id, "model", model_keys, err))) return rc;
+    int pid = tps_ydoc_get(d, id, "preset");
+    memset(m, 0, sizeof *m);
+    m->micro_batch = 1;
+    m->dtype = MDL_BF16;
+    snprintf(m->name, sizeof m->name, "custom");
+    if (pid) {
+        const char *name;
+        if ((rc = tps_ydoc_str(d, pid, "model.preset", &name, err))) return rc;
+        if (mdl_model_preset(name, m) != 0) {
+            char list[256] = "";
+            size_t n = 0;
+            for (const char *const *p = mdl_model_names(); *p; p++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *p);
+            return tps_ydoc_fail(d, pid, "model.preset", err,
+                                 "unknown model preset '%s' (expected one of: %s)", name, list);
+        }
+    }
+    long ffn = 0;
+    static const char *const req[] = {"layers", "hidden", "heads", "seq"};
+    long *dst[] = {&m->layers, &m->hidden, &m->heads, &m->seq};
+    for (int i = 0; i < 4; i++) {
+        if (!pid && !tps_ydoc_get(d, id, req[i])) {
+            char f[64];
+            snprintf(f, sizeof f, "model.%s", req[i]);
+            return tps_ydoc_fail(d, id, f, err, "missing: give model.preset or model.%s", req[i]);
+        }
+        if ((rc = opt_count(d, id, "model", req[i], dst[i], err))) return rc;
+    }
+    if ((rc = opt_count(d, id, "model", "ffn", &ffn, err))) return rc;
+    if ((rc = opt_count(d, id, "model", "micro_batch", &m->micro_batch, err))) return rc;
+    if (ffn)
+        m->ffn = ffn;
+    else if (!pid || tps_ydoc_get(d, id, "hidden"))
+        m->ffn = 4 * m->hidden;
+    int tid = tps_ydoc_get(d, id, "dtype");
+    if (tid) {
+        const char *t;
+        if ((rc = tps_ydoc_str(d, tid, "model.dtype", &t, err))) return rc;
+        if (mdl_dtype_parse(t, &m->dtype) != 0)
+            return tps_ydoc_fail(d, tid, "model.dtype", err,
+                                 "expected fp32, fp16 or bf16, got '%s'", t);
+    }
+    if (m->hidden % m->heads)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "heads") ? tps_ydoc_get(d, id, "heads") : id,
+                             "model.heads", err, "must divide model.hidden (%ld), got %ld",
+                             m->hidden, m->heads);
+    return TPS_OK;
+}
+
+static int load_device(const struct tps_ydoc *d, int id, const char *base,
+                       struct scn_scenario *s, struct tps_error *err)
+{
+    struct mdl_device *dev = &s->device;
+    int rc;
+    if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "device", err, "missing section");
+    int pid = id;
+    if (!tps_ydoc_is_scalar(d, id)) {
+        if ((rc = tps_ydoc_check_map(d, id, "device", device_keys, err))) return rc;
+        pid = tps_ydoc_get(d, id, "preset");
+        if (!pid) return tps_ydoc_fail(d, id, "device.preset", err, "missing");
+    }
+    const char *name;
+    const char *field = pid == id ? "device" : "device.preset";
+    if ((rc = tps_ydoc_str(d, pid, field, &name, err))) return rc;
+    if (mdl_device_preset(name, dev) != 0) {
+        char list[256] = "";
+        size_t n = 0;
+        for (const char *const *p = mdl_device_names(); *p; p++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *p);
+        return tps_ydoc_fail(d, pid, field, err, "unknown device '%s' (expected one of: %s)",
+                             name, list);
+    }
+    if (pid == id) return TPS_OK;
+    int v;
+    double x;
+    if ((v = tps_ydoc_get(d, id, "peak_tflops"))) {
+        if ((rc = tps_ydoc_positive(d, v, "device.peak_tflops", &x, err))) return rc;
+        dev->peak_flops[s->model.dtype] = x * 1e12;
+    }
+    if ((v = tps_ydoc_get(d, id, "hbm_bandwidth")) &&
+        (rc = tps_ydoc_rate(d, v, "device.hbm_bandwidth", &dev->hbm_Bps, err)))
+        return rc;
+    static const char *const fracs[] = {"gemm_efficiency", "mem_efficiency"};
+    double *fdst[] = {&dev->gemm_eff_max, &dev->mem_eff};
+    for (int i = 0; i < 2; i++) {
+        char f[64];
+        snprintf(f, sizeof f, "device.%s", fracs[i]);
+        if (!(v = tps_ydoc_get(d, id, fracs[i]))) continue;
+        if ((rc = tps_ydoc_positive(d, v, f, &x, err))) return rc;
+        if (x > 1) return tps_ydoc_fail(d, v, f, err, "must be in (0, 1], got %g", x);
+        *fdst[i] = x;
+    }
+    if ((v = tps_ydoc_get(d, id, "gemm_overhead")) &&
+        (rc = tps_ydoc_time(d, v, "device.gemm_overhead", &dev->gemm_overhead_s, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "kernel_overhead")) &&
+        (rc = tps_ydoc_time(d, v, "device.kernel_overhead", &dev->kernel_overhead_s, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "gemm_table"))) {
+        const char *t;
+        if ((rc = tps_ydoc_str(d, v, "device.gemm_table", &t, err))) return rc;
+        plat_path_resolve(base, t, s->gemm_table, sizeof s->gemm_table);
+        struct tps_error e2 = {0};
+        if (mdl_compute_calibrate(dev, s->model.dtype, s->gemm_table, NULL, &e2) != 0) {
+            /* the table's own position is the better one when it has one */
+            if (e2.path[0] && e2.line > 0) {
+                if (!err->code) *err = e2;
+                return e2.code;
+            }
+            return tps_ydoc_fail(d, v, "device.gemm_table", err, "%s", e2.msg);
+        }
+    }
+    return TPS_OK;
+}
+
+/* Records the platform section as a command-line spec for trace metadata. */
+static void spec_string(const struct tps_ydoc *d, int id, const char *base, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (tps_ydoc_is_scalar(d, id)) {
+        const char *t = tps_ydoc_text(d, id);
+        if (strchr(t, '.') || strchr(t, '/'))
+            plat_path_resolve(base, t, out, len);
+        else
+            snprintf(out, len, "%s", t);
+        return;
+    }
+    int f = tps_ydoc_get(d, id, "file") ? tps_ydoc_get(d, id, "file") : tps_ydoc_get(d, id, "simgrid_xml");
+    if (f && tps_ydoc_text(d, f)) {
+        plat_path_resolve(base, tps_ydoc_text(d, f), out, len);
+        return;
+    }
+    int p = tps_ydoc_get(d, id, "preset");
+    size_t n = (size_t)snprintf(out, len, "%s", p && tps_ydoc_text(d, p) ? tps_ydoc_text(d, p) : "");
+    for (int i = 0; i < tps_ydoc_len(d, id) && n < len; i++) {
+        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
+        const char *v = tps_ydoc_text(d, tps_ydoc_map_val(d, id, i));
+        if (k && v && strcmp(k, "preset"))
+            n += (size_t)snprintf(out + n, len - n, " %s=%s", k, v);
+    }
+}
+
+static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+                         struct tps_error *err)
+{
+    struct mdl_strategy *st = &s->strategy;
+    int rc;
+    st->kind = MDL_STRAT_1D;
+    st->tp = 1;
+    st->sequence_parallel = false;
+    st->async_grad_allreduce = true;
+    if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "strategy", err, "missing section");
+    if ((rc = tps_ydoc_check_map(d, id, "strategy", strategy_keys, err))) return rc;
+    int v;
+    if ((v = tps_ydoc_get(d, id, "kind"))) {
+        const char *k;
+        if ((rc = tps_ydoc_str(d, v, "strategy.kind", &k, err))) return rc;
+        if (strcmp(k, "1d"))
+            return tps_ydoc_fail(d, v, "strategy.kind", err,
+                                 "unknown strategy '%s' (this version knows: 1d)", k);
+    }
+    int tpid = tps_ydoc_get(d, id, "tp");
+    if (!tpid) return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
+    long tp;
+    if ((rc = tps_ydoc_count(d, tpid, "strategy.tp", &tp, err))) return rc;
+    if (tp > s->topo.ngpus)
+        return tps_ydoc_fail(d, tpid, "strategy.tp", err,
+                             "TP degree %ld is larger than the platform's %d GPUs", tp,
+                             s->topo.ngpus);
+    st->tp = (int)tp;
+    if ((v = tps_ydoc_get(d, id, "sequence_parallel")) &&
+        (rc = tps_ydoc_bool(d, v, "strategy.sequence_parallel", &st->sequence_parallel, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "async_grad_allreduce")) &&
+        (rc = tps_ydoc_bool(d, v, "strategy.async_grad_allreduce", &st->async_grad_allreduce, err)))
+        return rc;
+    struct tps_error e2 = {0};
+    if (mdl_strategy_check(st, &s->model, &e2) != 0)
+        return tps_ydoc_fail(d, tpid, "strategy.tp", err, "%s", e2.msg);
+    return TPS_OK;
+}
+
+static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+                    struct tps_error *err)
+{
+    long layers = s->model.layers, mbs = 1;
+    int rc;
+    if (id) {
+        if ((rc = tps_ydoc_check_map(d, id, "run", run_keys, err))) return rc;
+        if ((rc = opt_count(d, id, "run", "layers", &layers, err))) return rc;
+        if ((rc = opt_count(d, id, "run", "micro_batches", &mbs, err))) return rc;
+        if (layers > s->model.layers)
+            return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,
+                                 "the model has only %ld layers, got %ld", s->model.layers, layers);
+        if (mbs > 100000)
+            return tps_ydoc_fail(d, tps_ydoc_get(d, id, "micro_batches"), "run.micro_batches", err,
+                                 "at most 100000, got %ld", mbs);
+    }
+    s->layers = (int)layers;
+    s->micro_batches = (int)mbs;
+    return TPS_OK;
+}
+
+int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    const char *slash = strrchr(path, '/');
+    snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
+    char base[512];
+    dir_of(path, base, sizeof base);
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_file(&d, path, err);
+    int root = rc ? 0 : tps_ydoc_root(&d);
+    if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, root, "", top_keys, err);
+    if (rc == TPS_OK) {
+        int n = tps_ydoc_get(&d, root, "name");
+        if (n && tps_ydoc_text(&d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
+        rc = load_model(&d, tps_ydoc_get(&d, root, "model"), s, err);
+    }
+    if (rc == TPS_OK) rc = load_device(&d, tps_ydoc_get(&d, root, "device"), base, s, err);
+    if (rc == TPS_OK) {
+        int pid = tps_ydoc_get(&d, root, "platform");
+        if (!pid)
+            rc = tps_ydoc_fail(&d, root, "platform", err, "missing section");
+        else
+            rc = plat_spec_parse(&d, pid, "platform", base, &s->topo, err);
+        if (rc == TPS_OK) spec_string(&d, pid, base, s->platform_spec, sizeof s->platform_spec);
+    }
+    if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
+    if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
+    tps_ydoc_release(&d);
+    return rc;
+}
+
+void scn_release(struct scn_scenario *s)
+{
+    plat_topo_release(&s->topo);
+}
+
+void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
+{
+    const struct mdl_model *m = &s->model;
+    snprintf(buf, len, "%s (layers %ld, hidden %ld, heads %ld, ffn %ld, seq %ld, micro-batch %ld, %s)",
+             m->name, m->layers, m->hidden, m->heads, m->ffn, m->seq, m->micro_batch,
+             mdl_dtype_name(m->dtype));
+}
+
+void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "1d tp=%d%s%s", s->strategy.tp,
+             s->strategy.sequence_parallel ? " +sequence-parallel" : "",
+             s->strategy.async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
+}

@@ -1,0 +1,36 @@
+/* scenario.h - loading a YAML scenario (docs/scenarios.md) into validated plain data.
+ *
+ * A scenario names a model, a device, a platform, a strategy and how much to simulate. Every
+ * check that SimGrid or the models would otherwise trip on is made here, and each failure names
+ * file, line, column and field. The scenario owns its topology; scn_release() frees it.
+ */
+#ifndef SCN_SCENARIO_H
+#define SCN_SCENARIO_H
+
+#include "common/error.h"
+#include "models/device.h"
+#include "models/strategy.h"
+#include "models/transformer.h"
+#include "platforms/topo.h"
+
+struct scn_scenario {
+    char path[512];           /* scenario file */
+    char name[64];            /* scenario name (default: file name) */
+    struct mdl_model model;
+    struct mdl_device device;
+    struct mdl_strategy strategy;
+    struct plat_topo topo;    /* owned */
+    char platform_spec[512];  /* platform as a command-line spec, recorded in traces */
+    char gemm_table[512];     /* GEMM table the device was calibrated with, "" if none */
+    int layers;               /* layers to simulate */
+    int micro_batches;        /* micro-batches to simulate */
+};
+
+int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
+void scn_release(struct scn_scenario *s);
+
+/* One-line descriptions for reports. */
+void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len);
+void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,337 @@
+/* trace.c - reading and writing the text trace format (see trace.h, docs/trace-format.md).
+ * Lines are whitespace-separated tokens; errors name file, line, column and field.
+ * Units: seconds, FLOP, bytes. */
+#include "trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LINE_MAX_LEN 8192
+#define MAX_TOK 4200
+
+static int write_rank(const struct mdl_program *p, int r, const char *dir, struct tps_error *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
+    FILE *f = fopen(path, "w");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(f, "tpsim-trace %d rank %d\n", SIM_TRACE_VERSION, r);
+    fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps\n");
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *op = &p->ranks[r].ops[i];
+        fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d ", i, op->stream,
+                mdl_op_kind_name((enum mdl_op_kind)op->kind),
+                mdl_phase_name((enum mdl_phase)op->phase), op->layer, op->mb, p->names[op->name],
+                op->dur_s, op->flop, op->bytes, op->group);
+        if (!op->ndeps) fputc('-', f);
+        for (int d = 0; d < op->ndeps; d++)
+            fprintf(f, "%s%d", d ? "," : "", op->deps[d]);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    return TPS_OK;
+}
+
+int sim_trace_write(const struct mdl_program *p, const char *platform, const char *dir,
+                    struct tps_error *err)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create directory: %s",
+                             strerror(errno));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/meta.tps", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", SIM_TRACE_VERSION,
+            p->nranks, p->layers, p->micro_batches);
+    if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
+    for (int g = 0; g < p->ngroups; g++) {
+        fprintf(f, "group %d", g);
+        for (int m = 0; m < p->groups[g].n; m++)
+            fprintf(f, " %d", p->groups[g].ranks[m]);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    for (int r = 0; r < p->nranks; r++) {
+        int rc = write_rank(p, r, dir, err);
+        if (rc) return rc;
+    }
+    return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+struct lexer {
+    const char *path;
+    int line;
+    char buf[LINE_MAX_LEN];
+    int ntok;
+    char *tok[MAX_TOK];
+    int col[MAX_TOK];
+};
+
+/* Reads the next non-empty, non-comment line and splits it. Returns 0, 1 at EOF, <0 on error. */
+static int next_line(struct lexer *L, FILE *f, struct tps_error *err)
+{
+    while (fgets(L->buf, sizeof L->buf, f)) {
+        L->line++;
+        size_t n = strlen(L->buf);
+        if (n == sizeof L->buf - 1 && L->buf[n - 1] != '\n')
+            return tps_error_set(err, TPS_ESYNTAX, L->path, L->line, 1, NULL, "line too long");
+        L->ntok = 0;
+        char *p = L->buf;
+        while (*p) {
+            while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+                *p++ = '\0';
+            if (!*p || *p == '#') break;
+            if (L->ntok == MAX_TOK)
+                return tps_error_set(err, TPS_ESYNTAX, L->path, L->line, (int)(p - L->buf) + 1,
+                                     NULL, "too many fields");
+            L->col[L->ntok] = (int)(p - L->buf) + 1;
+            L->tok[L->ntok++] = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                p++;
+        }
+        if (*p == '#') *p = '\0';
+        if (L->ntok) return 0;
+    }
+    return 1;
+}
+
+static int fail(struct lexer *L, int t, const char *field, struct tps_error *err, const char *msg,
+                const char *got)
+{
+    return tps_error_set(err, TPS_ESYNTAX, L->path, L->line, t < L->ntok ? L->col[t] : 1, field,
+                         "%s%s%s%s", msg, got ? ", got '" : "", got ? got : "", got ? "'" : "");
+}
+
+static int tok_long(struct lexer *L, int t, const char *field, long lo, long hi, long *out,
+                    struct tps_error *err)
+{
+    if (t >= L->ntok) return fail(L, t, field, err, "missing field", NULL);
+    char *end;
+    errno = 0;
+    long v = strtol(L->tok[t], &end, 10);
+    if (errno || *end || v < lo || v > hi) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "expected an integer in %ld..%ld", lo, hi);
+        return fail(L, t, field, err, msg, L->tok[t]);
+    }
+    *out = v;
+    return TPS_OK;
+}
+
+static int tok_double(struct lexer *L, int t, const char *field, double *out, struct tps_error *err)
+{
+    if (t >= L->ntok) return fail(L, t, field, err, "missing field", NULL);
+    char *end;
+    double v = strtod(L->tok[t], &end);
+    if (*end || !isfinite(v) || v < 0)
+        return fail(L, t, field, err, "expected a non-negative number", L->tok[t]);
+    *out = v;
+    return TPS_OK;
+}
+
+static int header(struct lexer *L, FILE *f, struct tps_error *err)
+{
+    int rc = next_line(L, f, err);
+    if (rc < 0) return rc;
+    if (rc > 0 || strcmp(L->tok[0], "tpsim-trace") != 0)
+        return fail(L, 0, "header", err, "not a tpsim trace: first line must be 'tpsim-trace 1'",
+                    rc ? NULL : L->tok[0]);
+    long v;
+    if ((rc = tok_long(L, 1, "version", 1, 1000, &v, err))) return rc;
+    if (v != SIM_TRACE_VERSION) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "unsupported trace version (this tpsim reads version %d)",
+                 SIM_TRACE_VERSION);
+        return fail(L, 1, "version", err, msg, L->tok[1]);
+    }
+    return TPS_OK;
+}
+
+static int read_meta(const char *dir, struct mdl_program *p, char *platform, size_t plen,
+                     struct tps_error *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/meta.tps", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct lexer *L = calloc(1, sizeof *L);
+    int *members = malloc(MAX_TOK * sizeof *members);
+    int rc = L && members ? TPS_OK : TPS_ENOMEM;
+    if (rc) goto done;
+    L->path = path;
+    if ((rc = header(L, f, err))) goto done;
+    long ranks = 0, layers = 0, mbs = 1;
+    while ((rc = next_line(L, f, err)) == 0) {
+        const char *k = L->tok[0];
+        long v;
+        if (!strcmp(k, "ranks")) {
+            if (ranks) {
+                rc = fail(L, 0, "ranks", err, "'ranks' given twice", NULL);
+                goto done;
+            }
+            if ((rc = tok_long(L, 1, "ranks", 1, 1 << 20, &ranks, err))) goto done;
+            if (mdl_program_init(p, (int)ranks) != 0) {
+                rc = TPS_ENOMEM;
+                goto done;
+            }
+        } else if (!strcmp(k, "layers")) {
+            if ((rc = tok_long(L, 1, "layers", 0, 1 << 20, &layers, err))) goto done;
+        } else if (!strcmp(k, "micro_batches")) {
+            if ((rc = tok_long(L, 1, "micro_batches", 1, 1 << 20, &mbs, err))) goto done;
+        } else if (!strcmp(k, "platform")) {
+            if (platform) {
+                size_t n = 0;
+                platform[0] = '\0';
+                for (int t = 1; t < L->ntok && n < plen; t++)
+                    n += (size_t)snprintf(platform + n, plen - n, "%s%s", t > 1 ? " " : "", L->tok[t]);
+            }
+        } else if (!strcmp(k, "group")) {
+            if (!ranks) {
+                rc = fail(L, 0, "group", err, "'ranks' must come before the groups", NULL);
+                goto done;
+            }
+            if ((rc = tok_long(L, 1, "group", p->ngroups, p->ngroups, &v, err))) goto done;
+            if (L->ntok < 3) {
+                rc = fail(L, 2, "group", err, "a group needs at least one rank", NULL);
+                goto done;
+            }
+            for (int t = 2; t < L->ntok; t++) {
+                long m;
+                if ((rc = tok_long(L, t, "group", 0, ranks - 1, &m, err))) goto done;
+                for (int u = 2; u < t; u++) {
+                    if (members[u - 2] == m) {
+                        rc = fail(L, t, "group", err, "rank listed twice in a group", L->tok[t]);
+                        goto done;
+                    }
+                }
+                members[t - 2] = (int)m;
+            }
+            if (p->ngroups != mdl_program_group(p, L->ntok - 2, members)) {
+                rc = fail(L, 1, "group", err, "duplicate group", L->tok[1]);
+                goto done;
+            }
+        } else {
+            rc = fail(L, 0, "key", err, "unknown key (expected ranks, layers, micro_batches, "
+                      "platform or group)", k);
+            goto done;
+        }
+    }
+    if (rc > 0) rc = TPS_OK;
+    if (rc == TPS_OK && !ranks)
+        rc = tps_error_set(err, TPS_ESYNTAX, path, L->line, 1, "ranks", "missing 'ranks' line");
+    p->layers = (int)layers;
+    p->micro_batches = (int)mbs;
+done:
+    if (rc == TPS_ENOMEM) tps_error_set(err, rc, path, 0, 0, NULL, "out of memory");
+    free(L);
+    free(members);
+    fclose(f);
+    return rc;
+}
+
+static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_error *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
+    FILE *f = fopen(path, "r");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct lexer *L = calloc(1, sizeof *L);
+    int rc = L ? TPS_OK : tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (rc) goto done;
+    L->path = path;
+    if ((rc = header(L, f, err))) goto done;
+    long v;
+    if (L->ntok != 4 || strcmp(L->tok[2], "rank") != 0) {
+        rc = fail(L, 2, "header", err, "expected 'tpsim-trace 1 rank N'", NULL);
+        goto done;
+    }
+    if ((rc = tok_long(L, 3, "rank", r, r, &v, err))) goto done;
+    while ((rc = next_line(L, f, err)) == 0) {
+        struct mdl_op op = {0};
+        long id, stream, layer, mb, group;
+        enum mdl_op_kind kind;
+        if (L->ntok != 12) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "expected 12 fields, found %d", L->ntok);
+            rc = fail(L, L->ntok < 12 ? L->ntok - 1 : 12, "op", err, msg, NULL);
+            goto done;
+        }
+        if ((rc = tok_long(L, 0, "id", p->ranks[r].nops, p->ranks[r].nops, &id, err))) goto done;
+        if ((rc = tok_long(L, 1, "stream", 0, MDL_MAX_STREAMS - 1, &stream, err))) goto done;
+        if (mdl_op_kind_parse(L->tok[2], &kind) != 0) {
+            rc = fail(L, 2, "kind", err, "unknown op kind", L->tok[2]);
+            goto done;
+        }
+        const char *ph = L->tok[3];
+        op.phase = !strcmp(ph, "fwd") ? MDL_PHASE_FWD : !strcmp(ph, "bwd") ? MDL_PHASE_BWD : MDL_PHASE_OTHER;
+        if (op.phase == MDL_PHASE_OTHER && strcmp(ph, "other")) {
+            rc = fail(L, 3, "phase", err, "expected fwd, bwd or other", ph);
+            goto done;
+        }
+        if ((rc = tok_long(L, 4, "layer", -1, p->layers - 1, &layer, err))) goto done;
+        if ((rc = tok_long(L, 5, "mb", -1, p->micro_batches - 1, &mb, err))) goto done;
+        op.kind = (uint8_t)kind;
+        op.stream = (uint8_t)stream;
+        op.layer = (int32_t)layer;
+        op.mb = (int32_t)mb;
+        op.name = mdl_program_name(p, L->tok[6]);
+        if ((rc = tok_double(L, 7, "dur_s", &op.dur_s, err))) goto done;
+        if ((rc = tok_double(L, 8, "flop", &op.flop, err))) goto done;
+        if ((rc = tok_double(L, 9, "bytes", &op.bytes, err))) goto done;
+        bool coll = mdl_op_is_coll(kind);
+        if ((rc = tok_long(L, 10, "group", coll ? 0 : -1, coll ? p->ngroups - 1 : -1, &group, err)))
+            goto done;
+        op.group = (int32_t)group;
+        if ((stream == MDL_STREAM_COMPUTE) == coll) {
+            rc = fail(L, 1, "stream", err,
+                      coll ? "collectives run on a communication stream (1..3)"
+                           : "compute ops run on stream 0",
+                      L->tok[1]);
+            goto done;
+        }
+        if (strcmp(L->tok[11], "-") != 0) {
+            char *s = L->tok[11];
+            while (*s) {
+                char *end;
+                errno = 0;
+                long dep = strtol(s, &end, 10);
+                if (end == s || errno || dep < 0 || dep >= id || (*end && *end != ',') ||
+                    op.ndeps == MDL_MAX_DEPS) {
+                    rc = fail(L, 11, "deps", err,
+                              "expected '-' or up to 8 comma-separated ids of earlier ops",
+                              L->tok[11]);
+                    goto done;
+                }
+                op.deps[op.ndeps++] = (int32_t)dep;
+                s = *end ? end + 1 : end;
+            }
+        }
+        if (op.name < 0 || mdl_program_add(p, r, &op) < 0) {
+            rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto done;
+        }
+    }
+    if (rc > 0) rc = TPS_OK;
+done:
+    free(L);
+    fclose(f);
+    return rc;
+}
+
+int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
+                   struct tps_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (platform && platform_len) platform[0] = '\0';
+    int rc = read_meta(dir, p, platform, platform_len, err);
+    for (int r = 0; rc == TPS_OK && r < p->nranks; r++)
+        rc = read_rank(dir, p, r, err);
+    return rc;
+}

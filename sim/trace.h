@@ -1,0 +1,24 @@
+/* trace.h - tpsim's versioned text trace format: a directory with meta.tps and one
+ * rank-NNNNN.tps file per rank (docs/trace-format.md). The model writes it, the tracer of
+ * validate/ will write it, and `tpsim run` replays either alike. Doubles are written with 17
+ * significant digits so a written-then-read program is bit-identical.
+ */
+#ifndef SIM_TRACE_H
+#define SIM_TRACE_H
+
+#include "common/error.h"
+#include "models/program.h"
+
+#define SIM_TRACE_VERSION 1
+
+/* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
+ * record ("dgx-a100 nodes=2", or a file path), or NULL. */
+int sim_trace_write(const struct mdl_program *p, const char *platform, const char *dir,
+                    struct tps_error *err);
+
+/* Reads a trace directory into *p (initialised here; release it even on failure). If
+ * platform is not NULL it receives the recorded platform spec ("" if none). */
+int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
+                   struct tps_error *err);
+
+#endif
