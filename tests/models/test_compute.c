@@ -1,0 +1,105 @@
+/* test_compute.c - GEMM cost curve, memory-bound cost and GEMM-table calibration. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "models/compute.h"
+
+static void setup(void)
+{
+    gsl_set_error_handler_off();
+}
+
+TestSuite(compute, .init = setup);
+
+Test(compute, gemm_time_is_overhead_plus_work_over_rate)
+{
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
+    double t = mdl_gemm_time(&d, MDL_BF16, 1, 8192, 8192, 8192);
+    double expect = d.gemm_overhead_s + 2.0 * 8192 * 8192 * 8192 / (d.gemm_eff_max * 312e12);
+    cr_assert(ieee_ulp_eq(dbl, t, expect, 4));
+    /* efficiency rises with size */
+    double e_small = mdl_gemm_flop(1, 512, 512, 512) / mdl_gemm_time(&d, MDL_BF16, 1, 512, 512, 512);
+    double e_big = mdl_gemm_flop(1, 8192, 8192, 8192) / t;
+    cr_assert(lt(dbl, e_small, e_big));
+}
+
+Test(compute, skinny_gemm_is_memory_bound)
+{
+    struct mdl_device d;
+    mdl_device_preset("A100-80GB", &d);
+    /* (1 x 16384)(16384 x 16384): bytes dominate */
+    double t = mdl_gemm_time(&d, MDL_BF16, 1, 1, 16384, 16384);
+    double bytes = (16384.0 + 16384.0 * 16384 + 16384.0) * 2;
+    cr_assert(ieee_ulp_eq(dbl, t, bytes / d.hbm_Bps, 4));
+}
+
+Test(compute, mem_time_is_overhead_plus_bytes_over_bandwidth)
+{
+    struct mdl_device d;
+    mdl_device_preset("H100-SXM", &d);
+    cr_assert(ieee_ulp_eq(dbl, mdl_mem_time(&d, 1e9), d.kernel_overhead_s + 1e9 / (d.mem_eff * 3350e9), 4));
+}
+
+Test(compute, calibration_recovers_known_parameters)
+{
+    char path[] = "/tmp/tpsim-gemm-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "m,n,k,dtype,tflops\n");
+    double t0 = 7e-6, eff = 0.83, peak = 312e12;
+    for (int s = 512; s <= 16384; s *= 2) {
+        double w = 2.0 * s * s * s;
+        double t = t0 + w / (eff * peak);
+        fprintf(f, "%d,%d,%d,BF16,%.12g\n", s, s, s, w / t / 1e12);
+    }
+    fprintf(f, "1024,1024,1024,FP8,999\n"); /* other dtype: skipped */
+    fclose(f);
+    struct mdl_device d;
+    mdl_device_preset("A100-80GB", &d);
+    struct mdl_calib c;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_compute_calibrate(&d, MDL_BF16, path, &c, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, c.rows, 6));
+    cr_assert(ieee_ulp_eq(dbl, d.gemm_eff_max, eff, 1 << 20), "eff %g", d.gemm_eff_max);
+    cr_assert(lt(dbl, fabs(d.gemm_overhead_s - t0), 1e-12), "t0 %g", d.gemm_overhead_s);
+    cr_assert(lt(dbl, c.max_err, 1e-9));
+    remove(path);
+}
+
+Test(compute, calibrates_on_published_a100_table)
+{
+    struct mdl_device d;
+    mdl_device_preset("A100-80GB", &d);
+    struct mdl_calib c;
+    struct tps_error err = {0};
+    const char *path = TPSIM_REFDATA "/gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16.csv";
+    cr_assert(eq(int, mdl_compute_calibrate(&d, MDL_FP16, path, &c, &err), 0), "%s", err.msg);
+    cr_assert(ge(int, c.rows, 8));
+    cr_assert(gt(dbl, d.gemm_eff_max, 0.6));
+    cr_assert(le(dbl, d.gemm_eff_max, 1.0));
+    cr_assert(lt(dbl, d.gemm_overhead_s, 50e-6));
+    cr_log_info("A100 fp16 fit: eff_max %.3f, overhead %.2f us, median err %.1f%%, max %.1f%%",
+                d.gemm_eff_max, d.gemm_overhead_s * 1e6, c.median_err * 100, c.max_err * 100);
+}
+
+Test(compute, rejects_garbled_table_naming_line_and_column)
+{
+    char path[] = "/tmp/tpsim-gemm-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "m,n,k,dtype,tflops\n1024,1024,1024,BF16,100\n2048,abc,2048,BF16,200\n");
+    fclose(f);
+    struct mdl_device d;
+    mdl_device_preset("A100-80GB", &d);
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_compute_calibrate(&d, MDL_BF16, path, NULL, &err), TPS_EINVAL));
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(int, err.col, 6));
+    cr_assert(eq(str, err.field, "n"));
+    remove(path);
+}

@@ -1,0 +1,149 @@
+/* test_topo.c - preset fabrics, routes, bandwidth matrix entries and topology files. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "platforms/preset.h"
+#include "platforms/spec.h"
+
+TestSuite(topo);
+
+static void build(const char *spec, int nkv, char **kv, struct plat_topo *t)
+{
+    struct tps_error err = {0};
+    int rc = plat_spec_from_args(spec, nkv, kv, t, &err);
+    cr_assert(eq(int, rc, 0), "%s: %s", spec, err.msg);
+}
+
+Test(topo, dgx_a100_is_a_uniform_crossbar)
+{
+    struct plat_topo t;
+    build("dgx-a100", 0, NULL, &t);
+    cr_assert(eq(int, t.ngpus, 8));
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            if (i == j) continue;
+            struct plat_route r;
+            cr_assert(eq(int, plat_topo_route(&t, i, j, &r), 0));
+            cr_assert(eq(dbl, r.bw_Bps, 300e9));
+            cr_assert(eq(int, r.nhops, 2));
+        }
+    plat_topo_release(&t);
+}
+
+Test(topo, pcie_cross_switch_traffic_crosses_the_root_complex)
+{
+    struct plat_topo t;
+    build("pcie-8gpu", 0, NULL, &t);
+    struct plat_route in, cross;
+    plat_topo_route(&t, 0, 1, &in);
+    plat_topo_route(&t, 3, 4, &cross);
+    cr_assert(eq(int, in.nhops, 2));
+    cr_assert(eq(int, cross.nhops, 5)); /* 4 links + root-complex forwarding */
+    int fwd = 0;
+    for (int h = 0; h < cross.nhops; h++)
+        fwd += cross.hops[h].link < 0;
+    cr_assert(eq(int, fwd, 1));
+    plat_topo_release(&t);
+}
+
+Test(topo, two_socket_pcie_crosses_the_cpu_interconnect)
+{
+    struct plat_topo t;
+    char *kv[] = {"sockets=2", "pcie_gen=5"};
+    build("pcie-8gpu", 2, kv, &t);
+    struct plat_route r;
+    plat_topo_route(&t, 1, 6, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 20e9));
+    plat_topo_route(&t, 1, 2, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 63e9));
+    plat_topo_release(&t);
+}
+
+Test(topo, rtx3090_bridges_join_pairs)
+{
+    struct plat_topo t;
+    char *kv[] = {"nvlink_bridges=true"};
+    build("rtx3090-4gpu", 1, kv, &t);
+    struct plat_route r;
+    plat_topo_route(&t, 0, 1, &r);
+    cr_assert(eq(int, r.nhops, 1));
+    cr_assert(eq(dbl, r.bw_Bps, 56.25e9));
+    plat_topo_route(&t, 1, 2, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 31e9));
+    plat_topo_release(&t);
+}
+
+Test(topo, multi_node_routes_cross_the_nics)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=4", "ib=HDR"};
+    build("dgx-a100", 2, kv, &t);
+    cr_assert(eq(int, t.ngpus, 32));
+    struct plat_route r;
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 25e9));
+    plat_topo_route(&t, 0, 7, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 300e9));
+    plat_topo_release(&t);
+}
+
+Test(topo, oversubscribed_leaf_uplink_is_sized_by_its_nics)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=8", "oversubscription=4", "leaf_ports=16"};
+    build("dgx-a100", 3, kv, &t);
+    int uplinks = 0;
+    for (int l = 0; l < t.nlinks; l++) {
+        if (strncmp(t.links[l].name, "leaf", 4)) continue;
+        if (strstr(t.links[l].name, "core")) {
+            uplinks++;
+            cr_assert(eq(dbl, t.links[l].bw_Bps, 16 * 25e9 / 4));
+        }
+    }
+    cr_assert(eq(int, uplinks, 4));
+    struct plat_route r;
+    plat_topo_route(&t, 0, 63, &r); /* leaf 0 to leaf 3 */
+    cr_assert(eq(dbl, r.bw_Bps, 25e9));
+    plat_topo_release(&t);
+}
+
+Test(topo, explicit_topology_file_loads)
+{
+    struct plat_topo t;
+    build(TPSIM_SOURCE_DIR "/platforms/dgx1-v100.yaml", 0, NULL, &t);
+    cr_assert(eq(int, t.ngpus, 8));
+    struct plat_route r;
+    cr_assert(eq(int, plat_topo_route(&t, 0, 1, &r), 0));
+    cr_assert(eq(int, r.nhops, 1));
+    plat_topo_release(&t);
+}
+
+Test(topo, bad_parameter_is_refused_with_its_name)
+{
+    struct plat_topo t;
+    struct tps_error err = {0};
+    char *kv[] = {"sockets=2"};
+    cr_assert(ne(int, plat_spec_from_args("dgx-a100", 1, kv, &t, &err), 0));
+    cr_assert(eq(str, err.field, "platform.sockets"));
+    plat_topo_release(&t);
+}
+
+Test(topo, explicit_topology_errors_name_the_position)
+{
+    char path[] = "/tmp/tpsim-topo-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "gpus: 2\nlinks:\n  - {between: [gpu0, gpu9], bandwidth: 10GBps}\n");
+    fclose(f);
+    struct plat_topo t;
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.path, path));
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(int, err.col, 22));
+    cr_assert(eq(str, err.field, "links[0].between"));
+    plat_topo_release(&t);
+    remove(path);
+}

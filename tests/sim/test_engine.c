@@ -1,0 +1,279 @@
+/* test_engine.c - SimGrid replay against closed forms: ring collectives uncontended and on a
+ * shared root complex, simulated bytes equal to the 1D volume formula, trace replay equal to the
+ * direct run, overlap from the schedule, and SimGrid failures turned into errors. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/strategy.h"
+#include "platforms/spec.h"
+#include "sim/engine.h"
+#include "sim/report.h"
+#include "sim/trace.h"
+
+static void setup(void)
+{
+    gsl_set_error_handler_off();
+}
+
+TestSuite(engine, .init = setup, .timeout = 300);
+
+static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
+{
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(name, nkv, kv, t, &err), 0), "%s", err.msg);
+}
+
+/* Simulated time of one collective over GPUs 0..n-1. */
+static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
+                             double *sent0)
+{
+    struct mdl_program p;
+    mdl_program_init(&p, n);
+    int ranks[64];
+    for (int r = 0; r < n; r++)
+        ranks[r] = r;
+    int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
+    for (int r = 0; r < n; r++) {
+        struct mdl_op op = {.kind = (uint8_t)k, .stream = 1, .name = nm, .layer = -1, .mb = -1,
+                            .group = g, .bytes = bytes};
+        mdl_program_add(&p, r, &op);
+    }
+    struct sim_stats st;
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_engine_run(&p, t, &st, &err), 0), "%s", err.msg);
+    double end = st.end_s;
+    if (sent0) *sent0 = st.bytes_sent[0];
+    sim_stats_release(&st);
+    mdl_program_release(&p);
+    return end;
+}
+
+static void assert_rel(double got, double expect, double tol, const char *what)
+{
+    cr_assert(le(dbl, fabs(got - expect) / expect, tol), "%s: simulated %.17g, formula %.17g", what,
+              got, expect);
+}
+
+Test(engine, ring_all_reduce_uncontended_matches_closed_form)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    const double B = 300e9, alpha = 2 * 1.5e-6; /* two NVSwitch links per route */
+    const double sizes[] = {1048576.0, 256.0 * 1048576, 1e9};
+    for (int n = 2; n <= 8; n *= 2) {
+        for (int i = 0; i < 3; i++) {
+            double S = sizes[i] * n; /* divisible by n: no rounding of chunks */
+            double expect = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * alpha;
+            assert_rel(one_collective(&t, MDL_OP_ALL_REDUCE, n, S, NULL), expect, 1e-9, "all_reduce");
+        }
+    }
+    plat_topo_release(&t);
+}
+
+Test(engine, ring_all_gather_and_reduce_scatter_match_closed_form)
+{
+    struct plat_topo t;
+    platform("dgx-h100", 0, NULL, &t);
+    const double B = 450e9, alpha = 3e-6, S = 8.0 * 64 * 1048576;
+    double expect = 7.0 / 8 * S / B + 7 * alpha;
+    assert_rel(one_collective(&t, MDL_OP_ALL_GATHER, 8, S, NULL), expect, 1e-9, "all_gather");
+    assert_rel(one_collective(&t, MDL_OP_REDUCE_SCATTER, 8, S, NULL), expect, 1e-9,
+               "reduce_scatter");
+    plat_topo_release(&t);
+}
+
+Test(engine, ring_sharing_the_root_complex_is_slower_by_the_shared_link_arithmetic)
+{
+    /* pcie-8gpu: GPUs 0-3 under switch 0, 4-7 under switch 1. The ring hops 3->4 and 7->0 both
+     * cross the root complex, which forwards at one x16 link's rate B: each gets B/2, and every
+     * step waits for them. Their routes have 4 links of latency, the others 2. */
+    struct plat_topo t;
+    platform("pcie-8gpu", 0, NULL, &t);
+    const int n = 8;
+    const double B = 31e9, lat = 1.5e-6, S = n * 32.0 * 1048576;
+    double contended = 2.0 * (n - 1) * (4 * lat + (S / n) / (B / 2));
+    double uncontended = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * 2 * lat;
+    double sim = one_collective(&t, MDL_OP_ALL_REDUCE, n, S, NULL);
+    assert_rel(sim, contended, 1e-9, "contended ring");
+    cr_assert(gt(dbl, sim, 1.9 * uncontended));
+    /* four GPUs under one switch never touch the root complex: uncontended formula */
+    double four = 2.0 * 3 / 4 * S / B + 2.0 * 3 * 2 * lat;
+    assert_rel(one_collective(&t, MDL_OP_ALL_REDUCE, 4, S, NULL), four, 1e-9, "one switch");
+    plat_topo_release(&t);
+}
+
+static void lower(int d, bool sp, bool async, int layers, int mbs, struct mdl_program *p)
+{
+    struct mdl_model m;
+    struct mdl_device dev;
+    mdl_model_preset("gpt3-6.7b", &m);
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {MDL_STRAT_1D, d, sp, async};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, mbs, p, &err), 0), "%s", err.msg);
+}
+
+Test(engine, simulated_bytes_equal_the_1d_volume_formula)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    for (int sp = 0; sp <= 1; sp++) {
+        struct mdl_program p;
+        lower(8, sp, true, 2, 1, &p);
+        struct sim_stats st;
+        struct tps_error err = {0};
+        cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), 0), "%s", err.msg);
+        double b = 1, s = 2048, h = 4096, d = 8;
+        double expect = 2 * 8 * b * s * h * (d - 1) / d * 2; /* 2 layers, 2-byte bf16 */
+        for (int r = 0; r < 8; r++)
+            cr_assert(eq(dbl, st.bytes_sent[r], expect), "sp=%d rank %d: %.0f", sp, r,
+                      st.bytes_sent[r]);
+        sim_stats_release(&st);
+        mdl_program_release(&p);
+    }
+    plat_topo_release(&t);
+}
+
+static double run_program(struct mdl_program *p, const struct plat_topo *t)
+{
+    struct sim_stats st;
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_engine_run(p, t, &st, &err), 0), "%s", err.msg);
+    double end = st.end_s;
+    sim_stats_release(&st);
+    return end;
+}
+
+Test(engine, trace_written_then_replayed_equals_the_direct_run)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program a, b;
+    lower(8, true, true, 3, 2, &a);
+    char dir[] = "/tmp/tpsim-replay-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_trace_write(&a, "dgx-a100", dir, &err), 0));
+    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    double ta = run_program(&a, &t), tb = run_program(&b, &t);
+    cr_assert(eq(dbl, ta, tb));
+    for (int r = 0; r < a.nranks; r++)
+        for (int i = 0; i < a.ranks[r].nops; i++) {
+            cr_assert(eq(dbl, a.ranks[r].ops[i].t_start, b.ranks[r].ops[i].t_start));
+            cr_assert(eq(dbl, a.ranks[r].ops[i].t_end, b.ranks[r].ops[i].t_end));
+        }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert(eq(int, system(cmd), 0));
+    mdl_program_release(&a);
+    mdl_program_release(&b);
+    plat_topo_release(&t);
+}
+
+Test(engine, without_communication_time_is_the_sum_of_compute)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    lower(1, false, true, 2, 1, &p);
+    double sum = 0;
+    for (int i = 0; i < p.ranks[0].nops; i++)
+        sum += p.ranks[0].ops[i].dur_s;
+    assert_rel(run_program(&p, &t), sum, 1e-12, "tp=1");
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+}
+
+Test(engine, overlap_comes_from_the_schedule)
+{
+    struct plat_topo t;
+    char *kv[] = {"pcie_gen=3"};
+    platform("pcie-8gpu", 1, kv, &t);
+    struct mdl_program sync, async;
+    lower(8, false, false, 2, 1, &sync);
+    lower(8, false, true, 2, 1, &async);
+    double ts = run_program(&sync, &t), ta = run_program(&async, &t);
+    struct sim_stats st = {.end_s = ta};
+    st.bytes_sent = calloc(8, sizeof(double));
+    struct sim_report r;
+    sim_report_build(&async, &st, &r);
+    /* the overlapped schedule is faster, but no faster than its compute or its communication */
+    cr_assert(lt(dbl, ta, ts));
+    cr_assert(ge(dbl, ta, r.compute_s));
+    cr_assert(ge(dbl, ta, r.comm_s));
+    cr_assert(le(dbl, ta, r.compute_s + r.comm_s + 1e-12));
+    cr_assert(lt(dbl, r.exposed_comm_s, r.comm_s));
+    sim_report_release(&r);
+    free(st.bytes_sent);
+    mdl_program_release(&sync);
+    mdl_program_release(&async);
+    plat_topo_release(&t);
+}
+
+Test(engine, mismatched_collective_order_is_reported_as_deadlock)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    mdl_program_init(&p, 4);
+    int g01[] = {0, 1}, g012[] = {0, 1, 2};
+    int ga = mdl_program_group(&p, 2, g01), gb = mdl_program_group(&p, 3, g012);
+    int nm = mdl_program_name(&p, "c");
+    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE, .stream = 1, .name = nm, .layer = -1, .mb = -1,
+                       .group = ga, .bytes = 1e6};
+    struct mdl_op b = a;
+    b.group = gb;
+    mdl_program_add(&p, 0, &a);
+    mdl_program_add(&p, 0, &b);
+    mdl_program_add(&p, 1, &b); /* rank 1 issues them in the other order */
+    mdl_program_add(&p, 1, &a);
+    mdl_program_add(&p, 2, &b);
+    struct sim_stats st;
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_ESIM));
+    cr_assert(strstr(err.msg, "deadlock") != NULL, "%s", err.msg);
+    sim_stats_release(&st);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+}
+
+Test(engine, simgrid_abort_becomes_an_error)
+{
+    char path[] = "/tmp/tpsim-bad-XXXXXX.xml";
+    int fd = mkstemps(path, 4);
+    FILE *f = fdopen(fd, "w");
+    /* a platform SimGrid refuses: the route names a link that does not exist */
+    fputs("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+          "<host id=\"a\" speed=\"1f\"/><host id=\"b\" speed=\"1f\"/>\n"
+          "<route src=\"a\" dst=\"b\"><link_ctn id=\"nope\"/></route>\n"
+          "</zone></platform>\n",
+          f);
+    fclose(f);
+    struct plat_topo t;
+    platform(path, 0, NULL, &t);
+    cr_assert(eq(int, t.ngpus, 2));
+    struct mdl_program p;
+    mdl_program_init(&p, 2);
+    int ranks[] = {0, 1};
+    int g = mdl_program_group(&p, 2, ranks), nm = mdl_program_name(&p, "c");
+    for (int r = 0; r < 2; r++) {
+        struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE, .stream = 1, .name = nm, .layer = -1,
+                            .mb = -1, .group = g, .bytes = 1e6};
+        mdl_program_add(&p, r, &op);
+    }
+    struct sim_stats st;
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_ESIM));
+    cr_assert(strstr(err.msg, "SimGrid") != NULL, "%s", err.msg);
+    sim_stats_release(&st);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+    remove(path);
+}

@@ -1,0 +1,48 @@
+/* test_report.c - interval arithmetic behind compute and exposed-communication time. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "sim/report.h"
+
+TestSuite(report);
+
+Test(report, union_merges_overlaps)
+{
+    double iv[][2] = {{5, 7}, {0, 2}, {1, 3}, {6, 8}};
+    cr_assert(eq(dbl, sim_interval_union(iv, 4), 6.0));
+}
+
+Test(report, exposed_is_comm_outside_compute)
+{
+    double comm[][2] = {{1, 4}, {6, 9}};
+    double comp[][2] = {{0, 2}, {3, 7}};
+    /* comm [1,4)+[6,9) = 6; covered by compute: [1,2) [3,4) [6,7) = 3 */
+    cr_assert(eq(dbl, sim_interval_exposed(comm, 2, comp, 2), 3.0));
+}
+
+Test(report, builds_layer_times_from_op_spans)
+{
+    struct mdl_program p;
+    mdl_program_init(&p, 1);
+    p.layers = 1;
+    p.micro_batches = 1;
+    int nm = mdl_program_name(&p, "x");
+    struct mdl_op a = {.kind = MDL_OP_GEMM, .stream = 0, .phase = MDL_PHASE_FWD, .name = nm,
+                       .layer = 0, .mb = 0, .group = -1, .flop = 2e12, .t_start = 0, .t_end = 1};
+    struct mdl_op b = a;
+    b.phase = MDL_PHASE_BWD;
+    b.t_start = 1;
+    b.t_end = 3;
+    mdl_program_add(&p, 0, &a);
+    mdl_program_add(&p, 0, &b);
+    double sent = 0;
+    struct sim_stats st = {.end_s = 4, .bytes_sent = &sent, .nranks = 1};
+    struct sim_report r;
+    cr_assert(eq(int, sim_report_build(&p, &st, &r), 0));
+    cr_assert(eq(dbl, r.layers[0].fwd_s, 1.0));
+    cr_assert(eq(dbl, r.layers[0].bwd_s, 2.0));
+    cr_assert(eq(dbl, r.compute_s, 3.0));
+    cr_assert(eq(dbl, r.tflops_per_gpu, 4e12 / 4 / 1e12));
+    sim_report_release(&r);
+    mdl_program_release(&p);
+}

@@ -1,0 +1,95 @@
+/* test_scenario.c - scenario loading; every malformed fixture in tests/data/bad gives one error
+ * naming file, line, column and field. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <gsl/gsl_errno.h>
+#include <string.h>
+
+#include "sim/scenario.h"
+
+#define BAD TPSIM_SOURCE_DIR "/tests/data/bad/"
+
+static void setup(void)
+{
+    gsl_set_error_handler_off();
+}
+
+TestSuite(scenario, .init = setup);
+
+struct bad_case {
+    const char *file;
+    int line, col;
+    const char *field; /* "" when the error is the YAML syntax itself */
+    const char *needle;
+};
+
+static const struct bad_case cases[] = {
+    {"syntax.yaml", 4, 9, "", "invalid YAML"},
+    {"unknown_key.yaml", 6, 3, "strategy.pipeline", "unknown key"},
+    {"wrong_type.yaml", 5, 7, "strategy.tp", "expected an integer"},
+    {"negative_size.yaml", 3, 11, "model.hidden", "at least 1"},
+    {"zero_size.yaml", 3, 16, "model.micro_batch", "at least 1"},
+    {"tp_too_large.yaml", 6, 7, "strategy.tp", "larger than the platform"},
+    {"tp_not_dividing_heads.yaml", 5, 7, "strategy.tp", "must divide model.heads"},
+    {"unknown_device.yaml", 3, 11, "device.preset", "unknown device"},
+    {"bad_platform_param.yaml", 5, 13, "platform.pcie_gen", "3, 4 or 5"},
+    {"bad_rate.yaml", 4, 18, "device.hbm_bandwidth", "expected a rate"},
+    {"run_layers_too_many.yaml", 7, 11, "run.layers", "only 40 layers"},
+    {"missing_strategy.yaml", 1, 1, "strategy", "missing"},
+};
+
+Test(scenario, every_bad_fixture_names_file_line_column_and_field)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct bad_case *c = &cases[i];
+        char path[1024];
+        snprintf(path, sizeof path, BAD "%s", c->file);
+        struct scn_scenario s;
+        struct tps_error err = {0};
+        int rc = scn_load(path, &s, &err);
+        scn_release(&s);
+        cr_assert(lt(int, rc, 0), "%s: accepted", c->file);
+        cr_assert(eq(str, err.path, path), "%s", c->file);
+        cr_assert(eq(int, err.line, c->line), "%s: line %d", c->file, err.line);
+        cr_assert(eq(int, err.col, c->col), "%s: col %d", c->file, err.col);
+        cr_assert(eq(str, err.field, (char *)c->field), "%s: field '%s'", c->file, err.field);
+        cr_assert(strstr(err.msg, c->needle) != NULL, "%s: '%s'", c->file, err.msg);
+    }
+}
+
+Test(scenario, loads_the_quickstart)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/quickstart.yaml", &s, &err), 0), "%s",
+              err.msg);
+    cr_assert(eq(int, s.strategy.tp, 8));
+    cr_assert(eq(long, s.model.hidden, 5120));
+    cr_assert(eq(int, s.topo.ngpus, 8));
+    cr_assert(eq(int, s.layers, 40));
+    cr_assert(eq(str, s.platform_spec, "dgx-a100"));
+    scn_release(&s);
+}
+
+Test(scenario, explicit_model_and_calibrated_device)
+{
+    char path[] = "/tmp/tpsim-scn-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "model: {layers: 4, hidden: 1024, heads: 16, seq: 512, dtype: fp16}\n"
+               "device: {preset: A100-80GB, gemm_table: %s/gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16.csv}\n"
+               "platform: {preset: pcie-8gpu, sockets: 2}\n"
+               "strategy: {tp: 8, sequence_parallel: true}\n",
+            TPSIM_REFDATA);
+    fclose(f);
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(path, &s, &err), 0), "%s", err.msg);
+    cr_assert(eq(long, s.model.ffn, 4096));
+    cr_assert(eq(int, s.model.dtype, MDL_FP16));
+    cr_assert(s.strategy.sequence_parallel);
+    cr_assert(ne(dbl, s.device.gemm_eff_max, 0.869)); /* refitted */
+    cr_assert(eq(str, s.platform_spec, "pcie-8gpu sockets=2"));
+    scn_release(&s);
+    remove(path);
+}
