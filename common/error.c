@@ -60,7 +60,8 @@ void tps_error_format(const struct tps_error *err, char *buf, size_t len)
             n += (size_t)snprintf(buf + n, len - n, "%d:%d:", err->line, err->col);
         if (n < len) n += (size_t)snprintf(buf + n, len - n, " ");
     }
-    if (err->field[0] && n < len) n += (size_t)snprintf(buf + n, len - n, "field '%s': ", err->field);
+    if (err->field[0] && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "field '%s': ", err->field);
     if (n < len) snprintf(buf + n, len - n, "%s", err->msg[0] ? err->msg : tps_strerror(err->code));
 }
 

@@ -40,8 +40,7 @@ const char *tps_errname(int code);
 /* Records an error unless one is already recorded. Returns `code` so callers can
  * `return tps_error_set(...)`. `path` and `field` may be NULL. */
 int tps_error_set(struct tps_error *err, int code, const char *path, int line, int col,
-                  const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+                  const char *field, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /* Renders "path:line:col: field 'f': msg" into buf. */
 void tps_error_format(const struct tps_error *err, char *buf, size_t len);

@@ -202,8 +202,7 @@ int tps_ydoc_check_map(const struct tps_ydoc *d, int id, const char *field,
             size_t n = 0;
             for (const char *const *a = allowed; *a && n < sizeof list; a++)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *a);
-            return tps_ydoc_fail(d, kid, f, err, "unknown key '%s' (expected one of: %s)", k,
-                                 list);
+            return tps_ydoc_fail(d, kid, f, err, "unknown key '%s' (expected one of: %s)", k, list);
         }
         for (int j = 0; j < i; j++) {
             const char *kj = tps_ydoc_text(d, tps_ydoc_map_key(d, id, j));
@@ -276,8 +275,8 @@ int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out
 
 typedef int (*unit_fn)(const char *, double *);
 
-static int quantity(const struct tps_ydoc *d, int id, const char *field, double *out,
-                    unit_fn fn, const char *what, struct tps_error *err)
+static int quantity(const struct tps_ydoc *d, int id, const char *field, double *out, unit_fn fn,
+                    const char *what, struct tps_error *err)
 {
     const char *t = scalar_or_fail(d, id, field, what, err);
     if (!t) return TPS_EINVAL;

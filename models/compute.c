@@ -18,8 +18,8 @@ double mdl_gemm_flop(double batch, double m, double n, double k)
     return 2.0 * batch * m * n * k;
 }
 
-double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m,
-                     double n, double k)
+double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m, double n,
+                     double k)
 {
     double w = mdl_gemm_flop(batch, m, n, k);
     double bytes = batch * (m * k + k * n + m * n) * mdl_dtype_bytes(t);

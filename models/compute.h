@@ -14,8 +14,8 @@
 #include "device.h"
 
 double mdl_gemm_flop(double batch, double m, double n, double k);
-double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m,
-                     double n, double k);
+double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m, double n,
+                     double k);
 double mdl_mem_time(const struct mdl_device *d, double bytes);
 
 struct mdl_calib {

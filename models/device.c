@@ -10,50 +10,92 @@
 
 #include <string.h>
 
-#define T 1e12
-#define GB 1e9
+#define T   1e12
+#define GB  1e9
 #define GIB 1073741824.0
 
 /* Defaults of the compute model (docs/compute-model.md). */
-#define EFF_DEFAULT 0.80
-#define GEMM_OVERHEAD 8e-6
-#define MEM_EFF 0.80
+#define EFF_DEFAULT     0.80
+#define GEMM_OVERHEAD   8e-6
+#define MEM_EFF         0.80
 #define KERNEL_OVERHEAD 4e-6
 
 static const struct mdl_device presets[] = {
     /* V100 SXM2: hw.csv tensor_peak_fp16_dense 125; hbm_bandwidth 900 GB/s. No BF16 on Volta:
      * bf16 slot uses the fp16 rate. fp32 15.7 TFLOP/s: NVIDIA V100 datasheet (not in refdata). */
-    {"V100", {15.7 * T, 125 * T, 125 * T}, 900 * GB, 32 * GIB, EFF_DEFAULT, GEMM_OVERHEAD,
-     MEM_EFF, KERNEL_OVERHEAD},
+    {"V100",
+     {15.7 * T, 125 * T, 125 * T},
+     900 * GB,
+     32 * GIB,
+     EFF_DEFAULT,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
     /* A100 SXM4 40GB: hw.csv bf16_peak_dense 312 (fp16 312, tf32 156 in its notes). HBM 1555
      * GB/s: NVIDIA A100 datasheet (not in refdata: hw.csv lists the 80GB variant only).
      * eff_max 0.869: mamf A100 SXM bf16. */
-    {"A100-40GB", {156 * T, 312 * T, 312 * T}, 1555 * GB, 40 * GIB, 0.869, GEMM_OVERHEAD,
-     MEM_EFF, KERNEL_OVERHEAD},
+    {"A100-40GB",
+     {156 * T, 312 * T, 312 * T},
+     1555 * GB,
+     40 * GIB,
+     0.869,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
     /* A100 SXM4 80GB: hw.csv bf16_peak_dense 312, hbm_bandwidth 2.00 TB/s. */
-    {"A100-80GB", {156 * T, 312 * T, 312 * T}, 2000 * GB, 80 * GIB, 0.869, GEMM_OVERHEAD,
-     MEM_EFF, KERNEL_OVERHEAD},
+    {"A100-80GB",
+     {156 * T, 312 * T, 312 * T},
+     2000 * GB,
+     80 * GIB,
+     0.869,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
     /* H100 SXM5: hw.csv bf16_peak_dense 989, hbm_bandwidth 3.35 TB/s. tf32 494.7: NVIDIA H100
      * datasheet dense (not in refdata). eff_max 0.803: mamf H100 SXM bf16. */
-    {"H100-SXM", {494.7 * T, 989 * T, 989 * T}, 3350 * GB, 80 * GIB, 0.803, GEMM_OVERHEAD,
-     MEM_EFF, KERNEL_OVERHEAD},
+    {"H100-SXM",
+     {494.7 * T, 989 * T, 989 * T},
+     3350 * GB,
+     80 * GIB,
+     0.803,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
     /* H200 SXM: hw.csv bf16_peak_dense 989, hbm_bandwidth 4.80 TB/s, 141 GB. eff_max: mamf says
      * "H200 is the same" as H100 SXM (0.803). */
-    {"H200", {494.7 * T, 989 * T, 989 * T}, 4800 * GB, 141 * GB, 0.803, GEMM_OVERHEAD, MEM_EFF,
+    {"H200",
+     {494.7 * T, 989 * T, 989 * T},
+     4800 * GB,
+     141 * GB,
+     0.803,
+     GEMM_OVERHEAD,
+     MEM_EFF,
      KERNEL_OVERHEAD},
     /* RTX 3090: hw.csv memory_bandwidth 936.2 GB/s; its notes give FP16 non-tensor 35.58
      * TFLOP/s, which is the GA102 FP32 rate. Tensor fp16/bf16 with fp32 accumulate 71 TFLOP/s:
      * NVIDIA GA102 whitepaper (hw.csv: NOT FOUND offline). */
-    {"RTX-3090", {35.58 * T, 71 * T, 71 * T}, 936.2 * GB, 24 * GIB, EFF_DEFAULT, GEMM_OVERHEAD,
-     MEM_EFF, KERNEL_OVERHEAD},
+    {"RTX-3090",
+     {35.58 * T, 71 * T, 71 * T},
+     936.2 * GB,
+     24 * GIB,
+     EFF_DEFAULT,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
     /* RTX 4090: hw.csv bf16_tensor_peak_dense 165.15, memory_bandwidth 1008 GB/s. fp32 82.6:
      * NVIDIA Ada whitepaper (not in refdata). */
-    {"RTX-4090", {82.6 * T, 165.15 * T, 165.15 * T}, 1008 * GB, 24 * GIB, EFF_DEFAULT,
-     GEMM_OVERHEAD, MEM_EFF, KERNEL_OVERHEAD},
+    {"RTX-4090",
+     {82.6 * T, 165.15 * T, 165.15 * T},
+     1008 * GB,
+     24 * GIB,
+     EFF_DEFAULT,
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD},
 };
 
-static const char *const names[] = {"V100",     "A100-40GB", "A100-80GB", "H100-SXM",
-                                    "H200",     "RTX-3090",  "RTX-4090",  NULL};
+static const char *const names[] = {"V100", "A100-40GB", "A100-80GB", "H100-SXM",
+                                    "H200", "RTX-3090",  "RTX-4090",  NULL};
 
 int mdl_device_preset(const char *name, struct mdl_device *out)
 {

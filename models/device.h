@@ -11,14 +11,14 @@
 enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_NDTYPES = 3 };
 
 struct mdl_device {
-    char name[32];                   /* preset name, e.g. "A100-80GB" */
-    double peak_flops[MDL_NDTYPES];  /* dense peak FLOP/s per dtype (tensor cores where any) */
-    double hbm_Bps;                  /* memory bandwidth, bytes/s */
-    double mem_bytes;                /* device memory, bytes */
-    double gemm_eff_max;             /* asymptotic fraction of peak reached by large GEMMs */
-    double gemm_overhead_s;          /* fixed time per GEMM kernel (launch, ramp, tail), s */
-    double mem_eff;                  /* fraction of hbm_Bps reached by memory-bound kernels */
-    double kernel_overhead_s;        /* fixed time per memory-bound kernel, s */
+    char name[32];                  /* preset name, e.g. "A100-80GB" */
+    double peak_flops[MDL_NDTYPES]; /* dense peak FLOP/s per dtype (tensor cores where any) */
+    double hbm_Bps;                 /* memory bandwidth, bytes/s */
+    double mem_bytes;               /* device memory, bytes */
+    double gemm_eff_max;            /* asymptotic fraction of peak reached by large GEMMs */
+    double gemm_overhead_s;         /* fixed time per GEMM kernel (launch, ramp, tail), s */
+    double mem_eff;                 /* fraction of hbm_Bps reached by memory-bound kernels */
+    double kernel_overhead_s;       /* fixed time per memory-bound kernel, s */
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MDL_MAX_DEPS 8
-#define MDL_MAX_STREAMS 4
+#define MDL_MAX_DEPS       8
+#define MDL_MAX_STREAMS    4
 #define MDL_STREAM_COMPUTE 0
-#define MDL_STREAM_COMM 1
+#define MDL_STREAM_COMM    1
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */
@@ -33,25 +33,25 @@ enum mdl_op_kind {
 enum mdl_phase { MDL_PHASE_FWD, MDL_PHASE_BWD, MDL_PHASE_OTHER };
 
 struct mdl_op {
-    uint8_t kind;          /* enum mdl_op_kind */
-    uint8_t stream;        /* 0 compute, 1.. communication */
-    uint8_t phase;         /* enum mdl_phase */
-    uint8_t ndeps;         /* entries used in deps */
-    int32_t name;          /* index into program names */
-    int32_t layer;         /* transformer layer, -1 if none */
-    int32_t mb;            /* micro-batch index, -1 if none */
-    int32_t group;         /* collective group, -1 for compute */
+    uint8_t kind;               /* enum mdl_op_kind */
+    uint8_t stream;             /* 0 compute, 1.. communication */
+    uint8_t phase;              /* enum mdl_phase */
+    uint8_t ndeps;              /* entries used in deps */
+    int32_t name;               /* index into program names */
+    int32_t layer;              /* transformer layer, -1 if none */
+    int32_t mb;                 /* micro-batch index, -1 if none */
+    int32_t group;              /* collective group, -1 for compute */
     int32_t deps[MDL_MAX_DEPS]; /* earlier op indices of the same rank */
-    double dur_s;          /* compute duration, s (compute ops) */
-    double flop;           /* model FLOPs counted for TFLOP/s (GEMM and attention ops) */
-    double bytes;          /* collective full size, or bytes moved by a memory-bound op */
-    double t_start;        /* filled by the engine: start time, s */
-    double t_end;          /* filled by the engine: end time, s */
+    double dur_s;               /* compute duration, s (compute ops) */
+    double flop;                /* model FLOPs counted for TFLOP/s (GEMM and attention ops) */
+    double bytes;               /* collective full size, or bytes moved by a memory-bound op */
+    double t_start;             /* filled by the engine: start time, s */
+    double t_end;               /* filled by the engine: end time, s */
 };
 
 struct mdl_rank {
-    int nops, cap;        /* ops used and allocated */
-    struct mdl_op *ops;   /* owned */
+    int nops, cap;      /* ops used and allocated */
+    struct mdl_op *ops; /* owned */
 };
 
 struct mdl_group {
@@ -65,9 +65,9 @@ struct mdl_program {
     int ngroups;
     struct mdl_group *groups; /* owned */
     int nnames;
-    char **names;             /* owned interned op names */
-    int layers;               /* transformer layers in the program */
-    int micro_batches;        /* micro-batches in the program */
+    char **names;      /* owned interned op names */
+    int layers;        /* transformer layers in the program */
+    int micro_batches; /* micro-batches in the program */
 };
 
 int mdl_program_init(struct mdl_program *p, int nranks);

@@ -38,11 +38,11 @@ struct lower {
     const struct mdl_model *m;
     const struct mdl_device *dev;
     const struct mdl_strategy *st;
-    int group;       /* the TP group */
-    int layer, mb;   /* current layer and micro-batch */
-    uint8_t phase;   /* current phase */
-    int pending;     /* last collective whose result the next compute op consumes, -1 none */
-    int oom;         /* allocation failure seen */
+    int group;     /* the TP group */
+    int layer, mb; /* current layer and micro-batch */
+    uint8_t phase; /* current phase */
+    int pending;   /* last collective whose result the next compute op consumes, -1 none */
+    int oom;       /* allocation failure seen */
 };
 
 static int emit(struct lower *L, struct mdl_op *op, const char *name)

@@ -5,20 +5,23 @@
 
 #include <string.h>
 
-#define P(n, l, h, a, s) {n, l, h, a, 4 * (h), s, 1, MDL_BF16}
+#define P(n, l, h, a, s)                                                                           \
+    {                                                                                              \
+        n, l, h, a, 4 * (h), s, 1, MDL_BF16                                                        \
+    }
 
 static const struct mdl_model presets[] = {
-    P("gpt3-1.3b", 24, 2048, 16, 2048),  P("gpt3-2.7b", 32, 2560, 32, 2048),
-    P("gpt3-6.7b", 32, 4096, 32, 2048),  /* GPT-3 13B: the paper's d_model 5140 is not a
-                                          * multiple of its 40 heads; Megatron uses 5120 */
-    P("gpt3-13b", 40, 5120, 40, 2048),   P("gpt3-175b", 96, 12288, 96, 2048),
-    P("megatron-22b", 48, 6144, 64, 2048), P("megatron-530b", 105, 20480, 128, 2048),
+    P("gpt3-1.3b", 24, 2048, 16, 2048),      P("gpt3-2.7b", 32, 2560, 32, 2048),
+    P("gpt3-6.7b", 32, 4096, 32, 2048), /* GPT-3 13B: the paper's d_model 5140 is not a
+                                         * multiple of its 40 heads; Megatron uses 5120 */
+    P("gpt3-13b", 40, 5120, 40, 2048),       P("gpt3-175b", 96, 12288, 96, 2048),
+    P("megatron-22b", 48, 6144, 64, 2048),   P("megatron-530b", 105, 20480, 128, 2048),
     P("megatron-1t", 128, 25600, 160, 2048),
 };
 
-static const char *const names[] = {"gpt3-1.3b",    "gpt3-2.7b",     "gpt3-6.7b",
-                                    "gpt3-13b",     "gpt3-175b",     "megatron-22b",
-                                    "megatron-530b", "megatron-1t",  NULL};
+static const char *const names[] = {"gpt3-1.3b",     "gpt3-2.7b",   "gpt3-6.7b",
+                                    "gpt3-13b",      "gpt3-175b",   "megatron-22b",
+                                    "megatron-530b", "megatron-1t", NULL};
 
 int mdl_model_preset(const char *name, struct mdl_model *out)
 {

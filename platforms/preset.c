@@ -83,8 +83,8 @@ static int build_server(struct builder *b, int m, int *gpus)
     const char *pr = p->preset;
     int first = m * 8;
     if (!strncmp(pr, "dgx-", 4)) {
-        double bw = p->gpu_link_Bps > 0 ? p->gpu_link_Bps
-                    : !strcmp(pr, "dgx-h100") ? 450 * GB /* hardware.csv NVLink 4 */
+        double bw = p->gpu_link_Bps > 0       ? p->gpu_link_Bps
+                    : !strcmp(pr, "dgx-h100") ? 450 * GB  /* hardware.csv NVLink 4 */
                                               : 300 * GB; /* hardware.csv NVLink 3 */
         int sw = node(b, PLAT_SWITCH, m, 0, "n%dnvswitch", m, 0);
         for (int i = 0; i < 8; i++) {
@@ -105,8 +105,7 @@ static int build_server(struct builder *b, int m, int *gpus)
         for (int s = 0; s < 2; s++) {
             sw[s] = node(b, PLAT_SWITCH, m, 0, "n%dpcisw%d", m, s);
             if (b->oom) return 0;
-            link(b, sw[s], cpu[p->sockets == 2 ? s : 0], pcie, p->lat_pcie_s, false,
-                 PLAT_LVL_PCIE);
+            link(b, sw[s], cpu[p->sockets == 2 ? s : 0], pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
         }
         for (int i = 0; i < 8; i++) {
             gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
@@ -168,7 +167,7 @@ int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct t
     struct builder b = {.t = t, .p = p};
     t->machines = p->nodes;
     int core = -1, leaf = -1, uplink = -1, nic_count = 0, leaf_nics = 0;
-    double pcie_nic = plat_pcie_Bps(p->pcie_gen ? p->pcie_gen
+    double pcie_nic = plat_pcie_Bps(p->pcie_gen                      ? p->pcie_gen
                                     : !strcmp(p->preset, "dgx-h100") ? 5
                                                                      : 4);
     if (p->nodes > 1) core = node(&b, PLAT_SWITCH, -1, 0, "core%d", 0, 0);
@@ -187,8 +186,7 @@ int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct t
                 if (b.oom) break;
                 link(&b, sw, nic, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
                 for (int i = 0; i < per; i++)
-                    link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false,
-                         PLAT_LVL_PCIE);
+                    link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
             }
             if (p->oversub <= 1) {
                 link(&b, nic, core, p->nic_Bps, p->lat_net_s, false, PLAT_LVL_NET);

@@ -11,20 +11,20 @@
 #include "topo.h"
 
 struct plat_params {
-    char preset[32];       /* dgx-a100 | dgx-h100 | pcie-8gpu | rtx3090-4gpu */
-    int nodes;             /* servers, >= 1 */
-    int pcie_gen;          /* 3, 4 or 5; 0 = the preset's own */
-    int sockets;           /* pcie-8gpu: 1 or 2 CPU sockets */
-    bool nvlink_bridges;   /* rtx3090-4gpu: NVLink bridges join GPU pairs (0,1) and (2,3) */
-    int nics_per_node;     /* 0 = one NIC per GPU; else GPUs share NICs evenly */
-    double nic_Bps;        /* NIC port rate per direction */
-    double oversub;        /* fat-tree oversubscription at the leaves, 1 = non-blocking */
-    int leaf_ports;        /* NICs per leaf switch */
-    double gpu_link_Bps;   /* dgx: NVLink bandwidth per GPU per direction, 0 = preset's */
-    double xsocket_Bps;    /* pcie-8gpu with 2 sockets: CPU interconnect per direction */
-    double lat_nvlink_s;   /* per NVLink/NVSwitch link */
-    double lat_pcie_s;     /* per PCIe link */
-    double lat_net_s;      /* per network link */
+    char preset[32];     /* dgx-a100 | dgx-h100 | pcie-8gpu | rtx3090-4gpu */
+    int nodes;           /* servers, >= 1 */
+    int pcie_gen;        /* 3, 4 or 5; 0 = the preset's own */
+    int sockets;         /* pcie-8gpu: 1 or 2 CPU sockets */
+    bool nvlink_bridges; /* rtx3090-4gpu: NVLink bridges join GPU pairs (0,1) and (2,3) */
+    int nics_per_node;   /* 0 = one NIC per GPU; else GPUs share NICs evenly */
+    double nic_Bps;      /* NIC port rate per direction */
+    double oversub;      /* fat-tree oversubscription at the leaves, 1 = non-blocking */
+    int leaf_ports;      /* NICs per leaf switch */
+    double gpu_link_Bps; /* dgx: NVLink bandwidth per GPU per direction, 0 = preset's */
+    double xsocket_Bps;  /* pcie-8gpu with 2 sockets: CPU interconnect per direction */
+    double lat_nvlink_s; /* per NVLink/NVSwitch link */
+    double lat_pcie_s;   /* per PCIe link */
+    double lat_net_s;    /* per network link */
 };
 
 /* Defaults for a preset name; returns -1 for an unknown name. */

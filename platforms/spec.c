@@ -51,7 +51,8 @@ static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err
     plat_topo_init(t, path);
     snprintf(t->xml_path, sizeof t->xml_path, "%s", path);
     FILE *f = fopen(path, "r");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -104,10 +105,10 @@ done:
 /* ------------------------------------------------------------ preset with parameters */
 
 static const char *const preset_keys[] = {
-    "preset",         "nodes",      "pcie_gen",     "sockets",          "nvlink_bridges",
-    "nics_per_node",  "ib",         "nic_rate",     "oversubscription", "leaf_ports",
-    "gpu_link",       "xsocket",    "nvlink_latency", "pcie_latency",   "net_latency",
-    NULL};
+    "preset",           "nodes",         "pcie_gen",    "sockets",
+    "nvlink_bridges",   "nics_per_node", "ib",          "nic_rate",
+    "oversubscription", "leaf_ports",    "gpu_link",    "xsocket",
+    "nvlink_latency",   "pcie_latency",  "net_latency", NULL};
 
 static int parse_ib(const struct tps_ydoc *d, int id, const char *f, double *out,
                     struct tps_error *err)
@@ -194,11 +195,10 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
 
 /* ------------------------------------------------------------ explicit topology */
 
-static const char *const topo_keys[] = {"name", "description", "gpus", "gpus_per_machine",
-                                        "nodes", "links", NULL};
+static const char *const topo_keys[] = {"name",  "description", "gpus", "gpus_per_machine",
+                                        "nodes", "links",       NULL};
 static const char *const node_keys[] = {"name", "kind", "forward", NULL};
-static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level",
-                                        NULL};
+static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level", NULL};
 
 static int find_node(const struct plat_topo *t, const char *name)
 {
@@ -207,8 +207,8 @@ static int find_node(const struct plat_topo *t, const char *name)
     return -1;
 }
 
-static int parse_explicit(const struct tps_ydoc *d, int id, const char *field,
-                          struct plat_topo *t, struct tps_error *err)
+static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *t,
+                          struct tps_error *err)
 {
     int rc = tps_ydoc_check_map(d, id, field, topo_keys, err);
     if (rc) return rc;
@@ -224,7 +224,8 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field,
     join(f, sizeof f, field, "gpus_per_machine");
     if (pid && (rc = tps_ydoc_count(d, pid, f, &per, err))) return rc;
     int nid = tps_ydoc_get(d, id, "name");
-    if (nid) snprintf(t->name, sizeof t->name, "%s", tps_ydoc_text(d, nid) ? tps_ydoc_text(d, nid) : "");
+    if (nid)
+        snprintf(t->name, sizeof t->name, "%s", tps_ydoc_text(d, nid) ? tps_ydoc_text(d, nid) : "");
     int did = tps_ydoc_get(d, id, "description");
     if (did && tps_ydoc_text(d, did))
         snprintf(t->desc, sizeof t->desc, "%s", tps_ydoc_text(d, did));
@@ -249,15 +250,17 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field,
         int nn = tps_ydoc_get(d, n, "name");
         if (!nn) return tps_ydoc_fail(d, n, fk, err, "missing");
         if ((rc = tps_ydoc_str(d, nn, fk, &name, err))) return rc;
-        if (find_node(t, name) >= 0) return tps_ydoc_fail(d, nn, fk, err, "duplicate node '%s'", name);
+        if (find_node(t, name) >= 0)
+            return tps_ydoc_fail(d, nn, fk, err, "duplicate node '%s'", name);
         snprintf(fk, sizeof fk, "%s.kind", fi);
         int kn = tps_ydoc_get(d, n, "kind");
         if (kn && (rc = tps_ydoc_str(d, kn, fk, &kind, err))) return rc;
         enum plat_kind k = !strcmp(kind, "switch") ? PLAT_SWITCH
                            : !strcmp(kind, "nic")  ? PLAT_NIC
                            : !strcmp(kind, "cpu")  ? PLAT_CPU
-                                                   : (enum plat_kind)-1;
-        if ((int)k < 0) return tps_ydoc_fail(d, kn, fk, err, "expected switch, nic or cpu, got '%s'", kind);
+                                                   : (enum plat_kind) - 1;
+        if ((int)k < 0)
+            return tps_ydoc_fail(d, kn, fk, err, "expected switch, nic or cpu, got '%s'", kind);
         double fwd = 0;
         snprintf(fk, sizeof fk, "%s.forward", fi);
         int fn = tps_ydoc_get(d, n, "forward");
@@ -287,7 +290,8 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field,
             if (ends[e] < 0)
                 return tps_ydoc_fail(d, en, fk, err, "unknown node '%s'", nm ? nm : "");
         }
-        if (ends[0] == ends[1]) return tps_ydoc_fail(d, bt, fk, err, "a link needs two different nodes");
+        if (ends[0] == ends[1])
+            return tps_ydoc_fail(d, bt, fk, err, "a link needs two different nodes");
         double bw = 0, lat = 0;
         bool shared = false;
         int level = PLAT_LVL_NVLINK;

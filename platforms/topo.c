@@ -47,8 +47,8 @@ int plat_topo_node(struct plat_topo *t, const char *name, enum plat_kind kind, i
     return t->nnodes++;
 }
 
-int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double bw_Bps,
-                   double lat_s, bool shared, enum plat_level level)
+int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double bw_Bps, double lat_s,
+                   bool shared, enum plat_level level)
 {
     if (t->nlinks == t->links_cap) {
         int cap = t->links_cap ? 2 * t->links_cap : 32;
@@ -112,9 +112,8 @@ int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
     struct plat_route r;
     for (int g = 1; g < t->ngpus; g++) {
         if (plat_topo_route(t, 0, g, &r) != 0 || plat_topo_route(t, g, 0, &r) != 0)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                 "no route between %s and %s", t->nodes[t->gpu_node[0]].name,
-                                 t->nodes[t->gpu_node[g]].name);
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
+                                 t->nodes[t->gpu_node[0]].name, t->nodes[t->gpu_node[g]].name);
     }
     return TPS_OK;
 }

@@ -19,10 +19,10 @@ enum plat_kind { PLAT_GPU, PLAT_SWITCH, PLAT_NIC, PLAT_CPU };
 enum plat_level { PLAT_LVL_NVLINK, PLAT_LVL_PCIE, PLAT_LVL_XSOCKET, PLAT_LVL_NET };
 
 struct plat_node {
-    char name[48];   /* unique; GPUs are gpu0..gpuN-1 in GPU order */
-    int kind;        /* enum plat_kind */
-    int machine;     /* node (server) index the element belongs to, -1 for the network */
-    double fwd_Bps;  /* forwarding capacity for transit traffic, 0 = unlimited */
+    char name[48];  /* unique; GPUs are gpu0..gpuN-1 in GPU order */
+    int kind;       /* enum plat_kind */
+    int machine;    /* node (server) index the element belongs to, -1 for the network */
+    double fwd_Bps; /* forwarding capacity for transit traffic, 0 = unlimited */
 };
 
 struct plat_link {
@@ -36,9 +36,9 @@ struct plat_link {
 
 /* One element of a route: a link in a direction, or a forwarding node (link = -1). */
 struct plat_hop {
-    int link;  /* link index, or -1 for a node's forwarding capacity */
-    int node;  /* node index when link == -1 */
-    bool up;   /* direction a -> b for full-duplex links */
+    int link; /* link index, or -1 for a node's forwarding capacity */
+    int node; /* node index when link == -1 */
+    bool up;  /* direction a -> b for full-duplex links */
 };
 
 #define PLAT_MAX_HOPS 32
@@ -51,19 +51,19 @@ struct plat_route {
 };
 
 struct plat_topo {
-    char name[64];          /* preset or file name */
-    char desc[256];         /* one-line human description */
+    char name[64];  /* preset or file name */
+    char desc[256]; /* one-line human description */
     int ngpus;
-    int *gpu_node;          /* owned: node index of GPU i */
+    int *gpu_node; /* owned: node index of GPU i */
     int nnodes, nodes_cap;
     struct plat_node *nodes; /* owned */
     int nlinks, links_cap;
     struct plat_link *links; /* owned */
-    int machines;           /* servers */
-    char xml_path[512];     /* user SimGrid XML, "" for generated topologies */
-    char **xml_hosts;       /* owned, ngpus host names when xml_path is set */
+    int machines;            /* servers */
+    char xml_path[512];      /* user SimGrid XML, "" for generated topologies */
+    char **xml_hosts;        /* owned, ngpus host names when xml_path is set */
     /* adjacency, built by plat_topo_finish() */
-    int *adj_start, *adj;   /* owned CSR: links incident to each node */
+    int *adj_start, *adj; /* owned CSR: links incident to each node */
 };
 
 void plat_topo_init(struct plat_topo *t, const char *name);
@@ -71,8 +71,8 @@ void plat_topo_release(struct plat_topo *t);
 /* Adds a node / link; return the index or -1 on allocation failure. */
 int plat_topo_node(struct plat_topo *t, const char *name, enum plat_kind kind, int machine,
                    double fwd_Bps);
-int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double bw_Bps,
-                   double lat_s, bool shared, enum plat_level level);
+int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double bw_Bps, double lat_s,
+                   bool shared, enum plat_level level);
 /* Collects GPUs in node order and builds adjacency; checks that every GPU pair is connected.
  * Call after the last node and link were added. */
 int plat_topo_finish(struct plat_topo *t, struct tps_error *err);

@@ -273,9 +273,9 @@ static int cmd_collective(int argc, char **argv)
             return 0;
         }
         if (a[0] != '-' || i + 1 >= argc)
-            return usage_error("collective", a[0] == '-' ? "option '%s' needs a value"
-                                                         : "unexpected argument '%s'",
-                               a);
+            return usage_error(
+                "collective",
+                a[0] == '-' ? "option '%s' needs a value" : "unexpected argument '%s'", a);
         const char *v = argv[++i];
         char *end = NULL;
         if (!strcmp(a, "--platform"))
@@ -302,7 +302,8 @@ static int cmd_collective(int argc, char **argv)
         return usage_error("collective", "unknown --op '%s'", op);
     if (!plat) return usage_error("collective", "%s", "missing --platform");
     if (bytes > 0) lo = hi = bytes;
-    if (!(lo > 0) || hi < lo) return usage_error("collective", "%s", "give --bytes or --min <= --max");
+    if (!(lo > 0) || hi < lo)
+        return usage_error("collective", "%s", "give --bytes or --min <= --max");
     struct tps_error err = {0};
     struct plat_topo t;
     if (platform_from_string(plat, &t, &err)) {
@@ -330,9 +331,14 @@ static int cmd_collective(int argc, char **argv)
         int g = rc ? -1 : mdl_program_group(&p, (int)ranks, members);
         int nm = rc ? -1 : mdl_program_name(&p, op);
         for (int r = 0; !rc && r < ranks; r++) {
-            struct mdl_op o = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM,
-                               .phase = MDL_PHASE_OTHER, .name = nm, .layer = -1, .mb = -1,
-                               .group = g, .bytes = floor(s)};
+            struct mdl_op o = {.kind = (uint8_t)kind,
+                               .stream = MDL_STREAM_COMM,
+                               .phase = MDL_PHASE_OTHER,
+                               .name = nm,
+                               .layer = -1,
+                               .mb = -1,
+                               .group = g,
+                               .bytes = floor(s)};
             rc = g < 0 || nm < 0 || mdl_program_add(&p, r, &o) < 0;
         }
         free(members);
@@ -342,9 +348,9 @@ static int cmd_collective(int argc, char **argv)
             double time = st.end_s, alg = time > 0 ? floor(s) / time / 1e9 : 0;
             double bus = alg * mdl_coll_ring_bytes(kind, (int)ranks, 1.0);
             printf("%14.0f %14.3f %12.3f %12.3f\n", floor(s), time * 1e6, alg, bus);
-            json_array_append_new(rows, json_pack("{s:f, s:f, s:f, s:f}", "bytes", floor(s),
-                                                  "time_s", time, "algbw_GBps", alg,
-                                                  "busbw_GBps", bus));
+            json_array_append_new(rows,
+                                  json_pack("{s:f, s:f, s:f, s:f}", "bytes", floor(s), "time_s",
+                                            time, "algbw_GBps", alg, "busbw_GBps", bus));
         }
         if (rc) code = report_error(&err);
         sim_stats_release(&st);

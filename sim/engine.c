@@ -27,9 +27,9 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_engine, "tpsim replay engine");
 enum { CHILD_OK = 0, CHILD_DEADLOCK = 1, CHILD_SETUP = 2 };
 
 struct child_header {
-    int status;       /* CHILD_* */
-    double end_s;     /* simulated end time */
-    char msg[512];    /* error text when status != CHILD_OK */
+    int status;    /* CHILD_* */
+    double end_s;  /* simulated end time */
+    char msg[512]; /* error text when status != CHILD_OK */
 };
 
 struct actor_arg {
@@ -140,8 +140,8 @@ static int child_write(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t,
-                                 const char *xml, int fd)
+static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t, const char *xml,
+                                 int fd)
 {
     char *argv[] = {"tpsim",
                     "--cfg=network/model:CM02",
@@ -197,6 +197,7 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
         }
     }
     int ok = child_write(fd, &h, sizeof h);
+    if (h.status != CHILD_OK) _exit(ok == 0 ? 0 : 3); /* the parent reads only the header */
     for (int r = 0; r < p->nranks && ok == 0; r++)
         for (int i = 0; i < p->ranks[r].nops && ok == 0; i++)
             ok = child_write(fd, &p->ranks[r].ops[i].t_start, 2 * sizeof(double));
@@ -231,7 +232,7 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
     int total = 0;
     for (int g = 0; g < p->ngroups; g++)
         total += p->groups[g].n;
-    int (*pairs)[2] = malloc((size_t)(total + 1) * sizeof *pairs);
+    int(*pairs)[2] = malloc((size_t)(total + 1) * sizeof *pairs);
     if (!pairs) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     int n = 0;
     for (int g = 0; g < p->ngroups; g++) {
@@ -245,7 +246,8 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
     qsort(pairs, (size_t)n, sizeof *pairs, pair_cmp);
     int u = 0;
     for (int i = 0; i < n; i++)
-        if (u == 0 || pair_cmp(pairs[i], pairs[u - 1]) != 0) memcpy(pairs[u++], pairs[i], sizeof *pairs);
+        if (u == 0 || pair_cmp(pairs[i], pairs[u - 1]) != 0)
+            memcpy(pairs[u++], pairs[i], sizeof *pairs);
     snprintf(path, 64, "/tmp/tpsim-platform-XXXXXX");
     int fd = mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -367,8 +369,7 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
                              "is printed above",
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
-    if (h.status != CHILD_OK)
-        return tps_error_set(err, TPS_ESIM, NULL, 0, 0, NULL, "%s", h.msg);
+    if (h.status != CHILD_OK) return tps_error_set(err, TPS_ESIM, NULL, 0, 0, NULL, "%s", h.msg);
     st->end_s = h.end_s;
     return TPS_OK;
 }

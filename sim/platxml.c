@@ -12,11 +12,14 @@ int sim_platxml_write(const struct plat_topo *t, const int (*pairs)[2], int npai
     for (int g = 0; g < t->ngpus; g++)
         fprintf(f, "  <host id=\"%s\" speed=\"1f\"/>\n", t->nodes[t->gpu_node[g]].name);
     for (int l = 0; l < t->nlinks; l++)
-        fprintf(f, "  <link id=\"L%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"%s\"/>\n",
-                l, t->links[l].bw_Bps, t->links[l].shared ? "SHARED" : "SPLITDUPLEX");
+        fprintf(
+            f, "  <link id=\"L%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"%s\"/>\n",
+            l, t->links[l].bw_Bps, t->links[l].shared ? "SHARED" : "SPLITDUPLEX");
     for (int n = 0; n < t->nnodes; n++)
         if (t->nodes[n].fwd_Bps > 0)
-            fprintf(f, "  <link id=\"F%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SHARED\"/>\n",
+            fprintf(f,
+                    "  <link id=\"F%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+                    "sharing_policy=\"SHARED\"/>\n",
                     n, t->nodes[n].fwd_Bps);
     for (int i = 0; i < npairs; i++) {
         struct plat_route r;
@@ -38,6 +41,7 @@ int sim_platxml_write(const struct plat_topo *t, const int (*pairs)[2], int npai
         fprintf(f, "  </route>\n");
     }
     fprintf(f, "</zone>\n</platform>\n");
-    if (ferror(f)) return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot write platform XML");
+    if (ferror(f))
+        return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot write platform XML");
     return TPS_OK;
 }

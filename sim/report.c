@@ -95,7 +95,8 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
             if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
                 op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
                 continue;
-            size_t s = ((size_t)op->layer * (size_t)r->micro_batches + (size_t)op->mb) * 2 + op->phase;
+            size_t s =
+                ((size_t)op->layer * (size_t)r->micro_batches + (size_t)op->mb) * 2 + op->phase;
             if (op->t_start < span[s][0]) span[s][0] = op->t_start;
             if (op->t_end > span[s][1]) span[s][1] = op->t_end;
         }
@@ -114,7 +115,8 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
         for (int mb = 0; mb < r->micro_batches; mb++) {
             size_t s = ((size_t)l * (size_t)r->micro_batches + (size_t)mb) * 2;
             if (span[s][1] >= span[s][0]) r->layers[l].fwd_s += span[s][1] - span[s][0];
-            if (span[s + 1][1] >= span[s + 1][0]) r->layers[l].bwd_s += span[s + 1][1] - span[s + 1][0];
+            if (span[s + 1][1] >= span[s + 1][0])
+                r->layers[l].bwd_s += span[s + 1][1] - span[s + 1][0];
         }
         r->layers[l].fwd_s /= r->micro_batches;
         r->layers[l].bwd_s /= r->micro_batches;
@@ -185,13 +187,12 @@ int sim_report_write_json(const struct sim_report *r, const struct sim_report_me
     for (int l = 0; l < r->nlayers; l++)
         json_array_append_new(layers, json_pack("{s:i, s:f, s:f}", "layer", l, "fwd_s",
                                                 r->layers[l].fwd_s, "bwd_s", r->layers[l].bwd_s));
-    json_t *j = json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i, s:o}",
-                          "tpsim_version", "1", "meta", meta_json(m), "iteration_time_s",
-                          r->iteration_s, "compute_time_s", r->compute_s, "comm_time_s", r->comm_s,
-                          "exposed_comm_time_s", r->exposed_comm_s, "tflops_per_gpu",
-                          r->tflops_per_gpu, "flop", r->flop, "bytes_sent_per_gpu", r->bytes_sent,
-                          "gpus", r->nranks, "layers_simulated", r->nlayers, "micro_batches",
-                          r->micro_batches, "layers", layers);
+    json_t *j = json_pack(
+        "{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i, s:o}", "tpsim_version", "1",
+        "meta", meta_json(m), "iteration_time_s", r->iteration_s, "compute_time_s", r->compute_s,
+        "comm_time_s", r->comm_s, "exposed_comm_time_s", r->exposed_comm_s, "tflops_per_gpu",
+        r->tflops_per_gpu, "flop", r->flop, "bytes_sent_per_gpu", r->bytes_sent, "gpus", r->nranks,
+        "layers_simulated", r->nlayers, "micro_batches", r->micro_batches, "layers", layers);
     return dump(j, path, err);
 }
 
@@ -199,7 +200,8 @@ int sim_report_write_csv(const struct sim_report *r, const struct sim_report_met
                          const char *path, struct tps_error *err)
 {
     FILE *f = fopen(path, "w");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "scenario,iteration_time_s,compute_time_s,comm_time_s,exposed_comm_time_s,"
                "tflops_per_gpu,gpus,layers_simulated,micro_batches\n");
     fprintf(f, "\"%s\",%.9g,%.9g,%.9g,%.9g,%.6g,%d,%d,%d\n", or_dash(m->scenario), r->iteration_s,
@@ -216,9 +218,8 @@ int sim_report_write_timeline(const struct mdl_program *p, const char *path, str
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];
         snprintf(pname, sizeof pname, "GPU %d", r);
-        json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
-                                            "process_name", "ph", "M", "pid", r, "tid", 0, "args",
-                                            "name", pname));
+        json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
+                                            "ph", "M", "pid", r, "tid", 0, "args", "name", pname));
         for (int s = 0; s < MDL_MAX_STREAMS; s++)
             json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
                                                 "thread_name", "ph", "M", "pid", r, "tid", s,
@@ -233,13 +234,11 @@ int sim_report_write_timeline(const struct mdl_program *p, const char *path, str
             if (op->flop > 0) json_object_set_new(args, "flop", json_real(op->flop));
             char name[96];
             snprintf(name, sizeof name, "L%d %s", op->layer, p->names[op->name]);
-            json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name",
-                                                name, "cat",
-                                                op->stream == MDL_STREAM_COMPUTE ? "compute"
-                                                                                 : "comm",
-                                                "ph", "X", "ts", op->t_start * 1e6, "dur",
-                                                (op->t_end - op->t_start) * 1e6, "pid", r, "tid",
-                                                op->stream, "args", args));
+            json_array_append_new(
+                ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat",
+                              op->stream == MDL_STREAM_COMPUTE ? "compute" : "comm", "ph", "X",
+                              "ts", op->t_start * 1e6, "dur", (op->t_end - op->t_start) * 1e6,
+                              "pid", r, "tid", op->stream, "args", args));
         }
     }
     json_t *j = json_pack("{s:o, s:s}", "traceEvents", ev, "displayTimeUnit", "ns");

@@ -34,11 +34,11 @@ struct sim_report {
 };
 
 struct sim_report_meta {
-    const char *scenario;  /* scenario file or trace dir */
-    const char *model;     /* model description */
-    const char *device;    /* device preset */
-    const char *platform;  /* platform description */
-    const char *strategy;  /* strategy description */
+    const char *scenario; /* scenario file or trace dir */
+    const char *model;    /* model description */
+    const char *device;   /* device preset */
+    const char *platform; /* platform description */
+    const char *strategy; /* strategy description */
 };
 
 int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r);
@@ -49,8 +49,7 @@ int sim_report_write_json(const struct sim_report *r, const struct sim_report_me
 int sim_report_write_csv(const struct sim_report *r, const struct sim_report_meta *m,
                          const char *path, struct tps_error *err);
 /* Chrome trace JSON (opens in Perfetto): one process per GPU, one thread per stream. */
-int sim_report_write_timeline(const struct mdl_program *p, const char *path,
-                              struct tps_error *err);
+int sim_report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err);
 
 /* Measure of the union of n intervals [s_i, e_i) and of its intersection with another union.
  * Exposed in the header because tests check the interval arithmetic directly. */

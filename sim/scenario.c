@@ -9,13 +9,13 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {"name", "description", "model", "device", "platform",
-                                       "strategy", "run", NULL};
-static const char *const model_keys[] = {"preset", "layers", "hidden", "heads", "ffn", "seq",
-                                         "micro_batch", "dtype", NULL};
-static const char *const device_keys[] = {"preset", "peak_tflops", "hbm_bandwidth",
-                                          "gemm_efficiency", "gemm_overhead", "gemm_table",
-                                          "mem_efficiency", "kernel_overhead", NULL};
+static const char *const top_keys[] = {"name",     "description", "model", "device",
+                                       "platform", "strategy",    "run",   NULL};
+static const char *const model_keys[] = {"preset", "layers",      "hidden", "heads", "ffn",
+                                         "seq",    "micro_batch", "dtype",  NULL};
+static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",
+                                          "gemm_efficiency", "gemm_overhead",   "gemm_table",
+                                          "mem_efficiency",  "kernel_overhead", NULL};
 static const char *const strategy_keys[] = {"kind", "tp", "sequence_parallel",
                                             "async_grad_allreduce", NULL};
 static const char *const run_keys[] = {"layers", "micro_batches", NULL};
@@ -31,8 +31,8 @@ static void dir_of(const char *path, char *out, size_t len)
 }
 
 /* Reads an optional count into *dst (long field); keeps *dst when absent. */
-static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const char *key,
-                     long *dst, struct tps_error *err)
+static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const char *key, long *dst,
+                     struct tps_error *err)
 {
     int id = tps_ydoc_get(d, map, key);
     if (!id) return TPS_OK;
@@ -108,8 +108,8 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
     return TPS_OK;
 }
 
-static int load_device(const struct tps_ydoc *d, int id, const char *base,
-                       struct scn_scenario *s, struct tps_error *err)
+static int load_device(const struct tps_ydoc *d, int id, const char *base, struct scn_scenario *s,
+                       struct tps_error *err)
 {
     struct mdl_device *dev = &s->device;
     int rc;
@@ -128,8 +128,8 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base,
         size_t n = 0;
         for (const char *const *p = mdl_device_names(); *p; p++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *p);
-        return tps_ydoc_fail(d, pid, field, err, "unknown device '%s' (expected one of: %s)",
-                             name, list);
+        return tps_ydoc_fail(d, pid, field, err, "unknown device '%s' (expected one of: %s)", name,
+                             list);
     }
     if (pid == id) return TPS_OK;
     int v;
@@ -186,18 +186,19 @@ static void spec_string(const struct tps_ydoc *d, int id, const char *base, char
             snprintf(out, len, "%s", t);
         return;
     }
-    int f = tps_ydoc_get(d, id, "file") ? tps_ydoc_get(d, id, "file") : tps_ydoc_get(d, id, "simgrid_xml");
+    int f = tps_ydoc_get(d, id, "file") ? tps_ydoc_get(d, id, "file")
+                                        : tps_ydoc_get(d, id, "simgrid_xml");
     if (f && tps_ydoc_text(d, f)) {
         plat_path_resolve(base, tps_ydoc_text(d, f), out, len);
         return;
     }
     int p = tps_ydoc_get(d, id, "preset");
-    size_t n = (size_t)snprintf(out, len, "%s", p && tps_ydoc_text(d, p) ? tps_ydoc_text(d, p) : "");
+    size_t n =
+        (size_t)snprintf(out, len, "%s", p && tps_ydoc_text(d, p) ? tps_ydoc_text(d, p) : "");
     for (int i = 0; i < tps_ydoc_len(d, id) && n < len; i++) {
         const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
         const char *v = tps_ydoc_text(d, tps_ydoc_map_val(d, id, i));
-        if (k && v && strcmp(k, "preset"))
-            n += (size_t)snprintf(out + n, len - n, " %s=%s", k, v);
+        if (k && v && strcmp(k, "preset")) n += (size_t)snprintf(out + n, len - n, " %s=%s", k, v);
     }
 }
 
@@ -241,8 +242,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     return TPS_OK;
 }
 
-static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s,
-                    struct tps_error *err)
+static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, struct tps_error *err)
 {
     long layers = s->model.layers, mbs = 1;
     int rc;
@@ -276,7 +276,8 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
     if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, root, "", top_keys, err);
     if (rc == TPS_OK) {
         int n = tps_ydoc_get(&d, root, "name");
-        if (n && tps_ydoc_text(&d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
+        if (n && tps_ydoc_text(&d, n))
+            snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
         rc = load_model(&d, tps_ydoc_get(&d, root, "model"), s, err);
     }
     if (rc == TPS_OK) rc = load_device(&d, tps_ydoc_get(&d, root, "device"), base, s, err);
@@ -302,7 +303,8 @@ void scn_release(struct scn_scenario *s)
 void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 {
     const struct mdl_model *m = &s->model;
-    snprintf(buf, len, "%s (layers %ld, hidden %ld, heads %ld, ffn %ld, seq %ld, micro-batch %ld, %s)",
+    snprintf(buf, len,
+             "%s (layers %ld, hidden %ld, heads %ld, ffn %ld, seq %ld, micro-batch %ld, %s)",
              m->name, m->layers, m->hidden, m->heads, m->ffn, m->seq, m->micro_batch,
              mdl_dtype_name(m->dtype));
 }

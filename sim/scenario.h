@@ -14,16 +14,16 @@
 #include "platforms/topo.h"
 
 struct scn_scenario {
-    char path[512];           /* scenario file */
-    char name[64];            /* scenario name (default: file name) */
+    char path[512]; /* scenario file */
+    char name[64];  /* scenario name (default: file name) */
     struct mdl_model model;
     struct mdl_device device;
     struct mdl_strategy strategy;
-    struct plat_topo topo;    /* owned */
-    char platform_spec[512];  /* platform as a command-line spec, recorded in traces */
-    char gemm_table[512];     /* GEMM table the device was calibrated with, "" if none */
-    int layers;               /* layers to simulate */
-    int micro_batches;        /* micro-batches to simulate */
+    struct plat_topo topo;   /* owned */
+    char platform_spec[512]; /* platform as a command-line spec, recorded in traces */
+    char gemm_table[512];    /* GEMM table the device was calibrated with, "" if none */
+    int layers;              /* layers to simulate */
+    int micro_batches;       /* micro-batches to simulate */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

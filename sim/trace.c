@@ -11,14 +11,15 @@
 #include <sys/stat.h>
 
 #define LINE_MAX_LEN 8192
-#define MAX_TOK 4200
+#define MAX_TOK      4200
 
 static int write_rank(const struct mdl_program *p, int r, const char *dir, struct tps_error *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
     FILE *f = fopen(path, "w");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d rank %d\n", SIM_TRACE_VERSION, r);
     fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
@@ -45,7 +46,8 @@ int sim_trace_write(const struct mdl_program *p, const char *platform, const cha
     char path[1024];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     FILE *f = fopen(path, "w");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", SIM_TRACE_VERSION,
             p->nranks, p->layers, p->micro_batches);
     if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
@@ -160,7 +162,8 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     char path[1024];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     FILE *f = fopen(path, "r");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     struct lexer *L = calloc(1, sizeof *L);
     int *members = malloc(MAX_TOK * sizeof *members);
     int rc = L && members ? TPS_OK : TPS_ENOMEM;
@@ -190,7 +193,8 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
                 size_t n = 0;
                 platform[0] = '\0';
                 for (int t = 1; t < L->ntok && n < plen; t++)
-                    n += (size_t)snprintf(platform + n, plen - n, "%s%s", t > 1 ? " " : "", L->tok[t]);
+                    n += (size_t)snprintf(platform + n, plen - n, "%s%s", t > 1 ? " " : "",
+                                          L->tok[t]);
             }
         } else if (!strcmp(k, "group")) {
             if (!ranks) {
@@ -218,8 +222,10 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
                 goto done;
             }
         } else {
-            rc = fail(L, 0, "key", err, "unknown key (expected ranks, layers, micro_batches, "
-                      "platform or group)", k);
+            rc = fail(L, 0, "key", err,
+                      "unknown key (expected ranks, layers, micro_batches, "
+                      "platform or group)",
+                      k);
             goto done;
         }
     }
@@ -241,7 +247,8 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
     char path[1024];
     snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
     FILE *f = fopen(path, "r");
-    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     struct lexer *L = calloc(1, sizeof *L);
     int rc = L ? TPS_OK : tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
     if (rc) goto done;
@@ -270,7 +277,9 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
             goto done;
         }
         const char *ph = L->tok[3];
-        op.phase = !strcmp(ph, "fwd") ? MDL_PHASE_FWD : !strcmp(ph, "bwd") ? MDL_PHASE_BWD : MDL_PHASE_OTHER;
+        op.phase = !strcmp(ph, "fwd")   ? MDL_PHASE_FWD
+                   : !strcmp(ph, "bwd") ? MDL_PHASE_BWD
+                                        : MDL_PHASE_OTHER;
         if (op.phase == MDL_PHASE_OTHER && strcmp(ph, "other")) {
             rc = fail(L, 3, "phase", err, "expected fwd, bwd or other", ph);
             goto done;

@@ -15,7 +15,8 @@ TestSuite(cli, .timeout = 300);
 static int tpsim(char *out, size_t len, const char *args, int stderr_only)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s %s", TPSIM_BIN, args, stderr_only ? "2>&1 >/dev/null" : "2>&1");
+    snprintf(cmd, sizeof cmd, "%s %s %s", TPSIM_BIN, args,
+             stderr_only ? "2>&1 >/dev/null" : "2>&1");
     FILE *f = popen(cmd, "r");
     cr_assert_not_null(f);
     size_t n = fread(out, 1, len - 1, f);
@@ -54,7 +55,8 @@ Test(cli, bad_scenarios_exit_2_with_one_line_naming_file_line_column_field)
 
 Test(cli, help_everywhere)
 {
-    const char *cmds[] = {"--help", "run --help", "trace --help", "collective --help",
+    const char *cmds[] = {"--help",          "run --help",
+                          "trace --help",    "collective --help",
                           "platform --help", "platform show --help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char out[8192];
@@ -82,7 +84,8 @@ Test(cli, run_writes_json_with_the_documented_keys)
     const char *keys[] = {"iteration_time_s", "compute_time_s", "exposed_comm_time_s",
                           "tflops_per_gpu"};
     for (int i = 0; i < 4; i++)
-        cr_assert(json_object_get(j, keys[i]) && json_is_number(json_object_get(j, keys[i])), "%s", keys[i]);
+        cr_assert(json_object_get(j, keys[i]) && json_is_number(json_object_get(j, keys[i])), "%s",
+                  keys[i]);
     json_t *layers = json_object_get(j, "layers");
     cr_assert(eq(sz, json_array_size(layers), 2));
     cr_assert(gt(dbl, json_number_value(json_object_get(json_array_get(layers, 0), "fwd_s")), 0));
@@ -119,9 +122,10 @@ Test(cli, collective_json_has_nccl_tests_columns)
     char json[] = "/tmp/tpsim-coll-XXXXXX.json";
     close(mkstemps(json, 5));
     char args[512], out[8192];
-    snprintf(args, sizeof args,
-             "collective --platform dgx-a100 --op all_reduce --ranks 8 --min 1M --max 16M --json %s",
-             json);
+    snprintf(
+        args, sizeof args,
+        "collective --platform dgx-a100 --op all_reduce --ranks 8 --min 1M --max 16M --json %s",
+        json);
     cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
     json_error_t e;
     json_t *j = json_load_file(json, 0, &e);
@@ -143,7 +147,8 @@ Test(cli, collective_json_has_nccl_tests_columns)
 Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
 {
     static char out[65536];
-    cr_assert(eq(int, tpsim(out, sizeof out, "platform show pcie-8gpu sockets=2", 0), 0), "%s", out);
+    cr_assert(eq(int, tpsim(out, sizeof out, "platform show pcie-8gpu sockets=2", 0), 0), "%s",
+              out);
     cr_assert(strstr(out, "GPU-to-GPU bandwidth") != NULL);
     cr_assert(strstr(out, "20.0") != NULL); /* the socket interconnect shows in the matrix */
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show pcie-8gpu pcie_gen=9", 0), 2));

@@ -10,7 +10,8 @@ Test(ydoc, reports_unknown_key_with_position)
 {
     struct tps_ydoc d;
     struct tps_error err = {0};
-    cr_assert(eq(int, tps_ydoc_load_string(&d, "a: 1\nsub:\n  b: 2\n  zz: 3\n", "t.yaml", &err), 0));
+    cr_assert(
+        eq(int, tps_ydoc_load_string(&d, "a: 1\nsub:\n  b: 2\n  zz: 3\n", "t.yaml", &err), 0));
     static const char *const keys[] = {"b", NULL};
     int sub = tps_ydoc_get(&d, tps_ydoc_root(&d), "sub");
     cr_assert(eq(int, tps_ydoc_check_map(&d, sub, "sub", keys, &err), TPS_EINVAL));

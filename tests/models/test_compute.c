@@ -23,7 +23,8 @@ Test(compute, gemm_time_is_overhead_plus_work_over_rate)
     double expect = d.gemm_overhead_s + 2.0 * 8192 * 8192 * 8192 / (d.gemm_eff_max * 312e12);
     cr_assert(ieee_ulp_eq(dbl, t, expect, 4));
     /* efficiency rises with size */
-    double e_small = mdl_gemm_flop(1, 512, 512, 512) / mdl_gemm_time(&d, MDL_BF16, 1, 512, 512, 512);
+    double e_small =
+        mdl_gemm_flop(1, 512, 512, 512) / mdl_gemm_time(&d, MDL_BF16, 1, 512, 512, 512);
     double e_big = mdl_gemm_flop(1, 8192, 8192, 8192) / t;
     cr_assert(lt(dbl, e_small, e_big));
 }
@@ -42,7 +43,8 @@ Test(compute, mem_time_is_overhead_plus_bytes_over_bandwidth)
 {
     struct mdl_device d;
     mdl_device_preset("H100-SXM", &d);
-    cr_assert(ieee_ulp_eq(dbl, mdl_mem_time(&d, 1e9), d.kernel_overhead_s + 1e9 / (d.mem_eff * 3350e9), 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_mem_time(&d, 1e9),
+                          d.kernel_overhead_s + 1e9 / (d.mem_eff * 3350e9), 4));
 }
 
 Test(compute, calibration_recovers_known_parameters)

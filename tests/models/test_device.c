@@ -41,16 +41,19 @@ static void check(const char *preset, const char *gpu, const char *peak_metric, 
 
 Test(device, presets_match_hardware_csv)
 {
-    check("A100-80GB", "A100 SXM4", "bf16_peak_dense", 1e12, "A100 SXM4 80GB", "hbm_bandwidth", 1e12);
+    check("A100-80GB", "A100 SXM4", "bf16_peak_dense", 1e12, "A100 SXM4 80GB", "hbm_bandwidth",
+          1e12);
     check("H100-SXM", "H100 SXM5", "bf16_peak_dense", 1e12, "H100 SXM5", "hbm_bandwidth", 1e12);
     check("H200", "H200 SXM", "bf16_peak_dense", 1e12, "H200 SXM", "hbm_bandwidth", 1e12);
     check("V100", "V100 SXM2", "tensor_peak_fp16_dense", 1e12, "V100 SXM2", "hbm_bandwidth", 1e9);
-    check("RTX-4090", "RTX 4090", "bf16_tensor_peak_dense", 1e12, "RTX 4090", "memory_bandwidth", 1e9);
+    check("RTX-4090", "RTX 4090", "bf16_tensor_peak_dense", 1e12, "RTX 4090", "memory_bandwidth",
+          1e9);
     struct mdl_device d;
     mdl_device_preset("RTX-3090", &d);
     cr_assert(ieee_ulp_eq(dbl, d.hbm_Bps, hw_value("RTX 3090", "memory_bandwidth") * 1e9, 4));
     mdl_device_preset("A100-40GB", &d);
-    cr_assert(ieee_ulp_eq(dbl, d.peak_flops[MDL_BF16], hw_value("A100 SXM4", "bf16_peak_dense") * 1e12, 4));
+    cr_assert(ieee_ulp_eq(dbl, d.peak_flops[MDL_BF16],
+                          hw_value("A100 SXM4", "bf16_peak_dense") * 1e12, 4));
 }
 
 Test(device, unknown_preset_is_refused)

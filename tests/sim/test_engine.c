@@ -40,8 +40,13 @@ static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int 
         ranks[r] = r;
     int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
     for (int r = 0; r < n; r++) {
-        struct mdl_op op = {.kind = (uint8_t)k, .stream = 1, .name = nm, .layer = -1, .mb = -1,
-                            .group = g, .bytes = bytes};
+        struct mdl_op op = {.kind = (uint8_t)k,
+                            .stream = 1,
+                            .name = nm,
+                            .layer = -1,
+                            .mb = -1,
+                            .group = g,
+                            .bytes = bytes};
         mdl_program_add(&p, r, &op);
     }
     struct sim_stats st;
@@ -70,7 +75,8 @@ Test(engine, ring_all_reduce_uncontended_matches_closed_form)
         for (int i = 0; i < 3; i++) {
             double S = sizes[i] * n; /* divisible by n: no rounding of chunks */
             double expect = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * alpha;
-            assert_rel(one_collective(&t, MDL_OP_ALL_REDUCE, n, S, NULL), expect, 1e-9, "all_reduce");
+            assert_rel(one_collective(&t, MDL_OP_ALL_REDUCE, n, S, NULL), expect, 1e-9,
+                       "all_reduce");
         }
     }
     plat_topo_release(&t);
@@ -225,8 +231,13 @@ Test(engine, mismatched_collective_order_is_reported_as_deadlock)
     int g01[] = {0, 1}, g012[] = {0, 1, 2};
     int ga = mdl_program_group(&p, 2, g01), gb = mdl_program_group(&p, 3, g012);
     int nm = mdl_program_name(&p, "c");
-    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE, .stream = 1, .name = nm, .layer = -1, .mb = -1,
-                       .group = ga, .bytes = 1e6};
+    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE,
+                       .stream = 1,
+                       .name = nm,
+                       .layer = -1,
+                       .mb = -1,
+                       .group = ga,
+                       .bytes = 1e6};
     struct mdl_op b = a;
     b.group = gb;
     mdl_program_add(&p, 0, &a);
@@ -264,8 +275,13 @@ Test(engine, simgrid_abort_becomes_an_error)
     int ranks[] = {0, 1};
     int g = mdl_program_group(&p, 2, ranks), nm = mdl_program_name(&p, "c");
     for (int r = 0; r < 2; r++) {
-        struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE, .stream = 1, .name = nm, .layer = -1,
-                            .mb = -1, .group = g, .bytes = 1e6};
+        struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
+                            .stream = 1,
+                            .name = nm,
+                            .layer = -1,
+                            .mb = -1,
+                            .group = g,
+                            .bytes = 1e6};
         mdl_program_add(&p, r, &op);
     }
     struct sim_stats st;

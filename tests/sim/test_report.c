@@ -27,8 +27,16 @@ Test(report, builds_layer_times_from_op_spans)
     p.layers = 1;
     p.micro_batches = 1;
     int nm = mdl_program_name(&p, "x");
-    struct mdl_op a = {.kind = MDL_OP_GEMM, .stream = 0, .phase = MDL_PHASE_FWD, .name = nm,
-                       .layer = 0, .mb = 0, .group = -1, .flop = 2e12, .t_start = 0, .t_end = 1};
+    struct mdl_op a = {.kind = MDL_OP_GEMM,
+                       .stream = 0,
+                       .phase = MDL_PHASE_FWD,
+                       .name = nm,
+                       .layer = 0,
+                       .mb = 0,
+                       .group = -1,
+                       .flop = 2e12,
+                       .t_start = 0,
+                       .t_end = 1};
     struct mdl_op b = a;
     b.phase = MDL_PHASE_BWD;
     b.t_start = 1;

@@ -76,10 +76,12 @@ Test(scenario, explicit_model_and_calibrated_device)
     char path[] = "/tmp/tpsim-scn-XXXXXX.yaml";
     int fd = mkstemps(path, 5);
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "model: {layers: 4, hidden: 1024, heads: 16, seq: 512, dtype: fp16}\n"
-               "device: {preset: A100-80GB, gemm_table: %s/gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16.csv}\n"
-               "platform: {preset: pcie-8gpu, sockets: 2}\n"
-               "strategy: {tp: 8, sequence_parallel: true}\n",
+    fprintf(f,
+            "model: {layers: 4, hidden: 1024, heads: 16, seq: 512, dtype: fp16}\n"
+            "device: {preset: A100-80GB, gemm_table: "
+            "%s/gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16.csv}\n"
+            "platform: {preset: pcie-8gpu, sockets: 2}\n"
+            "strategy: {tp: 8, sequence_parallel: true}\n",
             TPSIM_REFDATA);
     fclose(f);
     struct scn_scenario s;

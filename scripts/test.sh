@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test.sh - README command 2: build and run the whole Criterion suite with CTest.
+#   scripts/test.sh              normal build in build/
+#   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+dir=build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-asan
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DTPSIM_SANITIZE=ON)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+cmake -S . -B "$dir" "${flags[@]}"
+cmake --build "$dir" -j"$(nproc)"
+# Only sim/ may include SimGrid.
+if grep -rlE '#include <(simgrid|xbt)/' common models platforms validate 2>/dev/null; then
+  echo "test.sh: SimGrid included outside sim/" >&2
+  exit 1
+fi
+cd "$dir"
+ctest --output-on-failure
