@@ -19,7 +19,7 @@ void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t
         snprintf(out, len, "%s/%s", base_dir, path);
 }
 
-static void dir_of(const char *path, char *out, size_t len)
+void plat_path_dir(const char *path, char *out, size_t len)
 {
     snprintf(out, len, "%s", path);
     char *slash = strrchr(out, '/');
@@ -375,7 +375,7 @@ static int parse_file(const char *path, struct plat_topo *out, struct tps_error 
     int rc = tps_ydoc_load_file(&d, path, err);
     if (rc == TPS_OK) {
         char base[512];
-        dir_of(path, base, sizeof base);
+        plat_path_dir(path, base, sizeof base);
         int root = tps_ydoc_root(&d);
         if (!tps_ydoc_is_map(&d, root))
             rc = tps_ydoc_fail(&d, root, "", err, "a topology file holds a mapping");

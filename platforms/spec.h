@@ -21,6 +21,8 @@ int plat_spec_parse(const struct tps_ydoc *d, int id, const char *field, const c
 int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
                         struct tps_error *err);
 
+/* Directory part of path into out ("." when it has none). */
+void plat_path_dir(const char *path, char *out, size_t len);
 /* Joins base_dir and a relative path into out (absolute paths are kept). */
 void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len);
 

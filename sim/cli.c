@@ -381,6 +381,28 @@ static const char platform_help[] =
     "pcie_gen=5, sockets=2, nvlink_bridges=true, ib=NDR, nics_per_node=2, oversubscription=2\n"
     "are documented in docs/platforms.md. FILE is a topology .yaml or a SimGrid .xml.\n";
 
+/* Prints an n x n matrix of route bandwidth in GB/s (what = 0) or latency in us (what = 1). */
+static void print_matrix(const struct plat_topo *t, int n, int what)
+{
+    printf("%8s", "");
+    for (int j = 0; j < n; j++)
+        printf(" %7d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%8d", i);
+        for (int j = 0; j < n; j++) {
+            struct plat_route r;
+            if (i == j || plat_topo_route(t, i, j, &r) != 0)
+                printf(" %7s", "-");
+            else if (what == 0)
+                printf(" %7.1f", r.bw_Bps / 1e9);
+            else
+                printf(" %7.2f", r.lat_s * 1e6);
+        }
+        printf("\n");
+    }
+}
+
 static void show_topology(const struct plat_topo *t)
 {
     printf("platform  %s\n", t->name);
@@ -414,36 +436,9 @@ static void show_topology(const struct plat_topo *t)
     int n = t->ngpus <= 32 ? t->ngpus : 16;
     printf("\nGPU-to-GPU bandwidth, GB/s (route bottleneck, one flow alone)%s:\n",
            n < t->ngpus ? " - first 16 GPUs" : "");
-    printf("%8s", "");
-    for (int j = 0; j < n; j++)
-        printf(" %7d", j);
-    printf("\n");
-    for (int i = 0; i < n; i++) {
-        printf("%8d", i);
-        for (int j = 0; j < n; j++) {
-            struct plat_route r;
-            if (i == j || plat_topo_route(t, i, j, &r) != 0)
-                printf(" %7s", "-");
-            else
-                printf(" %7.1f", r.bw_Bps / 1e9);
-        }
-        printf("\n");
-    }
-    printf("\nroute latency, us:\n%8s", "");
-    for (int j = 0; j < n; j++)
-        printf(" %7d", j);
-    printf("\n");
-    for (int i = 0; i < n; i++) {
-        printf("%8d", i);
-        for (int j = 0; j < n; j++) {
-            struct plat_route r;
-            if (i == j || plat_topo_route(t, i, j, &r) != 0)
-                printf(" %7s", "-");
-            else
-                printf(" %7.2f", r.lat_s * 1e6);
-        }
-        printf("\n");
-    }
+    print_matrix(t, n, 0);
+    printf("\nroute latency, us:\n");
+    print_matrix(t, n, 1);
 }
 
 static int cmd_platform(int argc, char **argv)

@@ -20,16 +20,6 @@ static const char *const strategy_keys[] = {"kind", "tp", "sequence_parallel",
                                             "async_grad_allreduce", NULL};
 static const char *const run_keys[] = {"layers", "micro_batches", NULL};
 
-static void dir_of(const char *path, char *out, size_t len)
-{
-    snprintf(out, len, "%s", path);
-    char *slash = strrchr(out, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(out, len, ".");
-}
-
 /* Reads an optional count into *dst (long field); keeps *dst when absent. */
 static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const char *key, long *dst,
                      struct tps_error *err)
@@ -269,7 +259,7 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
     const char *slash = strrchr(path, '/');
     snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
     char base[512];
-    dir_of(path, base, sizeof base);
+    plat_path_dir(path, base, sizeof base);
     struct tps_ydoc d;
     int rc = tps_ydoc_load_file(&d, path, err);
     int root = rc ? 0 : tps_ydoc_root(&d);
