@@ -65,6 +65,14 @@ void tps_error_format(const struct tps_error *err, char *buf, size_t len)
     if (n < len) snprintf(buf + n, len - n, "%s", err->msg[0] ? err->msg : tps_strerror(err->code));
 }
 
+void tps_names_join(const char *const *names, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (; *names && n < len; names++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", *names);
+}
+
 _Noreturn void tps_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "tpsim: BUG: assertion '%s' failed at %s:%d\n", expr, file, line);

@@ -15,8 +15,7 @@
     X(ESYNTAX, -2, "syntax error")                                                                 \
     X(EIO, -3, "input/output error")                                                               \
     X(ENOMEM, -4, "out of memory")                                                                 \
-    X(ESIM, -5, "simulation failed")                                                               \
-    X(ENOTFOUND, -6, "not found")
+    X(ESIM, -5, "simulation failed")
 
 enum tps_status {
     TPS_OK = 0,
@@ -44,6 +43,9 @@ int tps_error_set(struct tps_error *err, int code, const char *path, int line, i
 
 /* Renders "path:line:col: field 'f': msg" into buf. */
 void tps_error_format(const struct tps_error *err, char *buf, size_t len);
+
+/* Joins a NULL-terminated list of names as "a, b, c" into buf (for "expected one of" messages). */
+void tps_names_join(const char *const *names, char *buf, size_t len);
 
 /* Bugs, not errors: aborts with file:line. Never use to validate input. */
 #define TPS_ASSERT(cond)                                                                           \

@@ -66,17 +66,3 @@ int tps_units_time(const char *text, double *seconds)
                                         {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
     return parse_with(text, units, seconds);
 }
-
-void tps_units_fmt_size(double bytes, char *buf, unsigned len)
-{
-    static const char *names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (bytes >= 1024.0 && i < 4) {
-        bytes /= 1024.0;
-        i++;
-    }
-    if (i == 0)
-        snprintf(buf, len, "%.0f %s", bytes, names[i]);
-    else
-        snprintf(buf, len, "%.4g %s", bytes, names[i]);
-}

@@ -12,7 +12,4 @@ int tps_units_size(const char *text, double *bytes);
 int tps_units_rate(const char *text, double *bytes_per_s);
 int tps_units_time(const char *text, double *seconds);
 
-/* Formats a byte count the nccl-tests way into buf ("32 B", "1.0 MiB"). */
-void tps_units_fmt_size(double bytes, char *buf, unsigned len);
-
 #endif

@@ -198,10 +198,8 @@ int tps_ydoc_check_map(const struct tps_ydoc *d, int id, const char *field,
         for (const char *const *a = allowed; *a; a++)
             known = known || strcmp(*a, k) == 0;
         if (!known) {
-            char list[400] = "";
-            size_t n = 0;
-            for (const char *const *a = allowed; *a && n < sizeof list; a++)
-                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *a);
+            char list[400];
+            tps_names_join(allowed, list, sizeof list);
             return tps_ydoc_fail(d, kid, f, err, "unknown key '%s' (expected one of: %s)", k, list);
         }
         for (int j = 0; j < i; j++) {
@@ -285,12 +283,6 @@ static int quantity(const struct tps_ydoc *d, int id, const char *field, double 
     if (!(v > 0)) return tps_ydoc_fail(d, id, field, err, "must be greater than 0, got '%s'", t);
     *out = v;
     return TPS_OK;
-}
-
-int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
-                  struct tps_error *err)
-{
-    return quantity(d, id, field, bytes, tps_units_size, "a size such as 64MiB", err);
 }
 
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,

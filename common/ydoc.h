@@ -60,8 +60,6 @@ int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double 
 int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out,
                   struct tps_error *err);
 /* Quantities with units (see units.h). */
-int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
-                  struct tps_error *err);
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
                   struct tps_error *err);
 int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,

@@ -138,11 +138,12 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
     const char *name;
     if ((rc = tps_ydoc_str(d, pid ? pid : id, f, &name, err))) return rc;
     struct plat_params p;
-    if (plat_params_default(name, &p) != 0)
-        return tps_ydoc_fail(d, pid, f, err,
-                             "unknown platform preset '%s' (expected dgx-a100, dgx-h100, "
-                             "pcie-8gpu or rtx3090-4gpu)",
-                             name);
+    if (plat_params_default(name, &p) != 0) {
+        char list[256];
+        tps_names_join(plat_preset_names(), list, sizeof list);
+        return tps_ydoc_fail(d, pid, f, err, "unknown platform preset '%s' (expected one of: %s)",
+                             name, list);
+    }
     int len = tps_ydoc_len(d, id);
     for (int i = 0; i < len; i++) {
         const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
@@ -150,17 +151,15 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
         join(f, sizeof f, field, k);
         long n = 0;
         if (!strcmp(k, "nodes") || !strcmp(k, "pcie_gen") || !strcmp(k, "sockets") ||
-            !strcmp(k, "leaf_ports")) {
+            !strcmp(k, "leaf_ports") || !strcmp(k, "nics_per_node")) {
             if ((rc = tps_ydoc_count(d, v, f, &n, err))) return rc;
             if (n > 65536) return tps_ydoc_fail(d, v, f, err, "too large: %ld", n);
-            int *dst = !strcmp(k, "nodes")      ? &p.nodes
-                       : !strcmp(k, "pcie_gen") ? &p.pcie_gen
-                       : !strcmp(k, "sockets")  ? &p.sockets
-                                                : &p.leaf_ports;
+            int *dst = !strcmp(k, "nodes")        ? &p.nodes
+                       : !strcmp(k, "pcie_gen")   ? &p.pcie_gen
+                       : !strcmp(k, "sockets")    ? &p.sockets
+                       : !strcmp(k, "leaf_ports") ? &p.leaf_ports
+                                                  : &p.nics_per_node;
             *dst = (int)n;
-        } else if (!strcmp(k, "nics_per_node")) {
-            if ((rc = tps_ydoc_count(d, v, f, &n, err))) return rc;
-            p.nics_per_node = (int)(n > 64 ? 64 : n);
         } else if (!strcmp(k, "nvlink_bridges")) {
             rc = tps_ydoc_bool(d, v, f, &p.nvlink_bridges, err);
         } else if (!strcmp(k, "ib")) {
@@ -341,11 +340,14 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
         }
         struct plat_params p;
         plat_topo_init(out, s);
-        if (plat_params_default(s, &p) != 0)
+        if (plat_params_default(s, &p) != 0) {
+            char list[256];
+            tps_names_join(plat_preset_names(), list, sizeof list);
             return tps_ydoc_fail(d, id, field, err,
-                                 "unknown platform '%s' (expected dgx-a100, dgx-h100, pcie-8gpu, "
-                                 "rtx3090-4gpu or a .yaml/.xml file)",
-                                 s);
+                                 "unknown platform '%s' (expected one of: %s, or a .yaml/.xml "
+                                 "file)",
+                                 s, list);
+        }
         return plat_preset_build(&p, out, err);
     }
     plat_topo_init(out, "");

@@ -58,10 +58,8 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
         const char *name;
         if ((rc = tps_ydoc_str(d, pid, "model.preset", &name, err))) return rc;
         if (mdl_model_preset(name, m) != 0) {
-            char list[256] = "";
-            size_t n = 0;
-            for (const char *const *p = mdl_model_names(); *p; p++)
-                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *p);
+            char list[256];
+            tps_names_join(mdl_model_names(), list, sizeof list);
             return tps_ydoc_fail(d, pid, "model.preset", err,
                                  "unknown model preset '%s' (expected one of: %s)", name, list);
         }
@@ -114,10 +112,8 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     const char *field = pid == id ? "device" : "device.preset";
     if ((rc = tps_ydoc_str(d, pid, field, &name, err))) return rc;
     if (mdl_device_preset(name, dev) != 0) {
-        char list[256] = "";
-        size_t n = 0;
-        for (const char *const *p = mdl_device_names(); *p; p++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *p);
+        char list[256];
+        tps_names_join(mdl_device_names(), list, sizeof list);
         return tps_ydoc_fail(d, pid, field, err, "unknown device '%s' (expected one of: %s)", name,
                              list);
     }
