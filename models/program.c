@@ -73,11 +73,12 @@ int mdl_program_group(struct mdl_program *p, int n, const int *ranks)
 }
 
 static const char *const kind_names[MDL_OP_NKINDS] = {
-    "gemm", "attn", "mem", "compute", "all_reduce", "all_gather", "reduce_scatter"};
+    "gemm",       "attn",           "mem",       "compute",    "all_reduce",
+    "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv"};
 
 bool mdl_op_is_coll(enum mdl_op_kind k)
 {
-    return k == MDL_OP_ALL_REDUCE || k == MDL_OP_ALL_GATHER || k == MDL_OP_REDUCE_SCATTER;
+    return k >= MDL_OP_ALL_REDUCE && k < MDL_OP_NKINDS;
 }
 
 const char *mdl_op_kind_name(enum mdl_op_kind k)

@@ -27,6 +27,9 @@ enum mdl_op_kind {
     MDL_OP_ALL_REDUCE,     /* collectives: bytes = full buffer size S */
     MDL_OP_ALL_GATHER,     /* bytes = gathered (full) size */
     MDL_OP_REDUCE_SCATTER, /* bytes = input (full) size */
+    MDL_OP_BROADCAST,      /* bytes = buffer size; group member 0 is the root */
+    MDL_OP_ALL_TO_ALL,     /* bytes = each rank's whole send buffer (S/n to every member) */
+    MDL_OP_SEND_RECV,      /* bytes = message; group of two, member 0 sends to member 1 */
     MDL_OP_NKINDS
 };
 
@@ -37,6 +40,8 @@ struct mdl_op {
     uint8_t stream;             /* 0 compute, 1.. communication */
     uint8_t phase;              /* enum mdl_phase */
     uint8_t ndeps;              /* entries used in deps */
+    uint8_t algo, proto, gran;  /* collectives: enum mdl_coll_{algo,proto,gran} (collective.h);
+                                   0 = let the tuner choose, filled in by the engine */
     int32_t name;               /* index into program names */
     int32_t layer;              /* transformer layer, -1 if none */
     int32_t mb;                 /* micro-batch index, -1 if none */

@@ -12,6 +12,7 @@ void plat_topo_init(struct plat_topo *t, const char *name)
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
     t->machines = 1;
+    mdl_nccl_default(&t->nccl);
 }
 
 void plat_topo_release(struct plat_topo *t)
@@ -21,6 +22,12 @@ void plat_topo_release(struct plat_topo *t)
     free(t->links);
     free(t->adj_start);
     free(t->adj);
+    if (t->scratch) {
+        free(t->scratch->stamp);
+        free(t->scratch->prev);
+        free(t->scratch->queue);
+        free(t->scratch);
+    }
     if (t->xml_hosts)
         for (int i = 0; i < t->ngpus; i++)
             free(t->xml_hosts[i]);
@@ -93,6 +100,21 @@ static int build_adjacency(struct plat_topo *t)
     return 0;
 }
 
+static int scratch_alloc(struct plat_topo *t)
+{
+    if (!t->scratch && !(t->scratch = calloc(1, sizeof *t->scratch))) return -1;
+    struct plat_scratch *sc = t->scratch;
+    free(sc->stamp);
+    free(sc->prev);
+    free(sc->queue);
+    size_t n = (size_t)t->nnodes + 1;
+    sc->stamp = calloc(n, sizeof *sc->stamp);
+    sc->prev = malloc(n * sizeof *sc->prev);
+    sc->queue = malloc(n * sizeof *sc->queue);
+    sc->gen = 0;
+    return sc->stamp && sc->prev && sc->queue ? 0 : -1;
+}
+
 int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
 {
     if (t->xml_path[0]) return TPS_OK;
@@ -101,81 +123,172 @@ int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
         n += t->nodes[i].kind == PLAT_GPU;
     free(t->gpu_node);
     t->gpu_node = malloc((size_t)(n ? n : 1) * sizeof *t->gpu_node);
-    if (!t->gpu_node || build_adjacency(t) != 0)
+    if (!t->gpu_node || build_adjacency(t) != 0 || scratch_alloc(t) != 0)
         return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     t->ngpus = 0;
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].kind == PLAT_GPU) t->gpu_node[t->ngpus++] = i;
     if (t->ngpus == 0)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "platform has no GPU");
-    /* every GPU must reach GPU 0 and GPU 0 every GPU */
-    struct plat_route r;
-    for (int g = 1; g < t->ngpus; g++) {
-        if (plat_topo_route(t, 0, g, &r) != 0 || plat_topo_route(t, g, 0, &r) != 0)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
-                                 t->nodes[t->gpu_node[0]].name, t->nodes[t->gpu_node[g]].name);
+    /* links are undirected: one search from GPU 0 (GPUs do not forward) reaches every GPU */
+    char *seen = calloc((size_t)t->nnodes, 1);
+    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
+    if (!seen || !queue) {
+        free(seen);
+        free(queue);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
+    int head = 0, tail = 0, s0 = t->gpu_node[0];
+    seen[s0] = 1;
+    queue[tail++] = s0;
+    while (head < tail) {
+        int u = queue[head++];
+        if (u != s0 && t->nodes[u].kind == PLAT_GPU) continue;
+        for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
+            const struct plat_link *l = &t->links[t->adj[e]];
+            int v = l->a == u ? l->b : l->a;
+            if (!seen[v]) {
+                seen[v] = 1;
+                queue[tail++] = v;
+            }
+        }
+    }
+    int missing = -1;
+    for (int g = 1; g < t->ngpus && missing < 0; g++)
+        if (!seen[t->gpu_node[g]]) missing = g;
+    free(seen);
+    free(queue);
+    if (missing >= 0)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
+                             t->nodes[t->gpu_node[0]].name, t->nodes[t->gpu_node[missing]].name);
     return TPS_OK;
+}
+
+/* Breadth-first search from s in the scratch arrays (stamped, so a search costs what it visits).
+ * mode ROUTE_ANY: any node may forward except GPUs; stops once d is discovered.
+ * mode ROUTE_IN: only nodes of `machine` are entered; stops at d.
+ * mode ROUTE_OUT: only nodes of `machine` are expanded; stops at the first network node (machine
+ * -1) discovered, returned in *d.
+ * mode ROUTE_NET: only network nodes are entered; stops at d.
+ * Returns 0 when the target was found. */
+enum { ROUTE_ANY, ROUTE_IN, ROUTE_OUT, ROUTE_NET };
+
+static int bfs(const struct plat_topo *t, int s, int *d, int mode, int machine)
+{
+    struct plat_scratch *sc = t->scratch;
+    if (++sc->gen == 0) {
+        memset(sc->stamp, 0, (size_t)t->nnodes * sizeof *sc->stamp);
+        sc->gen = 1;
+    }
+    int head = 0, tail = 0;
+    sc->stamp[s] = sc->gen;
+    sc->prev[s] = -1;
+    sc->queue[tail++] = s;
+    while (head < tail) {
+        int u = sc->queue[head++];
+        if (u != s && t->nodes[u].kind == PLAT_GPU) continue; /* GPUs do not forward */
+        for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
+            const struct plat_link *l = &t->links[t->adj[e]];
+            int v = l->a == u ? l->b : l->a, m = t->nodes[v].machine;
+            if (sc->stamp[v] == sc->gen) continue;
+            if ((mode == ROUTE_IN && m != machine) || (mode == ROUTE_NET && m != -1)) continue;
+            if (mode == ROUTE_OUT && m != machine && m != -1) continue;
+            sc->stamp[v] = sc->gen;
+            sc->prev[v] = t->adj[e];
+            if (mode == ROUTE_OUT ? m == -1 : v == *d) {
+                *d = v;
+                return 0;
+            }
+            if (mode != ROUTE_OUT || m != -1) sc->queue[tail++] = v;
+        }
+    }
+    return -1;
+}
+
+/* Appends the hops of the path s -> e found by the last search, in order, to out; forwarding
+ * nodes strictly between s and e are included. */
+static int walk(const struct plat_topo *t, int s, int e, struct plat_route *out)
+{
+    const struct plat_scratch *sc = t->scratch;
+    struct plat_hop rev[PLAT_MAX_HOPS];
+    int n = 0;
+    for (int v = e; v != s;) {
+        const struct plat_link *l = &t->links[sc->prev[v]];
+        int u = l->a == v ? l->b : l->a;
+        if (n + 2 > PLAT_MAX_HOPS) return -1;
+        rev[n++] = (struct plat_hop){.link = sc->prev[v], .node = -1, .up = (l->a == u)};
+        if (u != s && t->nodes[u].fwd_Bps > 0) rev[n++] = (struct plat_hop){.link = -1, .node = u};
+        v = u;
+    }
+    if (out->nhops + n > PLAT_MAX_HOPS) return -1;
+    for (int i = n - 1; i >= 0; i--)
+        out->hops[out->nhops++] = rev[i];
+    return 0;
+}
+
+static int add_fwd(const struct plat_topo *t, int node, struct plat_route *out)
+{
+    if (t->nodes[node].fwd_Bps <= 0) return 0;
+    if (out->nhops + 1 > PLAT_MAX_HOPS) return -1;
+    out->hops[out->nhops++] = (struct plat_hop){.link = -1, .node = node};
+    return 0;
+}
+
+/* Route between two machines: up from a to its network entry, across the network, and down to
+ * b along the reverse of b's way up. */
+static int route_across(const struct plat_topo *t, int s, int d, struct plat_route *out)
+{
+    int xa = -1, xb = -1;
+    if (bfs(t, s, &xa, ROUTE_OUT, t->nodes[s].machine) || walk(t, s, xa, out)) return -1;
+    struct plat_route down = {0};
+    if (bfs(t, d, &xb, ROUTE_OUT, t->nodes[d].machine) || walk(t, d, xb, &down)) return -1;
+    if (add_fwd(t, xa, out)) return -1;
+    if (xa != xb) {
+        int target = xb;
+        if (bfs(t, xa, &target, ROUTE_NET, -1) || walk(t, xa, xb, out) || add_fwd(t, xb, out))
+            return -1;
+    }
+    if (out->nhops + down.nhops > PLAT_MAX_HOPS) return -1;
+    for (int i = down.nhops - 1; i >= 0; i--) {
+        struct plat_hop h = down.hops[i];
+        h.up = !h.up;
+        out->hops[out->nhops++] = h;
+    }
+    return 0;
 }
 
 int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_route *out)
 {
     memset(out, 0, sizeof *out);
     if (src == dst) return 0;
+    if (!t->scratch) return -1;
     int s = t->gpu_node[src], d = t->gpu_node[dst];
-    int *prev_link = malloc((size_t)t->nnodes * sizeof *prev_link);
-    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
-    if (!prev_link || !queue) {
-        free(prev_link);
-        free(queue);
-        return -1;
-    }
-    for (int i = 0; i < t->nnodes; i++)
-        prev_link[i] = -2;
-    prev_link[s] = -1;
-    int head = 0, tail = 0;
-    queue[tail++] = s;
-    while (head < tail && prev_link[d] == -2) {
-        int u = queue[head++];
-        if (u != s && t->nodes[u].kind == PLAT_GPU) continue; /* GPUs do not forward */
-        for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
-            const struct plat_link *l = &t->links[t->adj[e]];
-            int v = l->a == u ? l->b : l->a;
-            if (prev_link[v] != -2) continue;
-            prev_link[v] = t->adj[e];
-            queue[tail++] = v;
-        }
-    }
+    int ms = t->nodes[s].machine, md = t->nodes[d].machine;
     int rc = -1;
-    if (prev_link[d] != -2) {
-        /* walk back from d, collecting hops in reverse */
-        struct plat_hop rev[PLAT_MAX_HOPS];
-        int n = 0, v = d;
-        rc = 0;
-        while (v != s) {
-            const struct plat_link *l = &t->links[prev_link[v]];
-            int u = l->a == v ? l->b : l->a;
-            if (n + 2 > PLAT_MAX_HOPS) {
-                rc = -1;
-                break;
-            }
-            rev[n++] = (struct plat_hop){.link = prev_link[v], .node = -1, .up = (l->a == u)};
-            if (u != s && t->nodes[u].fwd_Bps > 0)
-                rev[n++] = (struct plat_hop){.link = -1, .node = u};
-            v = u;
+    if (t->machines > 1 && ms >= 0 && md >= 0) {
+        /* multi-machine fabrics: paths stay inside a machine, or leave it once for the network
+         * (linear cost at any scale, where a plain search would scan every NIC of a core) */
+        if (ms == md) {
+            int target = d;
+            rc = bfs(t, s, &target, ROUTE_IN, ms) == 0 ? walk(t, s, d, out) : -1;
+        } else {
+            rc = route_across(t, s, d, out);
         }
-        out->bw_Bps = 0;
-        for (int i = 0; rc == 0 && i < n; i++) {
-            struct plat_hop h = rev[n - 1 - i];
-            out->hops[out->nhops++] = h;
-            double bw = h.link >= 0 ? t->links[h.link].bw_Bps : t->nodes[h.node].fwd_Bps;
-            if (h.link >= 0) out->lat_s += t->links[h.link].lat_s;
-            if (out->bw_Bps == 0 || bw < out->bw_Bps) out->bw_Bps = bw;
-        }
+        if (rc) memset(out, 0, sizeof *out);
     }
-    free(prev_link);
-    free(queue);
-    return rc;
+    if (rc) {
+        int target = d;
+        rc = bfs(t, s, &target, ROUTE_ANY, 0) == 0 ? walk(t, s, d, out) : -1;
+    }
+    if (rc) return -1;
+    out->bw_Bps = 0;
+    for (int i = 0; i < out->nhops; i++) {
+        const struct plat_hop *h = &out->hops[i];
+        double bw = h->link >= 0 ? t->links[h->link].bw_Bps : t->nodes[h->node].fwd_Bps;
+        if (h->link >= 0) out->lat_s += t->links[h->link].lat_s;
+        if (out->bw_Bps == 0 || bw < out->bw_Bps) out->bw_Bps = bw;
+    }
+    return 0;
 }
 
 const char *plat_level_name(enum plat_level l)

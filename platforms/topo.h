@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "common/error.h"
+#include "models/collective.h"
 
 enum plat_kind { PLAT_GPU, PLAT_SWITCH, PLAT_NIC, PLAT_CPU };
 enum plat_level { PLAT_LVL_NVLINK, PLAT_LVL_PCIE, PLAT_LVL_XSOCKET, PLAT_LVL_NET };
@@ -50,6 +51,14 @@ struct plat_route {
     double bw_Bps; /* bottleneck bandwidth of the route alone */
 };
 
+/* Search state reused by every route query (routes are computed on demand). */
+struct plat_scratch {
+    unsigned *stamp; /* per node: search generation that reached it */
+    int *prev;       /* per node: link it was reached by */
+    int *queue;
+    unsigned gen;
+};
+
 struct plat_topo {
     char name[64];  /* preset or file name */
     char desc[256]; /* one-line human description */
@@ -60,10 +69,12 @@ struct plat_topo {
     int nlinks, links_cap;
     struct plat_link *links; /* owned */
     int machines;            /* servers */
+    struct mdl_nccl nccl;    /* collective tuning on this fabric (defaults: mdl_nccl_default) */
     char xml_path[512];      /* user SimGrid XML, "" for generated topologies */
     char **xml_hosts;        /* owned, ngpus host names when xml_path is set */
     /* adjacency, built by plat_topo_finish() */
-    int *adj_start, *adj; /* owned CSR: links incident to each node */
+    int *adj_start, *adj;         /* owned CSR: links incident to each node */
+    struct plat_scratch *scratch; /* owned; makes plat_topo_route() not thread-safe */
 };
 
 void plat_topo_init(struct plat_topo *t, const char *name);
@@ -77,7 +88,10 @@ int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double b
  * Call after the last node and link were added. */
 int plat_topo_finish(struct plat_topo *t, struct tps_error *err);
 
-/* Route from GPU src to GPU dst (GPU indices). Returns 0, or -1 if unreachable. */
+/* Route from GPU src to GPU dst (GPU indices). Returns 0, or -1 if unreachable. On fabrics of
+ * several machines a route either stays inside one machine or leaves its machine once, crosses
+ * network nodes (machine -1) only, and enters the other; it falls back to a plain search.
+ * Uses the topology's scratch space: not thread-safe. */
 int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_route *out);
 const char *plat_level_name(enum plat_level l);
 

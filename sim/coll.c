@@ -1,25 +1,310 @@
-/* coll.c - ring collectives as point-to-point messages between SimGrid actors.
+/* coll.c - collective algorithms replayed as point-to-point messages between SimGrid actors.
  *
- * All-reduce: 2(n-1) steps, all-gather and reduce-scatter: n-1 steps; at each step every member
- * sends S/n bytes to the next member of the ring and receives S/n from the previous one, then
- * waits for both. Before sending, a member waits the route latency alpha (links carry no latency
- * in the generated platforms, see platxml.h). On an uncontended fabric an all-reduce takes
- * 2(n-1) * (alpha + S/(n B)). Units: bytes, seconds.
+ * Each rank runs its part of the algorithm chosen for the op (sim/collplan.c) with the schedules
+ * of models/collective.c. Per-step granularity sends every round's messages; flow-level sends,
+ * per phase, one message per peer carrying all the phase's bytes after sleeping the phase's
+ * latency terms, so an uncontended flow-level phase costs what its per-step twin costs, while
+ * shared links still slow it down. A protocol costs its base latency once per collective, adds
+ * its per-step latency to every route latency, and inflates the bytes on the wire by 1/eff.
+ * Route latencies are slept before sending (links carry none, see platxml.h).
+ * Units: bytes, seconds.
  */
 #include "engine_int.h"
 
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <xbt/asserts.h>
 #include <xbt/log.h>
 
-XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_coll, "tpsim ring collectives");
+XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_coll, "tpsim collectives");
 
 static char token = 't'; /* SimGrid needs a non-NULL payload */
 
-static int ring_steps(enum mdl_op_kind k, int n)
+/* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees use
+ * 0/1 going up and 2/3 coming down, one per tree. */
+enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2 };
+
+struct xfer {
+    struct sim_ctx *c;
+    int rank, group;
+    const struct mdl_group *g;
+    double hop, eff;  /* protocol per-step latency and efficiency */
+    int gran;         /* enum mdl_coll_gran */
+    void **sink;      /* receive buffers, cap entries */
+    sg_comm_t *comms; /* pending comms, cap entries */
+    int ncomms, cap;
+};
+
+static sg_mailbox_t mailbox(struct sim_ctx *c, int g, int member, int slot)
 {
-    return k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+    sg_mailbox_t *m = &c->mb[g][member * SIM_SLOTS + slot];
+    if (!*m) {
+        char name[64];
+        snprintf(name, sizeof name, "g%d.m%d.s%d", g, member, slot);
+        *m = sg_mailbox_by_name(name);
+    }
+    return *m;
+}
+
+static const struct sim_pair *pair_of(const struct sim_ctx *c, int src, int dst)
+{
+    int lo = 0, hi = c->npairs - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const struct sim_pair *p = &c->pairs[mid];
+        if (p->src == src && p->dst == dst) return p;
+        if (p->src < src || (p->src == src && p->dst < dst))
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* Route latency plus protocol hop latency towards group member m. */
+static double alpha_to(const struct xfer *x, int m)
+{
+    const struct sim_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
+    return (p ? p->lat_s : 0) + x->hop;
+}
+
+/* Route bandwidth times efficiency towards member m (0 when unknown). */
+static double bw_to(const struct xfer *x, int m)
+{
+    const struct sim_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
+    return p ? p->bw_Bps * x->eff : 0;
+}
+
+static int flow_level(const struct xfer *x, int members)
+{
+    return x->gran == MDL_GRAN_FLOW ||
+           (x->gran != MDL_GRAN_STEP && members > x->c->p_nccl->flow_threshold);
+}
+
+static void post_recv(struct xfer *x, int slot)
+{
+    int me = x->c->pos[x->group][x->rank];
+    x->comms[x->ncomms] =
+        sg_mailbox_get_async(mailbox(x->c, x->group, me, slot), &x->sink[x->ncomms]);
+    x->ncomms++;
+}
+
+static void post_send(struct xfer *x, int member, int slot, double payload)
+{
+    long size = (long)llround(payload / x->eff);
+    x->comms[x->ncomms++] =
+        sg_mailbox_put_async(mailbox(x->c, x->group, member, slot), &token, size);
+    x->c->bytes_sent[x->rank] += payload;
+}
+
+static void finish(struct xfer *x)
+{
+    if (x->ncomms) sg_comm_wait_all(x->comms, (size_t)x->ncomms);
+    x->ncomms = 0;
+}
+
+static void sleep_for(double s)
+{
+    if (s > 0) sg_actor_sleep_for(s);
+}
+
+/* Ring of m members (member index of ring position k: mem[k * stride], or k when mem is NULL),
+ * this rank at position me: `steps` rounds of `chunk` bytes to the next position. */
+static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int slot, int steps,
+                 double chunk)
+{
+    if (m < 2 || steps < 1) return;
+    int next = mem ? mem[((me + 1) % m) * stride] : (me + 1) % m;
+    double a = alpha_to(x, next);
+    if (flow_level(x, m)) {
+        post_recv(x, slot);
+        sleep_for(steps * a);
+        post_send(x, next, slot, steps * chunk);
+        finish(x);
+        return;
+    }
+    for (int s = 0; s < steps; s++) {
+        post_recv(x, slot);
+        sleep_for(a);
+        post_send(x, next, slot, chunk);
+        finish(x);
+    }
+}
+
+/* Pairwise exchange: `rounds` times, m-1 steps where member me sends `chunk` to me+j and
+ * receives from me-j. */
+static void direct(struct xfer *x, int m, int me, int rounds, double chunk)
+{
+    if (flow_level(x, m)) {
+        double lat = 0;
+        for (int j = 1; j < m; j++)
+            lat += alpha_to(x, (me + j) % m);
+        for (int j = 1; j < m; j++)
+            post_recv(x, SLOT_MAIN);
+        sleep_for(rounds * lat);
+        for (int j = 1; j < m; j++)
+            post_send(x, (me + j) % m, SLOT_MAIN, rounds * chunk);
+        finish(x);
+        return;
+    }
+    for (int r = 0; r < rounds; r++)
+        for (int j = 1; j < m; j++) {
+            post_recv(x, SLOT_MAIN);
+            sleep_for(alpha_to(x, (me + j) % m));
+            post_send(x, (me + j) % m, SLOT_MAIN, chunk);
+            finish(x);
+        }
+}
+
+/* Broadcast from member 0 along the chain 0 -> 1 -> ... -> m-1 in k chunks. */
+static void chain(struct xfer *x, int m, int me, double bytes)
+{
+    int k = mdl_coll_chunks(bytes, x->c->p_nccl->chunk_bytes);
+    double c = bytes / k;
+    int sends = me <= m - 2, recvs = me >= 1;
+    if (flow_level(x, m)) {
+        if (recvs) post_recv(x, SLOT_MAIN);
+        if (sends) {
+            double bw = bw_to(x, me + 1);
+            sleep_for((k + m - 2) * alpha_to(x, me + 1) + (bw > 0 ? (m - 2) * c / bw : 0));
+            post_send(x, me + 1, SLOT_MAIN, bytes);
+        }
+        finish(x);
+        return;
+    }
+    for (int s = 0; s < k + m - 2; s++) {
+        int r = recvs && s - (me - 1) >= 0 && s - (me - 1) < k;
+        int w = sends && s - me >= 0 && s - me < k;
+        if (r) post_recv(x, SLOT_MAIN);
+        if (w) {
+            sleep_for(alpha_to(x, me + 1));
+            post_send(x, me + 1, SLOT_MAIN, c);
+        }
+        finish(x);
+    }
+}
+
+/* Tree phase loads (mdl_tree_phase_load), remembered per (n, k, phase): every rank asks. */
+static int tree_load(struct sim_ctx *c, int n, int k, int up, int *flow_load)
+{
+    for (int i = 0; i < c->ntree_memo; i++) {
+        const struct sim_tree_memo *m = &c->tree_memo[i];
+        if (m->n == n && m->k == k && m->up == up) {
+            *flow_load = m->flow;
+            return m->sum;
+        }
+    }
+    int sum = mdl_tree_phase_load(n, k, up, flow_load);
+    if (c->ntree_memo < SIM_TREE_MEMO)
+        c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){n, k, up, sum, *flow_load};
+    return sum;
+}
+
+static int depth_of(int n, int tree, int i)
+{
+    int p = tree == 0 ? i : n - 1 - i, d = 0;
+    while (p > 0) {
+        p = (p - 1) / 2;
+        d++;
+    }
+    return d;
+}
+
+/* Double binary tree all-reduce: reduce up both trees, then broadcast down, each tree carrying
+ * half the buffer in k pipelined chunks. */
+static void tree(struct xfer *x, int n, int me, double bytes)
+{
+    int k = mdl_coll_chunks(bytes / 2, x->c->p_nccl->chunk_bytes);
+    double c = bytes / 2 / k;
+    int H = mdl_tree_height(n, 0, 0);
+    int parent[2], nch[2], ch[2][2], h[2], d[2], hc[2][2];
+    for (int t = 0; t < 2; t++) {
+        nch[t] = mdl_tree_links(n, t, me, &parent[t], ch[t]);
+        h[t] = mdl_tree_height(n, t, me);
+        d[t] = depth_of(n, t, me);
+        for (int j = 0; j < nch[t]; j++)
+            hc[t][j] = mdl_tree_height(n, t, ch[t][j]);
+    }
+    if (flow_level(x, n)) {
+        for (int up = 1; up >= 0; up--) {
+            /* the phase's latency terms: its per-step cost less the bulk bytes at flow load */
+            int fl, sum = tree_load(x->c, n, k, up, &fl);
+            double lat = 0;
+            for (int t = 0; t < 2; t++) {
+                int peer = up ? parent[t] : nch[t] ? ch[t][0] : -1;
+                if (peer < 0) continue;
+                double bw = bw_to(x, peer), a = alpha_to(x, peer);
+                double l = (k + H - 1) * a + (bw > 0 ? (sum - (double)fl * k) * c / bw : 0);
+                if (l > lat) lat = l;
+            }
+            for (int t = 0; t < 2; t++) {
+                if (up)
+                    for (int j = 0; j < nch[t]; j++)
+                        post_recv(x, SLOT_UP + t);
+                else if (parent[t] >= 0)
+                    post_recv(x, SLOT_DOWN + t);
+            }
+            sleep_for(lat);
+            for (int t = 0; t < 2; t++) {
+                if (up && parent[t] >= 0) post_send(x, parent[t], SLOT_UP + t, k * c);
+                for (int j = 0; !up && j < nch[t]; j++)
+                    post_send(x, ch[t][j], SLOT_DOWN + t, k * c);
+            }
+            finish(x);
+        }
+        return;
+    }
+    for (int s = 0; s < k + H - 1; s++) { /* up: send chunk s - h, receive chunk s - h(child) */
+        double a = 0;
+        int sends = 0;
+        for (int t = 0; t < 2; t++) {
+            for (int j = 0; j < nch[t]; j++)
+                if (s - hc[t][j] >= 0 && s - hc[t][j] < k) post_recv(x, SLOT_UP + t);
+            if (parent[t] >= 0 && s - h[t] >= 0 && s - h[t] < k) {
+                sends |= 1 << t;
+                double at = alpha_to(x, parent[t]);
+                if (at > a) a = at;
+            }
+        }
+        if (sends) sleep_for(a);
+        for (int t = 0; t < 2; t++)
+            if (sends & (1 << t)) post_send(x, parent[t], SLOT_UP + t, c);
+        finish(x);
+    }
+    for (int s = 0; s < k + H - 1; s++) { /* down: receive chunk s-d+1, send chunk s-d */
+        double a = 0;
+        int sends = 0;
+        for (int t = 0; t < 2; t++) {
+            if (parent[t] >= 0 && s - d[t] + 1 >= 0 && s - d[t] + 1 < k)
+                post_recv(x, SLOT_DOWN + t);
+            if (nch[t] && s - d[t] >= 0 && s - d[t] < k) {
+                sends |= 1 << t;
+                for (int j = 0; j < nch[t]; j++) {
+                    double at = alpha_to(x, ch[t][j]);
+                    if (at > a) a = at;
+                }
+            }
+        }
+        if (sends) sleep_for(a);
+        for (int t = 0; t < 2; t++)
+            for (int j = 0; (sends & (1 << t)) && j < nch[t]; j++)
+                post_send(x, ch[t][j], SLOT_DOWN + t, c);
+        finish(x);
+    }
+}
+
+static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
+{
+    const struct sim_hier *h = &x->c->hier[x->group];
+    int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
+    const int *local = &h->member[j * L], *rail = &h->member[l];
+    if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
+    int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
+    ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N);
+    if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
 }
 
 void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
@@ -27,22 +312,60 @@ void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     const struct mdl_group *g = &c->p->groups[op->group];
     int n = g->n;
     if (n <= 1) return;
-    int i = c->pos[op->group][rank];
-    sg_mailbox_t me = c->mb[op->group][i];
-    sg_mailbox_t next = c->mb[op->group][(i + 1) % n];
-    double alpha = c->alpha[op->group][i];
-    double chunk = op->bytes / n;
-    long size = (long)llround(chunk);
-    int steps = ring_steps((enum mdl_op_kind)op->kind, n);
-    for (int s = 0; s < steps; s++) {
-        void *data = NULL;
-        sg_comm_t comms[2];
-        comms[0] = sg_mailbox_get_async(me, &data);
-        if (alpha > 0) sg_actor_sleep_for(alpha);
-        comms[1] = sg_mailbox_put_async(next, &token, size);
-        sg_comm_wait_all(comms, 2);
-        c->bytes_sent[rank] += (double)size;
+    int me = c->pos[op->group][rank];
+    enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
+    struct xfer x = {.c = c, .rank = rank, .group = op->group, .g = g};
+    const struct mdl_nccl *nc = c->p_nccl;
+    int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
+    x.hop = nc->hop_s[pr];
+    x.eff = nc->eff[pr] > 0 ? nc->eff[pr] : 1;
+    x.gran = op->gran;
+    x.cap = op->algo == MDL_ALGO_DIRECT ? 2 * n + 8 : 12;
+    x.comms = malloc((size_t)x.cap * sizeof *x.comms);
+    x.sink = malloc((size_t)x.cap * sizeof *x.sink);
+    xbt_assert(x.comms && x.sink, "out of memory");
+    sleep_for(nc->base_s[pr]);
+    double S = op->bytes;
+    switch (op->algo) {
+    case MDL_ALGO_TREE:
+        tree(&x, n, me, S);
+        break;
+    case MDL_ALGO_HIER:
+        hierarchical(&x, k, me, S);
+        break;
+    case MDL_ALGO_DIRECT:
+        if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {
+            /* the root sends the whole buffer to every other member, one after another */
+            if (me != 0) {
+                post_recv(&x, SLOT_MAIN);
+                finish(&x);
+            } else if (flow_level(&x, n)) {
+                double lat = 0;
+                for (int j = 1; j < n; j++)
+                    lat += alpha_to(&x, j);
+                sleep_for(lat);
+                for (int j = 1; j < n; j++)
+                    post_send(&x, j, SLOT_MAIN, S);
+                finish(&x);
+            } else {
+                for (int j = 1; j < n; j++) {
+                    sleep_for(alpha_to(&x, j));
+                    post_send(&x, j, SLOT_MAIN, S);
+                    finish(&x);
+                }
+            }
+        } else {
+            direct(&x, n, me, k == MDL_OP_ALL_REDUCE ? 2 : 1, S / n);
+        }
+        break;
+    default:
+        if (k == MDL_OP_BROADCAST)
+            chain(&x, n, me, S);
+        else
+            ring(&x, NULL, 1, n, me, SLOT_MAIN, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1,
+                 S / n);
     }
-    XBT_DEBUG("rank %d: %s of %.0f bytes done", rank, mdl_op_kind_name((enum mdl_op_kind)op->kind),
-              op->bytes);
+    free(x.comms);
+    free(x.sink);
+    XBT_DEBUG("rank %d: %s of %.0f bytes done", rank, mdl_op_kind_name(k), op->bytes);
 }

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
+#include <xbt/sysdep.h>
 
 #include "engine_int.h"
 #include "platxml.h"
@@ -83,6 +84,40 @@ static void stream_actor(int argc, char **argv)
     }
 }
 
+static int host_cmp(const void *a, const void *b)
+{
+    return strcmp(sg_host_get_name(*(const sg_host_t *)a), sg_host_get_name(*(const sg_host_t *)b));
+}
+
+/* GPU hosts by name, from one sorted host list (sg_host_by_name searches every zone). */
+static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
+{
+    size_t nh = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    if (!all) return -1;
+    qsort(all, nh, sizeof *all, host_cmp);
+    int rc = 0;
+    for (int r = 0; r < c->p->nranks && !rc; r++) {
+        const char *name = t->xml_path[0] ? t->xml_hosts[r] : t->nodes[t->gpu_node[r]].name;
+        size_t lo = 0, hi = nh;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (strcmp(sg_host_get_name(all[mid]), name) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nh && !strcmp(sg_host_get_name(all[lo]), name)) {
+            c->hosts[r] = all[lo];
+        } else {
+            snprintf(h->msg, sizeof h->msg, "host '%s' not found in the platform", name);
+            rc = -1;
+        }
+    }
+    xbt_free(all);
+    return rc;
+}
+
 static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
     struct mdl_program *p = c->p;
@@ -90,16 +125,11 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     c->rs = calloc((size_t)p->nranks, sizeof *c->rs);
     c->bytes_sent = calloc((size_t)p->nranks, sizeof *c->bytes_sent);
     c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
-    c->alpha = calloc((size_t)p->ngroups + 1, sizeof *c->alpha);
+    c->hier = calloc((size_t)p->ngroups + 1, sizeof *c->hier);
     c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
-    if (!c->hosts || !c->rs || !c->bytes_sent || !c->mb || !c->alpha || !c->pos) return -1;
+    if (!c->hosts || !c->rs || !c->bytes_sent || !c->mb || !c->hier || !c->pos) return -1;
+    if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
-        const char *name = t->xml_path[0] ? t->xml_hosts[r] : t->nodes[t->gpu_node[r]].name;
-        c->hosts[r] = sg_host_by_name(name);
-        if (!c->hosts[r]) {
-            snprintf(h->msg, sizeof h->msg, "host '%s' not found in the platform", name);
-            return -1;
-        }
         c->rs[r].mtx = sg_mutex_init();
         c->rs[r].cond = sg_cond_init();
         c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
@@ -107,22 +137,13 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     }
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *gr = &p->groups[g];
-        c->mb[g] = calloc((size_t)gr->n, sizeof *c->mb[g]);
-        c->alpha[g] = calloc((size_t)gr->n, sizeof *c->alpha[g]);
+        c->mb[g] = calloc((size_t)gr->n * SIM_SLOTS, sizeof *c->mb[g]);
         c->pos[g] = malloc((size_t)p->nranks * sizeof *c->pos[g]);
-        if (!c->mb[g] || !c->alpha[g] || !c->pos[g]) return -1;
+        if (!c->mb[g] || !c->pos[g] || sim_hier_layout(t, gr, &c->hier[g]) != 0) return -1;
         for (int r = 0; r < p->nranks; r++)
             c->pos[g][r] = -1;
-        for (int i = 0; i < gr->n; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "g%d.m%d", g, i);
-            c->mb[g][i] = sg_mailbox_by_name(name);
+        for (int i = 0; i < gr->n; i++)
             c->pos[g][gr->ranks[i]] = i;
-            struct plat_route rt;
-            if (!t->xml_path[0] && gr->n > 1 &&
-                plat_topo_route(t, gr->ranks[i], gr->ranks[(i + 1) % gr->n], &rt) == 0)
-                c->alpha[g][i] = rt.lat_s;
-        }
     }
     return 0;
 }
@@ -141,7 +162,7 @@ static int child_write(int fd, const void *buf, size_t len)
 }
 
 static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t, const char *xml,
-                                 int fd)
+                                 const struct sim_pair *pairs, int npairs, int fd)
 {
     char *argv[] = {"tpsim",
                     "--cfg=network/model:CM02",
@@ -152,12 +173,13 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
 #ifdef TPSIM_SANITIZE
                     "--cfg=contexts/factory:thread",
 #endif
+                    "--cfg=contexts/guard-size:0",
                     NULL};
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
     simgrid_init(&argc, argv);
     simgrid_load_platform(xml);
     struct child_header h = {.status = CHILD_OK};
-    struct sim_ctx c = {.p = p};
+    struct sim_ctx c = {.p = p, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
     if (child_setup(&c, t, &h) != 0) {
         h.status = CHILD_SETUP;
         if (!h.msg[0]) snprintf(h.msg, sizeof h.msg, "out of memory");
@@ -220,57 +242,59 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-static int pair_cmp(const void *a, const void *b)
-{
-    const int *x = a, *y = b;
-    return x[0] != y[0] ? x[0] - y[0] : x[1] - y[1];
-}
-
+/* Writes the platform XML for the pairs the chosen algorithms use; *pairs receives them with
+ * their route latency and bandwidth (sorted by source, then destination). */
 static int write_platform(const struct mdl_program *p, const struct plat_topo *t, char *path,
-                          struct tps_error *err)
+                          struct sim_pair **pairs, int *npairs, struct tps_error *err)
 {
-    int total = 0;
-    for (int g = 0; g < p->ngroups; g++)
-        total += p->groups[g].n;
-    int(*pairs)[2] = malloc((size_t)(total + 1) * sizeof *pairs);
-    if (!pairs) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    int n = 0;
-    for (int g = 0; g < p->ngroups; g++) {
-        const struct mdl_group *gr = &p->groups[g];
-        for (int i = 0; gr->n > 1 && i < gr->n; i++) {
-            pairs[n][0] = gr->ranks[i];
-            pairs[n][1] = gr->ranks[(i + 1) % gr->n];
-            n++;
-        }
+    int(*pr)[2] = NULL, n = 0;
+    int rc = sim_collplan_pairs(p, t, &pr, &n, err);
+    if (rc) return rc;
+    *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
+    if (!*pairs) {
+        free(pr);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
-    qsort(pairs, (size_t)n, sizeof *pairs, pair_cmp);
-    int u = 0;
     for (int i = 0; i < n; i++)
-        if (u == 0 || pair_cmp(pairs[i], pairs[u - 1]) != 0)
-            memcpy(pairs[u++], pairs[i], sizeof *pairs);
+        (*pairs)[i] = (struct sim_pair){.src = pr[i][0], .dst = pr[i][1]};
+    free(pr);
+    *npairs = n;
+    if (t->xml_path[0]) return TPS_OK;
     snprintf(path, 64, "/tmp/tpsim-platform-XXXXXX");
     int fd = mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    int rc = TPS_OK;
     if (!f) {
         rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot create: %s", strerror(errno));
         if (fd >= 0) close(fd);
-    } else {
-        rc = sim_platxml_write(t, (const int(*)[2])pairs, u, f, err);
-        if (fclose(f) != 0 && rc == TPS_OK)
-            rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+        return rc;
     }
-    free(pairs);
+    rc = sim_platxml_write(t, *pairs, n, f, err);
+    if (fclose(f) != 0 && rc == TPS_OK)
+        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return rc;
 }
 
-static int check_program(const struct mdl_program *p, const struct plat_topo *t,
-                         struct tps_error *err)
+static int int_cmp(const void *a, const void *b)
 {
-    if (p->nranks > t->ngpus)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                             "the program has %d ranks but the platform only %d GPUs", p->nranks,
-                             t->ngpus);
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted copies of the groups' members, to test membership in O(log n). */
+static int **sorted_groups(const struct mdl_program *p)
+{
+    int **s = calloc((size_t)p->ngroups + 1, sizeof *s);
+    for (int g = 0; s && g < p->ngroups; g++) {
+        s[g] = malloc(((size_t)p->groups[g].n + 1) * sizeof **s);
+        if (!s[g]) return s; /* caller sees the NULL entry */
+        memcpy(s[g], p->groups[g].ranks, (size_t)p->groups[g].n * sizeof **s);
+        qsort(s[g], (size_t)p->groups[g].n, sizeof **s, int_cmp);
+    }
+    return s;
+}
+
+static int check_ops(const struct mdl_program *p, int *const *sorted, struct tps_error *err)
+{
     for (int r = 0; r < p->nranks; r++) {
         int group_stream[4096];
         for (int g = 0; g < p->ngroups && g < 4096; g++)
@@ -290,25 +314,51 @@ static int check_program(const struct mdl_program *p, const struct plat_topo *t,
                 return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                                      "rank %d op %d: unknown group %d", r, i, op->group);
             const struct mdl_group *g = &p->groups[op->group];
-            int member = 0;
-            for (int m = 0; m < g->n; m++)
-                member |= g->ranks[m] == r;
-            if (!member)
+            if (!bsearch(&r, sorted[op->group], (size_t)g->n, sizeof(int), int_cmp))
                 return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                                      "rank %d op %d: rank is not in group %d", r, i, op->group);
+            if (op->kind == MDL_OP_SEND_RECV && g->n != 2)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "rank %d op %d: send_recv needs a group of 2 ranks, got %d", r,
+                                     i, g->n);
             if (group_stream[op->group] >= 0 && group_stream[op->group] != op->stream)
                 return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                                      "rank %d: group %d used from two streams", r, op->group);
             group_stream[op->group] = op->stream;
         }
     }
-    for (int g = 0; g < p->ngroups; g++)
-        for (int m = 0; m < p->groups[g].n; m++)
-            if (p->groups[g].ranks[m] < 0 || p->groups[g].ranks[m] >= p->nranks)
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "group %d names rank %d, outside 0..%d", g,
-                                     p->groups[g].ranks[m], p->nranks - 1);
     return TPS_OK;
+}
+
+static int check_program(const struct mdl_program *p, const struct plat_topo *t,
+                         struct tps_error *err)
+{
+    if (p->nranks > t->ngpus)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                             "the program has %d ranks but the platform only %d GPUs", p->nranks,
+                             t->ngpus);
+    int **sorted = sorted_groups(p);
+    int rc = sorted ? TPS_OK : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int g = 0; !rc && g < p->ngroups; g++) {
+        if (!sorted[g]) {
+            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        for (int m = 0; !rc && m < p->groups[g].n; m++) {
+            int r = sorted[g][m];
+            if (r < 0 || r >= p->nranks)
+                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                   "group %d names rank %d, outside 0..%d", g, r, p->nranks - 1);
+            else if (m && r == sorted[g][m - 1])
+                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                   "group %d names rank %d twice", g, r);
+        }
+    }
+    if (!rc) rc = check_ops(p, sorted, err);
+    for (int g = 0; sorted && g < p->ngroups; g++)
+        free(sorted[g]);
+    free(sorted);
+    return rc;
 }
 
 int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_stats *st,
@@ -317,20 +367,22 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     memset(st, 0, sizeof *st);
     int rc = check_program(p, t, err);
     if (rc) return rc;
+    if ((rc = sim_collplan_program(p, t, err))) return rc;
     char tmp[64] = "";
-    const char *xml = t->xml_path;
-    if (!t->xml_path[0]) {
-        if ((rc = write_platform(p, t, tmp, err))) {
-            if (tmp[0]) unlink(tmp);
-            return rc;
-        }
-        xml = tmp;
+    const char *xml = t->xml_path[0] ? t->xml_path : tmp;
+    struct sim_pair *pairs = NULL;
+    int npairs = 0;
+    if ((rc = write_platform(p, t, tmp, &pairs, &npairs, err))) {
+        if (tmp[0]) unlink(tmp);
+        free(pairs);
+        return rc;
     }
     st->nranks = p->nranks;
     st->bytes_sent = calloc((size_t)p->nranks, sizeof *st->bytes_sent);
     int fds[2];
     if (!st->bytes_sent || pipe(fds) != 0) {
         if (tmp[0]) unlink(tmp);
+        free(pairs);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot start the simulation");
     }
     fflush(NULL);
@@ -339,11 +391,12 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
         close(fds[0]);
         close(fds[1]);
         if (tmp[0]) unlink(tmp);
+        free(pairs);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "fork failed: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(p, t, xml, fds[1]);
+        child_main(p, t, xml, pairs, npairs, fds[1]);
     }
     close(fds[1]);
     struct child_header h;
@@ -358,6 +411,7 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (tmp[0]) unlink(tmp);
+    free(pairs);
     if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFSIGNALED(status))
             return tps_error_set(err, TPS_ESIM, t->xml_path[0] ? t->xml_path : NULL, 0, 0, NULL,

@@ -8,7 +8,10 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 
+#include "collplan.h"
 #include "models/program.h"
+
+#define SIM_SLOTS 4 /* mailboxes per group member, see coll.c */
 
 struct sim_rank_state {
     sg_mutex_t mtx; /* guards done[] for cond waits */
@@ -17,14 +20,24 @@ struct sim_rank_state {
     int ndone;      /* ops completed */
 };
 
+#define SIM_TREE_MEMO 16
+struct sim_tree_memo {
+    int n, k, up, sum, flow;
+};
+
 struct sim_ctx {
     struct mdl_program *p;
-    sg_host_t *hosts;          /* per rank */
-    sg_mailbox_t **mb;         /* [group][member]: where that member receives */
-    double **alpha;            /* [group][member]: latency to add before sending to next, s */
+    sg_host_t *hosts;              /* per rank */
+    const struct mdl_nccl *p_nccl; /* the platform's collective tuning */
+    sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
+    const struct sim_pair *pairs;  /* sorted by (src, dst) */
+    int npairs;
+    struct sim_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
     double *bytes_sent;        /* per rank, bytes */
+    struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
+    int ntree_memo;
 };
 
 /* Runs collective `op` of `rank` to completion (blocking the calling actor). */

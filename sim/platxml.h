@@ -1,21 +1,26 @@
 /* platxml.h - turns a plain-data topology into a SimGrid platform XML file.
  *
- * One zone with routing="Full": a host per GPU, a SPLITDUPLEX link per full-duplex link, a
- * SHARED link per shared link and per forwarding node (root complex, socket), and an explicit
- * route for each requested (src, dst) GPU pair. All link latencies are written as 0: the engine
- * adds each route's latency itself before a message, so that max-min sharing treats every flow
- * alike (SimGrid weights flows by route latency otherwise: ../shared/design/simgrid.md).
+ * Links: a SPLITDUPLEX link per full-duplex link, a SHARED link per shared link and per
+ * forwarding node (root complex, socket). Only the GPU pairs that exchange messages get routes.
+ * One machine: a single zone with routing="Full" and a host per GPU. Several machines: a zone per
+ * machine (its GPUs, a gateway router, its routes), zone routes across the network between them,
+ * and every link declared first in a zone of its own so that SimGrid finds links by name in
+ * constant time; this keeps loading linear in the machine count (../shared/design/simgrid.md).
+ * All link latencies are written as 0: the engine adds each route's latency itself before a
+ * message, so that max-min sharing treats every flow alike (SimGrid weights flows by route
+ * latency otherwise).
  */
 #ifndef SIM_PLATXML_H
 #define SIM_PLATXML_H
 
 #include <stdio.h>
 
+#include "collplan.h"
 #include "common/error.h"
 #include "platforms/topo.h"
 
-/* pairs holds npairs (src, dst) GPU index pairs. */
-int sim_platxml_write(const struct plat_topo *t, const int (*pairs)[2], int npairs, FILE *f,
+/* Writes the platform for the npairs (src, dst) GPU pairs, and fills their lat_s and bw_Bps. */
+int sim_platxml_write(const struct plat_topo *t, struct sim_pair *pairs, int npairs, FILE *f,
                       struct tps_error *err);
 
 #endif

@@ -27,6 +27,11 @@ static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
 {
     struct tps_error err = {0};
     cr_assert(eq(int, plat_spec_from_args(name, nkv, kv, t, &err), 0), "%s", err.msg);
+    /* these tests check the plain per-step ring: no protocol latencies, no tuner */
+    t->nccl.algo = MDL_ALGO_RING;
+    t->nccl.proto = MDL_PROTO_SIMPLE;
+    t->nccl.gran = MDL_GRAN_STEP;
+    t->nccl.base_s[MDL_PROTO_SIMPLE] = t->nccl.hop_s[MDL_PROTO_SIMPLE] = 0;
 }
 
 /* Simulated time of one collective over GPUs 0..n-1. */

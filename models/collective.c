@@ -1,0 +1,277 @@
+/* collective.c - collective algorithm names, tree shapes and closed forms (see collective.h).
+ *
+ * Per-step schedules, which sim/coll.c replays message by message:
+ *   ring all-reduce       2(m-1) steps of S/m to the next member
+ *   ring all-gather/RS    m-1 steps of S/m
+ *   direct                the same step counts, step j sends to member i+j and receives from i-j
+ *   broadcast chain       k+m-2 steps of S/k along 0 -> 1 -> ... -> m-1 (k pipeline chunks)
+ *   double binary tree    reduce up both trees then broadcast down, each tree carrying S/2 in
+ *                         k chunks: 2(k+H-1) steps, H = tree height
+ *   hierarchical          ring inside each machine, ring across machines on each rail of S/L,
+ *                         ring inside again (all-reduce: RS, AR, AG; all-gather: AG rail then
+ *                         local; reduce-scatter: RS local then rail)
+ * A step costs alpha + (bytes on the most loaded link of the step) / B. Units: bytes, seconds.
+ */
+#include "collective.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const algo_names[MDL_ALGO_N] = {"auto", "ring", "tree", "direct",
+                                                   "hierarchical"};
+static const char *const proto_names[MDL_PROTO_N] = {"auto", "LL", "LL128", "Simple"};
+static const char *const gran_names[3] = {"auto", "step", "flow"};
+
+void mdl_nccl_default(struct mdl_nccl *n)
+{
+    /* Defaults of the same order as NCCL's tuner on NVLink-class fabrics; calibrate them with
+     * `tpsim calibrate` (docs/collectives.md). Efficiencies follow the wire formats: LL carries
+     * 4 data bytes per 8, LL128 120 per 128. */
+    memset(n, 0, sizeof *n);
+    const double base[MDL_PROTO_N] = {0, 5e-6, 8e-6, 10e-6};
+    const double hop[MDL_PROTO_N] = {0, 0.5e-6, 1e-6, 2e-6};
+    const double eff[MDL_PROTO_N] = {0, 0.5, 120.0 / 128.0, 1.0};
+    memcpy(n->base_s, base, sizeof base);
+    memcpy(n->hop_s, hop, sizeof hop);
+    memcpy(n->eff, eff, sizeof eff);
+    n->chunk_bytes = 4 << 20;
+    n->flow_threshold = 32;
+}
+
+static int parse_name(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+const char *mdl_algo_name(enum mdl_coll_algo a)
+{
+    return (unsigned)a < MDL_ALGO_N ? algo_names[a] : "?";
+}
+const char *mdl_proto_name(enum mdl_coll_proto p)
+{
+    return (unsigned)p < MDL_PROTO_N ? proto_names[p] : "?";
+}
+const char *mdl_gran_name(enum mdl_coll_gran g)
+{
+    return (unsigned)g < 3 ? gran_names[g] : "?";
+}
+int mdl_algo_parse(const char *s, enum mdl_coll_algo *out)
+{
+    int i = parse_name(s, algo_names, MDL_ALGO_N);
+    if (i < 0) return -1;
+    *out = (enum mdl_coll_algo)i;
+    return 0;
+}
+int mdl_proto_parse(const char *s, enum mdl_coll_proto *out)
+{
+    int i = parse_name(s, proto_names, MDL_PROTO_N);
+    if (i < 0) return -1;
+    *out = (enum mdl_coll_proto)i;
+    return 0;
+}
+int mdl_gran_parse(const char *s, enum mdl_coll_gran *out)
+{
+    int i = parse_name(s, gran_names, 3);
+    if (i < 0) return -1;
+    *out = (enum mdl_coll_gran)i;
+    return 0;
+}
+
+bool mdl_coll_supports(enum mdl_op_kind k, enum mdl_coll_algo a)
+{
+    switch (k) {
+    case MDL_OP_ALL_REDUCE:
+        return a != MDL_ALGO_AUTO;
+    case MDL_OP_ALL_GATHER:
+    case MDL_OP_REDUCE_SCATTER:
+        return a == MDL_ALGO_RING || a == MDL_ALGO_DIRECT || a == MDL_ALGO_HIER;
+    case MDL_OP_BROADCAST:
+        return a == MDL_ALGO_RING || a == MDL_ALGO_DIRECT;
+    case MDL_OP_ALL_TO_ALL:
+    case MDL_OP_SEND_RECV:
+        return a == MDL_ALGO_DIRECT;
+    default:
+        return false;
+    }
+}
+
+int mdl_coll_chunks(double bytes, double chunk_bytes)
+{
+    if (!(chunk_bytes > 0)) return 1;
+    double k = ceil(bytes / chunk_bytes);
+    return k < 1 ? 1 : k > MDL_MAX_CHUNKS ? MDL_MAX_CHUNKS : (int)k;
+}
+
+/* position of member i in tree t, and back */
+static int tree_pos(int n, int t, int i)
+{
+    return t == 0 ? i : n - 1 - i;
+}
+
+int mdl_tree_links(int n, int tree, int i, int *parent, int children[2])
+{
+    int p = tree_pos(n, tree, i), nc = 0;
+    *parent = p == 0 ? -1 : tree_pos(n, tree, (p - 1) / 2);
+    for (int c = 2 * p + 1; c <= 2 * p + 2; c++)
+        if (c < n) children[nc++] = tree_pos(n, tree, c);
+    return nc;
+}
+
+int mdl_tree_height(int n, int tree, int i)
+{
+    /* the deepest descendant of heap position p lies on its leftmost path */
+    int p = tree_pos(n, tree, i), h = 0;
+    for (long c = 2L * p + 1; c < n; c = 2 * c + 1)
+        h++;
+    return h;
+}
+
+static int tree_depth(int n, int tree, int i)
+{
+    int p = tree_pos(n, tree, i), d = 0;
+    for (; p > 0; p = (p - 1) / 2)
+        d++;
+    return d;
+}
+
+int mdl_tree_phase_load(int n, int k, int up, int *flow_load)
+{
+    int H = mdl_tree_height(n, 0, 0), sum = 0, fl = 0;
+    int steps = k + H - 1;
+    int *out = calloc((size_t)n * 2, sizeof *out);
+    int *tot = calloc((size_t)n * 2, sizeof *tot);
+    if (!out || !tot) {
+        free(out);
+        free(tot);
+        *flow_load = 2;
+        return 2 * steps;
+    }
+    int *in = out + n, *tin = tot + n;
+    for (int s = 0; s < steps; s++) {
+        memset(out, 0, (size_t)n * 2 * sizeof *out);
+        for (int t = 0; t < 2; t++)
+            for (int i = 0; i < n; i++) {
+                int parent, ch[2];
+                int nc = mdl_tree_links(n, t, i, &parent, ch);
+                /* up: i sends chunk s - height(i) to its parent; down: i sends chunk s - depth(i)
+                 * to each child */
+                int j = s - (up ? mdl_tree_height(n, t, i) : tree_depth(n, t, i));
+                if (j < 0 || j >= k) continue;
+                if (up && parent >= 0) {
+                    out[i]++;
+                    in[parent]++;
+                } else if (!up) {
+                    for (int c = 0; c < nc; c++) {
+                        out[i]++;
+                        in[ch[c]]++;
+                    }
+                }
+            }
+        int m = 0;
+        for (int i = 0; i < 2 * n; i++)
+            if (out[i] > m) m = out[i];
+        sum += m;
+    }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < n; i++) {
+            int parent, ch[2];
+            int nc = mdl_tree_links(n, t, i, &parent, ch);
+            if (up && parent >= 0) {
+                tot[i]++;
+                tin[parent]++;
+            } else if (!up) {
+                tot[i] += nc;
+                for (int c = 0; c < nc; c++)
+                    tin[ch[c]]++;
+            }
+        }
+    for (int i = 0; i < 2 * n; i++)
+        if (tot[i] > fl) fl = tot[i];
+    free(out);
+    free(tot);
+    *flow_load = fl;
+    return sum;
+}
+
+static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p)
+{
+    return steps * (p->alpha_s + bytes / m / p->bw_Bps);
+}
+
+static double hier(enum mdl_op_kind k, double S, const struct mdl_coll_env *e)
+{
+    int L = e->local, N = e->nodes;
+    if (L < 2 || N < 2 || L * N != e->n) return -1;
+    double rs_local = ring(L - 1, L, S, &e->intra);
+    switch (k) {
+    case MDL_OP_ALL_REDUCE:
+        return 2 * rs_local + ring(2 * (N - 1), N, S / L, &e->inter);
+    case MDL_OP_ALL_GATHER:
+    case MDL_OP_REDUCE_SCATTER:
+        return rs_local + ring(N - 1, N, S / L, &e->inter);
+    default:
+        return -1;
+    }
+}
+
+double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
+                     const struct mdl_coll_env *e)
+{
+    int m = e->n;
+    if (!mdl_coll_supports(k, a) || m < 1) return -1;
+    if (m == 1) return 0;
+    const struct mdl_coll_path *p = &e->all;
+    double t = -1;
+    switch (a) {
+    case MDL_ALGO_RING:
+        if (k == MDL_OP_BROADCAST) {
+            int ch = mdl_coll_chunks(S, e->chunk_bytes);
+            t = (ch + m - 2) * (p->alpha_s + S / ch / p->bw_Bps);
+        } else {
+            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
+        }
+        break;
+    case MDL_ALGO_DIRECT:
+        if (m > MDL_DIRECT_MAX_N) return -1;
+        if (k == MDL_OP_SEND_RECV)
+            t = m == 2 ? p->alpha_s + S / p->bw_Bps : -1;
+        else if (k == MDL_OP_BROADCAST)
+            t = (m - 1) * (p->alpha_s + S / p->bw_Bps);
+        else
+            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
+        break;
+    case MDL_ALGO_TREE: {
+        int ch = mdl_coll_chunks(S / 2, e->chunk_bytes), fl;
+        int steps = ch + mdl_tree_height(m, 0, 0) - 1;
+        double c = S / 2 / ch;
+        t = 0;
+        for (int up = 0; up < 2; up++)
+            t += steps * p->alpha_s + mdl_tree_phase_load(m, ch, up, &fl) * c / p->bw_Bps;
+        break;
+    }
+    case MDL_ALGO_HIER:
+        t = hier(k, S, e);
+        break;
+    default:
+        return -1;
+    }
+    return t < 0 ? -1 : e->base_s + t;
+}
+
+double mdl_coll_busbw_factor(enum mdl_op_kind k, int n)
+{
+    if (n <= 1) return 0;
+    switch (k) {
+    case MDL_OP_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
+    case MDL_OP_ALL_GATHER:
+    case MDL_OP_REDUCE_SCATTER:
+    case MDL_OP_ALL_TO_ALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1;
+    }
+}

@@ -1,0 +1,90 @@
+/* collective.h - NCCL-like collective algorithms: names, protocol parameters, tree shapes and
+ * closed-form times.
+ *
+ * Algorithms: ring, double binary tree (all-reduce), direct (pairwise exchange) and hierarchical
+ * (inside each machine, then across machines on rails, then inside again). Protocols LL, LL128
+ * and Simple differ by a per-collective base latency, a per-step latency and the fraction of the
+ * link bandwidth they deliver (LL sends a flag with every 4 data bytes, LL128 one per 120 bytes).
+ * The closed forms assume every route of a phase has latency alpha and bandwidth B and that no
+ * two transfers share a link except as the algorithm itself loads them; the simulator must match
+ * them exactly there (tests/sim/test_coll.c). Units: bytes, seconds, bytes/s.
+ */
+#ifndef MDL_COLLECTIVE_H
+#define MDL_COLLECTIVE_H
+
+#include <stdbool.h>
+
+#include "program.h"
+
+enum mdl_coll_algo { MDL_ALGO_AUTO, MDL_ALGO_RING, MDL_ALGO_TREE, MDL_ALGO_DIRECT, MDL_ALGO_HIER };
+enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
+enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
+#define MDL_ALGO_N       5
+#define MDL_PROTO_N      4
+#define MDL_MAX_CHUNKS   64 /* pipeline chunks of trees and broadcast chains */
+#define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
+
+/* Collective tuning of a platform: what NCCL's tuner and protocols cost there. Per-protocol
+ * arrays are indexed by enum mdl_coll_proto (entry 0 unused). */
+struct mdl_nccl {
+    double base_s[MDL_PROTO_N]; /* launch and synchronisation cost per collective */
+    double hop_s[MDL_PROTO_N];  /* per step, added to the route latency */
+    double eff[MDL_PROTO_N];    /* delivered fraction of link bandwidth, (0, 1] */
+    double chunk_bytes;         /* pipeline chunk of trees and broadcast chains */
+    int flow_threshold;         /* phases over more ranks than this run flow-level */
+    int algo, proto, gran;      /* forced choices, or *_AUTO */
+};
+
+void mdl_nccl_default(struct mdl_nccl *n);
+
+const char *mdl_algo_name(enum mdl_coll_algo a);
+const char *mdl_proto_name(enum mdl_coll_proto p);
+const char *mdl_gran_name(enum mdl_coll_gran g);
+int mdl_algo_parse(const char *s, enum mdl_coll_algo *out);
+int mdl_proto_parse(const char *s, enum mdl_coll_proto *out);
+int mdl_gran_parse(const char *s, enum mdl_coll_gran *out);
+
+/* Whether algorithm `a` implements collective `k` (send_recv: direct only; broadcast: ring
+ * chain or direct; all-to-all: direct; trees: all-reduce only). */
+bool mdl_coll_supports(enum mdl_op_kind k, enum mdl_coll_algo a);
+
+/* Latency and bandwidth of the routes a phase uses. */
+struct mdl_coll_path {
+    double alpha_s; /* route latency plus the protocol's per-step latency */
+    double bw_Bps;  /* route bandwidth times the protocol efficiency */
+};
+
+/* What the closed forms need to know about a group on a platform. */
+struct mdl_coll_env {
+    int n;                    /* ranks */
+    int local, nodes;         /* hierarchical: local * nodes == n with nodes >= 2, else 0 */
+    struct mdl_coll_path all; /* ring neighbour (flat) routes */
+    struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
+    double base_s;                     /* per-collective latency */
+    double chunk_bytes;                /* pipeline chunk */
+};
+
+/* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
+int mdl_coll_chunks(double bytes, double chunk_bytes);
+
+/* Double binary tree over n ranks (tree 0 or 1): parent of member i (-1 at the root) and its
+ * children (returns how many, 0..2). Tree 0 is a heap over 0..n-1, tree 1 the same heap over
+ * n-1..0, so no member is inside both trees. */
+int mdl_tree_links(int n, int tree, int i, int *parent, int children[2]);
+/* Height of member i in a tree (0 for leaves) and of the whole tree. */
+int mdl_tree_height(int n, int tree, int i);
+/* Loads of one phase (up = reduce, else broadcast) of the double binary tree with k chunks: for
+ * each step, the most transfers one member sends or receives in it, summed over the steps
+ * (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most transfers one
+ * member sends or receives over the whole phase (flow-level cost of the bytes). */
+int mdl_tree_phase_load(int n, int k, int up, int *flow_load);
+
+/* Closed-form time of collective k of `bytes` (full buffer, as in struct mdl_op) with
+ * algorithm a; -1 when a does not implement k or the group does not suit it. */
+double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double bytes,
+                     const struct mdl_coll_env *e);
+
+/* Bus bandwidth factor of nccl-tests: busbw = algbw * factor. */
+double mdl_coll_busbw_factor(enum mdl_op_kind k, int n);
+
+#endif

@@ -1,0 +1,349 @@
+/* collplan.c - collective tuner and message pairs (see collplan.h). Units: bytes, s, bytes/s. */
+#include "collplan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sim_hier_release(struct sim_hier *h)
+{
+    free(h->node_of);
+    free(h->local_of);
+    free(h->member);
+    memset(h, 0, sizeof *h);
+}
+
+int sim_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct sim_hier *h)
+{
+    memset(h, 0, sizeof *h);
+    if (t->xml_path[0] || t->machines < 2 || g->n < 4) return 0;
+    int n = g->n, nm = t->machines;
+    int *order = malloc((size_t)nm * sizeof *order), *count = calloc((size_t)nm, sizeof *count);
+    h->node_of = malloc((size_t)n * sizeof *h->node_of);
+    h->local_of = malloc((size_t)n * sizeof *h->local_of);
+    h->member = malloc((size_t)n * sizeof *h->member);
+    int rc = order && count && h->node_of && h->local_of && h->member ? 0 : -1;
+    int nodes = 0;
+    for (int m = 0; !rc && m < nm; m++)
+        order[m] = -1;
+    for (int i = 0; !rc && i < n; i++) {
+        int m = t->nodes[t->gpu_node[g->ranks[i]]].machine;
+        if (m < 0 || m >= nm) {
+            nodes = 0;
+            break;
+        }
+        if (order[m] < 0) order[m] = nodes++;
+        h->node_of[i] = order[m];
+        h->local_of[i] = count[order[m]]++;
+    }
+    int local = nodes ? n / nodes : 0;
+    for (int j = 0; j < nodes; j++)
+        if (count[j] != local) local = 0;
+    if (!rc && nodes >= 2 && local >= 2) {
+        h->local = local;
+        h->nodes = nodes;
+        for (int i = 0; i < n; i++)
+            h->member[h->node_of[i] * local + h->local_of[i]] = i;
+    }
+    free(order);
+    free(count);
+    if (rc || !h->local) {
+        sim_hier_release(h);
+        return rc;
+    }
+    return 0;
+}
+
+/* Route figures of a set of concurrent transfers: the largest latency, and the smallest
+ * bandwidth a transfer gets when every link is split among the transfers crossing it. */
+static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n, double *lat,
+                      double *bw)
+{
+    *lat = 0;
+    *bw = 0;
+    if (n == 0) return 0;
+    size_t slots = 2 * (size_t)t->nlinks + (size_t)t->nnodes;
+    int *use = calloc(slots, sizeof *use);
+    struct plat_route *r = malloc((size_t)n * sizeof *r);
+    if (!use || !r) {
+        free(use);
+        free(r);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = plat_topo_route(t, pairs[i][0], pairs[i][1], &r[i]);
+        for (int h = 0; !rc && h < r[i].nhops; h++) {
+            const struct plat_hop *hp = &r[i].hops[h];
+            size_t k = hp->link < 0
+                           ? 2 * (size_t)t->nlinks + (size_t)hp->node
+                           : 2 * (size_t)hp->link + (t->links[hp->link].shared ? 0 : hp->up);
+            use[k]++;
+        }
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        if (r[i].lat_s > *lat) *lat = r[i].lat_s;
+        for (int h = 0; h < r[i].nhops; h++) {
+            const struct plat_hop *hp = &r[i].hops[h];
+            size_t k = hp->link < 0
+                           ? 2 * (size_t)t->nlinks + (size_t)hp->node
+                           : 2 * (size_t)hp->link + (t->links[hp->link].shared ? 0 : hp->up);
+            double cap = hp->link < 0 ? t->nodes[hp->node].fwd_Bps : t->links[hp->link].bw_Bps;
+            double share = cap / use[k];
+            if (*bw == 0 || share < *bw) *bw = share;
+        }
+    }
+    free(use);
+    free(r);
+    return rc;
+}
+
+void sim_group_env_release(struct sim_group_env *e)
+{
+    sim_hier_release(&e->hier);
+}
+
+int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
+                  struct tps_error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->n = g->n;
+    if (g->n < 2) return TPS_OK;
+    if (t->xml_path[0]) {
+        /* SimGrid resolves the routes of a user XML: nothing to measure, ring is chosen */
+        e->flat_bw = e->intra_bw = e->inter_bw = 1;
+        return TPS_OK;
+    }
+    int n = g->n;
+    int(*pairs)[2] = malloc((size_t)n * sizeof *pairs);
+    if (!pairs || sim_hier_layout(t, g, &e->hier) != 0) {
+        free(pairs);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        pairs[i][0] = g->ranks[i];
+        pairs[i][1] = g->ranks[(i + 1) % n];
+    }
+    rc = path_stats(t, (const int(*)[2])pairs, n, &e->flat_lat, &e->flat_bw);
+    const struct sim_hier *h = &e->hier;
+    if (!rc && h->local) {
+        int L = h->local, N = h->nodes;
+        for (int j = 0; j < N; j++)
+            for (int l = 0; l < L; l++) {
+                pairs[j * L + l][0] = g->ranks[h->member[j * L + l]];
+                pairs[j * L + l][1] = g->ranks[h->member[j * L + (l + 1) % L]];
+            }
+        rc = path_stats(t, (const int(*)[2])pairs, n, &e->intra_lat, &e->intra_bw);
+        for (int j = 0; !rc && j < N; j++)
+            for (int l = 0; l < L; l++) {
+                pairs[j * L + l][0] = g->ranks[h->member[j * L + l]];
+                pairs[j * L + l][1] = g->ranks[h->member[((j + 1) % N) * L + l]];
+            }
+        if (!rc) rc = path_stats(t, (const int(*)[2])pairs, n, &e->inter_lat, &e->inter_bw);
+    }
+    free(pairs);
+    if (rc) {
+        sim_group_env_release(e);
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route inside group");
+    }
+    return TPS_OK;
+}
+
+void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
+                  struct mdl_coll_env *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = ge->n;
+    out->local = ge->hier.local;
+    out->nodes = ge->hier.nodes;
+    out->base_s = nc->base_s[p];
+    out->chunk_bytes = nc->chunk_bytes;
+    double hop = nc->hop_s[p], eff = nc->eff[p];
+    out->all = (struct mdl_coll_path){ge->flat_lat + hop, ge->flat_bw * eff};
+    out->intra = (struct mdl_coll_path){ge->intra_lat + hop, ge->intra_bw * eff};
+    out->inter = (struct mdl_coll_path){ge->inter_lat + hop, ge->inter_bw * eff};
+}
+
+double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc,
+                       enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
+                       enum mdl_coll_proto *proto, struct tps_error *err)
+{
+    enum mdl_coll_algo fa = *algo ? *algo : (enum mdl_coll_algo)nc->algo;
+    enum mdl_coll_proto fp = *proto ? *proto : (enum mdl_coll_proto)nc->proto;
+    double best = -1;
+    for (int a = MDL_ALGO_RING; a < MDL_ALGO_N; a++) {
+        if (fa && a != (int)fa) continue;
+        /* without routes to measure (user XML) only the ring is predictable */
+        if (!fa && ge->flat_bw == 1 && ge->flat_lat == 0 && a != MDL_ALGO_RING &&
+            mdl_coll_supports(k, MDL_ALGO_RING))
+            continue;
+        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
+            if (fp && p != (int)fp) continue;
+            struct mdl_coll_env e;
+            sim_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
+            double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
+            if (tm >= 0 && (best < 0 || tm < best)) {
+                best = tm;
+                *algo = (enum mdl_coll_algo)a;
+                *proto = (enum mdl_coll_proto)p;
+            }
+        }
+    }
+    if (best < 0) {
+        const char *why = fa == MDL_ALGO_HIER     ? " (it needs at least 2 machines with the same "
+                                                    "number of members, 2 or more each)"
+                          : fa == MDL_ALGO_DIRECT ? " (direct needs a group of at most 64 ranks; "
+                                                    "send_recv needs exactly 2)"
+                                                  : "";
+        tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
+                      "algorithm '%s' cannot run %s over %d ranks%s",
+                      fa ? mdl_algo_name(fa) : "auto", mdl_op_kind_name(k), ge->n, why);
+    }
+    return best;
+}
+
+int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
+{
+    for (int g = 0; g < p->ngroups; g++) {
+        struct sim_group_env ge;
+        int env_ready = 0, rc = 0;
+        for (int r = 0; r < p->nranks && !rc; r++) {
+            for (int i = 0; i < p->ranks[r].nops && !rc; i++) {
+                struct mdl_op *op = &p->ranks[r].ops[i];
+                if (op->group != g || !mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
+                if (!op->gran) op->gran = (uint8_t)t->nccl.gran;
+                if (op->algo && op->proto) continue;
+                if (!env_ready && (rc = sim_group_env(t, &p->groups[g], &ge, err))) break;
+                env_ready = 1;
+                enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
+                enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
+                if (sim_coll_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a, &pr,
+                                    err) < 0) {
+                    if (p->groups[g].n < 2) {
+                        a = MDL_ALGO_RING;
+                        pr = MDL_PROTO_SIMPLE;
+                    } else {
+                        rc = err->code;
+                        break;
+                    }
+                }
+                op->algo = (uint8_t)a;
+                op->proto = (uint8_t)pr;
+            }
+        }
+        if (env_ready) sim_group_env_release(&ge);
+        if (rc) return rc;
+    }
+    return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ message pairs */
+
+struct pairs {
+    int n, cap;
+    int (*v)[2];
+    int oom;
+};
+
+static void pair_add(struct pairs *ps, int a, int b)
+{
+    if (a == b || ps->oom) return;
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? 2 * ps->cap : 256;
+        int(*v)[2] = realloc(ps->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            ps->oom = 1;
+            return;
+        }
+        ps->v = v;
+        ps->cap = cap;
+    }
+    ps->v[ps->n][0] = a;
+    ps->v[ps->n][1] = b;
+    ps->n++;
+}
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, int kind, int algo,
+                        struct pairs *ps)
+{
+    int n = g->n;
+    const int *R = g->ranks;
+    if (n < 2) return;
+    switch (algo) {
+    case MDL_ALGO_DIRECT:
+        if (kind == MDL_OP_SEND_RECV || kind == MDL_OP_BROADCAST) {
+            for (int i = 1; i < n; i++)
+                pair_add(ps, R[0], R[i]);
+        } else {
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    pair_add(ps, R[i], R[j]);
+        }
+        break;
+    case MDL_ALGO_TREE:
+        for (int tr = 0; tr < 2; tr++)
+            for (int i = 0; i < n; i++) {
+                int parent, ch[2];
+                mdl_tree_links(n, tr, i, &parent, ch);
+                if (parent >= 0) {
+                    pair_add(ps, R[i], R[parent]);
+                    pair_add(ps, R[parent], R[i]);
+                }
+            }
+        break;
+    case MDL_ALGO_HIER: {
+        struct sim_hier h;
+        if (sim_hier_layout(t, g, &h) != 0) {
+            ps->oom = 1;
+            return;
+        }
+        int L = h.local, N = h.nodes;
+        for (int j = 0; j < N; j++)
+            for (int l = 0; l < L; l++) {
+                pair_add(ps, R[h.member[j * L + l]], R[h.member[j * L + (l + 1) % L]]);
+                pair_add(ps, R[h.member[j * L + l]], R[h.member[((j + 1) % N) * L + l]]);
+            }
+        sim_hier_release(&h);
+        break;
+    }
+    default: /* ring and broadcast chain */
+        for (int i = 0; i < n; i++)
+            pair_add(ps, R[i], R[(i + 1) % n]);
+    }
+}
+
+int sim_collplan_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
+                       int *npairs, struct tps_error *err)
+{
+    struct pairs ps = {0};
+    /* one entry per (group, kind, algorithm) in use */
+    unsigned char *seen = calloc((size_t)p->ngroups * MDL_OP_NKINDS * MDL_ALGO_N + 1, 1);
+    if (!seen) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int r = 0; r < p->nranks; r++)
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            if (!mdl_op_is_coll((enum mdl_op_kind)op->kind) || op->group < 0) continue;
+            size_t key = ((size_t)op->group * MDL_OP_NKINDS + op->kind) * MDL_ALGO_N + op->algo;
+            if (seen[key]) continue;
+            seen[key] = 1;
+            group_pairs(t, &p->groups[op->group], op->kind, op->algo, &ps);
+        }
+    free(seen);
+    if (ps.oom) {
+        free(ps.v);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    if (ps.n) qsort(ps.v, (size_t)ps.n, sizeof *ps.v, pair_cmp);
+    int u = 0;
+    for (int i = 0; i < ps.n; i++)
+        if (u == 0 || pair_cmp(ps.v[i], ps.v[u - 1]) != 0) memcpy(ps.v[u++], ps.v[i], sizeof *ps.v);
+    *pairs = ps.v;
+    *npairs = u;
+    return TPS_OK;
+}
