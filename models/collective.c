@@ -137,61 +137,113 @@ static int tree_depth(int n, int tree, int i)
     return d;
 }
 
+/* A member's transfers in a tree phase, as (first step, count) events: it sends `count`
+ * transfers at steps first .. first+k-1 (and likewise receives). Members with equal events load
+ * the links alike, so loads are computed once per distinct signature (O(log^2 n) of them). */
+#define TREE_EV 6
+struct tree_sig {
+    int out[TREE_EV][2], in[TREE_EV][2];
+};
+
+static void sig_add(int ev[TREE_EV][2], int first, int count)
+{
+    for (int i = 0; i < TREE_EV; i++) {
+        if (ev[i][1] && ev[i][0] == first) {
+            ev[i][1] += count;
+            return;
+        }
+        if (!ev[i][1]) {
+            ev[i][0] = first;
+            ev[i][1] = count;
+            return;
+        }
+    }
+}
+
+static int sig_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(struct tree_sig));
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int ev_at(const int ev[TREE_EV][2], int s, int k)
+{
+    int n = 0;
+    for (int i = 0; i < TREE_EV && ev[i][1]; i++)
+        if (s - ev[i][0] >= 0 && s - ev[i][0] < k) n += ev[i][1];
+    return n;
+}
+
+static int ev_total(const int ev[TREE_EV][2])
+{
+    int n = 0;
+    for (int i = 0; i < TREE_EV; i++)
+        n += ev[i][1];
+    return n;
+}
+
 int mdl_tree_phase_load(int n, int k, int up, int *flow_load)
 {
-    int H = mdl_tree_height(n, 0, 0), sum = 0, fl = 0;
-    int steps = k + H - 1;
-    int *out = calloc((size_t)n * 2, sizeof *out);
-    int *tot = calloc((size_t)n * 2, sizeof *tot);
-    if (!out || !tot) {
-        free(out);
-        free(tot);
+    int H = mdl_tree_height(n, 0, 0), steps = k + H - 1;
+    struct tree_sig *sg = calloc((size_t)n + 1, sizeof *sg);
+    if (!sg) {
         *flow_load = 2;
         return 2 * steps;
     }
-    int *in = out + n, *tin = tot + n;
-    for (int s = 0; s < steps; s++) {
-        memset(out, 0, (size_t)n * 2 * sizeof *out);
-        for (int t = 0; t < 2; t++)
-            for (int i = 0; i < n; i++) {
-                int parent, ch[2];
-                int nc = mdl_tree_links(n, t, i, &parent, ch);
-                /* up: i sends chunk s - height(i) to its parent; down: i sends chunk s - depth(i)
-                 * to each child */
-                int j = s - (up ? mdl_tree_height(n, t, i) : tree_depth(n, t, i));
-                if (j < 0 || j >= k) continue;
-                if (up && parent >= 0) {
-                    out[i]++;
-                    in[parent]++;
-                } else if (!up) {
-                    for (int c = 0; c < nc; c++) {
-                        out[i]++;
-                        in[ch[c]]++;
-                    }
-                }
-            }
-        int m = 0;
-        for (int i = 0; i < 2 * n; i++)
-            if (out[i] > m) m = out[i];
-        sum += m;
-    }
+    /* events: up, i sends at height(i) to its parent, which receives then; down, i sends at
+     * depth(i) to its children, each receiving then */
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < n; i++) {
             int parent, ch[2];
             int nc = mdl_tree_links(n, t, i, &parent, ch);
             if (up && parent >= 0) {
-                tot[i]++;
-                tin[parent]++;
-            } else if (!up) {
-                tot[i] += nc;
+                int h = mdl_tree_height(n, t, i);
+                sig_add(sg[i].out, h, 1);
+                sig_add(sg[parent].in, h, 1);
+            } else if (!up && nc) {
+                int d = tree_depth(n, t, i);
+                sig_add(sg[i].out, d, nc);
                 for (int c = 0; c < nc; c++)
-                    tin[ch[c]]++;
+                    sig_add(sg[ch[c]].in, d, 1);
             }
         }
-    for (int i = 0; i < 2 * n; i++)
-        if (tot[i] > fl) fl = tot[i];
-    free(out);
-    free(tot);
+    for (int i = 0; i < n; i++) {
+        qsort(sg[i].out, TREE_EV, sizeof sg[i].out[0], ev_cmp);
+        qsort(sg[i].in, TREE_EV, sizeof sg[i].in[0], ev_cmp);
+        /* empty events (count 0) sort first: move them last for ev_at's early stop */
+        struct tree_sig z = {0};
+        int o = 0, q = 0;
+        for (int e = 0; e < TREE_EV; e++) {
+            if (sg[i].out[e][1]) memcpy(z.out[o++], sg[i].out[e], sizeof z.out[0]);
+            if (sg[i].in[e][1]) memcpy(z.in[q++], sg[i].in[e], sizeof z.in[0]);
+        }
+        sg[i] = z;
+    }
+    qsort(sg, (size_t)n, sizeof *sg, sig_cmp);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (u == 0 || sig_cmp(&sg[i], &sg[u - 1])) sg[u++] = sg[i];
+    int sum = 0, fl = 0;
+    for (int s = 0; s < steps; s++) {
+        int m = 0;
+        for (int i = 0; i < u; i++) {
+            int o = ev_at(sg[i].out, s, k), r = ev_at(sg[i].in, s, k);
+            if (o > m) m = o;
+            if (r > m) m = r;
+        }
+        sum += m;
+    }
+    for (int i = 0; i < u; i++) {
+        int o = ev_total(sg[i].out), r = ev_total(sg[i].in);
+        if (o > fl) fl = o;
+        if (r > fl) fl = r;
+    }
+    free(sg);
     *flow_load = fl;
     return sum;
 }

@@ -202,35 +202,59 @@ double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc
     return best;
 }
 
+/* A tuner decision, reused by every op of the group with the same collective and size. */
+struct choice {
+    int kind, algo, proto;
+    double bytes;
+    int out_algo, out_proto;
+};
+
 int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
 {
     for (int g = 0; g < p->ngroups; g++) {
         struct sim_group_env ge;
-        int env_ready = 0, rc = 0;
+        int env_ready = 0, rc = 0, nch = 0, cap = 0;
+        struct choice *ch = NULL;
         for (int r = 0; r < p->nranks && !rc; r++) {
             for (int i = 0; i < p->ranks[r].nops && !rc; i++) {
                 struct mdl_op *op = &p->ranks[r].ops[i];
                 if (op->group != g || !mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
                 if (!op->gran) op->gran = (uint8_t)t->nccl.gran;
                 if (op->algo && op->proto) continue;
-                if (!env_ready && (rc = sim_group_env(t, &p->groups[g], &ge, err))) break;
-                env_ready = 1;
-                enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
-                enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
-                if (sim_coll_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a, &pr,
-                                    err) < 0) {
-                    if (p->groups[g].n < 2) {
+                int c = 0;
+                while (c < nch && (ch[c].kind != op->kind || ch[c].bytes != op->bytes ||
+                                   ch[c].algo != op->algo || ch[c].proto != op->proto))
+                    c++;
+                if (c == nch) {
+                    if (!env_ready && (rc = sim_group_env(t, &p->groups[g], &ge, err))) break;
+                    env_ready = 1;
+                    enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
+                    enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
+                    if (sim_coll_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a,
+                                        &pr, err) < 0) {
+                        if (p->groups[g].n >= 2) {
+                            rc = err->code;
+                            break;
+                        }
                         a = MDL_ALGO_RING;
                         pr = MDL_PROTO_SIMPLE;
-                    } else {
-                        rc = err->code;
-                        break;
                     }
+                    if (nch == cap) {
+                        cap = cap ? 2 * cap : 8;
+                        struct choice *nc = realloc(ch, (size_t)cap * sizeof *nc);
+                        if (!nc) {
+                            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                            break;
+                        }
+                        ch = nc;
+                    }
+                    ch[nch++] = (struct choice){op->kind, op->algo, op->proto, op->bytes, a, pr};
                 }
-                op->algo = (uint8_t)a;
-                op->proto = (uint8_t)pr;
+                op->algo = (uint8_t)ch[c].out_algo;
+                op->proto = (uint8_t)ch[c].out_proto;
             }
         }
+        free(ch);
         if (env_ready) sim_group_env_release(&ge);
         if (rc) return rc;
     }

@@ -164,18 +164,31 @@ static int child_write(int fd, const void *buf, size_t len)
 static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t, const char *xml,
                                  const struct sim_pair *pairs, int npairs, int fd)
 {
-    char *argv[] = {"tpsim",
-                    "--cfg=network/model:CM02",
-                    "--cfg=network/crosstraffic:0",
-                    "--cfg=network/TCP-gamma:0",
-                    "--log=root.thres:warning",
-                    "--log=tpsim_engine.thres:error",
+    /* Stacks are mmap'ed with a guard page, touched only as used; past ~30k actors the
+     * mappings run out (simgrid.md), so large runs drop the guard and use small stacks, which
+     * SimGrid then allocates zeroed (stack-size * actors of memory). */
+    long actors = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        int used[MDL_MAX_STREAMS] = {0};
+        for (int i = 0; i < p->ranks[r].nops; i++)
+            used[p->ranks[r].ops[i].stream] = 1;
+        for (int s = 0; s < MDL_MAX_STREAMS; s++)
+            actors += used[s];
+    }
+    char *argv[16] = {"tpsim",
+                      "--cfg=network/model:CM02",
+                      "--cfg=network/crosstraffic:0",
+                      "--cfg=network/TCP-gamma:0",
+                      "--log=root.thres:warning",
+                      "--log=tpsim_engine.thres:error"};
+    int argc = 6;
 #ifdef TPSIM_SANITIZE
-                    "--cfg=contexts/factory:thread",
+    argv[argc++] = "--cfg=contexts/factory:thread";
 #endif
-                    "--cfg=contexts/guard-size:0",
-                    NULL};
-    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    if (actors > 30000) {
+        argv[argc++] = "--cfg=contexts/guard-size:0";
+        argv[argc++] = "--cfg=contexts/stack-size:64";
+    }
     simgrid_init(&argc, argv);
     simgrid_load_platform(xml);
     struct child_header h = {.status = CHILD_OK};
@@ -410,7 +423,9 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (tmp[0]) unlink(tmp);
+    if (tmp[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(tmp);
+    if (tmp[0] && getenv("TPSIM_KEEP_PLATFORM"))
+        fprintf(stderr, "tpsim: platform kept in %s\n", tmp);
     free(pairs);
     if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFSIGNALED(status))

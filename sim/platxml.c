@@ -185,9 +185,15 @@ static int write_zoned(const struct plat_topo *t, const struct sim_pair *pairs, 
     if (rc == 0) {
         fprintf(f, "<zone id=\"tpsim\" routing=\"Full\">\n<zone id=\"links\" routing=\"None\">\n");
         links_write(t, f);
-        /* SimGrid forbids empty zone routes: machines joined by one switch cross this instead */
-        fprintf(f, "  <link id=\"X\" bandwidth=\"1e18Bps\" latency=\"0s\" "
-                   "sharing_policy=\"FATPIPE\"/>\n</zone>\n");
+        /* SimGrid forbids empty zone routes: machines joined by a single switch cross a
+         * no-op link of their own instead (one per source machine, so that it does not tie
+         * every flow of the fabric into one max-min system) */
+        for (int m = 0; m < M; m++)
+            fprintf(f,
+                    "  <link id=\"X%d\" bandwidth=\"1e18Bps\" latency=\"0s\" "
+                    "sharing_policy=\"FATPIPE\"/>\n",
+                    m);
+        fprintf(f, "</zone>\n");
         /* pairs are sorted by source: the intra-machine ones of machine m are found by source */
         for (int m = 0; m < M; m++) {
             if (first[m] == first[m + 1]) continue;
@@ -228,8 +234,8 @@ static int write_zoned(const struct plat_topo *t, const struct sim_pair *pairs, 
             else
                 fprintf(f,
                         "  <zoneRoute src=\"%s\" dst=\"%s\"%s symmetrical=\"NO\"><link_ctn "
-                        "id=\"X\"/></zoneRoute>\n",
-                        src, dst, extra);
+                        "id=\"X%d\"/></zoneRoute>\n",
+                        src, dst, extra, x->ma);
         }
         fprintf(f, "</zone>\n");
     }
