@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/units.h"
+#include "models/collective.h"
 #include "models/strategy.h"
 #include "platforms/preset.h"
 #include "platforms/spec.h"
@@ -246,26 +247,36 @@ static int cmd_trace(int argc, char **argv)
 /* ------------------------------------------------------------------ collective */
 
 static const char coll_help[] =
-    "usage: tpsim collective --platform SPEC --op OP --ranks N (--bytes SIZE | --min SIZE\n"
-    "                        --max SIZE [--factor F]) [--json FILE]\n"
+    "usage: tpsim collective --platform SPEC [--op OP] [--ranks N] (--bytes SIZE | --min SIZE\n"
+    "                        --max SIZE [--factor F]) [--algorithm A] [--protocol P]\n"
+    "                        [--granularity G] [--json FILE]\n"
     "\n"
-    "Simulates one ring collective over GPUs 0..N-1 of a platform and prints an nccl-tests-style\n"
-    "table: size, time, algorithm bandwidth and bus bandwidth (nccl-tests' definitions).\n"
+    "Simulates one collective over GPUs 0..N-1 of a platform and prints the table nccl-tests\n"
+    "prints (size, count, type, redop, root, time, algbw, busbw, #wrong; out-of-place only), so\n"
+    "that `tpsim calibrate` and `tpsim validate` read it like a real log. The algorithm and\n"
+    "protocol the tuner chose are in the last columns.\n"
     "\n"
     "options:\n"
-    "  --platform SPEC   'dgx-a100', 'pcie-8gpu sockets=2 pcie_gen=5', or a .yaml/.xml file\n"
-    "  --op OP           all_reduce | all_gather | reduce_scatter\n"
-    "  --ranks N         GPUs in the ring (default: all of the platform)\n"
-    "  --bytes SIZE      full buffer size, e.g. 256MiB, 1G, 4096\n"
-    "  --min/--max SIZE  size range; --factor F multiplies the size each row (default 2)\n"
-    "  --json FILE       write {\"rows\": [{bytes, time_s, algbw_GBps, busbw_GBps}]}\n"
-    "  -h, --help        show this help\n";
+    "  --platform SPEC    'dgx-a100', 'dgx-a100 nodes=512', 'pcie-8gpu sockets=2', or a file\n"
+    "  --op OP            all_reduce (default) | all_gather | reduce_scatter | broadcast |\n"
+    "                     all_to_all | send_recv\n"
+    "  --ranks N          GPUs taking part (default: all of the platform)\n"
+    "  --bytes SIZE       buffer size as nccl-tests counts it, e.g. 256MiB, 1G, 4096\n"
+    "  --min/--max SIZE   size range; --factor F multiplies the size each row (default 2)\n"
+    "  --algorithm A      auto (default) | ring | tree | direct | hierarchical\n"
+    "  --protocol P       auto (default) | LL | LL128 | Simple\n"
+    "  --granularity G    auto (default: flow-level above the platform's flow_threshold ranks)\n"
+    "                     | step | flow\n"
+    "  --json FILE        write {\"rows\": [{bytes, time_s, algbw_GBps, busbw_GBps, algorithm,\n"
+    "                     protocol}]}\n"
+    "  -h, --help         show this help\n";
 
 static int cmd_collective(int argc, char **argv)
 {
     const char *plat = NULL, *op = "all_reduce", *json = NULL;
     double bytes = 0, lo = 0, hi = 0, factor = 2;
     long ranks = 0;
+    struct sim_coll_how force = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
@@ -294,6 +305,21 @@ static int cmd_collective(int argc, char **argv)
         } else if (!strcmp(a, "--factor")) {
             factor = strtod(v, &end);
             if (*end || !(factor > 1)) return usage_error("collective", "bad --factor '%s'", v);
+        } else if (!strcmp(a, "--algorithm")) {
+            enum mdl_coll_algo x;
+            if (mdl_algo_parse(v, &x))
+                return usage_error("collective", "unknown --algorithm '%s'", v);
+            force.algo = x;
+        } else if (!strcmp(a, "--protocol")) {
+            enum mdl_coll_proto x;
+            if (mdl_proto_parse(v, &x))
+                return usage_error("collective", "unknown --protocol '%s'", v);
+            force.proto = x;
+        } else if (!strcmp(a, "--granularity")) {
+            enum mdl_coll_gran x;
+            if (mdl_gran_parse(v, &x))
+                return usage_error("collective", "unknown --granularity '%s'", v);
+            force.gran = x;
         } else
             return usage_error("collective", "unknown option '%s'", a);
     }
@@ -310,7 +336,7 @@ static int cmd_collective(int argc, char **argv)
         plat_topo_release(&t);
         return report_error(&err);
     }
-    if (!ranks) ranks = t.ngpus;
+    if (!ranks) ranks = kind == MDL_OP_SEND_RECV ? 2 : t.ngpus;
     if (ranks > t.ngpus) {
         plat_topo_release(&t);
         fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
@@ -319,46 +345,48 @@ static int cmd_collective(int argc, char **argv)
     }
     json_t *rows = json_array();
     int code = 0;
-    printf("# %s over %ld GPUs of %s (ring)\n", op, ranks, t.desc[0] ? t.desc : plat);
-    printf("%14s %14s %12s %12s\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    double bus_sum = 0;
+    int nrows = 0;
+    printf("# Collective test starting: %s_perf (simulated by tpsim on %s)\n", op,
+           t.desc[0] ? t.desc : plat);
+    printf("# tpsim: %ld ranks, platform \"%s\"\n#\n", ranks, plat);
+    printf("#%77s\n", "out-of-place");
+    printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s  %s\n", "size", "count", "type", "redop",
+           "root", "time", "algbw", "busbw", "#wrong", "algorithm/protocol");
+    printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
+           "(GB/s)", "(GB/s)", "");
     for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
-        struct mdl_program p;
-        struct sim_stats st = {0};
-        int *members = malloc((size_t)ranks * sizeof *members);
-        int rc = mdl_program_init(&p, (int)ranks) || !members;
-        for (int r = 0; !rc && r < ranks; r++)
-            members[r] = r;
-        int g = rc ? -1 : mdl_program_group(&p, (int)ranks, members);
-        int nm = rc ? -1 : mdl_program_name(&p, op);
-        for (int r = 0; !rc && r < ranks; r++) {
-            struct mdl_op o = {.kind = (uint8_t)kind,
-                               .stream = MDL_STREAM_COMM,
-                               .phase = MDL_PHASE_OTHER,
-                               .name = nm,
-                               .layer = -1,
-                               .mb = -1,
-                               .group = g,
-                               .bytes = floor(s)};
-            rc = g < 0 || nm < 0 || mdl_program_add(&p, r, &o) < 0;
-        }
-        free(members);
+        double size = floor(s), time = 0;
+        struct sim_coll_how how = force;
+        int rc = sim_collective_time(&t, kind, (int)ranks, size, &how, &time, &err);
         if (rc) {
-            tps_error_set(&err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        } else if ((rc = sim_engine_run(&p, &t, &st, &err)) == 0) {
-            double time = st.end_s, alg = time > 0 ? floor(s) / time / 1e9 : 0;
-            double bus = alg * mdl_coll_ring_bytes(kind, (int)ranks, 1.0);
-            printf("%14.0f %14.3f %12.3f %12.3f\n", floor(s), time * 1e6, alg, bus);
-            json_array_append_new(rows,
-                                  json_pack("{s:f, s:f, s:f, s:f}", "bytes", floor(s), "time_s",
-                                            time, "algbw_GBps", alg, "busbw_GBps", bus));
+            code = report_error(&err);
+            break;
         }
-        if (rc) code = report_error(&err);
-        sim_stats_release(&st);
-        mdl_program_release(&p);
+        double alg = time > 0 ? size / time / 1e9 : 0;
+        double bus = alg * mdl_coll_busbw_factor(kind, (int)ranks);
+        bus_sum += bus;
+        nrows++;
+        printf(" %12.0f %12.0f %9s %7s %6d %10.2f %8.2f %8.2f %7s  %s/%s\n", size, floor(size / 4),
+               "float", kind == MDL_OP_ALL_GATHER || kind == MDL_OP_ALL_TO_ALL ? "none" : "sum",
+               kind == MDL_OP_BROADCAST ? 0 : -1, time * 1e6, alg, bus, "N/A",
+               mdl_algo_name((enum mdl_coll_algo)how.algo),
+               mdl_proto_name((enum mdl_coll_proto)how.proto));
+        fflush(stdout);
+        json_array_append_new(
+            rows, json_pack("{s:f, s:f, s:f, s:f, s:s, s:s, s:s}", "bytes", size, "time_s", time,
+                            "algbw_GBps", alg, "busbw_GBps", bus, "algorithm",
+                            mdl_algo_name((enum mdl_coll_algo)how.algo), "protocol",
+                            mdl_proto_name((enum mdl_coll_proto)how.proto), "granularity",
+                            mdl_gran_name((enum mdl_coll_gran)how.gran)));
+    }
+    if (!code) {
+        printf("# Out of bounds values : 0 OK\n");
+        printf("# Avg bus bandwidth    : %g\n#\n", nrows ? bus_sum / nrows : 0);
     }
     if (!code && json) {
-        json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:O}", "op", op, "algorithm", "ring", "ranks",
-                              (int)ranks, "platform", plat, "rows", rows);
+        json_t *j = json_pack("{s:s, s:i, s:s, s:O}", "op", op, "ranks", (int)ranks, "platform",
+                              plat, "rows", rows);
         if (!j || json_dump_file(j, json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
             fprintf(stderr, "tpsim: %s: cannot write JSON\n", json);
             code = EXIT_INPUT;

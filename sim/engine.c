@@ -442,3 +442,45 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     st->end_s = h.end_s;
     return TPS_OK;
 }
+
+int sim_collective_time(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
+                        struct sim_coll_how *how, double *time_s, struct tps_error *err)
+{
+    struct mdl_program p;
+    int *members = malloc((size_t)ranks * sizeof *members);
+    if (!members || mdl_program_init(&p, ranks) != 0) {
+        free(members);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (int r = 0; r < ranks; r++)
+        members[r] = r;
+    int g = mdl_program_group(&p, ranks, members), nm = mdl_program_name(&p, mdl_op_kind_name(k));
+    free(members);
+    int rc = g < 0 || nm < 0;
+    for (int r = 0; !rc && r < ranks; r++) {
+        struct mdl_op o = {.kind = (uint8_t)k,
+                           .stream = MDL_STREAM_COMM,
+                           .phase = MDL_PHASE_OTHER,
+                           .name = nm,
+                           .layer = -1,
+                           .mb = -1,
+                           .group = g,
+                           .bytes = bytes,
+                           .algo = (uint8_t)how->algo,
+                           .proto = (uint8_t)how->proto,
+                           .gran = (uint8_t)how->gran};
+        rc = mdl_program_add(&p, r, &o) < 0;
+    }
+    struct sim_stats st = {0};
+    if (rc)
+        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    else if ((rc = sim_engine_run(&p, t, &st, err)) == 0) {
+        *time_s = st.end_s;
+        how->algo = p.ranks[0].ops[0].algo;
+        how->proto = p.ranks[0].ops[0].proto;
+        how->gran = p.ranks[0].ops[0].gran;
+    }
+    sim_stats_release(&st);
+    mdl_program_release(&p);
+    return rc;
+}

@@ -24,4 +24,14 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
                    struct tps_error *err);
 void sim_stats_release(struct sim_stats *st);
 
+/* How a lone collective runs: enum mdl_coll_{algo,proto,gran} values, 0 = tuner's choice. */
+struct sim_coll_how {
+    int algo, proto, gran;
+};
+
+/* Simulates one collective k of `bytes` over GPUs 0..ranks-1 and stores its time; *how gives
+ * forced choices and receives those made. */
+int sim_collective_time(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
+                        struct sim_coll_how *how, double *time_s, struct tps_error *err);
+
 #endif

@@ -1,0 +1,99 @@
+/* test_ncclog.c - the nccl-tests reader on every refdata log and on broken ones. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "validate/ncclog.h"
+
+TestSuite(ncclog, .timeout = 60);
+
+Test(ncclog, reads_every_refdata_log_in_both_layouts)
+{
+    DIR *d = opendir(TPSIM_REFDATA "/nccl");
+    cr_assert(ne(ptr, d, NULL));
+    int seen[3] = {0}, logs = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 8 || strcmp(e->d_name + n - 8, ".raw.txt")) continue;
+        char path[1024], meta[1024];
+        snprintf(path, sizeof path, "%s/nccl/%s", TPSIM_REFDATA, e->d_name);
+        snprintf(meta, sizeof meta, "%s/nccl/%.*s.meta.yaml", TPSIM_REFDATA, (int)(n - 8),
+                 e->d_name);
+        struct ncl_log l;
+        struct tps_error err = {0};
+        cr_assert(eq(int, ncl_log_read(path, &l, &err), 0), "%s: %s", path, err.msg);
+        cr_assert(gt(int, l.nrows, 10), "%s", path);
+        seen[l.layout]++;
+        logs++;
+        struct ncl_meta m;
+        cr_assert(eq(int, ncl_meta_read(meta, &m, &err), 0), "%s: %s", meta, err.msg);
+        cr_assert(ge(int, m.op, 0), "%s: no collective", meta);
+        if (l.op >= 0) cr_assert(eq(int, l.op, m.op), "%s", path);
+        if (l.ranks) cr_assert(eq(int, l.ranks, m.nodes *m.gpus_per_node), "%s", path);
+        for (int i = 1; i < l.nrows; i++)
+            cr_assert(gt(int, l.rows[i].line, l.rows[i - 1].line));
+        ncl_log_release(&l);
+    }
+    closedir(d);
+    cr_assert(ge(int, logs, 11));
+    cr_assert(gt(int, seen[0], 0), "current layout");
+    cr_assert(gt(int, seen[1], 0), "old layout (no root column)");
+    cr_assert(gt(int, seen[2], 0), "trimmed layout");
+}
+
+/* Writes the first `keep` lines of a refdata log to a temporary file, then `extra`. */
+static void cut(const char *name, int keep, const char *extra, char *out)
+{
+    char src[1024];
+    snprintf(src, sizeof src, "%s/nccl/%s", TPSIM_REFDATA, name);
+    snprintf(out, 64, "/tmp/tpsim-ncclog-XXXXXX");
+    int fd = mkstemp(out);
+    FILE *w = fdopen(fd, "w"), *r = fopen(src, "r");
+    cr_assert(ne(ptr, r, NULL));
+    char line[4096];
+    for (int i = 0; i < keep && fgets(line, sizeof line, r); i++)
+        fputs(line, w);
+    fputs(extra, w);
+    fclose(r);
+    fclose(w);
+}
+
+static void expect_error(const char *path, int line, const char *field, const char *what)
+{
+    struct ncl_log l;
+    struct tps_error err = {0};
+    cr_assert(ne(int, ncl_log_read(path, &l, &err), 0), "%s accepted", what);
+    cr_assert(eq(int, err.line, line), "%s: line %d: %s", what, err.line, err.msg);
+    if (field) cr_assert(eq(str, err.field, (char *)field), "%s: field '%s'", what, err.field);
+    cr_assert(eq(str, err.path, (char *)path));
+    remove(path);
+}
+
+Test(ncclog, rejects_truncated_and_garbled_logs_naming_the_line)
+{
+    char p[64];
+    /* the log stops in the middle of the table: no closing line */
+    cut("h100_hgx_4gpu_all_reduce.raw.txt", 30, "", p);
+    expect_error(p, 30, NULL, "truncated log");
+    /* the last row is cut inside its out-of-place columns */
+    cut("h100_hgx_4gpu_all_reduce.raw.txt", 30,
+        "    33554432       8388608     float     sum      -1    176.20\n", p);
+    expect_error(p, 31, "algbw", "truncated row");
+    /* a number replaced by text */
+    cut("abci_a100_1node_8gpu_all_reduce.raw.txt", 20,
+        "        1024           256   float     sum    3x.44    0.03    0.05  4e-07\n", p);
+    expect_error(p, 21, "time", "garbled time");
+    /* digits changed: algbw no longer size/time */
+    cut("abci_a100_1node_8gpu_all_reduce.raw.txt", 20,
+        "     1048576        262144   float     sum    146.5    71.6   13.42  5e-07\n", p);
+    expect_error(p, 21, "algbw", "inconsistent algbw");
+    /* text inside the table */
+    cut("rtx2080ti_2gpu_pcie_nop2p_all_reduce.raw.txt", 20, "Segmentation fault (core dumped)\n",
+        p);
+    expect_error(p, 21, "size", "text in the table");
+    /* no table at all */
+    cut("rtx2080ti_2gpu_pcie_nop2p_all_reduce.raw.txt", 8, "", p);
+    expect_error(p, 8, "size", "no header");
+}

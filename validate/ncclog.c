@@ -1,0 +1,254 @@
+/* ncclog.c - nccl-tests log and .meta.yaml reader (see ncclog.h). Units: B, us, GB/s. */
+#include "ncclog.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ydoc.h"
+
+#define MAX_TOK 32
+
+struct tok {
+    char *s;
+    int col; /* 1-based */
+};
+
+static int split(char *line, struct tok *t)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < MAX_TOK) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (!*p) break;
+        t[n].s = p;
+        t[n].col = (int)(p - line) + 1;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        if (*p) *p++ = '\0';
+        n++;
+    }
+    return n;
+}
+
+/* nccl-tests program names to op kinds: "all_reduce_perf", "alltoall_perf", ... */
+static int op_from_text(const char *line)
+{
+    static const struct {
+        const char *prog;
+        int kind;
+    } progs[] = {{"all_reduce_perf", MDL_OP_ALL_REDUCE},
+                 {"all_gather_perf", MDL_OP_ALL_GATHER},
+                 {"reduce_scatter_perf", MDL_OP_REDUCE_SCATTER},
+                 {"broadcast_perf", MDL_OP_BROADCAST},
+                 {"alltoall_perf", MDL_OP_ALL_TO_ALL},
+                 {"all_to_all_perf", MDL_OP_ALL_TO_ALL},
+                 {"sendrecv_perf", MDL_OP_SEND_RECV},
+                 {"send_recv_perf", MDL_OP_SEND_RECV}};
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
+        if (strstr(line, progs[i].prog)) return progs[i].kind;
+    return -1;
+}
+
+void ncl_log_release(struct ncl_log *l)
+{
+    free(l->rows);
+    l->rows = NULL;
+    l->nrows = 0;
+}
+
+/* Parses a number token: digits with optional '_' group separators (sizes), or a float. */
+static int number(const char *s, double *out)
+{
+    char buf[64];
+    size_t n = 0;
+    for (const char *p = s; *p && n + 1 < sizeof buf; p++)
+        if (*p != '_') buf[n++] = *p;
+    buf[n] = '\0';
+    if (!n || n + 1 >= sizeof buf) return -1;
+    char *end;
+    *out = strtod(buf, &end);
+    return *end || !isfinite(*out) ? -1 : 0;
+}
+
+struct layout {
+    int kind;               /* 0 current, 1 old, 2 trimmed */
+    int need;               /* out-of-place fields a row must have */
+    int time, algbw, busbw; /* column indices */
+};
+
+static int header_layout(struct tok *t, int n, struct layout *L)
+{
+    if (n < 4 || strcmp(t[0].s, "size")) return -1;
+    L->time = L->algbw = L->busbw = -1;
+    int root = 0, wrong = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(t[i].s, "time") && L->time < 0) L->time = i;
+        if (!strcmp(t[i].s, "algbw") && L->algbw < 0) L->algbw = i;
+        if (!strcmp(t[i].s, "busbw") && L->busbw < 0) L->busbw = i;
+        if (!strcmp(t[i].s, "root")) root = 1;
+        if ((!strcmp(t[i].s, "#wrong") || !strcmp(t[i].s, "error")) && wrong < 0) wrong = i;
+    }
+    if (L->time < 0 || L->algbw < 0 || L->busbw < 0) return -1;
+    L->kind = n == 4 ? 2 : root ? 0 : 1;
+    L->need = wrong > L->busbw ? wrong + 1 : L->busbw + 1;
+    return 0;
+}
+
+static const char *col_name(const struct layout *L, int i)
+{
+    if (i == 0) return "size";
+    if (i == L->time) return "time";
+    if (i == L->algbw) return "algbw";
+    if (i == L->busbw) return "busbw";
+    return L->kind == 2 ? "?" : i == 1 ? "count" : i == 2 ? "type" : i == 3 ? "redop" : "#wrong";
+}
+
+int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", path);
+    out->op = -1;
+    FILE *f = fopen(path, "r");
+    if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %m");
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, header = 0, trailer = 0, table_done = 0, devices = 0, cap_rows = 0;
+    int rc = TPS_OK;
+    struct layout L = {0};
+    while (rc == TPS_OK && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (out->op < 0) out->op = op_from_text(line);
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p) continue;
+        if (*p == '#' || !isdigit((unsigned char)*p)) {
+            char copy[1024];
+            snprintf(copy, sizeof copy, "%s", *p == '#' ? p + 1 : p);
+            struct tok t[MAX_TOK];
+            int n = split(copy, t);
+            if (*p == '#' && n >= 2 && !strcmp(t[0].s, "Rank") && isdigit((unsigned char)t[1].s[0]))
+                devices++;
+            if (*p == '#' && n >= 3 && !strcmp(t[0].s, "tpsim:") && !strcmp(t[2].s, "ranks,"))
+                out->ranks = atoi(t[1].s);
+            if (*p == '#' && strstr(p, "Avg bus bandwidth") && out->nrows) {
+                trailer = 1;
+                break; /* what follows is nccl-tests' epilogue */
+            }
+            if (!header && header_layout(t, n, &L) == 0) {
+                header = lineno;
+                continue;
+            }
+            if (!header || *p == '#' || table_done || strstr(p, "NCCL INFO") ||
+                strstr(p, "NCCL WARN"))
+                continue;
+            if (L.kind == 2 && out->nrows) {
+                table_done = 1; /* a trimmed table ends at the first line of other text */
+                continue;
+            }
+            if (L.kind == 2) continue;
+            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, (int)(p - line) + 1, "size",
+                               "expected a table row (a size in bytes), got '%.40s'", p);
+            break;
+        }
+        if (!header || table_done) continue;
+        struct tok t[MAX_TOK];
+        int n = split(line, t);
+        if (n < L.need) {
+            rc = tps_error_set(
+                err, TPS_ESYNTAX, path, lineno, (int)strlen(line) + 1, col_name(&L, n),
+                "truncated row: %d fields, the out-of-place columns need %d", n, L.need);
+            break;
+        }
+        struct ncl_row r = {.line = lineno};
+        const int idx[4] = {0, L.time, L.algbw, L.busbw};
+        double *dst[4] = {&r.bytes, &r.time_us, &r.algbw, &r.busbw};
+        for (int k = 0; k < 4 && rc == TPS_OK; k++)
+            if (number(t[idx[k]].s, dst[k]) != 0 || *dst[k] < 0)
+                rc =
+                    tps_error_set(err, TPS_ESYNTAX, path, lineno, t[idx[k]].col,
+                                  col_name(&L, idx[k]), "expected a number, got '%s'", t[idx[k]].s);
+        if (rc) break;
+        if (!(r.time_us > 0)) {
+            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, t[L.time].col, "time",
+                               "time must be positive, got '%s'", t[L.time].s);
+            break;
+        }
+        double alg = r.bytes / r.time_us / 1e3;
+        if (fabs(r.algbw - alg) > 0.02 * alg + 0.011) {
+            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, t[L.algbw].col, "algbw",
+                               "algbw %s GB/s disagrees with size/time = %.2f GB/s (garbled row?)",
+                               t[L.algbw].s, alg);
+            break;
+        }
+        if (out->nrows == cap_rows) {
+            cap_rows = cap_rows ? 2 * cap_rows : 32;
+            struct ncl_row *nr = realloc(out->rows, (size_t)cap_rows * sizeof *nr);
+            if (!nr) {
+                rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+                break;
+            }
+            out->rows = nr;
+        }
+        out->rows[out->nrows++] = r;
+    }
+    free(line);
+    fclose(f);
+    if (rc == TPS_OK && !header)
+        rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "size",
+                           "no nccl-tests table: no column header line naming size, time, "
+                           "algbw and busbw");
+    else if (rc == TPS_OK && !out->nrows)
+        rc = tps_error_set(err, TPS_ESYNTAX, path, header, 1, "size", "the table has no rows");
+    else if (rc == TPS_OK && L.kind != 2 && !trailer)
+        rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, NULL,
+                           "truncated log: it ends at line %d without nccl-tests' closing "
+                           "'# Avg bus bandwidth' line",
+                           lineno);
+    out->layout = L.kind;
+    if (!out->ranks) out->ranks = devices;
+    if (rc) ncl_log_release(out);
+    return rc;
+}
+
+int ncl_meta_read(const char *path, struct ncl_meta *out, struct tps_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->op = -1;
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_file(&d, path, err);
+    if (rc) return rc;
+    int root = tps_ydoc_root(&d);
+    if (!tps_ydoc_is_map(&d, root)) {
+        rc = tps_ydoc_fail(&d, root, "", err, "expected a mapping");
+        goto done;
+    }
+    long v;
+    const char *s;
+    int id = tps_ydoc_get(&d, root, "gpus_per_node");
+    if (!id || (rc = tps_ydoc_count(&d, id, "gpus_per_node", &v, err))) {
+        if (!id) rc = tps_ydoc_fail(&d, root, "gpus_per_node", err, "missing");
+        goto done;
+    }
+    out->gpus_per_node = (int)v;
+    id = tps_ydoc_get(&d, root, "nodes");
+    if (!id || (rc = tps_ydoc_count(&d, id, "nodes", &v, err))) {
+        if (!id) rc = tps_ydoc_fail(&d, root, "nodes", err, "missing");
+        goto done;
+    }
+    out->nodes = (int)v;
+    if ((id = tps_ydoc_get(&d, root, "gpu")) && tps_ydoc_str(&d, id, "gpu", &s, err) == 0)
+        snprintf(out->gpu, sizeof out->gpu, "%s", s);
+    if ((id = tps_ydoc_get(&d, root, "collective")) &&
+        tps_ydoc_str(&d, id, "collective", &s, err) == 0)
+        out->op = op_from_text(s);
+    memset(err, 0, sizeof *err);
+done:
+    tps_ydoc_release(&d);
+    return rc;
+}
