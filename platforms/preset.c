@@ -95,7 +95,7 @@ static int build_server(struct builder *b, int m, int *gpus)
         return 8;
     }
     int gen = p->pcie_gen ? p->pcie_gen : 4;
-    double pcie = plat_pcie_Bps(gen);
+    double pcie = p->pcie_Bps > 0 ? p->pcie_Bps : plat_pcie_Bps(gen);
     if (!strcmp(pr, "pcie-8gpu")) {
         int cpu[2], sw[2];
         for (int s = 0; s < p->sockets; s++)

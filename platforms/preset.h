@@ -22,6 +22,7 @@ struct plat_params {
     int leaf_ports;      /* NICs per leaf switch */
     double gpu_link_Bps; /* dgx: NVLink bandwidth per GPU per direction, 0 = preset's */
     double xsocket_Bps;  /* pcie-8gpu with 2 sockets: CPU interconnect per direction */
+    double pcie_Bps;     /* GPU PCIe links and root complexes per direction, 0 = pcie_gen's */
     double lat_nvlink_s; /* per NVLink/NVSwitch link */
     double lat_pcie_s;   /* per PCIe link */
     double lat_net_s;    /* per network link */

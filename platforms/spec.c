@@ -104,11 +104,24 @@ done:
 
 /* ------------------------------------------------------------ preset with parameters */
 
-static const char *const preset_keys[] = {
-    "preset",           "nodes",         "pcie_gen",    "sockets",
-    "nvlink_bridges",   "nics_per_node", "ib",          "nic_rate",
-    "oversubscription", "leaf_ports",    "gpu_link",    "xsocket",
-    "nvlink_latency",   "pcie_latency",  "net_latency", NULL};
+static const char *const preset_keys[] = {"preset",
+                                          "nodes",
+                                          "pcie_gen",
+                                          "sockets",
+                                          "nvlink_bridges",
+                                          "nics_per_node",
+                                          "ib",
+                                          "nic_rate",
+                                          "oversubscription",
+                                          "leaf_ports",
+                                          "gpu_link",
+                                          "xsocket",
+                                          "nvlink_latency",
+                                          "pcie_latency",
+                                          "net_latency",
+                                          "pcie_rate",
+                                          "nccl",
+                                          NULL};
 
 static int parse_ib(const struct tps_ydoc *d, int id, const char *f, double *out,
                     struct tps_error *err)
@@ -125,6 +138,83 @@ static int parse_ib(const struct tps_ydoc *d, int id, const char *f, double *out
         }
     }
     return tps_ydoc_fail(d, id, f, err, "expected EDR, HDR, NDR or XDR, got '%s'", t ? t : "");
+}
+
+/* ------------------------------------------------------------ collective tuning */
+
+static int parse_per_proto(const struct tps_ydoc *d, int id, const char *field, int is_time,
+                           double *v, struct tps_error *err)
+{
+    static const char *const keys[] = {"LL", "LL128", "Simple", NULL};
+    int rc = tps_ydoc_check_map(d, id, field, keys, err);
+    for (int p = MDL_PROTO_LL; !rc && p < MDL_PROTO_N; p++) {
+        int vid = tps_ydoc_get(d, id, mdl_proto_name((enum mdl_coll_proto)p));
+        if (!vid) continue;
+        char f[200];
+        join(f, sizeof f, field, mdl_proto_name((enum mdl_coll_proto)p));
+        if (is_time) {
+            rc = tps_ydoc_time(d, vid, f, &v[p], err);
+        } else if (!(rc = tps_ydoc_positive(d, vid, f, &v[p], err)) && v[p] > 1) {
+            rc = tps_ydoc_fail(d, vid, f, err, "an efficiency is at most 1, got %g", v[p]);
+        }
+    }
+    return rc;
+}
+
+int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct mdl_nccl *n,
+                    struct tps_error *err)
+{
+    static const char *const keys[] = {"algorithm",      "protocol",   "granularity",
+                                       "flow_threshold", "chunk",      "base_latency",
+                                       "hop_latency",    "efficiency", NULL};
+    int rc = tps_ydoc_check_map(d, id, field, keys, err);
+    int len = rc ? 0 : tps_ydoc_len(d, id);
+    for (int i = 0; i < len && !rc; i++) {
+        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
+        int v = tps_ydoc_map_val(d, id, i);
+        char f[200];
+        join(f, sizeof f, field, k);
+        const char *str = tps_ydoc_text(d, v);
+        if (!strcmp(k, "algorithm")) {
+            enum mdl_coll_algo a;
+            if (!str || mdl_algo_parse(str, &a))
+                rc = tps_ydoc_fail(d, v, f, err,
+                                   "expected auto, ring, tree, direct or hierarchical, got '%s'",
+                                   str ? str : "");
+            else
+                n->algo = a;
+        } else if (!strcmp(k, "protocol")) {
+            enum mdl_coll_proto pr;
+            if (!str || mdl_proto_parse(str, &pr))
+                rc = tps_ydoc_fail(d, v, f, err, "expected auto, LL, LL128 or Simple, got '%s'",
+                                   str ? str : "");
+            else
+                n->proto = pr;
+        } else if (!strcmp(k, "granularity")) {
+            enum mdl_coll_gran g;
+            if (!str || mdl_gran_parse(str, &g))
+                rc = tps_ydoc_fail(d, v, f, err, "expected auto, step or flow, got '%s'",
+                                   str ? str : "");
+            else
+                n->gran = g;
+        } else if (!strcmp(k, "flow_threshold")) {
+            long x;
+            if (!(rc = tps_ydoc_count(d, v, f, &x, err))) n->flow_threshold = (int)x;
+        } else if (!strcmp(k, "chunk")) {
+            if (!str || tps_units_size(str, &n->chunk_bytes) || !(n->chunk_bytes >= 1))
+                rc = tps_ydoc_fail(d, v, f, err, "expected a size such as 4MiB, got '%s'",
+                                   str ? str : "");
+        } else {
+            double *dst = !strcmp(k, "base_latency")  ? n->base_s
+                          : !strcmp(k, "hop_latency") ? n->hop_s
+                                                      : n->eff;
+            if (!tps_ydoc_is_map(d, v))
+                rc = tps_ydoc_fail(d, v, f, err, "expected a mapping of LL, LL128 and Simple");
+            else
+                rc = parse_per_proto(d, v, f, dst != n->eff, dst, err);
+        }
+    }
+    return rc;
 }
 
 static int parse_preset(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *out,
@@ -144,6 +234,8 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
         return tps_ydoc_fail(d, pid, f, err, "unknown platform preset '%s' (expected one of: %s)",
                              name, list);
     }
+    struct mdl_nccl nccl;
+    mdl_nccl_default(&nccl);
     int len = tps_ydoc_len(d, id);
     for (int i = 0; i < len; i++) {
         const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
@@ -178,6 +270,10 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
             rc = tps_ydoc_time(d, v, f, &p.lat_pcie_s, err);
         } else if (!strcmp(k, "net_latency")) {
             rc = tps_ydoc_time(d, v, f, &p.lat_net_s, err);
+        } else if (!strcmp(k, "pcie_rate")) {
+            rc = tps_ydoc_rate(d, v, f, &p.pcie_Bps, err);
+        } else if (!strcmp(k, "nccl")) {
+            rc = plat_nccl_parse(d, v, f, &nccl, err);
         }
         if (rc) return rc;
     }
@@ -189,13 +285,14 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
         join(f, sizeof f, field, e2.field[0] ? e2.field : "preset");
         return tps_ydoc_fail(d, vid ? vid : id, f, err, "%s", e2.msg);
     }
+    out->nccl = nccl;
     return TPS_OK;
 }
 
 /* ------------------------------------------------------------ explicit topology */
 
 static const char *const topo_keys[] = {"name",  "description", "gpus", "gpus_per_machine",
-                                        "nodes", "links",       NULL};
+                                        "nodes", "links",       "nccl", NULL};
 static const char *const node_keys[] = {"name", "kind", "forward", NULL};
 static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level", NULL};
 
@@ -321,6 +418,12 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
     }
     struct tps_error e2 = {0};
     if (plat_topo_finish(t, &e2)) return tps_ydoc_fail(d, id, field, err, "%s", e2.msg);
+    int ncid = tps_ydoc_get(d, id, "nccl");
+    if (ncid) {
+        char fn[160];
+        join(fn, sizeof fn, field, "nccl");
+        return plat_nccl_parse(d, ncid, fn, &t->nccl, err);
+    }
     return TPS_OK;
 }
 
@@ -373,6 +476,7 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
 
 static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err)
 {
+    plat_topo_init(out, path); /* releasable whatever fails below */
     struct tps_ydoc d;
     int rc = tps_ydoc_load_file(&d, path, err);
     if (rc == TPS_OK) {
@@ -398,6 +502,7 @@ int plat_spec_parse(const struct tps_ydoc *d, int id, const char *field, const c
 int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
                         struct tps_error *err)
 {
+    plat_topo_init(out, spec); /* releasable whatever fails below */
     /* Build a YAML flow mapping and parse it like a scenario's platform section. */
     char text[4096];
     size_t n = 0;
@@ -414,8 +519,10 @@ int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *
             if (!eq || eq == kv[i])
                 return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                                      "expected key=value, got '%s'", kv[i]);
-            n += (size_t)snprintf(text + n, sizeof text - n, ", %.*s: '%s'", (int)(eq - kv[i]),
-                                  kv[i], eq + 1);
+            /* a value in braces or brackets is a YAML flow collection (nccl={...}) */
+            int raw = eq[1] == '{' || eq[1] == '[';
+            n += (size_t)snprintf(text + n, sizeof text - n, raw ? ", %.*s: %s" : ", %.*s: '%s'",
+                                  (int)(eq - kv[i]), kv[i], eq + 1);
         }
         if (n < sizeof text) n += (size_t)snprintf(text + n, sizeof text - n, "}");
     }

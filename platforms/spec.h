@@ -17,6 +17,10 @@
 int plat_spec_parse(const struct tps_ydoc *d, int id, const char *field, const char *base_dir,
                     struct plat_topo *out, struct tps_error *err);
 
+/* Reads a `nccl:` mapping (collective tuning, docs/collectives.md) over the values in *n. */
+int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct mdl_nccl *n,
+                    struct tps_error *err);
+
 /* Parses "NAME_OR_FILE [key=value ...]" as given on the command line. */
 int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
                         struct tps_error *err);

@@ -9,8 +9,8 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {"name",     "description", "model", "device",
-                                       "platform", "strategy",    "run",   NULL};
+static const char *const top_keys[] = {
+    "name", "description", "model", "device", "platform", "strategy", "run", "collectives", NULL};
 static const char *const model_keys[] = {"preset", "layers",      "hidden", "heads", "ffn",
                                          "seq",    "micro_batch", "dtype",  NULL};
 static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",
@@ -275,6 +275,9 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
             rc = plat_spec_parse(&d, pid, "platform", base, &s->topo, err);
         if (rc == TPS_OK) spec_string(&d, pid, base, s->platform_spec, sizeof s->platform_spec);
     }
+    if (rc == TPS_OK && tps_ydoc_get(&d, root, "collectives")) /* overrides the platform's */
+        rc = plat_nccl_parse(&d, tps_ydoc_get(&d, root, "collectives"), "collectives",
+                             &s->topo.nccl, err);
     if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
     if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
     tps_ydoc_release(&d);
