@@ -29,7 +29,7 @@ enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
 struct mdl_nccl {
     double base_s[MDL_PROTO_N]; /* launch and synchronisation cost per collective */
     double hop_s[MDL_PROTO_N];  /* per step, added to the route latency */
-    double eff[MDL_PROTO_N];    /* delivered fraction of link bandwidth, (0, 1] */
+    double eff[MDL_PROTO_N];    /* delivered fraction of link bandwidth, (0, 1]; 0 disables */
     double chunk_bytes;         /* pipeline chunk of trees and broadcast chains */
     int flow_threshold;         /* phases over more ranks than this run flow-level */
     int algo, proto, gran;      /* forced choices, or *_AUTO */

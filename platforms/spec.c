@@ -154,8 +154,10 @@ static int parse_per_proto(const struct tps_ydoc *d, int id, const char *field, 
         join(f, sizeof f, field, mdl_proto_name((enum mdl_coll_proto)p));
         if (is_time) {
             rc = tps_ydoc_time(d, vid, f, &v[p], err);
-        } else if (!(rc = tps_ydoc_positive(d, vid, f, &v[p], err)) && v[p] > 1) {
-            rc = tps_ydoc_fail(d, vid, f, err, "an efficiency is at most 1, got %g", v[p]);
+        } else if (!(rc = tps_ydoc_double(d, vid, f, &v[p], err)) && !(v[p] >= 0 && v[p] <= 1)) {
+            rc = tps_ydoc_fail(d, vid, f, err,
+                               "an efficiency lies in [0, 1] (0 disables the protocol), got %g",
+                               v[p]);
         }
     }
     return rc;
@@ -217,25 +219,30 @@ int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct 
     return rc;
 }
 
-static int parse_preset(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *out,
-                        struct tps_error *err)
+/* Applies the preset parameters of mapping `id` onto *pp and *nc; a `preset:` key starts from
+ * that preset's defaults. */
+static int read_preset(const struct tps_ydoc *d, int id, const char *field,
+                       const char *const *allowed, struct plat_params *pp, struct mdl_nccl *nc,
+                       struct tps_error *err)
 {
-    int rc = tps_ydoc_check_map(d, id, field, preset_keys, err);
+    int rc = tps_ydoc_check_map(d, id, field, allowed, err);
     if (rc) return rc;
     char f[160];
     join(f, sizeof f, field, "preset");
     int pid = tps_ydoc_get(d, id, "preset");
     const char *name;
-    if ((rc = tps_ydoc_str(d, pid ? pid : id, f, &name, err))) return rc;
-    struct plat_params p;
-    if (plat_params_default(name, &p) != 0) {
-        char list[256];
-        tps_names_join(plat_preset_names(), list, sizeof list);
-        return tps_ydoc_fail(d, pid, f, err, "unknown platform preset '%s' (expected one of: %s)",
-                             name, list);
+    if (pid) {
+        if ((rc = tps_ydoc_str(d, pid, f, &name, err))) return rc;
+        if (plat_params_default(name, pp) != 0) {
+            char list[256];
+            tps_names_join(plat_preset_names(), list, sizeof list);
+            return tps_ydoc_fail(d, pid, f, err,
+                                 "unknown platform preset '%s' (expected one of: %s)", name, list);
+        }
+        mdl_nccl_default(nc);
     }
-    struct mdl_nccl nccl;
-    mdl_nccl_default(&nccl);
+    struct plat_params p = *pp;
+    struct mdl_nccl nccl = *nc;
     int len = tps_ydoc_len(d, id);
     for (int i = 0; i < len; i++) {
         const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
@@ -277,6 +284,19 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
         }
         if (rc) return rc;
     }
+    *pp = p;
+    *nc = nccl;
+    return TPS_OK;
+}
+
+/* Builds a preset, positioning a parameter error on its key in mapping `id`. */
+static int build_preset(const struct tps_ydoc *d, int id, const char *field,
+                        const struct plat_params *pp, const struct mdl_nccl *nc,
+                        struct plat_topo *out, struct tps_error *err)
+{
+    struct plat_params p = *pp;
+    char f[160];
+    int rc;
     struct tps_error e2 = {0};
     rc = plat_preset_build(&p, out, &e2);
     if (rc) {
@@ -285,8 +305,44 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
         join(f, sizeof f, field, e2.field[0] ? e2.field : "preset");
         return tps_ydoc_fail(d, vid ? vid : id, f, err, "%s", e2.msg);
     }
-    out->nccl = nccl;
+    out->nccl = *nc;
     return TPS_OK;
+}
+
+static int parse_preset(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *out,
+                        struct tps_error *err)
+{
+    struct plat_params p;
+    struct mdl_nccl nc;
+    int rc = read_preset(d, id, field, preset_keys, &p, &nc, err);
+    return rc ? rc : build_preset(d, id, field, &p, &nc, out, err);
+}
+
+/* {file: F, key: value...}: the preset file F with some of its parameters replaced. */
+static int parse_file_override(const struct tps_ydoc *d, int id, const char *field,
+                               const char *path, struct plat_topo *out, struct tps_error *err)
+{
+    static const char *keys[sizeof preset_keys / sizeof preset_keys[0] + 1];
+    int k = 0;
+    for (; preset_keys[k]; k++)
+        keys[k] = preset_keys[k];
+    keys[k++] = "file";
+    keys[k] = NULL;
+    struct tps_ydoc fd;
+    int rc = tps_ydoc_load_file(&fd, path, err);
+    if (rc) return rc;
+    struct plat_params p;
+    struct mdl_nccl nc;
+    int root = tps_ydoc_root(&fd);
+    if (!tps_ydoc_is_map(&fd, root) || !tps_ydoc_get(&fd, root, "preset"))
+        rc = tps_ydoc_fail(&fd, root, "preset", err,
+                           "parameters can only replace those of a preset file");
+    if (!rc) rc = read_preset(&fd, root, "", preset_keys, &p, &nc, err);
+    if (!rc) rc = read_preset(d, id, field, keys, &p, &nc, err);
+    if (!rc) rc = build_preset(d, id, field, &p, &nc, out, err);
+    if (!rc) snprintf(out->name, sizeof out->name, "%s", path);
+    tps_ydoc_release(&fd);
+    return rc;
 }
 
 /* ------------------------------------------------------------ explicit topology */
@@ -457,6 +513,15 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
     if (!tps_ydoc_is_map(d, id))
         return tps_ydoc_fail(d, id, field, err, "expected a preset name, a file or a mapping");
     int fid = tps_ydoc_get(d, id, "file"), xid = tps_ydoc_get(d, id, "simgrid_xml");
+    if (fid && !xid && tps_ydoc_len(d, id) > 1) {
+        const char *s;
+        char f[160];
+        join(f, sizeof f, field, "file");
+        int rc = tps_ydoc_str(d, fid, f, &s, err);
+        if (rc) return rc;
+        plat_path_resolve(base_dir, s, path, sizeof path);
+        return parse_file_override(d, id, field, path, out, err);
+    }
     if (fid || xid) {
         static const char *const keys[] = {"file", "simgrid_xml", NULL};
         int rc = tps_ydoc_check_map(d, id, field, keys, err);

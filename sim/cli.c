@@ -1,4 +1,5 @@
-/* cli.c - the tpsim command line: run, trace, collective, platform show. The only main().
+/* cli.c - the tpsim command line: run, trace, collective, platform show (calibrate and validate
+ * are in cli_validate.c). The only main().
  *
  * Exit status: 0 success, 1 simulation failure, 2 usage or input error. Calls the scenario
  * loader, the models' lowering, the trace reader/writer, the engine and the reports.
@@ -21,46 +22,11 @@
 #include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/trace.h"
+#include "sim/cliutil.h"
 
 #ifndef TPSIM_VERSION
 #define TPSIM_VERSION "dev"
 #endif
-
-enum { EXIT_SIM = 1, EXIT_INPUT = 2 };
-
-static int report_error(const struct tps_error *err)
-{
-    char buf[1400];
-    tps_error_format(err, buf, sizeof buf);
-    fprintf(stderr, "tpsim: %s\n", buf);
-    return err->code == TPS_ESIM ? EXIT_SIM : EXIT_INPUT;
-}
-
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "tpsim %s: ", cmd);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'tpsim %s --help'.\n", cmd);
-    return EXIT_INPUT;
-}
-
-static int is_help(const char *a)
-{
-    return !strcmp(a, "--help") || !strcmp(a, "-h");
-}
-
-/* Splits "NAME k=v k=v" (a --platform argument) and builds the topology. */
-static int platform_from_string(const char *spec, struct plat_topo *t, struct tps_error *err)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", spec);
-    char *words[64];
-    int n = 0;
-    for (char *w = strtok(buf, " "); w && n < 64; w = strtok(NULL, " "))
-        words[n++] = w;
-    if (n == 0) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "platform", "empty platform");
-    return plat_spec_from_args(words[0], n - 1, words + 1, t, err);
-}
 
 /* ------------------------------------------------------------------ run */
 
@@ -96,21 +62,21 @@ static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
     int rc = sim_engine_run(p, t, &st, &err);
     if (rc) {
         sim_stats_release(&st);
-        return report_error(&err);
+        return cli_report_error(&err);
     }
     struct sim_report r;
     rc = sim_report_build(p, &st, &r);
     sim_stats_release(&st);
     if (rc) {
         fprintf(stderr, "tpsim: out of memory\n");
-        return EXIT_SIM;
+        return CLI_EXIT_SIM;
     }
     if (!o->quiet) sim_report_print(&r, meta, stdout);
     if (o->json) rc = sim_report_write_json(&r, meta, o->json, &err);
     if (!rc && o->csv) rc = sim_report_write_csv(&r, meta, o->csv, &err);
     if (!rc && o->timeline) rc = sim_report_write_timeline(p, o->timeline, &err);
     sim_report_release(&r);
-    return rc ? report_error(&err) : 0;
+    return rc ? cli_report_error(&err) : 0;
 }
 
 static int is_dir(const char *path)
@@ -130,8 +96,8 @@ static int run_trace_dir(const struct run_opts *o)
     if (!rc && !spec[0])
         rc = tps_error_set(&err, TPS_EINVAL, o->input, 0, 0, "platform",
                            "the trace records no platform: give --platform");
-    if (!rc) rc = platform_from_string(spec, &t, &err);
-    int code = rc ? report_error(&err) : 0;
+    if (!rc) rc = cli_platform(spec, &t, &err);
+    int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {
         char model[64];
         snprintf(model, sizeof model, "trace (%d ranks)", p.nranks);
@@ -152,7 +118,7 @@ static int run_scenario(const struct run_opts *o)
     if (!rc)
         rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
                                 &err);
-    int code = rc ? report_error(&err) : 0;
+    int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {
         char model[256], strat[128], plat[400];
         scn_describe_model(&s, model, sizeof model);
@@ -171,30 +137,30 @@ static int cmd_run(int argc, char **argv)
     struct run_opts o = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (is_help(a)) {
+        if (cli_is_help(a)) {
             fputs(run_help, stdout);
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--json") || !strcmp(a, "--csv") || !strcmp(a, "--timeline") ||
                    !strcmp(a, "--platform")) {
-            if (i + 1 >= argc) return usage_error("run", "option '%s' needs a value", a);
+            if (i + 1 >= argc) return cli_usage_error("run", "option '%s' needs a value", a);
             const char **dst = !strcmp(a, "--json")       ? &o.json
                                : !strcmp(a, "--csv")      ? &o.csv
                                : !strcmp(a, "--timeline") ? &o.timeline
                                                           : &o.platform;
             *dst = argv[++i];
         } else if (a[0] == '-') {
-            return usage_error("run", "unknown option '%s'", a);
+            return cli_usage_error("run", "unknown option '%s'", a);
         } else if (o.input) {
-            return usage_error("run", "unexpected argument '%s'", a);
+            return cli_usage_error("run", "unexpected argument '%s'", a);
         } else {
             o.input = a;
         }
     }
-    if (!o.input) return usage_error("run", "%s", "missing SCENARIO");
+    if (!o.input) return cli_usage_error("run", "%s", "missing SCENARIO");
     if (is_dir(o.input)) return run_trace_dir(&o);
-    if (o.platform) return usage_error("run", "%s", "--platform applies to trace directories");
+    if (o.platform) return cli_usage_error("run", "%s", "--platform applies to trace directories");
     return run_scenario(&o);
 }
 
@@ -215,21 +181,22 @@ static int cmd_trace(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
+        if (cli_is_help(argv[i])) {
             fputs(trace_help, stdout);
             return 0;
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (i + 1 >= argc) return usage_error("trace", "option '%s' needs a value", argv[i]);
+            if (i + 1 >= argc)
+                return cli_usage_error("trace", "option '%s' needs a value", argv[i]);
             out = argv[++i];
         } else if (argv[i][0] == '-') {
-            return usage_error("trace", "unknown option '%s'", argv[i]);
+            return cli_usage_error("trace", "unknown option '%s'", argv[i]);
         } else if (in) {
-            return usage_error("trace", "unexpected argument '%s'", argv[i]);
+            return cli_usage_error("trace", "unexpected argument '%s'", argv[i]);
         } else {
             in = argv[i];
         }
     }
-    if (!in || !out) return usage_error("trace", "%s", "need SCENARIO and -o DIR");
+    if (!in || !out) return cli_usage_error("trace", "%s", "need SCENARIO and -o DIR");
     struct tps_error err = {0};
     struct scn_scenario s;
     struct mdl_program p = {0};
@@ -241,7 +208,7 @@ static int cmd_trace(int argc, char **argv)
     if (!rc) printf("wrote %d rank file(s) to %s\n", p.nranks, out);
     mdl_program_release(&p);
     scn_release(&s);
-    return rc ? report_error(&err) : 0;
+    return rc ? cli_report_error(&err) : 0;
 }
 
 /* ------------------------------------------------------------------ collective */
@@ -279,12 +246,12 @@ static int cmd_collective(int argc, char **argv)
     struct sim_coll_how force = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (is_help(a)) {
+        if (cli_is_help(a)) {
             fputs(coll_help, stdout);
             return 0;
         }
         if (a[0] != '-' || i + 1 >= argc)
-            return usage_error(
+            return cli_usage_error(
                 "collective",
                 a[0] == '-' ? "option '%s' needs a value" : "unexpected argument '%s'", a);
         const char *v = argv[++i];
@@ -297,51 +264,51 @@ static int cmd_collective(int argc, char **argv)
             json = v;
         else if (!strcmp(a, "--ranks")) {
             ranks = strtol(v, &end, 10);
-            if (*end || ranks < 1) return usage_error("collective", "bad --ranks '%s'", v);
+            if (*end || ranks < 1) return cli_usage_error("collective", "bad --ranks '%s'", v);
         } else if (!strcmp(a, "--bytes") || !strcmp(a, "--min") || !strcmp(a, "--max")) {
             double *dst = !strcmp(a, "--bytes") ? &bytes : !strcmp(a, "--min") ? &lo : &hi;
             if (tps_units_size(v, dst) != 0 || !(*dst > 0))
-                return usage_error("collective", "bad size '%s'", v);
+                return cli_usage_error("collective", "bad size '%s'", v);
         } else if (!strcmp(a, "--factor")) {
             factor = strtod(v, &end);
-            if (*end || !(factor > 1)) return usage_error("collective", "bad --factor '%s'", v);
+            if (*end || !(factor > 1)) return cli_usage_error("collective", "bad --factor '%s'", v);
         } else if (!strcmp(a, "--algorithm")) {
             enum mdl_coll_algo x;
             if (mdl_algo_parse(v, &x))
-                return usage_error("collective", "unknown --algorithm '%s'", v);
+                return cli_usage_error("collective", "unknown --algorithm '%s'", v);
             force.algo = x;
         } else if (!strcmp(a, "--protocol")) {
             enum mdl_coll_proto x;
             if (mdl_proto_parse(v, &x))
-                return usage_error("collective", "unknown --protocol '%s'", v);
+                return cli_usage_error("collective", "unknown --protocol '%s'", v);
             force.proto = x;
         } else if (!strcmp(a, "--granularity")) {
             enum mdl_coll_gran x;
             if (mdl_gran_parse(v, &x))
-                return usage_error("collective", "unknown --granularity '%s'", v);
+                return cli_usage_error("collective", "unknown --granularity '%s'", v);
             force.gran = x;
         } else
-            return usage_error("collective", "unknown option '%s'", a);
+            return cli_usage_error("collective", "unknown option '%s'", a);
     }
     enum mdl_op_kind kind;
     if (mdl_op_kind_parse(op, &kind) != 0 || !mdl_op_is_coll(kind))
-        return usage_error("collective", "unknown --op '%s'", op);
-    if (!plat) return usage_error("collective", "%s", "missing --platform");
+        return cli_usage_error("collective", "unknown --op '%s'", op);
+    if (!plat) return cli_usage_error("collective", "%s", "missing --platform");
     if (bytes > 0) lo = hi = bytes;
     if (!(lo > 0) || hi < lo)
-        return usage_error("collective", "%s", "give --bytes or --min <= --max");
+        return cli_usage_error("collective", "%s", "give --bytes or --min <= --max");
     struct tps_error err = {0};
     struct plat_topo t;
-    if (platform_from_string(plat, &t, &err)) {
+    if (cli_platform(plat, &t, &err)) {
         plat_topo_release(&t);
-        return report_error(&err);
+        return cli_report_error(&err);
     }
     if (!ranks) ranks = kind == MDL_OP_SEND_RECV ? 2 : t.ngpus;
     if (ranks > t.ngpus) {
         plat_topo_release(&t);
         fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
                 ranks, t.ngpus);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     json_t *rows = json_array();
     int code = 0;
@@ -360,7 +327,7 @@ static int cmd_collective(int argc, char **argv)
         struct sim_coll_how how = force;
         int rc = sim_collective_time(&t, kind, (int)ranks, size, &how, &time, &err);
         if (rc) {
-            code = report_error(&err);
+            code = cli_report_error(&err);
             break;
         }
         double alg = time > 0 ? size / time / 1e9 : 0;
@@ -389,7 +356,7 @@ static int cmd_collective(int argc, char **argv)
                               plat, "rows", rows);
         if (!j || json_dump_file(j, json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
             fprintf(stderr, "tpsim: %s: cannot write JSON\n", json);
-            code = EXIT_INPUT;
+            code = CLI_EXIT_INPUT;
         }
         json_decref(j);
     }
@@ -471,21 +438,22 @@ static void show_topology(const struct plat_topo *t)
 
 static int cmd_platform(int argc, char **argv)
 {
-    if (argc < 2 || is_help(argv[1])) {
+    if (argc < 2 || cli_is_help(argv[1])) {
         fputs(platform_help, argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_INPUT : 0;
+        return argc < 2 ? CLI_EXIT_INPUT : 0;
     }
-    if (strcmp(argv[1], "show")) return usage_error("platform", "unknown subcommand '%s'", argv[1]);
-    if (argc < 3 || is_help(argv[2])) {
+    if (strcmp(argv[1], "show"))
+        return cli_usage_error("platform", "unknown subcommand '%s'", argv[1]);
+    if (argc < 3 || cli_is_help(argv[2])) {
         fputs(platform_help, argc < 3 ? stderr : stdout);
-        return argc < 3 ? EXIT_INPUT : 0;
+        return argc < 3 ? CLI_EXIT_INPUT : 0;
     }
     struct tps_error err = {0};
     struct plat_topo t;
     int rc = plat_spec_from_args(argv[2], argc - 3, argv + 3, &t, &err);
     if (!rc) show_topology(&t);
     plat_topo_release(&t);
-    return rc ? report_error(&err) : 0;
+    return rc ? cli_report_error(&err) : 0;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -501,6 +469,8 @@ static const char main_help[] =
     "  trace SCENARIO -o DIR       write the scenario's per-rank operations as a trace\n"
     "  collective --platform P ... simulate one collective, nccl-tests style table\n"
     "  platform show NAME|FILE     print a topology and its GPU-to-GPU bandwidth matrix\n"
+    "  calibrate LOG --platform P  fit a platform's links and latencies to an nccl-tests log\n"
+    "  validate nccl               compare simulated collectives with real nccl-tests logs\n"
     "\n"
     "  -h, --help                  show this help; 'tpsim COMMAND --help' for a command\n"
     "  --version                   print the version\n"
@@ -512,10 +482,10 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (argc < 2) {
         fputs(main_help, stderr);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     const char *cmd = argv[1];
-    if (is_help(cmd) || !strcmp(cmd, "help")) {
+    if (cli_is_help(cmd) || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
         return 0;
     }
@@ -527,6 +497,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "collective")) return cmd_collective(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform")) return cmd_platform(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate")) return cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate")) return cli_validate(argc - 1, argv + 1);
     fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);
-    return EXIT_INPUT;
+    return CLI_EXIT_INPUT;
 }

@@ -178,7 +178,7 @@ double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc
             mdl_coll_supports(k, MDL_ALGO_RING))
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
-            if (fp && p != (int)fp) continue;
+            if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
             struct mdl_coll_env e;
             sim_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);

@@ -1,0 +1,50 @@
+/* cliutil.c - helpers shared by the tpsim commands (see cliutil.h). */
+#include "cliutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "platforms/spec.h"
+
+int cli_report_error(const struct tps_error *err)
+{
+    char buf[1400];
+    tps_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "tpsim: %s\n", buf);
+    return err->code == TPS_ESIM ? CLI_EXIT_SIM : CLI_EXIT_INPUT;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tpsim %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tpsim %s --help'.\n", cmd);
+    return CLI_EXIT_INPUT;
+}
+
+int cli_is_help(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+int cli_split_words(const char *spec, char *buf, size_t len, char **words, int max)
+{
+    snprintf(buf, len, "%s", spec);
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w && n < max; w = strtok_r(NULL, " ", &save))
+        words[n++] = w;
+    return n;
+}
+
+int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err)
+{
+    char buf[1024];
+    char *words[64];
+    int n = cli_split_words(spec, buf, sizeof buf, words, 64);
+    if (n == 0) {
+        plat_topo_init(t, "");
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "platform", "empty platform");
+    }
+    return plat_spec_from_args(words[0], n - 1, words + 1, t, err);
+}

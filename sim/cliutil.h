@@ -1,0 +1,25 @@
+/* cliutil.h - helpers shared by the tpsim commands (cli.c, cli_validate.c): error reporting,
+ * usage errors, --help detection, and the --platform argument. */
+#ifndef SIM_CLIUTIL_H
+#define SIM_CLIUTIL_H
+
+#include "common/error.h"
+#include "platforms/topo.h"
+
+enum { CLI_EXIT_SIM = 1, CLI_EXIT_INPUT = 2 };
+
+/* Prints "tpsim: <error>" and returns the exit status for it. */
+int cli_report_error(const struct tps_error *err);
+/* Prints "tpsim CMD: <message>" and a pointer to --help; returns CLI_EXIT_INPUT. */
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+int cli_is_help(const char *a);
+/* Builds the topology of a --platform argument "NAME_OR_FILE [key=value ...]". Splits the words
+ * into `words` (at most 64) kept in `buf`; *nwords/words may be NULL. */
+int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err);
+int cli_split_words(const char *spec, char *buf, size_t len, char **words, int max);
+
+/* The calibrate and validate commands (cli_validate.c). */
+int cli_calibrate(int argc, char **argv);
+int cli_validate(int argc, char **argv);
+
+#endif

@@ -1,0 +1,84 @@
+/* test_calibrate.c - calibration recovers the parameters of a log tpsim itself generated, and
+ * validate nccl scores only the evaluation logs. Runs the tpsim binary (TPSIM_BIN). */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/spec.h"
+
+TestSuite(calibrate, .timeout = 120);
+
+static void run(const char *cmd)
+{
+    int st = system(cmd);
+    cr_assert(eq(int, st, 0), "command failed (%d): %s", st, cmd);
+}
+
+static void near(double got, double want, double rel, const char *what)
+{
+    cr_assert(le(dbl, fabs(got - want), rel * want), "%s: fitted %.6g, generated with %.6g", what,
+              got, want);
+}
+
+Test(calibrate, recovers_known_parameters_from_a_generated_log)
+{
+    const char *plat = "/tmp/tpsim-cal-truth.yaml", *log = "/tmp/tpsim-cal.log",
+               *out = "/tmp/tpsim-cal-out.yaml";
+    FILE *f = fopen(plat, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs("preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
+          "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
+          "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n",
+          f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s collective --platform %s --algorithm ring --min 8 --max 1G > %s",
+             TPSIM_BIN, plat, log);
+    run(cmd);
+    snprintf(cmd, sizeof cmd,
+             "%s calibrate %s --platform dgx-a100 --algorithm ring -o %s 2>/dev/null", TPSIM_BIN,
+             log, out);
+    run(cmd);
+    struct plat_topo t;
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(out, 0, NULL, &t, &err), 0), "%s", err.msg);
+    double nvlink = 0;
+    for (int l = 0; l < t.nlinks && !nvlink; l++)
+        if (t.links[l].level == PLAT_LVL_NVLINK) nvlink = t.links[l].bw_Bps;
+    near(nvlink, 200e9, 0.005, "gpu_link");
+    near(t.nccl.base_s[MDL_PROTO_SIMPLE], 15e-6, 0.03, "Simple base latency");
+    near(t.nccl.base_s[MDL_PROTO_LL], 4e-6, 0.05, "LL base latency");
+    near(t.nccl.eff[MDL_PROTO_LL], 0.45, 0.02, "LL efficiency");
+    cr_assert(eq(int, t.nccl.algo, MDL_ALGO_RING));
+    plat_topo_release(&t);
+    remove(plat);
+    remove(log);
+    remove(out);
+}
+
+Test(calibrate, validate_scores_only_the_evaluation_logs)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s validate nccl --refdata %s --out /tmp/tpsim-val > /tmp/tpsim-val.txt "
+             "2>/dev/null",
+             TPSIM_SOURCE_DIR, TPSIM_BIN, TPSIM_REFDATA);
+    run(cmd);
+    FILE *f = fopen("/tmp/tpsim-val.txt", "r");
+    cr_assert(ne(ptr, f, NULL));
+    char line[512];
+    int fit = 0, eval = 0, summary = 0;
+    while (fgets(line, sizeof line, f)) {
+        fit += strstr(line, "[fit: calibration data, not scored]") != NULL;
+        eval += strstr(line, "[eval]") != NULL;
+        summary += strstr(line, "evaluation logs only (fit logs excluded)") != NULL;
+    }
+    fclose(f);
+    cr_assert(eq(int, fit, 4));
+    cr_assert(eq(int, eval, 7));
+    cr_assert(eq(int, summary, 1));
+    remove("/tmp/tpsim-val.txt");
+}

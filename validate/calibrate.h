@@ -1,0 +1,56 @@
+/* calibrate.h - fitting a preset platform's link and latency parameters to an nccl-tests log.
+ *
+ * The fitted bandwidth parameter is the one a collective of that log is bound by: nic_rate when
+ * its ranks span machines, gpu_link on one dgx machine, pcie_rate on PCIe machines. The fit uses
+ * the closed form of the algorithm the tuner picks at the log's largest size (or --algorithm):
+ * t = A_p + (D_fixed(S) + D_param(S) / sigma) / eff_p, where D_param is the bandwidth time
+ * spent on links of the fitted parameter and D_fixed the rest. Rows are split, by size, into an
+ * LL, an LL128 and a Simple range; every split is tried and each range fitted by weighted linear
+ * least squares (GSL, weights 1/t^2, so relative errors count), Simple first (it gives sigma),
+ * and the split with the best information criterion wins; LL must deliver 10-50% of the
+ * bandwidth and LL128 40-94% (their wire formats), else the split is rejected. Intercepts give each
+ * protocol's base latency (the per-step latencies are kept); when the route latencies alone exceed
+ * an intercept, the link latency parameter of the same links (nvlink_latency, net_latency or
+ * pcie_latency) is lowered first, then the per-step latency.
+ * Units: bytes, seconds, bytes/s.
+ */
+#ifndef VAL_CALIBRATE_H
+#define VAL_CALIBRATE_H
+
+#include <stdio.h>
+
+#include "common/error.h"
+#include "models/collective.h"
+#include "ncclog.h"
+
+struct cal_options {
+    const char *preset; /* preset name */
+    int nkv;            /* preset parameters "key=value" */
+    char **kv;
+    int op;    /* enum mdl_op_kind */
+    int ranks; /* GPUs 0..ranks-1 */
+    int algo;  /* enum mdl_coll_algo, AUTO = the tuner's choice at the largest size */
+};
+
+struct cal_result {
+    char param[16];          /* gpu_link | nic_rate | pcie_rate */
+    double param_old;        /* bytes/s before the fit */
+    double param_new;        /* fitted, bytes/s */
+    char lat_param[16];      /* nvlink_latency | net_latency | pcie_latency */
+    double lat_old, lat_new; /* per link, s: lowered when routes alone outlast the intercepts */
+    struct mdl_nccl nccl;    /* fitted collective tuning */
+    int algo;                /* algorithm the closed form assumed */
+    int first[MDL_PROTO_N];  /* rows [first[p], last[p]) fitted protocol p; empty if equal */
+    int last[MDL_PROTO_N];
+    double median_err, max_err; /* |fit - measured| / measured over the rows, % */
+    int nrows;
+};
+
+int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_result *r,
+            struct tps_error *err);
+
+/* Writes the calibrated platform file (a preset with parameters and an nccl: section). */
+int cal_write(const struct cal_result *r, const struct cal_options *o, const char *log_path,
+              FILE *f);
+
+#endif
