@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <xbt/log.h>
 #include <xbt/sysdep.h>
@@ -43,6 +44,14 @@ void sim_stats_release(struct sim_stats *st)
 {
     free(st->bytes_sent);
     st->bytes_sent = NULL;
+}
+
+/* Monotonic wall clock, s (TPSIM_TIMING=1 prints where a run's time goes). */
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ------------------------------------------------------------------ child side */
@@ -190,7 +199,9 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
         argv[argc++] = "--cfg=contexts/stack-size:64";
     }
     simgrid_init(&argc, argv);
+    double t0 = wall_now();
     simgrid_load_platform(xml);
+    double t1 = wall_now();
     struct child_header h = {.status = CHILD_OK};
     struct sim_ctx c = {.p = p, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
     if (child_setup(&c, t, &h) != 0) {
@@ -215,7 +226,12 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
             sg_actor_start(a, stream_actor, 0, NULL);
         }
     }
+    double t2 = wall_now();
     simgrid_run();
+    if (getenv("TPSIM_TIMING"))
+        fprintf(stderr,
+                "tpsim timing: SimGrid load %.3f s, setup and actors %.3f s, simulation %.3f s\n",
+                t1 - t0, t2 - t1, wall_now() - t2);
     h.end_s = simgrid_get_clock();
     for (int r = 0; r < p->nranks && h.status == CHILD_OK; r++) {
         if (c.rs[r].ndone == p->ranks[r].nops) continue;
@@ -380,7 +396,9 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     memset(st, 0, sizeof *st);
     int rc = check_program(p, t, err);
     if (rc) return rc;
+    double w0 = wall_now();
     if ((rc = sim_collplan_program(p, t, err))) return rc;
+    double w1 = wall_now();
     char tmp[64] = "";
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
     struct sim_pair *pairs = NULL;
@@ -398,6 +416,9 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
         free(pairs);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot start the simulation");
     }
+    if (getenv("TPSIM_TIMING"))
+        fprintf(stderr, "tpsim timing: tuner %.3f s, routes and platform XML %.3f s (%d pairs)\n",
+                w1 - w0, wall_now() - w1, npairs);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {

@@ -31,33 +31,12 @@ static void platform(const char *spec, struct plat_topo *t)
 static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
                       enum mdl_coll_algo a, enum mdl_coll_proto pr, enum mdl_coll_gran gran)
 {
-    struct mdl_program p;
-    cr_assert(eq(int, mdl_program_init(&p, n), 0));
-    int *ranks = malloc((size_t)n * sizeof *ranks);
-    for (int r = 0; r < n; r++)
-        ranks[r] = r;
-    int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
-    free(ranks);
-    for (int r = 0; r < n; r++) {
-        struct mdl_op op = {.kind = (uint8_t)k,
-                            .stream = 1,
-                            .name = nm,
-                            .layer = -1,
-                            .mb = -1,
-                            .group = g,
-                            .bytes = bytes,
-                            .algo = (uint8_t)a,
-                            .proto = (uint8_t)pr,
-                            .gran = (uint8_t)gran};
-        mdl_program_add(&p, r, &op);
-    }
-    struct sim_stats st;
+    struct sim_coll_how how = {a, pr, gran};
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_engine_run(&p, t, &st, &err), 0), "%s", err.msg);
-    double end = st.end_s;
-    sim_stats_release(&st);
-    mdl_program_release(&p);
-    return end;
+    double time = 0;
+    cr_assert(eq(int, sim_collective_time(t, k, n, bytes, &how, &time, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, how.algo, a));
+    return time;
 }
 
 /* Closed form for the same collective, from the routes the planner measures. */
