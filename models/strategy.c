@@ -1,7 +1,10 @@
-/* strategy.c - lowering of 1D tensor parallelism (Megatron-LM, optional sequence parallelism)
- * into per-rank ops: four GEMMs, attention core, memory-bound kernels and ring collectives,
- * forward and backward. Calls compute.c for durations. Units: elements are converted to bytes
- * with the model dtype; times in s; FLOP counts exact (2mnk per GEMM).
+/* strategy.c - lowering of 1D (Megatron-LM, optional sequence parallelism) and 2D (ATP mesh)
+ * tensor parallelism into per-rank ops: four GEMMs, attention core, memory-bound kernels and
+ * collectives per mesh axis, forward and backward. On a d1 x d2 mesh, activations are sharded on
+ * the hidden dim over d2: QKV and FC1 (weights h/d2 x out/d1) reduce partial sums over d2, proj
+ * and FC2 (weights in/d1 x h/d2) over d1, and backward mirrors it; heads are split over d1.
+ * Calls compute.c for durations. Units: elements are converted to bytes with the model dtype;
+ * times in s; FLOP counts exact (2mnk per GEMM).
  */
 #include "strategy.h"
 
@@ -10,11 +13,45 @@
 
 #include "compute.h"
 
+void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2)
+{
+    *d1 = st->kind == MDL_STRAT_2D ? st->d1 : st->tp;
+    *d2 = st->kind == MDL_STRAT_2D ? st->d2 : 1;
+}
+
+int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
+{
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    return st->placement == MDL_COLUMN_FIRST ? j * d1 + i : i * d2 + j;
+}
+
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err)
 {
     long d = st->tp;
     if (d < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "must be at least 1");
+    if (st->kind == MDL_STRAT_2D) {
+        long d1 = st->d1, d2 = st->d2;
+        if (d1 < 1 || d2 < 1 || d1 * d2 != d)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "mesh",
+                                 "the mesh d1 x d2 must multiply to tp (%ld), got %ld x %ld", d, d1,
+                                 d2);
+        if (m->heads % d1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "mesh",
+                                 "d1 must divide model.heads (%ld), got %ld", m->heads, d1);
+        if (m->hidden % d2 || m->hidden % d1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "mesh",
+                                 "d1 and d2 must divide model.hidden (%ld), got %ld x %ld",
+                                 m->hidden, d1, d2);
+        if (m->ffn % d1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "mesh",
+                                 "d1 must divide model.ffn (%ld), got %ld", m->ffn, d1);
+        if (st->sequence_parallel && d2 > 1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sequence_parallel",
+                                 "sequence parallelism is defined for 1D (mesh d x 1) only");
+        d = d1;
+    }
     if (m->heads % d)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "must divide model.heads (%ld), got %ld", m->heads, d);
@@ -38,7 +75,7 @@ struct lower {
     const struct mdl_model *m;
     const struct mdl_device *dev;
     const struct mdl_strategy *st;
-    int group;     /* the TP group */
+    double d1, d2; /* mesh */
     int layer, mb; /* current layer and micro-batch */
     uint8_t phase; /* current phase */
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
@@ -85,12 +122,16 @@ static int mem(struct lower *L, const char *name, double elems)
     return emit(L, &op, name);
 }
 
-/* Collective over the TP group on `elems` elements (full size), after op `after`. The next
- * compute op waits for it unless `deferred`. */
-static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double elems, int after)
+/* Group markers of rank 0's ops until each rank gets its own row or column group. */
+enum { AXIS_D1 = -2, AXIS_D2 = -3 };
+
+/* Collective over one mesh axis (AXIS_D1: the column, AXIS_D2: the row) on `elems` elements
+ * (full size), after op `after`; the next compute op waits for it. None on an axis of size 1. */
+static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double elems, int after,
+                int axis)
 {
-    if (L->st->tp == 1) return -1;
-    struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM, .group = L->group};
+    if ((axis == AXIS_D1 ? L->d1 : L->d2) <= 1) return -1;
+    struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM, .group = axis};
     op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     int idx = emit(L, &op, name);
@@ -98,47 +139,59 @@ static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double
     return idx;
 }
 
-/* The "g" operator of Megatron: AR after a row-parallel linear (RS with SP). */
-static int reduce_out(struct lower *L, const char *name, double elems, int after)
+/* The "g" operator of Megatron: AR after a row-parallel linear (RS with SP), over an axis. */
+static int reduce_out(struct lower *L, const char *name, double elems, int after, int axis)
 {
     return coll(L, L->st->sequence_parallel ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, name,
-                elems, after);
+                elems, after, axis);
+}
+
+/* ATP's optional all-gather on the hidden dim over the d2 axis. */
+static void extra_ag(struct lower *L, const char *name, double elems, int after)
+{
+    if (L->st->extra_allgathers) coll(L, MDL_OP_ALL_GATHER, name, elems, after, AXIS_D2);
 }
 
 static void layer_fwd(struct lower *L)
 {
     const struct mdl_model *m = L->m;
-    double d = L->st->tp, b = (double)m->micro_batch, s = (double)m->seq, h = (double)m->hidden;
-    double f = (double)m->ffn, a = (double)m->heads, bs = b * s;
+    double d1 = L->d1, d2 = L->d2, b = (double)m->micro_batch, s = (double)m->seq;
+    double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads, bs = b * s;
     bool sp = L->st->sequence_parallel;
-    double tok = sp ? bs / d : bs; /* tokens held by a rank between the TP regions */
+    double tok = sp ? bs / d1 : bs; /* tokens held by a rank between the TP regions */
     int x;
 
-    x = mem(L, "ln1", 2 * tok * h);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x);
-    gemm(L, MDL_OP_GEMM, "qkv", 1, bs, 3 * h / d, h);
-    gemm(L, MDL_OP_ATTN, "attn_score", b * a / d, s, s, h / a);
-    mem(L, "softmax", 3 * b * (a / d) * s * s);
-    gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d, s, h / a, s);
-    x = gemm(L, MDL_OP_GEMM, "proj", 1, bs, h, h / d);
-    reduce_out(L, "ar_attn", bs * h, x);
-    mem(L, "dropout_add", 3 * tok * h);
-    x = mem(L, "ln2", 2 * tok * h);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x);
-    gemm(L, MDL_OP_GEMM, "fc1", 1, bs, f / d, h);
-    mem(L, "gelu", 2 * bs * f / d);
-    x = gemm(L, MDL_OP_GEMM, "fc2", 1, bs, h, f / d);
-    reduce_out(L, "ar_mlp", bs * h, x);
-    mem(L, "dropout_add2", 3 * tok * h);
+    x = mem(L, "ln1", 2 * tok * h / d2);
+    extra_ag(L, "ag_ln1", bs * h, x);
+    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
+    x = gemm(L, MDL_OP_GEMM, "qkv", 1, bs, 3 * h / d1, h / d2);
+    coll(L, MDL_OP_ALL_REDUCE, "ar_qkv", bs * 3 * h / d1, x, AXIS_D2);
+    extra_ag(L, "ag_attn_in", bs * h / d1, x);
+    gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
+    mem(L, "softmax", 3 * b * (a / d1) * s * s);
+    x = gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
+    extra_ag(L, "ag_attn_out", bs * h / d1, x);
+    x = gemm(L, MDL_OP_GEMM, "proj", 1, bs, h / d2, h / d1);
+    reduce_out(L, "ar_attn", bs * h / d2, x, AXIS_D1);
+    mem(L, "dropout_add", 3 * tok * h / d2);
+    x = mem(L, "ln2", 2 * tok * h / d2);
+    extra_ag(L, "ag_ln2", bs * h, x);
+    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
+    x = gemm(L, MDL_OP_GEMM, "fc1", 1, bs, f / d1, h / d2);
+    coll(L, MDL_OP_ALL_REDUCE, "ar_fc1", bs * f / d1, x, AXIS_D2);
+    mem(L, "gelu", 2 * bs * f / d1);
+    x = gemm(L, MDL_OP_GEMM, "fc2", 1, bs, h / d2, f / d1);
+    reduce_out(L, "ar_mlp", bs * h / d2, x, AXIS_D1);
+    mem(L, "dropout_add2", 3 * tok * h / d2);
 }
 
-/* Backward of a column-parallel linear: dgrad, then the input-grad collective, then wgrad
- * (overlapping the collective unless async_grad_allreduce is off). */
+/* Backward of a linear whose input-grad collective runs over `axis`: dgrad, the collective,
+ * then wgrad (overlapping the collective unless async_grad_allreduce is off). */
 static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, const char *cname,
-                       double bs, double n_local, double k)
+                       double bs, double n_local, double k, int axis)
 {
     int x = gemm(L, MDL_OP_GEMM, dgrad, 1, bs, k, n_local);
-    int c = reduce_out(L, cname, bs * k, x);
+    int c = reduce_out(L, cname, bs * k, x, axis);
     int saved = L->pending;
     L->pending = L->st->async_grad_allreduce ? -1 : c;
     gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
@@ -148,30 +201,88 @@ static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, co
 static void layer_bwd(struct lower *L)
 {
     const struct mdl_model *m = L->m;
-    double d = L->st->tp, b = (double)m->micro_batch, s = (double)m->seq, h = (double)m->hidden;
-    double f = (double)m->ffn, a = (double)m->heads, bs = b * s;
+    double d1 = L->d1, d2 = L->d2, b = (double)m->micro_batch, s = (double)m->seq;
+    double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads, bs = b * s;
     bool sp = L->st->sequence_parallel;
-    double tok = sp ? bs / d : bs;
+    double tok = sp ? bs / d1 : bs;
     int x;
 
-    x = mem(L, "dropout_add2_bwd", 2 * tok * h);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x);
-    gemm(L, MDL_OP_GEMM, "fc2_dgrad", 1, bs, f / d, h);
-    gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h, f / d, bs);
-    mem(L, "gelu_bwd", 3 * bs * f / d);
-    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d, h);
-    mem(L, "ln2_bwd", 3 * tok * h);
-    x = mem(L, "dropout_add_bwd", 2 * tok * h);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x);
-    gemm(L, MDL_OP_GEMM, "proj_dgrad", 1, bs, h / d, h);
-    gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d, h, bs);
-    gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d, s, s, h / a);
-    gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d, s, h / a, s);
-    mem(L, "softmax_bwd", 3 * b * (a / d) * s * s);
-    gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d, s, h / a, s);
-    gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d, s, h / a, s);
-    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, 3 * h / d, h);
-    mem(L, "ln1_bwd", 3 * tok * h);
+    x = mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
+    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, AXIS_D1);
+    /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
+    x = gemm(L, MDL_OP_GEMM, "fc2_dgrad", 1, bs, f / d1, h / d2);
+    coll(L, MDL_OP_ALL_REDUCE, "ar_fc2_bwd", bs * f / d1, x, AXIS_D2);
+    gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
+    mem(L, "gelu_bwd", 3 * bs * f / d1);
+    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d1, h / d2, AXIS_D1);
+    x = mem(L, "ln2_bwd", 3 * tok * h / d2);
+    extra_ag(L, "ag_ln2_bwd", bs * h, x);
+    x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
+    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
+    x = gemm(L, MDL_OP_GEMM, "proj_dgrad", 1, bs, h / d1, h / d2);
+    coll(L, MDL_OP_ALL_REDUCE, "ar_proj_bwd", bs * h / d1, x, AXIS_D2);
+    x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
+    extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
+    gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
+    gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
+    mem(L, "softmax_bwd", 3 * b * (a / d1) * s * s);
+    gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
+    x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
+    extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
+    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, 3 * h / d1, h / d2, AXIS_D1);
+    x = mem(L, "ln1_bwd", 3 * tok * h / d2);
+    extra_ag(L, "ag_ln1_bwd", bs * h, x);
+}
+
+/* Gives each rank a copy of rank 0's ops with its own row and column groups. */
+static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
+{
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    int *ranks = malloc((size_t)(d1 > d2 ? d1 : d2) * sizeof *ranks);
+    int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
+    int rc = ranks && row && col ? 0 : -1;
+    for (int i = 0; !rc && i < d1; i++) { /* row i: the d2 axis */
+        for (int j = 0; j < d2; j++)
+            ranks[j] = mdl_strategy_device(st, i, j);
+        int g = d2 > 1 ? mdl_program_group(out, d2, ranks) : -1;
+        for (int j = 0; j < d2; j++)
+            row[ranks[j]] = g;
+        rc = d2 > 1 && g < 0;
+    }
+    for (int j = 0; !rc && j < d2; j++) { /* column j: the d1 axis */
+        for (int i = 0; i < d1; i++)
+            ranks[i] = mdl_strategy_device(st, i, j);
+        int g = d1 > 1 ? mdl_program_group(out, d1, ranks) : -1;
+        for (int i = 0; i < d1; i++)
+            col[ranks[i]] = g;
+        rc = d1 > 1 && g < 0;
+    }
+    struct mdl_rank *src = &out->ranks[0];
+    struct mdl_op *proto = rc ? NULL : malloc(((size_t)src->nops + 1) * sizeof *proto);
+    if (proto) memcpy(proto, src->ops, (size_t)src->nops * sizeof *proto);
+    for (int r = 0; proto && r < st->tp; r++) {
+        struct mdl_rank *dst = &out->ranks[r];
+        if (r > 0) {
+            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
+            if (!dst->ops) {
+                rc = -1;
+                break;
+            }
+            dst->nops = dst->cap = src->nops;
+        }
+        for (int k = 0; k < src->nops; k++) {
+            dst->ops[k] = proto[k];
+            if (proto[k].group == AXIS_D1) dst->ops[k].group = col[r];
+            if (proto[k].group == AXIS_D2) dst->ops[k].group = row[r];
+        }
+    }
+    if (!proto) rc = -1;
+    free(proto);
+    free(ranks);
+    free(row);
+    free(col);
+    return rc;
 }
 
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
@@ -184,14 +295,13 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (rc) return rc;
     out->layers = layers;
     out->micro_batches = micro_batches;
-    int ranks[4096];
     if (st->tp > 4096)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most 4096, got %d", st->tp);
-    for (int r = 0; r < st->tp; r++)
-        ranks[r] = r;
     struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};
-    L.group = mdl_program_group(out, st->tp, ranks);
-    if (L.group < 0) L.oom = 1;
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    L.d1 = d1;
+    L.d2 = d2;
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
         L.phase = MDL_PHASE_FWD;
@@ -205,16 +315,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
             layer_bwd(&L);
         }
     }
-    for (int r = 1; r < st->tp && !L.oom; r++) {
-        struct mdl_rank *dst = &out->ranks[r], *src = &out->ranks[0];
-        dst->ops = malloc((size_t)src->nops * sizeof *dst->ops);
-        if (!dst->ops) {
-            L.oom = 1;
-            break;
-        }
-        memcpy(dst->ops, src->ops, (size_t)src->nops * sizeof *dst->ops);
-        dst->nops = dst->cap = src->nops;
-    }
+    if (!L.oom && assign_groups(st, out) != 0) L.oom = 1;
     if (L.oom) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     return TPS_OK;
 }

@@ -1,9 +1,12 @@
 /* strategy.h - tensor-parallel strategies and their lowering to a per-rank program.
  *
- * This issue's strategy is 1D tensor parallelism (Megatron-LM), with or without sequence
- * parallelism. Lowering emits, for every micro-batch, the forward of every layer then the
- * backward in reverse, on rank 0..tp-1, with compute durations priced by compute.h.
- * Formulas: ../shared/design/strategies.md sections 1 and 8; op list: docs/workload.md.
+ * 1D tensor parallelism (Megatron-LM, optionally with sequence parallelism) and ATP's 2D tensor
+ * parallelism on a d1 x d2 mesh, laid row-first (device = i*d2 + j) or column-first
+ * (device = j*d1 + i). 1D is lowered as the mesh (d, 1), so the two coincide there by
+ * construction. Lowering emits, for every micro-batch, the forward of every layer then the
+ * backward in reverse, with compute durations priced by compute.h; every rank runs the same ops,
+ * each axis's collectives on the rank's own row (d2 axis) or column (d1 axis) group.
+ * Formulas: ../shared/design/strategies.md sections 1, 2 and 8.
  */
 #ifndef MDL_STRATEGY_H
 #define MDL_STRATEGY_H
@@ -15,16 +18,25 @@
 #include "program.h"
 #include "transformer.h"
 
-enum mdl_strategy_kind { MDL_STRAT_1D };
+enum mdl_strategy_kind { MDL_STRAT_1D, MDL_STRAT_2D };
+enum mdl_placement { MDL_ROW_FIRST, MDL_COLUMN_FIRST };
 
 struct mdl_strategy {
     enum mdl_strategy_kind kind;
     int tp;                    /* TP degree d: ranks in the group */
-    bool sequence_parallel;    /* AR -> RS + AG; norms and dropout on s/d tokens */
+    bool sequence_parallel;    /* 1D: AR -> RS + AG; norms and dropout on s/d tokens */
     bool async_grad_allreduce; /* backward input-grad AR overlaps the weight-grad GEMM */
+    int d1, d2;                /* 2D mesh, d1 * d2 == tp (1D: d, 1) */
+    enum mdl_placement placement;
+    bool extra_allgathers; /* 2D: ATP's all-gathers over d2 around norms and attention */
 };
 
-/* Checks the strategy against the model (d divides heads, hidden and ffn; and seq with SP).
+/* Mesh of a strategy: (tp, 1) for 1D. */
+void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2);
+/* Device id of mesh position (i, j) under the strategy's placement. */
+int mdl_strategy_device(const struct mdl_strategy *st, int i, int j);
+
+/* Checks the strategy against the model (d1 divides heads and ffn, d2 hidden; seq with SP).
  * On failure fills err->msg and err->field (relative: "tp"), leaving position to the caller. */
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err);

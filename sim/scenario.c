@@ -16,8 +16,9 @@ static const char *const model_keys[] = {"preset", "layers",      "hidden", "hea
 static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",
                                           "gemm_efficiency", "gemm_overhead",   "gemm_table",
                                           "mem_efficiency",  "kernel_overhead", NULL};
-static const char *const strategy_keys[] = {"kind", "tp", "sequence_parallel",
-                                            "async_grad_allreduce", NULL};
+static const char *const strategy_keys[] = {
+    "kind", "tp",        "sequence_parallel", "async_grad_allreduce",
+    "mesh", "placement", "extra_allgathers",  NULL};
 static const char *const run_keys[] = {"layers", "micro_batches", NULL};
 
 /* Reads an optional count into *dst (long field); keeps *dst when absent. */
@@ -203,9 +204,46 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if ((v = tps_ydoc_get(d, id, "kind"))) {
         const char *k;
         if ((rc = tps_ydoc_str(d, v, "strategy.kind", &k, err))) return rc;
-        if (strcmp(k, "1d"))
+        if (!strcmp(k, "2d"))
+            st->kind = MDL_STRAT_2D;
+        else if (strcmp(k, "1d"))
             return tps_ydoc_fail(d, v, "strategy.kind", err,
-                                 "unknown strategy '%s' (this version knows: 1d)", k);
+                                 "unknown strategy '%s' (expected 1d or 2d)", k);
+    }
+    int mid = tps_ydoc_get(d, id, "mesh");
+    static const char *const only_2d[] = {"mesh", "placement", "extra_allgathers", NULL};
+    for (int i = 0; st->kind == MDL_STRAT_1D && only_2d[i]; i++)
+        if ((v = tps_ydoc_get(d, id, only_2d[i]))) {
+            char f[64];
+            snprintf(f, sizeof f, "strategy.%s", only_2d[i]);
+            return tps_ydoc_fail(d, v, f, err, "applies to kind: 2d only");
+        }
+    if (st->kind == MDL_STRAT_2D) {
+        long dims[2];
+        if (!mid) return tps_ydoc_fail(d, id, "strategy.mesh", err, "missing: give [d1, d2]");
+        if (!tps_ydoc_is_seq(d, mid) || tps_ydoc_len(d, mid) != 2)
+            return tps_ydoc_fail(d, mid, "strategy.mesh", err, "expected [d1, d2]");
+        for (int i = 0; i < 2; i++)
+            if ((rc =
+                     tps_ydoc_count(d, tps_ydoc_seq_at(d, mid, i), "strategy.mesh", &dims[i], err)))
+                return rc;
+        if (dims[0] > 4096 || dims[1] > 4096)
+            return tps_ydoc_fail(d, mid, "strategy.mesh", err, "too large");
+        st->d1 = (int)dims[0];
+        st->d2 = (int)dims[1];
+        st->placement = MDL_ROW_FIRST;
+        if ((v = tps_ydoc_get(d, id, "placement"))) {
+            const char *pl;
+            if ((rc = tps_ydoc_str(d, v, "strategy.placement", &pl, err))) return rc;
+            if (!strcmp(pl, "column-first"))
+                st->placement = MDL_COLUMN_FIRST;
+            else if (strcmp(pl, "row-first"))
+                return tps_ydoc_fail(d, v, "strategy.placement", err,
+                                     "expected row-first or column-first, got '%s'", pl);
+        }
+        if ((v = tps_ydoc_get(d, id, "extra_allgathers")) &&
+            (rc = tps_ydoc_bool(d, v, "strategy.extra_allgathers", &st->extra_allgathers, err)))
+            return rc;
     }
     int tpid = tps_ydoc_get(d, id, "tp");
     if (!tpid) return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
@@ -223,8 +261,13 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
         (rc = tps_ydoc_bool(d, v, "strategy.async_grad_allreduce", &st->async_grad_allreduce, err)))
         return rc;
     struct tps_error e2 = {0};
-    if (mdl_strategy_check(st, &s->model, &e2) != 0)
-        return tps_ydoc_fail(d, tpid, "strategy.tp", err, "%s", e2.msg);
+    if (mdl_strategy_check(st, &s->model, &e2) != 0) {
+        int at = !strcmp(e2.field, "mesh") ? mid : tpid;
+        if (!strcmp(e2.field, "sequence_parallel")) at = tps_ydoc_get(d, id, "sequence_parallel");
+        char f[64];
+        snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
+        return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);
+    }
     return TPS_OK;
 }
 
@@ -300,7 +343,14 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "1d tp=%d%s%s", s->strategy.tp,
-             s->strategy.sequence_parallel ? " +sequence-parallel" : "",
-             s->strategy.async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
+    const struct mdl_strategy *st = &s->strategy;
+    if (st->kind == MDL_STRAT_2D)
+        snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
+                 st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
+                 st->extra_allgathers ? " +extra all-gathers" : "",
+                 st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
+    else
+        snprintf(buf, len, "1d tp=%d%s%s", st->tp,
+                 st->sequence_parallel ? " +sequence-parallel" : "",
+                 st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
 }

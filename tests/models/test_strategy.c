@@ -1,4 +1,5 @@
-/* test_strategy.c - 1D TP lowering: communication volume and GEMM FLOPs in closed form. */
+/* test_strategy.c - 1D and 2D TP lowering: communication volume per mesh axis, GEMM FLOPs,
+ * mesh (d, 1) against 1D, placement. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <string.h>
@@ -32,7 +33,8 @@ static void check_volume(int d, bool sp)
     struct mdl_model m = model();
     struct mdl_device dev;
     mdl_device_preset("A100-80GB", &dev);
-    struct mdl_strategy st = {MDL_STRAT_1D, d, sp, true};
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = d, .sequence_parallel = sp, .async_grad_allreduce = true};
     struct mdl_program p;
     struct tps_error err = {0};
     int layers = 3;
@@ -61,7 +63,8 @@ Test(strategy, gemm_flops_per_layer_are_exact)
     struct mdl_model m = model();
     struct mdl_device dev;
     mdl_device_preset("A100-80GB", &dev);
-    struct mdl_strategy st = {MDL_STRAT_1D, 8, false, true};
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = 8, .sequence_parallel = false, .async_grad_allreduce = true};
     struct mdl_program p;
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err), 0));
@@ -88,7 +91,8 @@ Test(strategy, gemm_flops_per_layer_are_exact)
 Test(strategy, refuses_tp_not_dividing_heads)
 {
     struct mdl_model m = model(); /* 40 heads */
-    struct mdl_strategy st = {MDL_STRAT_1D, 16, false, true};
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = 16, .sequence_parallel = false, .async_grad_allreduce = true};
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_check(&st, &m, &err), TPS_EINVAL));
     cr_assert(eq(str, err.field, "tp"));
@@ -100,7 +104,10 @@ Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
     struct mdl_device dev;
     mdl_device_preset("A100-80GB", &dev);
     for (int async = 0; async <= 1; async++) {
-        struct mdl_strategy st = {MDL_STRAT_1D, 4, false, async};
+        struct mdl_strategy st = {.kind = MDL_STRAT_1D,
+                                  .tp = 4,
+                                  .sequence_parallel = false,
+                                  .async_grad_allreduce = async};
         struct mdl_program p;
         struct tps_error err = {0};
         mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err);
@@ -117,4 +124,145 @@ Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
         cr_assert(found);
         mdl_program_release(&p);
     }
+}
+
+/* ------------------------------------------------------------------ 2D (ATP) meshes */
+
+static void lower_2d(int d1, int d2, enum mdl_placement pl, bool extra, int layers,
+                     struct mdl_program *p)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {.kind = MDL_STRAT_2D,
+                              .tp = d1 * d2,
+                              .async_grad_allreduce = true,
+                              .d1 = d1,
+                              .d2 = d2,
+                              .placement = pl,
+                              .extra_allgathers = extra};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, 1, p, &err), 0), "%dx%d: %s", d1,
+              d2, err.msg);
+}
+
+/* Full sizes (elements) of rank r's collectives of kind k, summed per group size. */
+static double axis_elems(const struct mdl_program *p, int r, enum mdl_op_kind k, int n)
+{
+    double v = 0;
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *op = &p->ranks[r].ops[i];
+        if (op->kind == k && p->groups[op->group].n == n) v += op->bytes / 2;
+    }
+    return v;
+}
+
+Test(strategy, every_2d_mesh_moves_the_section_2_volumes)
+{
+    /* per layer: all-reduces over the d2 axis totalling 12bsh/d1, over the d1 axis 4bsh/d2 */
+    struct mdl_model m = model();
+    double bsh = (double)m.micro_batch * m.seq * m.hidden;
+    int layers = 2;
+    for (int d = 2; d <= 16; d *= 2)
+        for (int d1 = 1; d1 <= d; d1 *= 2)
+            for (int pl = 0; pl < 2; pl++) {
+                int d2 = d / d1;
+                if (d1 == d2) continue;     /* both axes have the same size: checked below */
+                if (m.heads % d1) continue; /* gpt3-13b has 40 heads */
+                struct mdl_program p;
+                lower_2d(d1, d2, (enum mdl_placement)pl, false, layers, &p);
+                for (int r = 0; r < d; r++) {
+                    if (d2 > 1)
+                        cr_assert(ieee_ulp_eq(dbl, axis_elems(&p, r, MDL_OP_ALL_REDUCE, d2),
+                                              layers * 12 * bsh / d1, 8),
+                                  "%dx%d rank %d, d2 axis", d1, d2, r);
+                    if (d1 > 1)
+                        cr_assert(ieee_ulp_eq(dbl, axis_elems(&p, r, MDL_OP_ALL_REDUCE, d1),
+                                              layers * 4 * bsh / d2, 8),
+                                  "%dx%d rank %d, d1 axis", d1, d2, r);
+                }
+                mdl_program_release(&p);
+            }
+    /* square mesh: both axes together, and ring volume 2(n-1)/n of each */
+    struct mdl_program p;
+    lower_2d(4, 4, MDL_ROW_FIRST, false, layers, &p);
+    double v = 0, vol = 0;
+    for (int i = 0; i < p.ranks[5].nops; i++) {
+        const struct mdl_op *op = &p.ranks[5].ops[i];
+        if (!mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
+        v += op->bytes / 2;
+        vol += mdl_coll_ring_bytes((enum mdl_op_kind)op->kind, 4, op->bytes) / 2;
+    }
+    cr_assert(ieee_ulp_eq(dbl, v, layers * (12 * bsh / 4 + 4 * bsh / 4), 8));
+    cr_assert(ieee_ulp_eq(dbl, vol, layers * 1.5 * (12 * bsh / 4 + 4 * bsh / 4), 8));
+    mdl_program_release(&p);
+}
+
+Test(strategy, mesh_d_by_1_is_exactly_1d)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    for (int d = 2; d <= 8; d *= 2) {
+        struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = d, .async_grad_allreduce = true};
+        struct mdl_program a, b;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, 2, 1, &a, &err), 0));
+        lower_2d(d, 1, MDL_COLUMN_FIRST, false, 2, &b);
+        cr_assert(eq(int, a.nranks, b.nranks));
+        for (int r = 0; r < d; r++) {
+            cr_assert(eq(int, a.ranks[r].nops, b.ranks[r].nops));
+            for (int i = 0; i < a.ranks[r].nops; i++) {
+                const struct mdl_op *x = &a.ranks[r].ops[i], *y = &b.ranks[r].ops[i];
+                cr_assert(eq(int, x->kind, y->kind), "d=%d op %d", d, i);
+                cr_assert(eq(dbl, x->dur_s, y->dur_s), "d=%d op %d", d, i);
+                cr_assert(eq(dbl, x->bytes, y->bytes), "d=%d op %d", d, i);
+                cr_assert(eq(dbl, x->flop, y->flop), "d=%d op %d", d, i);
+                cr_assert(eq(int, x->ndeps, y->ndeps), "d=%d op %d", d, i);
+                cr_assert(eq(str, a.names[x->name], b.names[y->name]));
+                if (x->group >= 0) cr_assert(eq(int, a.groups[x->group].n, b.groups[y->group].n));
+            }
+        }
+        mdl_program_release(&a);
+        mdl_program_release(&b);
+    }
+}
+
+Test(strategy, placement_lays_the_mesh_onto_device_ids)
+{
+    /* row-first: rows (the d2 axis) are runs of consecutive ids; column-first: columns are */
+    struct mdl_program p;
+    lower_2d(2, 4, MDL_ROW_FIRST, false, 1, &p);
+    int rows = 0, cols = 0;
+    for (int g = 0; g < p.ngroups; g++) {
+        const struct mdl_group *gr = &p.groups[g];
+        int step = gr->ranks[1] - gr->ranks[0];
+        if (gr->n == 4) {
+            rows++;
+            cr_assert(eq(int, step, 1));
+        } else {
+            cols++;
+            cr_assert(eq(int, step, 4));
+        }
+    }
+    cr_assert(eq(int, rows, 2));
+    cr_assert(eq(int, cols, 4));
+    mdl_program_release(&p);
+    lower_2d(2, 4, MDL_COLUMN_FIRST, false, 1, &p);
+    for (int g = 0; g < p.ngroups; g++) {
+        const struct mdl_group *gr = &p.groups[g];
+        int step = gr->ranks[1] - gr->ranks[0];
+        cr_assert(eq(int, step, gr->n == 4 ? 2 : 1), "group of %d", gr->n);
+    }
+    mdl_program_release(&p);
+}
+
+Test(strategy, extra_allgathers_add_about_4bsh_plus_4bsh_over_d1)
+{
+    struct mdl_model m = model();
+    double bsh = (double)m.micro_batch * m.seq * m.hidden;
+    struct mdl_program p;
+    lower_2d(2, 4, MDL_ROW_FIRST, true, 1, &p);
+    cr_assert(ieee_ulp_eq(dbl, axis_elems(&p, 0, MDL_OP_ALL_GATHER, 4), 4 * bsh + 4 * bsh / 2, 8));
+    mdl_program_release(&p);
 }

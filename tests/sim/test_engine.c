@@ -125,7 +125,8 @@ static void lower(int d, bool sp, bool async, int layers, int mbs, struct mdl_pr
     struct mdl_device dev;
     mdl_model_preset("gpt3-6.7b", &m);
     mdl_device_preset("A100-80GB", &dev);
-    struct mdl_strategy st = {MDL_STRAT_1D, d, sp, async};
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = d, .sequence_parallel = sp, .async_grad_allreduce = async};
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, mbs, p, &err), 0), "%s", err.msg);
 }
@@ -297,4 +298,54 @@ Test(engine, simgrid_abort_becomes_an_error)
     mdl_program_release(&p);
     plat_topo_release(&t);
     remove(path);
+}
+
+/* Time of a 2D mesh (gpt3-13b, 2 layers) on two DGX A100 nodes, with the simulated bytes. */
+static double mesh_time(const struct plat_topo *t, int d1, int d2, enum mdl_placement pl,
+                        double *sent0)
+{
+    struct mdl_model m;
+    struct mdl_device dev;
+    mdl_model_preset("gpt3-13b", &m);
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {.kind = MDL_STRAT_2D,
+                              .tp = d1 * d2,
+                              .async_grad_allreduce = true,
+                              .d1 = d1,
+                              .d2 = d2,
+                              .placement = pl};
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &p, &err), 0), "%s", err.msg);
+    struct sim_stats s;
+    cr_assert(eq(int, sim_engine_run(&p, t, &s, &err), 0), "%s", err.msg);
+    double end = s.end_s;
+    *sent0 = s.bytes_sent[0];
+    sim_stats_release(&s);
+    mdl_program_release(&p);
+    return end;
+}
+
+Test(engine, row_first_wins_exactly_when_the_heavier_d2_axis_stays_in_a_node)
+{
+    /* Row-first keeps the d2 axis inside a node (d2 <= 8), column-first the d1 axis. Across
+     * the two nodes only IB remains, so the placement that keeps the axis moving more bytes
+     * per GPU (d2: 2(d2-1)/d2 * 12bsh/d1, d1: 2(d1-1)/d1 * 4bsh/d2) inside a node wins. */
+    struct plat_topo t;
+    char *kv[] = {"nodes=2"};
+    platform("dgx-a100", 1, kv, &t);
+    const int meshes[][2] = {{2, 8}, {4, 4}, {8, 2}};
+    double bsh = 2048.0 * 5120;
+    for (int k = 0; k < 3; k++) {
+        int d1 = meshes[k][0], d2 = meshes[k][1];
+        double v2 = 2.0 * (d2 - 1) / d2 * 12 * bsh / d1, v1 = 2.0 * (d1 - 1) / d1 * 4 * bsh / d2;
+        double sr, sc;
+        double row = mesh_time(&t, d1, d2, MDL_ROW_FIRST, &sr);
+        double col = mesh_time(&t, d1, d2, MDL_COLUMN_FIRST, &sc);
+        cr_assert(eq(dbl, sr, sc), "the placement moves no bytes itself");
+        cr_assert(ieee_ulp_eq(dbl, sr, 2 * 2 * (v1 + v2), 16), "%dx%d: sent %.0f", d1, d2, sr);
+        cr_assert(eq(int, row<col, v2> v1), "%dx%d: row-first %.6g s, column-first %.6g s", d1, d2,
+                  row, col);
+    }
+    plat_topo_release(&t);
 }

@@ -36,6 +36,10 @@ static const struct bad_case cases[] = {
     {"bad_rate.yaml", 4, 18, "device.hbm_bandwidth", "expected a rate"},
     {"run_layers_too_many.yaml", 7, 11, "run.layers", "only 40 layers"},
     {"missing_strategy.yaml", 1, 1, "strategy", "missing"},
+    {"mesh_not_tp.yaml", 7, 9, "strategy.mesh", "must multiply to tp"},
+    {"bad_placement.yaml", 4, 55, "strategy.placement", "row-first or column-first"},
+    {"mesh_on_1d.yaml", 4, 25, "strategy.mesh", "kind: 2d only"},
+    {"bad_collective_algorithm.yaml", 5, 26, "collectives.algorithm", "expected auto, ring"},
 };
 
 Test(scenario, every_bad_fixture_names_file_line_column_and_field)

@@ -18,7 +18,8 @@ static void lower(struct mdl_program *p, bool sp)
     struct mdl_device d;
     mdl_model_preset("gpt3-2.7b", &m);
     mdl_device_preset("H100-SXM", &d);
-    struct mdl_strategy st = {MDL_STRAT_1D, 4, sp, true};
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = 4, .sequence_parallel = sp, .async_grad_allreduce = true};
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &d, 3, 2, p, &err), 0));
 }
