@@ -139,11 +139,31 @@ static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double
     return idx;
 }
 
-/* The "g" operator of Megatron: AR after a row-parallel linear (RS with SP), over an axis. */
+/* The "g" operator of Megatron: AR after a row-parallel linear (RS with SP), over an axis. On
+ * the d2 axis (2D only) it is always an all-reduce. */
 static int reduce_out(struct lower *L, const char *name, double elems, int after, int axis)
 {
-    return coll(L, L->st->sequence_parallel ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, name,
-                elems, after, axis);
+    bool rs = L->st->sequence_parallel && axis == AXIS_D1;
+    return coll(L, rs ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, name, elems, after, axis);
+}
+
+/* A linear (tokens x k) @ (k x n) whose output is reduced over `axis` (all-reduce, or
+ * reduce-scatter with sequence parallelism), in `chunks` token chunks: the GEMM of chunk i+1
+ * runs while the collective of chunk i is in flight (ATP's chunk-based overlap). Smaller GEMMs
+ * are priced as such and every chunk's collective pays its own latency. Returns the last
+ * collective (or the last GEMM when the axis has none); the next compute op waits for it. */
+static int linear_reduce(struct lower *L, const char *gname, const char *cname, double tokens,
+                         double n, double k, int axis)
+{
+    int kc = L->st->chunks > 1 && (axis == AXIS_D1 ? L->d1 : L->d2) > 1 ? L->st->chunks : 1;
+    int g = -1, last = -1;
+    for (int c = 0; c < kc; c++) {
+        g = gemm(L, MDL_OP_GEMM, gname, 1, tokens / kc, n, k);
+        last = reduce_out(L, cname, tokens / kc * n, g, axis);
+        L->pending = -1; /* GEMM c+1 does not wait for chunk c's collective */
+    }
+    L->pending = last; /* the next compute op waits for the last (streams are in order) */
+    return last >= 0 ? last : g;
 }
 
 /* ATP's optional all-gather on the hidden dim over the d2 axis. */
@@ -164,24 +184,20 @@ static void layer_fwd(struct lower *L)
     x = mem(L, "ln1", 2 * tok * h / d2);
     extra_ag(L, "ag_ln1", bs * h, x);
     if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
-    x = gemm(L, MDL_OP_GEMM, "qkv", 1, bs, 3 * h / d1, h / d2);
-    coll(L, MDL_OP_ALL_REDUCE, "ar_qkv", bs * 3 * h / d1, x, AXIS_D2);
+    x = linear_reduce(L, "qkv", "ar_qkv", bs, 3 * h / d1, h / d2, AXIS_D2);
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
     gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
     mem(L, "softmax", 3 * b * (a / d1) * s * s);
     x = gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
     extra_ag(L, "ag_attn_out", bs * h / d1, x);
-    x = gemm(L, MDL_OP_GEMM, "proj", 1, bs, h / d2, h / d1);
-    reduce_out(L, "ar_attn", bs * h / d2, x, AXIS_D1);
+    linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, AXIS_D1);
     mem(L, "dropout_add", 3 * tok * h / d2);
     x = mem(L, "ln2", 2 * tok * h / d2);
     extra_ag(L, "ag_ln2", bs * h, x);
     if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
-    x = gemm(L, MDL_OP_GEMM, "fc1", 1, bs, f / d1, h / d2);
-    coll(L, MDL_OP_ALL_REDUCE, "ar_fc1", bs * f / d1, x, AXIS_D2);
+    linear_reduce(L, "fc1", "ar_fc1", bs, f / d1, h / d2, AXIS_D2);
     mem(L, "gelu", 2 * bs * f / d1);
-    x = gemm(L, MDL_OP_GEMM, "fc2", 1, bs, h / d2, f / d1);
-    reduce_out(L, "ar_mlp", bs * h / d2, x, AXIS_D1);
+    linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, AXIS_D1);
     mem(L, "dropout_add2", 3 * tok * h / d2);
 }
 
@@ -190,8 +206,7 @@ static void layer_fwd(struct lower *L)
 static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, const char *cname,
                        double bs, double n_local, double k, int axis)
 {
-    int x = gemm(L, MDL_OP_GEMM, dgrad, 1, bs, k, n_local);
-    int c = reduce_out(L, cname, bs * k, x, axis);
+    int c = linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
     int saved = L->pending;
     L->pending = L->st->async_grad_allreduce ? -1 : c;
     gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
@@ -210,8 +225,7 @@ static void layer_bwd(struct lower *L)
     x = mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
     if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, AXIS_D1);
     /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
-    x = gemm(L, MDL_OP_GEMM, "fc2_dgrad", 1, bs, f / d1, h / d2);
-    coll(L, MDL_OP_ALL_REDUCE, "ar_fc2_bwd", bs * f / d1, x, AXIS_D2);
+    linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, AXIS_D2);
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
     mem(L, "gelu_bwd", 3 * bs * f / d1);
     column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d1, h / d2, AXIS_D1);
@@ -219,8 +233,7 @@ static void layer_bwd(struct lower *L)
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
     x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
     if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
-    x = gemm(L, MDL_OP_GEMM, "proj_dgrad", 1, bs, h / d1, h / d2);
-    coll(L, MDL_OP_ALL_REDUCE, "ar_proj_bwd", bs * h / d1, x, AXIS_D2);
+    linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, AXIS_D2);
     x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
     gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);

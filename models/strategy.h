@@ -29,6 +29,7 @@ struct mdl_strategy {
     int d1, d2;                /* 2D mesh, d1 * d2 == tp (1D: d, 1) */
     enum mdl_placement placement;
     bool extra_allgathers; /* 2D: ATP's all-gathers over d2 around norms and attention */
+    int chunks;            /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
 };
 
 /* Mesh of a strategy: (tp, 1) for 1D. */

@@ -18,7 +18,8 @@ static const char *const device_keys[] = {"preset",          "peak_tflops",     
                                           "mem_efficiency",  "kernel_overhead", NULL};
 static const char *const strategy_keys[] = {
     "kind", "tp",        "sequence_parallel", "async_grad_allreduce",
-    "mesh", "placement", "extra_allgathers",  NULL};
+    "mesh", "placement", "extra_allgathers",  "chunks",
+    NULL};
 static const char *const run_keys[] = {"layers", "micro_batches", NULL};
 
 /* Reads an optional count into *dst (long field); keeps *dst when absent. */
@@ -257,6 +258,12 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if ((v = tps_ydoc_get(d, id, "sequence_parallel")) &&
         (rc = tps_ydoc_bool(d, v, "strategy.sequence_parallel", &st->sequence_parallel, err)))
         return rc;
+    long chunks = 1;
+    if ((rc = opt_count(d, id, "strategy", "chunks", &chunks, err))) return rc;
+    if (chunks > 64)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "chunks"), "strategy.chunks", err,
+                             "at most 64, got %ld", chunks);
+    st->chunks = (int)chunks;
     if ((v = tps_ydoc_get(d, id, "async_grad_allreduce")) &&
         (rc = tps_ydoc_bool(d, v, "strategy.async_grad_allreduce", &st->async_grad_allreduce, err)))
         return rc;
@@ -344,13 +351,15 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
 {
     const struct mdl_strategy *st = &s->strategy;
+    char chunks[32] = "";
+    if (st->chunks > 1) snprintf(chunks, sizeof chunks, " +%d-chunk overlap", st->chunks);
     if (st->kind == MDL_STRAT_2D)
-        snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
+        snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s%s", st->tp, st->d1, st->d2,
                  st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
-                 st->extra_allgathers ? " +extra all-gathers" : "",
+                 st->extra_allgathers ? " +extra all-gathers" : "", chunks,
                  st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
     else
-        snprintf(buf, len, "1d tp=%d%s%s", st->tp,
-                 st->sequence_parallel ? " +sequence-parallel" : "",
+        snprintf(buf, len, "1d tp=%d%s%s%s", st->tp,
+                 st->sequence_parallel ? " +sequence-parallel" : "", chunks,
                  st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
 }
