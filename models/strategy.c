@@ -76,6 +76,10 @@ struct lower {
     const struct mdl_device *dev;
     const struct mdl_strategy *st;
     double d1, d2; /* mesh */
+    double frac;   /* share of the micro-batch being lowered: 1, or 1/2 for Oases sub-batches */
+    int sub;       /* Oases: current sub-batch */
+    int pend[2];   /* Oases: pending collective of each sub-batch */
+    int no_comm;   /* lowering a recomputation whose collectives are not repeated */
     int layer, mb; /* current layer and micro-batch */
     uint8_t phase; /* current phase */
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
@@ -130,7 +134,7 @@ enum { AXIS_D1 = -2, AXIS_D2 = -3 };
 static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double elems, int after,
                 int axis)
 {
-    if ((axis == AXIS_D1 ? L->d1 : L->d2) <= 1) return -1;
+    if ((axis == AXIS_D1 ? L->d1 : L->d2) <= 1 || L->no_comm) return -1;
     struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM, .group = axis};
     op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
@@ -155,7 +159,9 @@ static int reduce_out(struct lower *L, const char *name, double elems, int after
 static int linear_reduce(struct lower *L, const char *gname, const char *cname, double tokens,
                          double n, double k, int axis)
 {
-    int kc = L->st->chunks > 1 && (axis == AXIS_D1 ? L->d1 : L->d2) > 1 ? L->st->chunks : 1;
+    int kc = L->st->chunks > 1 && !L->no_comm && (axis == AXIS_D1 ? L->d1 : L->d2) > 1
+                 ? L->st->chunks
+                 : 1;
     int g = -1, last = -1;
     for (int c = 0; c < kc; c++) {
         g = gemm(L, MDL_OP_GEMM, gname, 1, tokens / kc, n, k);
@@ -172,18 +178,35 @@ static void extra_ag(struct lower *L, const char *name, double elems, int after)
     if (L->st->extra_allgathers) coll(L, MDL_OP_ALL_GATHER, name, elems, after, AXIS_D2);
 }
 
-static void layer_fwd(struct lower *L)
+/* Shapes of the current (sub-)batch: Oases splits the micro-batch in two sub-batches. */
+struct dims {
+    double d1, d2, b, s, h, f, a, bs, tok;
+    bool sp;
+};
+
+static struct dims dims_of(const struct lower *L)
 {
     const struct mdl_model *m = L->m;
-    double d1 = L->d1, d2 = L->d2, b = (double)m->micro_batch, s = (double)m->seq;
-    double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads, bs = b * s;
-    bool sp = L->st->sequence_parallel;
-    double tok = sp ? bs / d1 : bs; /* tokens held by a rank between the TP regions */
-    int x;
+    struct dims D = {.d1 = L->d1,
+                     .d2 = L->d2,
+                     .b = (double)m->micro_batch * L->frac,
+                     .s = (double)m->seq,
+                     .h = (double)m->hidden,
+                     .f = (double)m->ffn,
+                     .a = (double)m->heads,
+                     .sp = L->st->sequence_parallel};
+    D.bs = D.b * D.s;
+    D.tok = D.sp ? D.bs / D.d1 : D.bs; /* tokens held by a rank between the TP regions */
+    return D;
+}
 
-    x = mem(L, "ln1", 2 * tok * h / d2);
+static void attn_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
+    int x = mem(L, "ln1", 2 * tok * h / d2);
     extra_ag(L, "ag_ln1", bs * h, x);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
+    if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
     x = linear_reduce(L, "qkv", "ar_qkv", bs, 3 * h / d1, h / d2, AXIS_D2);
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
     gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
@@ -192,9 +215,15 @@ static void layer_fwd(struct lower *L)
     extra_ag(L, "ag_attn_out", bs * h / d1, x);
     linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, AXIS_D1);
     mem(L, "dropout_add", 3 * tok * h / d2);
-    x = mem(L, "ln2", 2 * tok * h / d2);
+}
+
+static void mlp_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
+    int x = mem(L, "ln2", 2 * tok * h / d2);
     extra_ag(L, "ag_ln2", bs * h, x);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
+    if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
     linear_reduce(L, "fc1", "ar_fc1", bs, f / d1, h / d2, AXIS_D2);
     mem(L, "gelu", 2 * bs * f / d1);
     linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, AXIS_D1);
@@ -213,17 +242,12 @@ static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, co
     if (L->st->async_grad_allreduce) L->pending = saved;
 }
 
-static void layer_bwd(struct lower *L)
+static void mlp_bwd(struct lower *L)
 {
-    const struct mdl_model *m = L->m;
-    double d1 = L->d1, d2 = L->d2, b = (double)m->micro_batch, s = (double)m->seq;
-    double h = (double)m->hidden, f = (double)m->ffn, a = (double)m->heads, bs = b * s;
-    bool sp = L->st->sequence_parallel;
-    double tok = sp ? bs / d1 : bs;
-    int x;
-
-    x = mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, AXIS_D1);
+    struct dims D = dims_of(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
+    int x = mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
+    if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, AXIS_D1);
     /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
     linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, AXIS_D2);
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
@@ -231,8 +255,14 @@ static void layer_bwd(struct lower *L)
     column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d1, h / d2, AXIS_D1);
     x = mem(L, "ln2_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
-    x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
-    if (sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
+}
+
+static void attn_bwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
+    int x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
+    if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
     linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, AXIS_D2);
     x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
@@ -245,6 +275,52 @@ static void layer_bwd(struct lower *L)
     column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, 3 * h / d1, h / d2, AXIS_D1);
     x = mem(L, "ln1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);
+}
+
+/* Makes sub-batch i current: each sub-batch waits only for its own collectives. */
+static void sub_use(struct lower *L, int i)
+{
+    L->pend[L->sub] = L->pending;
+    L->sub = i;
+    L->pending = L->pend[i];
+}
+
+/* Runs two blocks in order, for the whole micro-batch, or (Oases) for sub-batch 0 then 1 of the
+ * first block and then of the second, so one sub-batch's collective is in flight while the other
+ * computes. */
+static void blocks(struct lower *L, void (*first)(struct lower *), void (*second)(struct lower *))
+{
+    if (!L->st->oases) {
+        first(L);
+        second(L);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        sub_use(L, i);
+        first(L);
+    }
+    for (int i = 0; i < 2; i++) {
+        sub_use(L, i);
+        second(L);
+    }
+}
+
+static void layer_fwd(struct lower *L)
+{
+    blocks(L, attn_fwd, mlp_fwd);
+}
+
+/* Backward of a layer, after recomputing its forward when asked: Megatron's full recomputation
+ * repeats the forward collectives too; Oases' saves the post-collective outputs, so its
+ * recomputation is compute only. */
+static void layer_bwd(struct lower *L)
+{
+    if (L->st->recompute) {
+        L->no_comm = L->st->oases;
+        blocks(L, attn_fwd, mlp_fwd);
+        L->no_comm = 0;
+    }
+    blocks(L, mlp_bwd, attn_bwd);
 }
 
 /* Gives each rank a copy of rank 0's ops with its own row and column groups. */
@@ -315,6 +391,8 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     mdl_strategy_mesh(st, &d1, &d2);
     L.d1 = d1;
     L.d2 = d2;
+    L.frac = st->oases ? 0.5 : 1;
+    L.pend[0] = L.pend[1] = -1;
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
         L.phase = MDL_PHASE_FWD;

@@ -30,6 +30,9 @@ struct mdl_strategy {
     enum mdl_placement placement;
     bool extra_allgathers; /* 2D: ATP's all-gathers over d2 around norms and attention */
     int chunks;            /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
+    bool oases;            /* Oases: two interleaved sub-batches of half the micro-batch */
+    bool recompute;        /* recompute each layer's forward before its backward (Oases: without
+                              the forward collectives, whose outputs it saved) */
 };
 
 /* Mesh of a strategy: (tp, 1) for 1D. */

@@ -16,10 +16,17 @@ static const char *const model_keys[] = {"preset", "layers",      "hidden", "hea
 static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",
                                           "gemm_efficiency", "gemm_overhead",   "gemm_table",
                                           "mem_efficiency",  "kernel_overhead", NULL};
-static const char *const strategy_keys[] = {
-    "kind", "tp",        "sequence_parallel", "async_grad_allreduce",
-    "mesh", "placement", "extra_allgathers",  "chunks",
-    NULL};
+static const char *const strategy_keys[] = {"kind",
+                                            "tp",
+                                            "sequence_parallel",
+                                            "async_grad_allreduce",
+                                            "mesh",
+                                            "placement",
+                                            "extra_allgathers",
+                                            "chunks",
+                                            "oases",
+                                            "recompute",
+                                            NULL};
 static const char *const run_keys[] = {"layers", "micro_batches", NULL};
 
 /* Reads an optional count into *dst (long field); keeps *dst when absent. */
@@ -264,6 +271,12 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "chunks"), "strategy.chunks", err,
                              "at most 64, got %ld", chunks);
     st->chunks = (int)chunks;
+    if ((v = tps_ydoc_get(d, id, "oases")) &&
+        (rc = tps_ydoc_bool(d, v, "strategy.oases", &st->oases, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "recompute")) &&
+        (rc = tps_ydoc_bool(d, v, "strategy.recompute", &st->recompute, err)))
+        return rc;
     if ((v = tps_ydoc_get(d, id, "async_grad_allreduce")) &&
         (rc = tps_ydoc_bool(d, v, "strategy.async_grad_allreduce", &st->async_grad_allreduce, err)))
         return rc;
@@ -351,8 +364,12 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
 {
     const struct mdl_strategy *st = &s->strategy;
-    char chunks[32] = "";
+    char chunks[96] = "";
     if (st->chunks > 1) snprintf(chunks, sizeof chunks, " +%d-chunk overlap", st->chunks);
+    if (st->oases) snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), " +oases");
+    if (st->recompute)
+        snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), " +recompute%s",
+                 st->oases ? " (no forward collectives)" : "");
     if (st->kind == MDL_STRAT_2D)
         snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s%s", st->tp, st->d1, st->d2,
                  st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",

@@ -266,3 +266,42 @@ Test(strategy, extra_allgathers_add_about_4bsh_plus_4bsh_over_d1)
     cr_assert(ieee_ulp_eq(dbl, axis_elems(&p, 0, MDL_OP_ALL_GATHER, 4), 4 * bsh + 4 * bsh / 2, 8));
     mdl_program_release(&p);
 }
+
+static double coll_elems(const struct mdl_program *p)
+{
+    double v = 0;
+    for (int i = 0; i < p->ranks[0].nops; i++)
+        if (mdl_op_is_coll((enum mdl_op_kind)p->ranks[0].ops[i].kind))
+            v += p->ranks[0].ops[i].bytes;
+    return v;
+}
+
+Test(strategy, oases_and_recomputation_keep_flops_and_price_collectives_as_described)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_program base, oases, full, oases_rc;
+    struct tps_error err = {0};
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 4, .async_grad_allreduce = true};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &base, &err), 0));
+    st.oases = true;
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &oases, &err), 0));
+    st.recompute = true;
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &oases_rc, &err), 0));
+    st.oases = false;
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &full, &err), 0));
+    /* two sub-batches of half the tokens: same FLOPs and bytes, twice the collectives */
+    cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&oases), mdl_program_flop(&base), 8));
+    cr_assert(ieee_ulp_eq(dbl, coll_elems(&oases), coll_elems(&base), 8));
+    /* recomputation adds one forward of compute; Megatron's repeats the 2 forward ARs of 4 */
+    double fwd_flop = mdl_program_flop(&base) / 3;
+    cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&full), mdl_program_flop(&base) + fwd_flop, 64));
+    cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&oases_rc), mdl_program_flop(&full), 64));
+    cr_assert(ieee_ulp_eq(dbl, coll_elems(&full), 1.5 * coll_elems(&base), 8));
+    cr_assert(ieee_ulp_eq(dbl, coll_elems(&oases_rc), coll_elems(&base), 8));
+    mdl_program_release(&base);
+    mdl_program_release(&oases);
+    mdl_program_release(&full);
+    mdl_program_release(&oases_rc);
+}

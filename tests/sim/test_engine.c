@@ -391,7 +391,7 @@ static double reference_schedule(const struct mdl_program *p, const struct plat_
     return last;
 }
 
-Test(engine, chunked_overlap_follows_the_hand_computed_schedule)
+Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
 {
     struct plat_topo t;
     char *kv[] = {"nodes=1"};
