@@ -8,6 +8,7 @@
  */
 #include "strategy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,49 @@ int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     return st->placement == MDL_COLUMN_FIRST ? j * d1 + i : i * d2 + j;
+}
+
+void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
+{
+    char opts[96] = "";
+    size_t n = 0;
+    if (st->chunks > 1)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " +%d-chunk overlap", st->chunks);
+    if (st->oases && n < sizeof opts) n += (size_t)snprintf(opts + n, sizeof opts - n, " +oases");
+    if (st->recompute && n < sizeof opts)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " +recompute%s",
+                              st->oases ? " (no forward collectives)" : "");
+    if (!st->async_grad_allreduce && n < sizeof opts)
+        snprintf(opts + n, sizeof opts - n, " (no grad all-reduce overlap)");
+    if (st->kind == MDL_STRAT_2D)
+        snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
+                 st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
+                 st->extra_allgathers ? " +extra all-gathers" : "", opts);
+    else
+        snprintf(buf, len, "1d tp=%d%s%s", st->tp,
+                 st->sequence_parallel ? " +sequence-parallel" : "", opts);
+}
+
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers)
+{
+    /* Weights, gradients and Adam states in mixed precision: 16 bytes per parameter, split over
+     * the tp devices (12h^2 + 13h parameters per layer with ffn = 4h; Narayanan et al. 2021).
+     * Activations per layer (Korthikanti et al. 2022, in bytes for 2-byte activations):
+     * s*b*h*(10 + 24/t) + 5*a*s^2*b/t for 1D, s*b*h*34/t + 5*a*s^2*b/t with sequence
+     * parallelism. 2D: the replicated part is sharded over d2 only and the attention scores over
+     * d1 only (the d2 devices of a row hold the same heads). Recomputation keeps only each
+     * layer's input (2*s*b*h/d2) plus one layer's full activations. */
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
+    double a = (double)m->heads, f = (double)m->ffn, t = st->tp;
+    double params = layers * (4 * h * h + 2 * h * f + 9 * h + f);
+    double act = st->sequence_parallel ? s * b * h * 34 / t + 5 * a * s * s * b / t
+                                       : s * b * h * (10.0 / d2 + 24 / t) + 5 * a * s * s * b / d1;
+    double scale = mdl_dtype_bytes(m->dtype) / 2.0;
+    double acts =
+        st->recompute ? layers * 2 * s * b * h / d2 * scale + act * scale : layers * act * scale;
+    return 16 * params / t + acts;
 }
 
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,

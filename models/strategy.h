@@ -12,6 +12,7 @@
 #define MDL_STRATEGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/error.h"
 #include "device.h"
@@ -39,6 +40,12 @@ struct mdl_strategy {
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2);
 /* Device id of mesh position (i, j) under the strategy's placement. */
 int mdl_strategy_device(const struct mdl_strategy *st, int i, int j);
+
+/* One-line description: "2d tp=16 mesh 2x8 row-first +2-chunk overlap". */
+void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len);
+/* Memory per GPU, bytes: weights, gradients, Adam states and activations of `layers` layers
+ * (formulas in strategy.c). */
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers);
 
 /* Checks the strategy against the model (d1 divides heads and ffn, d2 hidden; seq with SP).
  * On failure fills err->msg and err->field (relative: "tp"), leaving position to the caller. */

@@ -363,20 +363,5 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
 {
-    const struct mdl_strategy *st = &s->strategy;
-    char chunks[96] = "";
-    if (st->chunks > 1) snprintf(chunks, sizeof chunks, " +%d-chunk overlap", st->chunks);
-    if (st->oases) snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), " +oases");
-    if (st->recompute)
-        snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), " +recompute%s",
-                 st->oases ? " (no forward collectives)" : "");
-    if (st->kind == MDL_STRAT_2D)
-        snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s%s", st->tp, st->d1, st->d2,
-                 st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
-                 st->extra_allgathers ? " +extra all-gathers" : "", chunks,
-                 st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
-    else
-        snprintf(buf, len, "1d tp=%d%s%s%s", st->tp,
-                 st->sequence_parallel ? " +sequence-parallel" : "", chunks,
-                 st->async_grad_allreduce ? "" : " (no grad all-reduce overlap)");
+    mdl_strategy_describe(&s->strategy, buf, len);
 }

@@ -1,0 +1,166 @@
+/* plan.c - analytic schedule prediction and the strategy planner (see plan.h). */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collplan.h"
+#include "engine.h"
+
+double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
+{
+    if (sim_collplan_program(p, t, err)) return -1;
+    const struct mdl_rank *rk = &p->ranks[0];
+    double *end = calloc((size_t)rk->nops + 1, sizeof *end), free_at[MDL_MAX_STREAMS] = {0};
+    struct sim_group_env *env = calloc((size_t)p->ngroups + 1, sizeof *env);
+    char *ready = calloc((size_t)p->ngroups + 1, 1);
+    double last = -1;
+    if (!end || !env || !ready) {
+        tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto done;
+    }
+    last = 0;
+    for (int i = 0; i < rk->nops; i++) {
+        const struct mdl_op *op = &rk->ops[i];
+        double start = free_at[op->stream], dur = op->dur_s;
+        for (int d = 0; d < op->ndeps; d++)
+            if (end[op->deps[d]] > start) start = end[op->deps[d]];
+        if (mdl_op_is_coll((enum mdl_op_kind)op->kind)) {
+            int g = op->group;
+            if (!ready[g]) {
+                if (sim_group_env(t, &p->groups[g], &env[g], err)) {
+                    last = -1;
+                    break;
+                }
+                ready[g] = 1;
+            }
+            struct mdl_coll_env e;
+            sim_coll_env(&env[g], &t->nccl, (enum mdl_coll_proto)op->proto, &e);
+            dur = mdl_coll_time((enum mdl_op_kind)op->kind, (enum mdl_coll_algo)op->algo, op->bytes,
+                                &e);
+            if (dur < 0) dur = 0; /* a group of one */
+        }
+        end[i] = start + dur;
+        free_at[op->stream] = end[i];
+        if (end[i] > last) last = end[i];
+    }
+done:
+    for (int g = 0; env && ready && g < p->ngroups; g++)
+        if (ready[g]) sim_group_env_release(&env[g]);
+    free(end);
+    free(env);
+    free(ready);
+    return last;
+}
+
+struct list {
+    int n, cap;
+    struct sim_plan_row *v;
+};
+
+static int add(struct list *l, const struct mdl_strategy *st)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 32;
+        struct sim_plan_row *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    memset(&l->v[l->n], 0, sizeof l->v[l->n]);
+    l->v[l->n].st = *st;
+    mdl_strategy_describe(st, l->v[l->n].desc, sizeof l->v[l->n].desc);
+    l->n++;
+    return 0;
+}
+
+/* Every candidate strategy the model admits. */
+static int enumerate(const struct scn_scenario *s, const struct sim_plan_opts *o, struct list *l)
+{
+    const struct mdl_strategy *base = &s->strategy;
+    int d = base->tp;
+    static const int chunks[] = {1, 2, 4, 8};
+    for (int d1 = d; d1 >= 1; d1--) {
+        if (d % d1) continue;
+        int d2 = d / d1;
+        for (int pl = 0; pl < (d2 > 1 && d1 > 1 ? 2 : 1); pl++)
+            for (int sp = 0; sp <= (o->sequence_parallel && d2 == 1); sp++)
+                for (int c = 0; c < 4; c++)
+                    for (int oa = 0; oa < 2; oa++) {
+                        struct mdl_strategy st = *base;
+                        st.kind = d2 == 1 ? MDL_STRAT_1D : MDL_STRAT_2D;
+                        st.d1 = d1;
+                        st.d2 = d2;
+                        st.placement = (enum mdl_placement)pl;
+                        st.sequence_parallel = sp;
+                        st.chunks = chunks[c];
+                        st.oases = oa;
+                        if (st.kind == MDL_STRAT_1D) st.extra_allgathers = false;
+                        struct tps_error e = {0};
+                        if (mdl_strategy_check(&st, &s->model, &e) != 0) continue;
+                        if (add(l, &st)) return -1;
+                    }
+    }
+    return 0;
+}
+
+static int by_prediction(const void *a, const void *b)
+{
+    const struct sim_plan_row *x = a, *y = b;
+    return (x->predicted_s > y->predicted_s) - (x->predicted_s < y->predicted_s);
+}
+
+static int by_result(const void *a, const void *b)
+{
+    const struct sim_plan_row *x = a, *y = b;
+    int sx = x->simulated_s > 0, sy = y->simulated_s > 0;
+    if (sx != sy) return sy - sx;
+    double u = sx ? x->simulated_s : x->predicted_s, v = sx ? y->simulated_s : y->predicted_s;
+    return (u > v) - (u < v);
+}
+
+int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
+             struct sim_plan_row **rows, int *nrows, struct tps_error *err)
+{
+    struct list l = {0};
+    *rows = NULL;
+    *nrows = 0;
+    if (enumerate(s, o, &l)) {
+        free(l.v);
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    if (l.n == 0) {
+        free(l.v);
+        return tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy.tp",
+                             "no strategy of TP degree %d fits the model", s->strategy.tp);
+    }
+    double scale = (double)s->layers * s->micro_batches;
+    int rc = TPS_OK;
+    for (int i = 0; i < l.n && !rc; i++) {
+        struct mdl_program p;
+        rc = mdl_strategy_lower(&l.v[i].st, &s->model, &s->device, 1, 1, &p, err);
+        double t = rc ? -1 : sim_predict_schedule(&p, &s->topo, err);
+        if (!rc && t < 0) rc = err->code ? err->code : TPS_EINVAL;
+        l.v[i].predicted_s = t * scale;
+        l.v[i].mem_bytes = mdl_strategy_memory(&l.v[i].st, &s->model, s->model.layers);
+        mdl_program_release(&p);
+    }
+    if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
+    for (int i = 0; i < l.n && i < o->simulate && !rc; i++) {
+        struct mdl_program p;
+        struct sim_stats st = {0};
+        rc = mdl_strategy_lower(&l.v[i].st, &s->model, &s->device, 1, 1, &p, err);
+        if (!rc) rc = sim_engine_run(&p, &s->topo, &st, err);
+        if (!rc) l.v[i].simulated_s = st.end_s * scale;
+        sim_stats_release(&st);
+        mdl_program_release(&p);
+    }
+    if (rc) {
+        free(l.v);
+        return rc;
+    }
+    qsort(l.v, (size_t)l.n, sizeof *l.v, by_result);
+    *rows = l.v;
+    *nrows = l.n;
+    return TPS_OK;
+}

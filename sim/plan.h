@@ -1,0 +1,43 @@
+/* plan.h - the strategy planner behind `tpsim plan`.
+ *
+ * For a scenario's model, platform and TP degree d, the planner enumerates 1D, every 2D mesh
+ * d1 x d2 = d in both placements, ATP chunk overlap (k = 1, 2, 4, 8), Oases on and off, and
+ * optionally sequence parallelism. It ranks them analytically: one layer is lowered, and rank
+ * 0's ops are list-scheduled on their in-order streams with closed-form collective times
+ * (sim_predict_schedule). It then simulates the best candidates with SimGrid. Layers are
+ * identical, so one layer (forward and backward) is simulated once and scaled by layers x
+ * micro-batches. Memory per GPU comes from mdl_strategy_memory. Units: seconds, bytes.
+ */
+#ifndef SIM_PLAN_H
+#define SIM_PLAN_H
+
+#include "common/error.h"
+#include "models/program.h"
+#include "platforms/topo.h"
+#include "sim/scenario.h"
+
+/* Rank 0's schedule with every op in order on its stream, after its dependencies, compute ops
+ * lasting their duration and collectives their closed form (algorithm and protocol from the
+ * tuner, filled into the ops). Returns the end time, or -1 with *err set. */
+double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t,
+                            struct tps_error *err);
+
+struct sim_plan_opts {
+    int sequence_parallel; /* also try 1D with sequence parallelism */
+    int simulate;          /* how many of the best predictions to simulate (0: none) */
+};
+
+struct sim_plan_row {
+    struct mdl_strategy st;
+    char desc[160];
+    double predicted_s; /* per iteration (layers x micro-batches) */
+    double simulated_s; /* per iteration, or 0 when not simulated */
+    double mem_bytes;   /* per GPU */
+};
+
+/* Fills *rows (malloc'ed, sorted: simulated ones by simulated time, then the rest by prediction).
+ */
+int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
+             struct sim_plan_row **rows, int *nrows, struct tps_error *err);
+
+#endif

@@ -1,0 +1,58 @@
+/* test_plan.c - the planner: analytic ranking, simulation of the best, placement choice. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/plan.h"
+#include "sim/scenario.h"
+
+TestSuite(plan, .timeout = 300);
+
+static const struct sim_plan_row *find(const struct sim_plan_row *r, int n, int d1, int d2,
+                                       enum mdl_placement pl)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].st.d1 == d1 && r[i].st.d2 == d2 && r[i].st.chunks <= 1 && !r[i].st.oases &&
+            !r[i].st.sequence_parallel && (d2 == 1 || r[i].st.placement == pl))
+            return &r[i];
+    return NULL;
+}
+
+Test(plan, ranks_every_mesh_and_picks_the_placement_that_keeps_the_heavy_axis_in_a_node)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-2node.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct sim_plan_opts o = {.simulate = 4};
+    struct sim_plan_row *rows;
+    int n;
+    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &err), 0), "%s", err.msg);
+    /* d1 in {1, 2, 4, 8} (it must divide 40 heads), two placements for 2D, k in 1..8, Oases */
+    cr_assert(eq(int, n, (1 + 2 * 3) * 4 * 2 + 0 * 1), "candidates: %d", n);
+    double bsh = 2048.0 * 5120;
+    const int meshes[][2] = {{2, 8}, {4, 4}, {8, 2}};
+    for (int k = 0; k < 3; k++) {
+        int d1 = meshes[k][0], d2 = meshes[k][1];
+        const struct sim_plan_row *row = find(rows, n, d1, d2, MDL_ROW_FIRST);
+        const struct sim_plan_row *col = find(rows, n, d1, d2, MDL_COLUMN_FIRST);
+        cr_assert(ne(ptr, (void *)row, NULL));
+        cr_assert(ne(ptr, (void *)col, NULL));
+        double v2 = 2.0 * (d2 - 1) / d2 * 12 * bsh / d1, v1 = 2.0 * (d1 - 1) / d1 * 4 * bsh / d2;
+        cr_assert(eq(int, row->predicted_s<col->predicted_s, v2> v1), "%dx%d", d1, d2);
+    }
+    /* the simulated rows come first, sorted. The analytic model shares links only within a
+     * group, so it can only be optimistic: here the columns crossing the single NIC of a node
+     * contend with each other, which only the simulation sees. */
+    for (int i = 0; i < 4; i++) {
+        cr_assert(gt(dbl, rows[i].simulated_s, 0));
+        cr_assert(ge(dbl, rows[i].simulated_s, 0.999 * rows[i].predicted_s),
+                  "%s: simulated %.6g predicted %.6g", rows[i].desc, rows[i].simulated_s,
+                  rows[i].predicted_s);
+        if (i) cr_assert(ge(dbl, rows[i].simulated_s, rows[i - 1].simulated_s));
+    }
+    cr_assert(eq(dbl, rows[4].simulated_s, 0));
+    free(rows);
+    scn_release(&s);
+}
