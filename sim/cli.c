@@ -470,6 +470,7 @@ static const char main_help[] =
     "  collective --platform P ... simulate one collective, nccl-tests style table\n"
     "  platform show NAME|FILE     print a topology and its GPU-to-GPU bandwidth matrix\n"
     "  plan SCENARIO               rank TP strategies (1D, 2D meshes, overlap) for a scenario\n"
+    "  sweep SCENARIO -j N         run the scenario's sweep: points in parallel, rows to a CSV\n"
     "  calibrate LOG --platform P  fit a platform's links and latencies to an nccl-tests log\n"
     "  validate nccl               compare simulated collectives with real nccl-tests logs\n"
     "\n"
@@ -500,6 +501,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "platform")) return cmd_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate")) return cli_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan")) return cli_plan(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate")) return cli_validate(argc - 1, argv + 1);
     fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);
     return CLI_EXIT_INPUT;

@@ -18,8 +18,9 @@ int cli_is_help(const char *a);
 int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err);
 int cli_split_words(const char *spec, char *buf, size_t len, char **words, int max);
 
-/* The plan command (cli_plan.c). */
+/* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 /* The calibrate and validate commands (cli_validate.c). */
 int cli_calibrate(int argc, char **argv);

@@ -9,8 +9,9 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {
-    "name", "description", "model", "device", "platform", "strategy", "run", "collectives", NULL};
+static const char *const top_keys[] = {"name",     "description", "model", "device",
+                                       "platform", "strategy",    "run",   "collectives",
+                                       "sweep",    NULL};
 static const char *const model_keys[] = {"preset", "layers",      "hidden", "heads", "ffn",
                                          "seq",    "micro_batch", "dtype",  NULL};
 static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",

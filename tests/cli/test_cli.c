@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,9 +56,10 @@ Test(cli, bad_scenarios_exit_2_with_one_line_naming_file_line_column_field)
 
 Test(cli, help_everywhere)
 {
-    const char *cmds[] = {"--help",          "run --help",
-                          "trace --help",    "collective --help",
-                          "platform --help", "platform show --help"};
+    const char *cmds[] = {
+        "--help",           "run --help",           "trace --help", "collective --help",
+        "platform --help",  "platform show --help", "plan --help",  "sweep --help",
+        "calibrate --help", "validate --help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char out[8192];
         cr_assert(eq(int, tpsim(out, sizeof out, cmds[i], 0), 0), "%s", cmds[i]);
@@ -154,4 +156,89 @@ Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show pcie-8gpu pcie_gen=9", 0), 2));
     cr_assert(strstr(out, "pcie_gen") != NULL, "%s", out);
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show nosuch", 0), 2));
+}
+
+/* Sorted data rows of a sweep CSV (header dropped) as one string. */
+static char *sorted_rows(const char *csv)
+{
+    FILE *f = fopen(csv, "r");
+    cr_assert(ne(ptr, f, NULL));
+    char *rows[256], line[4096];
+    int n = 0;
+    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL)); /* header */
+    while (n < 256 && fgets(line, sizeof line, f))
+        rows[n++] = strdup(line);
+    fclose(f);
+    for (int i = 0; i < n; i++) /* insertion sort by point index */
+        for (int j = i; j > 0 && atol(rows[j]) < atol(rows[j - 1]); j--) {
+            char *t = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = t;
+        }
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(rows[i]);
+    char *all = calloc(len, 1);
+    for (int i = 0; i < n; i++) {
+        strcat(all, rows[i]);
+        free(rows[i]);
+    }
+    return all;
+}
+
+static int file_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0, c;
+    while (f && (c = fgetc(f)) != EOF)
+        n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+Test(cli, killed_sweep_resumed_gives_the_rows_of_an_uninterrupted_one)
+{
+    const char *scn = "/tmp/tpsim-sweep-test.yaml";
+    FILE *f = fopen(scn, "w");
+    fputs("model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+          "run: {layers: 4}\nsweep:\n  strategy.tp: [1, 2, 3, 4, 8]\n"
+          "  platform.nodes: {from: 1, to: 4, factor: 2}\n  strategy.chunks: [1, 2]\n",
+          f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o /tmp/tpsim-sweep-full.csv 2>/dev/null",
+             TPSIM_BIN, scn);
+    cr_assert(eq(int, system(cmd), 0));
+    char *full = sorted_rows("/tmp/tpsim-sweep-full.csv");
+    cr_assert(eq(int, file_lines("/tmp/tpsim-sweep-full.csv"), 31));
+    /* start again, kill the whole process group once a few rows are in */
+    remove("/tmp/tpsim-sweep-cut.csv");
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl(TPSIM_BIN, TPSIM_BIN, "sweep", scn, "-j", "1", "-o", "/tmp/tpsim-sweep-cut.csv",
+              (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    for (int i = 0; i < 3000 && file_lines("/tmp/tpsim-sweep-cut.csv") < 6; i++)
+        usleep(2000);
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    int kept = file_lines("/tmp/tpsim-sweep-cut.csv");
+    cr_assert(lt(int, kept, 31), "the sweep finished before it was killed");
+    /* and a row cut in the middle, as a kill during a write would leave */
+    f = fopen("/tmp/tpsim-sweep-cut.csv", "a");
+    fputs("29,8,4,ok,0.00", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o /tmp/tpsim-sweep-cut.csv --resume 2>/dev/null",
+             TPSIM_BIN, scn);
+    cr_assert(eq(int, system(cmd), 0));
+    char *resumed = sorted_rows("/tmp/tpsim-sweep-cut.csv");
+    cr_assert(eq(str, resumed, full));
+    free(full);
+    free(resumed);
+    remove(scn);
+    remove("/tmp/tpsim-sweep-full.csv");
+    remove("/tmp/tpsim-sweep-cut.csv");
 }

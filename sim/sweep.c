@@ -1,0 +1,280 @@
+/* sweep.c - sweep section reading and point scenarios (see sweep.h). Uses libyaml's document
+ * API and emitter. */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "common/ydoc.h"
+
+void sweep_release(struct sweep *sw)
+{
+    for (int k = 0; k < sw->nkeys; k++) {
+        for (int i = 0; i < sw->nvals[k]; i++)
+            free(sw->vals[k][i]);
+        free(sw->vals[k]);
+    }
+    memset(sw, 0, sizeof *sw);
+}
+
+static int push(struct sweep *sw, int k, const char *text)
+{
+    char **v = realloc(sw->vals[k], (size_t)(sw->nvals[k] + 1) * sizeof *v);
+    if (!v) return -1;
+    sw->vals[k] = v;
+    if (!(v[sw->nvals[k]] = strdup(text))) return -1;
+    sw->nvals[k]++;
+    return 0;
+}
+
+/* Flow text of a scalar or a sequence of scalars. */
+static int flow_text(const struct tps_ydoc *d, int id, const char *field, char *out, size_t len,
+                     struct tps_error *err)
+{
+    if (tps_ydoc_is_scalar(d, id)) {
+        snprintf(out, len, "'%s'", tps_ydoc_text(d, id));
+        return TPS_OK;
+    }
+    if (!tps_ydoc_is_seq(d, id))
+        return tps_ydoc_fail(d, id, field, err, "a sweep value is a scalar or a list of scalars");
+    size_t n = (size_t)snprintf(out, len, "[");
+    for (int i = 0; i < tps_ydoc_len(d, id) && n < len; i++) {
+        int it = tps_ydoc_seq_at(d, id, i);
+        if (!tps_ydoc_is_scalar(d, it))
+            return tps_ydoc_fail(d, it, field, err, "nested lists are not sweep values");
+        n += (size_t)snprintf(out + n, len - n, "%s'%s'", i ? ", " : "", tps_ydoc_text(d, it));
+    }
+    if (n < len) snprintf(out + n, len - n, "]");
+    return TPS_OK;
+}
+
+static int read_range(const struct tps_ydoc *d, int id, const char *f, struct sweep *sw, int k,
+                      struct tps_error *err)
+{
+    static const char *const keys[] = {"from", "to", "step", "factor", NULL};
+    int rc = tps_ydoc_check_map(d, id, f, keys, err);
+    double from, to, step = 0, factor = 0;
+    int fid = tps_ydoc_get(d, id, "from"), tid = tps_ydoc_get(d, id, "to");
+    int sid = tps_ydoc_get(d, id, "step"), xid = tps_ydoc_get(d, id, "factor");
+    if (!rc && (!fid || !tid)) rc = tps_ydoc_fail(d, id, f, err, "a range needs from and to");
+    if (!rc && !!sid == !!xid) rc = tps_ydoc_fail(d, id, f, err, "give either step or factor");
+    if (!rc) rc = tps_ydoc_double(d, fid, f, &from, err);
+    if (!rc) rc = tps_ydoc_double(d, tid, f, &to, err);
+    if (!rc && sid && !(rc = tps_ydoc_double(d, sid, f, &step, err)) && !(step > 0))
+        rc = tps_ydoc_fail(d, sid, f, err, "step must be positive");
+    if (!rc && xid && !(rc = tps_ydoc_double(d, xid, f, &factor, err)) && !(factor > 1))
+        rc = tps_ydoc_fail(d, xid, f, err, "factor must be above 1");
+    if (!rc && (to < from || (factor && from <= 0)))
+        rc = tps_ydoc_fail(d, id, f, err, "the range is empty");
+    for (double v = from; !rc && v <= to * (1 + 1e-12); v = factor ? v * factor : v + step) {
+        char t[64];
+        snprintf(t, sizeof t, "%.15g", v);
+        if (push(sw, k, t)) rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if (sw->nvals[k] > 10000) rc = tps_ydoc_fail(d, id, f, err, "more than 10000 values");
+    }
+    return rc;
+}
+
+int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
+{
+    memset(sw, 0, sizeof *sw);
+    snprintf(sw->path, sizeof sw->path, "%s", path);
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_file(&d, path, err);
+    if (rc) return rc;
+    int root = tps_ydoc_root(&d),
+        id = tps_ydoc_is_map(&d, root) ? tps_ydoc_get(&d, root, "sweep") : 0;
+    if (!id)
+        rc = tps_ydoc_fail(&d, root, "sweep", err, "the scenario has no sweep section");
+    else if (!tps_ydoc_is_map(&d, id) || tps_ydoc_len(&d, id) == 0)
+        rc = tps_ydoc_fail(&d, id, "sweep", err, "expected a mapping of scenario keys to values");
+    else if (tps_ydoc_len(&d, id) > SWEEP_MAX_KEYS)
+        rc = tps_ydoc_fail(&d, id, "sweep", err, "at most %d keys", SWEEP_MAX_KEYS);
+    sw->npoints = 1;
+    for (int i = 0; !rc && i < tps_ydoc_len(&d, id); i++) {
+        const char *key = tps_ydoc_text(&d, tps_ydoc_map_key(&d, id, i));
+        int v = tps_ydoc_map_val(&d, id, i);
+        char f[128];
+        snprintf(f, sizeof f, "sweep.%s", key ? key : "?");
+        if (!key || !key[0] || strlen(key) >= sizeof sw->keys[0] || strstr(key, "..") ||
+            key[0] == '.' || !strcmp(key, "sweep") || !strncmp(key, "sweep.", 6)) {
+            rc = tps_ydoc_fail(&d, tps_ydoc_map_key(&d, id, i), f, &*err,
+                               "expected a dotted scenario key such as strategy.tp");
+            break;
+        }
+        int k = sw->nkeys++;
+        snprintf(sw->keys[k], sizeof sw->keys[k], "%s", key);
+        if (tps_ydoc_is_map(&d, v)) {
+            rc = read_range(&d, v, f, sw, k, err);
+        } else if (tps_ydoc_is_seq(&d, v) && tps_ydoc_len(&d, v) > 0) {
+            for (int j = 0; !rc && j < tps_ydoc_len(&d, v); j++) {
+                char t[512];
+                rc = flow_text(&d, tps_ydoc_seq_at(&d, v, j), f, t, sizeof t, err);
+                if (!rc && push(sw, k, t))
+                    rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            }
+        } else {
+            rc = tps_ydoc_fail(&d, v, f, err,
+                               "expected a list of values or a range {from, to, "
+                               "step|factor}");
+        }
+        if (!rc) sw->npoints *= sw->nvals[k];
+        if (!rc && sw->npoints > 1000000)
+            rc = tps_ydoc_fail(&d, id, "sweep", err, "more than a million points");
+    }
+    tps_ydoc_release(&d);
+    if (rc) sweep_release(sw);
+    return rc;
+}
+
+int sweep_index(const struct sweep *sw, long point, int k)
+{
+    for (int j = sw->nkeys - 1; j > k; j--)
+        point /= sw->nvals[j];
+    return (int)(point % sw->nvals[k]);
+}
+
+/* ------------------------------------------------------------------ writing a point */
+
+static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+{
+    yaml_node_t *n = yaml_document_get_node(src, id);
+    if (!n) return 0;
+    if (n->type == YAML_SCALAR_NODE)
+        return yaml_document_add_scalar(dst, NULL, n->data.scalar.value, (int)n->data.scalar.length,
+                                        YAML_ANY_SCALAR_STYLE);
+    if (n->type == YAML_SEQUENCE_NODE) {
+        int s = yaml_document_add_sequence(dst, NULL, YAML_FLOW_SEQUENCE_STYLE);
+        for (yaml_node_item_t *it = n->data.sequence.items.start;
+             s && it < n->data.sequence.items.top; it++) {
+            int c = copy_node(dst, src, *it);
+            if (!c || !yaml_document_append_sequence_item(dst, s, c)) return 0;
+        }
+        return s;
+    }
+    int m = yaml_document_add_mapping(dst, NULL, YAML_BLOCK_MAPPING_STYLE);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; m && p < n->data.mapping.pairs.top;
+         p++) {
+        int k = copy_node(dst, src, p->key), v = copy_node(dst, src, p->value);
+        if (!k || !v || !yaml_document_append_mapping_pair(dst, m, k, v)) return 0;
+    }
+    return m;
+}
+
+static yaml_node_pair_t *find_pair(yaml_document_t *doc, int map, const char *key)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, map);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
+            return p;
+    }
+    return NULL;
+}
+
+/* Sets the dotted `key` of the mapping `root` to node `value`. */
+static int set_path(yaml_document_t *doc, int root, const char *key, int value)
+{
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", key);
+    int map = root;
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
+        int last = save == NULL || *save == '\0';
+        yaml_node_pair_t *p = find_pair(doc, map, seg);
+        if (last) {
+            if (p) {
+                p->value = value;
+                return 0;
+            }
+            int k =
+                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
+            return k && yaml_document_append_mapping_pair(doc, map, k, value) ? 0 : -1;
+        }
+        if (!p) {
+            int k =
+                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
+            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+            if (!k || !m || !yaml_document_append_mapping_pair(doc, map, k, m)) return -1;
+            map = m;
+            continue;
+        }
+        yaml_node_t *v = yaml_document_get_node(doc, p->value);
+        if (v->type == YAML_SCALAR_NODE) { /* `platform: dgx-a100` becomes {preset: dgx-a100} */
+            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+            int k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)"preset", -1,
+                                             YAML_ANY_SCALAR_STYLE);
+            int pv = p->value, pk = p->key;
+            (void)pk;
+            if (!m || !k || !yaml_document_append_mapping_pair(doc, m, k, pv)) return -1;
+            p = find_pair(doc, map, seg); /* the pair array may have moved */
+            p->value = m;
+            map = m;
+        } else if (v->type == YAML_MAPPING_NODE) {
+            map = p->value;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int sweep_write_point(const struct sweep *sw, long point, const char *out, struct tps_error *err)
+{
+    FILE *in = fopen(sw->path, "rb");
+    if (!in) return tps_error_set(err, TPS_EIO, sw->path, 0, 0, NULL, "cannot open: %m");
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, in);
+    int ok = yaml_parser_load(&parser, &doc);
+    yaml_parser_delete(&parser);
+    fclose(in);
+    if (!ok) return tps_error_set(err, TPS_ESYNTAX, sw->path, 0, 0, NULL, "invalid YAML");
+    int rc = 0, root = 1;
+    yaml_node_t *r = yaml_document_get_root_node(&doc);
+    /* drop the sweep section */
+    if (r && r->type == YAML_MAPPING_NODE) {
+        yaml_node_pair_t *p = find_pair(&doc, root, "sweep");
+        if (p) {
+            memmove(p, p + 1, (size_t)(r->data.mapping.pairs.top - p - 1) * sizeof *p);
+            r->data.mapping.pairs.top--;
+        }
+    } else {
+        rc = -1;
+    }
+    for (int k = 0; !rc && k < sw->nkeys; k++) {
+        const char *text = sw->vals[k][sweep_index(sw, point, k)];
+        yaml_parser_t vp;
+        yaml_document_t vd;
+        yaml_parser_initialize(&vp);
+        yaml_parser_set_input_string(&vp, (const unsigned char *)text, strlen(text));
+        if (!yaml_parser_load(&vp, &vd)) {
+            rc = -1;
+        } else {
+            int v = copy_node(&doc, &vd, 1);
+            rc = v ? set_path(&doc, root, sw->keys[k], v) : -1;
+            yaml_document_delete(&vd);
+        }
+        yaml_parser_delete(&vp);
+    }
+    FILE *f = rc ? NULL : fopen(out, "wb");
+    if (!rc && !f) rc = -1;
+    if (f) {
+        yaml_emitter_t em;
+        yaml_emitter_initialize(&em);
+        yaml_emitter_set_output_file(&em, f);
+        ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, &doc) && yaml_emitter_close(&em);
+        yaml_emitter_delete(&em);
+        if (fclose(f) != 0) ok = 0;
+        rc = ok ? 0 : -1;
+        return rc ? tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot write the point scenario")
+                  : TPS_OK; /* the emitter has deleted the document */
+    }
+    yaml_document_delete(&doc);
+    return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, "sweep",
+                         "cannot apply the sweep values to the scenario");
+}
