@@ -18,14 +18,22 @@ double mdl_gemm_flop(double batch, double m, double n, double k)
     return 2.0 * batch * m * n * k;
 }
 
+double mdl_gemm_bytes(enum mdl_dtype t, double batch, double m, double n, double k)
+{
+    return batch * (m * k + k * n + m * n) * mdl_dtype_bytes(t);
+}
+
+double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flop, double bytes)
+{
+    double tc = d->gemm_overhead_s + flop / (d->gemm_eff_max * d->peak_flops[t]);
+    double tm = bytes / d->hbm_Bps;
+    return tc > tm ? tc : tm;
+}
+
 double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m, double n,
                      double k)
 {
-    double w = mdl_gemm_flop(batch, m, n, k);
-    double bytes = batch * (m * k + k * n + m * n) * mdl_dtype_bytes(t);
-    double tc = d->gemm_overhead_s + w / (d->gemm_eff_max * d->peak_flops[t]);
-    double tm = bytes / d->hbm_Bps;
-    return tc > tm ? tc : tm;
+    return mdl_gemm_time_wb(d, t, mdl_gemm_flop(batch, m, n, k), mdl_gemm_bytes(t, batch, m, n, k));
 }
 
 double mdl_mem_time(const struct mdl_device *d, double bytes)

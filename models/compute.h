@@ -16,6 +16,9 @@
 double mdl_gemm_flop(double batch, double m, double n, double k);
 double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m, double n,
                      double k);
+/* The same from the FLOPs and the bytes a GEMM moves (mdl_gemm_bytes). */
+double mdl_gemm_bytes(enum mdl_dtype t, double batch, double m, double n, double k);
+double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flop, double bytes);
 double mdl_mem_time(const struct mdl_device *d, double bytes);
 
 struct mdl_calib {

@@ -49,7 +49,7 @@ struct mdl_op {
     int32_t deps[MDL_MAX_DEPS]; /* earlier op indices of the same rank */
     double dur_s;               /* compute duration, s (compute ops) */
     double flop;                /* model FLOPs counted for TFLOP/s (GEMM and attention ops) */
-    double bytes;               /* collective full size, or bytes moved by a memory-bound op */
+    double bytes;               /* collective full size, or bytes a compute op moves */
     double t_start;             /* filled by the engine: start time, s */
     double t_end;               /* filled by the engine: end time, s */
 };

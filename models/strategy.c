@@ -156,6 +156,7 @@ static int gemm(struct lower *L, enum mdl_op_kind kind, const char *name, double
     struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
     op.flop = mdl_gemm_flop(batch, m, n, k);
+    op.bytes = mdl_gemm_bytes(L->m->dtype, batch, m, n, k); /* memory traffic, for re-pricing */
     op.dur_s = mdl_gemm_time(L->dev, L->m->dtype, batch, m, n, k);
     return emit(L, &op, name);
 }

@@ -39,15 +39,20 @@ static const char sweep_help[] =
     "              first swept key, one curve per value of the other keys\n"
     "  -h, --help  show this help\n";
 
-/* A CSV field: quoted when it holds a comma, a quote or a space. */
+/* A CSV field. Sweep values are YAML flow text: quotes are dropped and a list "[8, 1]" becomes
+ * "[8 1]", so that no value needs CSV quoting (gnuplot's CSV reading does not unquote). Other
+ * text (error messages) is quoted when it holds a comma or a quote. */
 static void csv_field(char *out, size_t len, const char *v)
 {
     char t[512];
     size_t n = 0;
-    for (const char *p = v; *p && n + 1 < sizeof t; p++)
-        if (*p != '\'') t[n++] = *p; /* values are YAML flow text: drop the quotes */
+    int list = v[0] == '[';
+    for (const char *p = v; *p && n + 1 < sizeof t; p++) {
+        if (*p == '\'' || (list && *p == ',')) continue;
+        t[n++] = *p;
+    }
     t[n] = '\0';
-    if (!strpbrk(t, ", \"")) {
+    if (!strpbrk(t, ",\"")) {
         snprintf(out, len, "%s", t);
         return;
     }
@@ -59,6 +64,18 @@ static void csv_field(char *out, size_t len, const char *v)
     }
     if (m + 1 < len) out[m++] = '"';
     out[m < len ? m : len - 1] = '\0';
+}
+
+/* Whether every value of key k is a number. */
+static int numeric_key(const struct sweep *sw, int k)
+{
+    for (int i = 0; i < sw->nvals[k]; i++) {
+        char t[512], *end;
+        csv_field(t, sizeof t, sw->vals[k][i]);
+        strtod(t, &end);
+        if (end == t || *end) return 0;
+    }
+    return 1;
 }
 
 /* Runs point i in this (child) process and writes its CSV row to fd. */
@@ -150,6 +167,37 @@ static void progress(long done, long total, long failed, double t0)
     fprintf(stderr, "   ");
 }
 
+/* Copies the CSV's rows into `out` (header first) grouped by curve: ordered by the other keys'
+ * values, then by the first key's (which has n0 values). */
+static int sort_rows(const char *csv, const char *out, long npoints, long n0)
+{
+    long rest = npoints / n0;
+    FILE *f = fopen(csv, "r");
+    if (!f) return -1;
+    char **rows = calloc((size_t)npoints + 1, sizeof *rows), line[4096], head[4096] = "";
+    int rc = rows && fgets(head, sizeof head, f) ? 0 : -1;
+    while (!rc && fgets(line, sizeof line, f)) {
+        long i = strtol(line, NULL, 10);
+        if (i < 0 || i >= npoints) continue;
+        long pos = (i % rest) * n0 + i / rest;
+        if (!rows[pos]) rows[pos] = strdup(line);
+    }
+    fclose(f);
+    FILE *o = rc ? NULL : fopen(out, "w");
+    if (o) {
+        fputs(head, o);
+        for (long i = 0; i < npoints; i++)
+            if (rows[i]) fputs(rows[i], o);
+        if (fclose(o) != 0) rc = -1;
+    } else {
+        rc = -1;
+    }
+    for (long i = 0; rows && i < npoints; i++)
+        free(rows[i]);
+    free(rows);
+    return rc;
+}
+
 static void plot(const struct sweep *sw, const char *csv)
 {
     char base[600], gp[700];
@@ -158,17 +206,36 @@ static void plot(const struct sweep *sw, const char *csv)
                                                                              : strlen(csv)),
              csv);
     snprintf(gp, sizeof gp, "%s.gp", base);
+    /* rows grouped by curve (they were appended as they finished): gnuplot breaks a line at
+     * every row that is not the curve's */
+    char data[700];
+    snprintf(data, sizeof data, "%s.plot.csv", base);
+    if (sort_rows(csv, data, sw->npoints, sw->nvals[0]) != 0) return;
     FILE *g = fopen(gp, "w");
     if (!g) return;
     /* one curve per combination of the other keys: gnuplot filters rows by those columns */
     long curves = sw->npoints / sw->nvals[0];
+    /* a categorical first key is drawn at positions 0, 1, ... with its values as tic labels */
+    char xexpr[4096] = "($2)", tics[4096] = "";
+    if (!numeric_key(sw, 0)) {
+        size_t xn = 0, tn = (size_t)snprintf(tics, sizeof tics, "set xtics (");
+        for (int i = 0; i < sw->nvals[0]; i++) {
+            char v[256];
+            csv_field(v, sizeof v, sw->vals[0][i]);
+            xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn, "%sstrcol(2) eq '%s' ? %d : ",
+                                   i ? "" : "(", v, i);
+            tn += (size_t)snprintf(tics + tn, sizeof tics - tn, "%s'%s' %d", i ? ", " : "", v, i);
+        }
+        snprintf(xexpr + xn, sizeof xexpr - xn, "1/0)");
+        snprintf(tics + tn, sizeof tics - tn, ") rotate by -30\n");
+    }
     for (int term = 0; term < 2; term++) {
-        fprintf(g, "set terminal %s size 1100,480\nset output '%s.%s'\n", term ? "svg" : "pngcairo",
+        fprintf(g, "set terminal %s size 1200,640\nset output '%s.%s'\n", term ? "svg" : "pngcairo",
                 base, term ? "svg" : "png");
         fprintf(g,
-                "set datafile separator ','\nset key outside right\nset grid\n"
+                "set datafile separator ','\nset key outside below maxrows 4\nset grid\n%s"
                 "set multiplot layout 1,2 title '%s' noenhanced\n",
-                sw->path);
+                tics, sw->path);
         for (int panel = 0; panel < 2; panel++) {
             int col = sw->nkeys + (panel ? 4 : 3); /* point, keys, status, iteration_s, tflops */
             fprintf(g, "set xlabel '%s' noenhanced\nset ylabel '%s'\nplot ", sw->keys[0],
@@ -189,9 +256,9 @@ static void plot(const struct sweep *sw, const char *csv)
                                            k > 1 ? " " : "", sw->keys[k], v);
                 }
                 fprintf(g,
-                        "%s'%s' using ($%d):((strcol(%d) eq 'ok' && %s) ? $%d : 1/0) "
-                        "smooth unique with linespoints title '%s' noenhanced",
-                        c ? ", " : "", csv, 2, sw->nkeys + 2, cond, col,
+                        "%s'%s' using %s:((strcol(%d) eq 'ok' && %s) ? $%d : 1/0) "
+                        "with linespoints title '%s' noenhanced",
+                        c ? ", " : "", data, xexpr, sw->nkeys + 2, cond, col,
                         curves > 1 ? title : "tpsim");
             }
             fprintf(g, "\n");

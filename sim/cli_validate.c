@@ -24,6 +24,7 @@
 #include "sim/engine.h"
 #include "validate/calibrate.h"
 #include "validate/ncclog.h"
+#include "validate/profile.h"
 
 #ifndef TPSIM_REFDATA_DEFAULT
 #define TPSIM_REFDATA_DEFAULT "../shared/refdata"
@@ -182,6 +183,7 @@ int cli_calibrate(int argc, char **argv)
 
 static const char val_help[] =
     "usage: tpsim validate nccl [--manifest FILE] [--refdata DIR] [--out DIR] [--markdown FILE]\n"
+    "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
     "\n"
     "Reads every nccl-tests log the manifest lists (default scenarios/validation/nccl.yaml; logs\n"
     "are NAME.raw.txt under DIR/nccl, DIR defaulting to ../shared/refdata), simulates the same\n"
@@ -402,14 +404,62 @@ static void write_plots(const char *out, const struct vlog *v, int n)
         fprintf(stderr, "tpsim validate: plots in %s/busbw.png and %s/busbw.svg\n", out, out);
 }
 
+static const char prof_help[] =
+    "usage: tpsim validate profile [--profile CSV] [--device PRESET]\n"
+    "\n"
+    "Calibrates a device's compute model (GEMM efficiency and overhead, memory-bound efficiency)\n"
+    "against a per-sublayer profile in the format of ../shared/refdata/profiles/\n"
+    "oases_profile_3090.csv (hidden, tp, bs, attn_fp, attn_bp, mlp_fp, mlp_bp in ms; fp32,\n"
+    "sequence 1024) and prints the median and max relative error of the sublayer compute times\n"
+    "before and after, and the fitted values to put in a scenario's device: section.\n"
+    "\n"
+    "options:\n"
+    "  --profile CSV    default ../shared/refdata/profiles/oases_profile_3090.csv\n"
+    "  --device PRESET  default RTX-3090\n";
+
+static int validate_profile(int argc, char **argv)
+{
+    const char *csv = TPSIM_REFDATA_DEFAULT "/profiles/oases_profile_3090.csv", *dev = "RTX-3090";
+    for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(prof_help, stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) return cli_usage_error("validate profile", "option '%s' needs a value", argv[i]);
+        if (!strcmp(argv[i], "--profile"))
+            csv = argv[++i];
+        else if (!strcmp(argv[i], "--device"))
+            dev = argv[++i];
+        else
+            return cli_usage_error("validate profile", "unknown option '%s'", argv[i]);
+    }
+    struct mdl_device d;
+    if (mdl_device_preset(dev, &d) != 0)
+        return cli_usage_error("validate profile", "unknown device '%s'", dev);
+    struct prof_result r;
+    struct tps_error err = {0};
+    if (prof_calibrate(csv, &d, &r, &err)) return cli_report_error(&err);
+    printf("profile    %s (%d rows x 4 sublayer times)\ndevice     %s, fp32\n", csv, r.rows, dev);
+    printf("before     median |error| %.1f%%, max %.1f%% (the preset's compute model)\n",
+           r.median_before, r.max_before);
+    printf("after      median |error| %.1f%%, max %.1f%% (calibration data: fitted on these rows)\n",
+           r.median_after, r.max_after);
+    printf("fitted     device: {preset: %s, gemm_efficiency: %.2f, gemm_overhead: %.0fus, "
+           "mem_efficiency: %.2f}\n",
+           dev, r.eff, r.overhead_s * 1e6, r.mem_eff);
+    return 0;
+}
+
 int cli_validate(int argc, char **argv)
 {
     if (argc < 2 || cli_is_help(argv[1])) {
         fputs(val_help, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_INPUT : 0;
     }
+    if (!strcmp(argv[1], "profile")) return validate_profile(argc, argv);
     if (strcmp(argv[1], "nccl"))
-        return cli_usage_error("validate", "unknown subcommand '%s' (expected nccl)", argv[1]);
+        return cli_usage_error("validate", "unknown subcommand '%s' (expected nccl or profile)",
+                               argv[1]);
     const char *manifest = "scenarios/validation/nccl.yaml", *refdata = TPSIM_REFDATA_DEFAULT;
     const char *out = "validation-out", *md = NULL;
     for (int i = 2; i < argc; i++) {

@@ -255,9 +255,11 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
             return rc;
     }
     int tpid = tps_ydoc_get(d, id, "tp");
-    if (!tpid) return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
-    long tp;
-    if ((rc = tps_ydoc_count(d, tpid, "strategy.tp", &tp, err))) return rc;
+    if (!tpid && st->kind != MDL_STRAT_2D)
+        return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
+    long tp = (long)st->d1 * st->d2; /* 2d: the mesh gives the degree */
+    if (tpid && (rc = tps_ydoc_count(d, tpid, "strategy.tp", &tp, err))) return rc;
+    if (!tpid) tpid = mid;
     if (tp > s->topo.ngpus)
         return tps_ydoc_fail(d, tpid, "strategy.tp", err,
                              "TP degree %ld is larger than the platform's %d GPUs", tp,
