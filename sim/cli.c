@@ -398,6 +398,40 @@ static void print_matrix(const struct plat_topo *t, int n, int what)
     }
 }
 
+/* The hierarchical communication matrix: from GPU 0, the GPUs reached at each level (the
+ * highest level a route crosses) and the bandwidth and latency there. */
+static void print_levels(const struct plat_topo *t)
+{
+    int count[4] = {0};
+    double bw_min[4], bw_max[4], lat[4] = {0};
+    for (int l = 0; l < 4; l++)
+        bw_min[l] = bw_max[l] = 0;
+    for (int g = 1; g < t->ngpus; g++) {
+        struct plat_route r;
+        if (plat_topo_route(t, 0, g, &r) != 0) continue;
+        int lvl = 0;
+        for (int h = 0; h < r.nhops; h++)
+            if (r.hops[h].link >= 0 && t->links[r.hops[h].link].level > lvl)
+                lvl = t->links[r.hops[h].link].level;
+        if (!count[lvl]++ || r.bw_Bps < bw_min[lvl]) bw_min[lvl] = r.bw_Bps;
+        if (r.bw_Bps > bw_max[lvl]) bw_max[lvl] = r.bw_Bps;
+        if (r.lat_s > lat[lvl]) lat[lvl] = r.lat_s;
+    }
+    printf("\ncommunication levels from gpu0 (the highest level a route crosses):\n");
+    printf("  %-8s %6s %22s %12s\n", "level", "GPUs", "bandwidth GB/s", "latency us");
+    for (int l = 0; l < 4; l++) {
+        if (!count[l]) continue;
+        char bw[48];
+        if (bw_min[l] == bw_max[l])
+            snprintf(bw, sizeof bw, "%.2f", bw_min[l] / 1e9);
+        else
+            snprintf(bw, sizeof bw, "%.2f-%.2f", bw_min[l] / 1e9, bw_max[l] / 1e9);
+        printf("  %-8s %6d %22s %12.2f\n", plat_level_name((enum plat_level)l), count[l], bw,
+               lat[l] * 1e6);
+    }
+    printf("(one flow alone; `tpsim plan` prints what each mesh axis gets with its own traffic)\n");
+}
+
 static void show_topology(const struct plat_topo *t)
 {
     printf("platform  %s\n", t->name);
@@ -434,6 +468,7 @@ static void show_topology(const struct plat_topo *t)
     print_matrix(t, n, 0);
     printf("\nroute latency, us:\n");
     print_matrix(t, n, 1);
+    print_levels(t);
 }
 
 static int cmd_platform(int argc, char **argv)

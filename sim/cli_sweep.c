@@ -222,8 +222,8 @@ static void plot(const struct sweep *sw, const char *csv)
         for (int i = 0; i < sw->nvals[0]; i++) {
             char v[256];
             csv_field(v, sizeof v, sw->vals[0][i]);
-            xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn, "%sstrcol(2) eq '%s' ? %d : ",
-                                   i ? "" : "(", v, i);
+            xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn,
+                                   "%sstrcol(2) eq '%s' ? %d : ", i ? "" : "(", v, i);
             tn += (size_t)snprintf(tics + tn, sizeof tics - tn, "%s'%s' %d", i ? ", " : "", v, i);
         }
         snprintf(xexpr + xn, sizeof xexpr - xn, "1/0)");

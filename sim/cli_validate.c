@@ -425,7 +425,8 @@ static int validate_profile(int argc, char **argv)
             fputs(prof_help, stdout);
             return 0;
         }
-        if (i + 1 >= argc) return cli_usage_error("validate profile", "option '%s' needs a value", argv[i]);
+        if (i + 1 >= argc)
+            return cli_usage_error("validate profile", "option '%s' needs a value", argv[i]);
         if (!strcmp(argv[i], "--profile"))
             csv = argv[++i];
         else if (!strcmp(argv[i], "--device"))
@@ -442,8 +443,9 @@ static int validate_profile(int argc, char **argv)
     printf("profile    %s (%d rows x 4 sublayer times)\ndevice     %s, fp32\n", csv, r.rows, dev);
     printf("before     median |error| %.1f%%, max %.1f%% (the preset's compute model)\n",
            r.median_before, r.max_before);
-    printf("after      median |error| %.1f%%, max %.1f%% (calibration data: fitted on these rows)\n",
-           r.median_after, r.max_after);
+    printf(
+        "after      median |error| %.1f%%, max %.1f%% (calibration data: fitted on these rows)\n",
+        r.median_after, r.max_after);
     printf("fitted     device: {preset: %s, gemm_efficiency: %.2f, gemm_overhead: %.0fus, "
            "mem_efficiency: %.2f}\n",
            dev, r.eff, r.overhead_s * 1e6, r.mem_eff);

@@ -53,8 +53,13 @@ static void errors(const struct mdl_device *d, const struct sub *subs, int n, do
 static int lower_row(const struct mdl_device *dev, long hidden, long tp, long bs,
                      const double ms[4], struct sub out[4], struct tps_error *err)
 {
-    struct mdl_model m = {.layers = 1, .hidden = hidden, .heads = hidden / 64, .ffn = 4 * hidden,
-                          .seq = 1024, .micro_batch = bs, .dtype = MDL_FP32};
+    struct mdl_model m = {.layers = 1,
+                          .hidden = hidden,
+                          .heads = hidden / 64,
+                          .ffn = 4 * hidden,
+                          .seq = 1024,
+                          .micro_batch = bs,
+                          .dtype = MDL_FP32};
     snprintf(m.name, sizeof m.name, "profile");
     struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = (int)tp, .async_grad_allreduce = true};
     struct mdl_program p;
@@ -88,7 +93,8 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
     char line[1024];
     int lineno = 0, n = 0, cap = 0, rc = TPS_OK;
     struct sub *subs = NULL;
-    if (!fgets(line, sizeof line, f) || strncmp(line, "hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp", 42))
+    if (!fgets(line, sizeof line, f) ||
+        strncmp(line, "hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp", 42))
         rc = tps_error_set(err, TPS_ESYNTAX, csv, 1, 1, "header",
                            "expected the columns hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp,...");
     lineno = 1;
@@ -99,8 +105,9 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
         double ms[4];
         int used = 0;
         if (sscanf(line, "%ld,%ld,%ld,%lf,%lf,%lf,%lf%n", &hidden, &tp, &bs, &ms[0], &ms[1], &ms[2],
-                   &ms[3], &used) != 7 || hidden < 64 || tp < 1 || bs < 1 || !(ms[0] > 0) ||
-            !(ms[1] > 0) || !(ms[2] > 0) || !(ms[3] > 0)) {
+                   &ms[3], &used) != 7 ||
+            hidden < 64 || tp < 1 || bs < 1 || !(ms[0] > 0) || !(ms[1] > 0) || !(ms[2] > 0) ||
+            !(ms[3] > 0)) {
             rc = tps_error_set(err, TPS_ESYNTAX, csv, lineno, 1, "row",
                                "expected hidden,tp,bs and four positive times in ms");
             break;

@@ -14,10 +14,10 @@
 #include "models/device.h"
 
 struct prof_result {
-    int rows;                          /* profile rows, each with 4 sublayer times */
-    double median_before, max_before;  /* |relative error| %, with the device as given */
-    double median_after, max_after;    /* after the fit */
-    double eff, overhead_s, mem_eff;   /* fitted */
+    int rows;                         /* profile rows, each with 4 sublayer times */
+    double median_before, max_before; /* |relative error| %, with the device as given */
+    double median_after, max_after;   /* after the fit */
+    double eff, overhead_s, mem_eff;  /* fitted */
 };
 
 /* Fits *dev (fp32) to the profile; dev keeps the fitted values. */
