@@ -52,6 +52,8 @@ struct mdl_op {
     double bytes;               /* collective full size, or bytes a compute op moves */
     double t_start;             /* filled by the engine: start time, s */
     double t_end;               /* filled by the engine: end time, s */
+    double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
+    uint8_t recorded;           /* rec_start/rec_end hold measured times */
 };
 
 struct mdl_rank {

@@ -21,7 +21,8 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d rank %d\n", SIM_TRACE_VERSION, r);
-    fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps\n");
+    fprintf(f,
+            "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];
         fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d ", i, op->stream,
@@ -31,7 +32,10 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
         if (!op->ndeps) fputc('-', f);
         for (int d = 0; d < op->ndeps; d++)
             fprintf(f, "%s%d", d ? "," : "", op->deps[d]);
-        fputc('\n', f);
+        if (op->recorded)
+            fprintf(f, " %.17g %.17g\n", op->rec_start, op->rec_end);
+        else
+            fputs(" - -\n", f);
     }
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
@@ -72,6 +76,7 @@ struct lexer {
     int line;
     char buf[LINE_MAX_LEN];
     int ntok;
+    int version; /* of the file being read */
     char *tok[MAX_TOK];
     int col[MAX_TOK];
 };
@@ -147,7 +152,8 @@ static int header(struct lexer *L, FILE *f, struct tps_error *err)
                     rc ? NULL : L->tok[0]);
     long v;
     if ((rc = tok_long(L, 1, "version", 1, 1000, &v, err))) return rc;
-    if (v != SIM_TRACE_VERSION) {
+    L->version = (int)v;
+    if (v < 1 || v > SIM_TRACE_VERSION) {
         char msg[96];
         snprintf(msg, sizeof msg, "unsupported trace version (this tpsim reads version %d)",
                  SIM_TRACE_VERSION);
@@ -264,11 +270,21 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         struct mdl_op op = {0};
         long id, stream, layer, mb, group;
         enum mdl_op_kind kind;
-        if (L->ntok != 12) {
+        int nf = L->version >= 2 ? 14 : 12;
+        if (L->ntok != nf) {
             char msg[96];
-            snprintf(msg, sizeof msg, "expected 12 fields, found %d", L->ntok);
-            rc = fail(L, L->ntok < 12 ? L->ntok - 1 : 12, "op", err, msg, NULL);
+            snprintf(msg, sizeof msg, "expected %d fields, found %d", nf, L->ntok);
+            rc = fail(L, L->ntok < nf ? L->ntok - 1 : nf, "op", err, msg, NULL);
             goto done;
+        }
+        if (nf == 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
+            if ((rc = tok_double(L, 12, "rec_start", &op.rec_start, err))) goto done;
+            if ((rc = tok_double(L, 13, "rec_end", &op.rec_end, err))) goto done;
+            if (op.rec_end < op.rec_start) {
+                rc = fail(L, 13, "rec_end", err, "ends before it starts", L->tok[13]);
+                goto done;
+            }
+            op.recorded = 1;
         }
         if ((rc = tok_long(L, 0, "id", p->ranks[r].nops, p->ranks[r].nops, &id, err))) goto done;
         if ((rc = tok_long(L, 1, "stream", 0, MDL_MAX_STREAMS - 1, &stream, err))) goto done;

@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "models/program.h"
 
-#define SIM_TRACE_VERSION 1
+#define SIM_TRACE_VERSION 2 /* reads 1 and 2 */
 
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */

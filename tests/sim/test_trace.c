@@ -95,14 +95,16 @@ struct bad_line {
 Test(trace, rejects_bad_lines_naming_line_column_and_field)
 {
     static const struct bad_line cases[] = {
-        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 -\n", 5, "kind"},
-        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 -\n", 21, "dur_s"},
+        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 5, "kind"},
+        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 - - -\n", 21, "dur_s"},
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1\n", 32, "op"},
-        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 -\n", 9, "phase"},
-        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 -\n", 13, "layer"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5\n", 35, "deps"},
-        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 -\n", 3, "stream"},
-        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 -\n", 1, "id"},
+        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 - - -\n", 9, "phase"},
+        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 - - -\n", 13, "layer"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5 - -\n", 35, "deps"},
+        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 3, "stream"},
+        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 1, "id"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - 2.0 1.0\n", 41, "rec_end"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - x 1.0\n", 37, "rec_start"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mdl_program a, b;
@@ -130,7 +132,7 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     char path[128];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     FILE *f = fopen(path, "w");
-    fputs("tpsim-trace 2\nranks 1\n", f);
+    fputs("tpsim-trace 3\nranks 1\n", f);
     fclose(f);
     struct mdl_program p;
     struct tps_error err = {0};
@@ -145,5 +147,59 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     cr_assert(ne(int, sim_trace_read(dir, &p, NULL, 0, &e2), 0));
     cr_assert(eq(str, e2.field, "ranks"));
     mdl_program_release(&p);
+    rmdir_all(dir);
+}
+
+Test(trace, version_1_still_reads_and_recorded_times_round_trip)
+{
+    struct mdl_program a, b;
+    lower(&a, false);
+    for (int i = 0; i < a.ranks[0].nops; i++) {
+        a.ranks[0].ops[i].recorded = 1;
+        a.ranks[0].ops[i].rec_start = i * 1e-3 + 1.0 / 3;
+        a.ranks[0].ops[i].rec_end = i * 1e-3 + 2.0 / 3;
+    }
+    char dir[64];
+    tmpdir(dir);
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_trace_write(&a, NULL, dir, &err), 0));
+    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    for (int i = 0; i < a.ranks[0].nops; i++) {
+        cr_assert(eq(int, b.ranks[0].ops[i].recorded, 1));
+        cr_assert(eq(dbl, b.ranks[0].ops[i].rec_start, a.ranks[0].ops[i].rec_start));
+        cr_assert(eq(dbl, b.ranks[0].ops[i].rec_end, a.ranks[0].ops[i].rec_end));
+    }
+    cr_assert(eq(int, b.ranks[1].ops[0].recorded, 0));
+    mdl_program_release(&b);
+    /* rewrite every file as version 1: no recorded-time columns */
+    for (int r = -1; r < a.nranks; r++) {
+        char path[256], tmp[300], buf[4096];
+        if (r < 0)
+            snprintf(path, sizeof path, "%s/meta.tps", dir);
+        else
+            snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
+        snprintf(tmp, sizeof tmp, "%s.v1", path);
+        FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
+        for (int n = 1; fgets(buf, sizeof buf, in); n++) {
+            if (n == 1) {
+                char *v = strstr(buf, "tpsim-trace 2");
+                if (v) v[12] = '1';
+            } else if (r >= 0 && buf[0] != '#') {
+                for (int k = 0; k < 2; k++) {
+                    char *sp = strrchr(buf, ' ');
+                    if (sp) strcpy(sp, "\n");
+                }
+            }
+            fputs(buf, out);
+        }
+        fclose(in);
+        fclose(out);
+        rename(tmp, path);
+    }
+    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, b.ranks[0].nops, a.ranks[0].nops));
+    cr_assert(eq(int, b.ranks[0].ops[0].recorded, 0));
+    mdl_program_release(&a);
+    mdl_program_release(&b);
     rmdir_all(dir);
 }
