@@ -61,6 +61,11 @@ int mdl_program_group(struct mdl_program *p, int n, const int *ranks)
         if (p->groups[g].n == n && memcmp(p->groups[g].ranks, ranks, (size_t)n * sizeof(int)) == 0)
             return g;
     }
+    return mdl_program_group_add(p, n, ranks);
+}
+
+int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks)
+{
     struct mdl_group *gs = realloc(p->groups, (size_t)(p->ngroups + 1) * sizeof *gs);
     if (!gs) return -1;
     p->groups = gs;

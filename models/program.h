@@ -86,6 +86,8 @@ int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op);
 int mdl_program_name(struct mdl_program *p, const char *name);
 /* Adds (or finds an identical) group; `ranks` is copied. Returns its index or -1. */
 int mdl_program_group(struct mdl_program *p, int n, const int *ranks);
+/* Adds a group even if an identical one exists (two communicators over the same ranks). */
+int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks);
 
 bool mdl_op_is_coll(enum mdl_op_kind k);
 const char *mdl_op_kind_name(enum mdl_op_kind k);

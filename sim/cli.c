@@ -22,6 +22,7 @@
 #include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/trace.h"
+#include "sim/tracemerge.h"
 #include "sim/cliutil.h"
 
 #ifndef TPSIM_VERSION
@@ -491,6 +492,61 @@ static int cmd_platform(int argc, char **argv)
     return rc ? cli_report_error(&err) : 0;
 }
 
+/* ------------------------------------------------------------------ replay, trace-merge */
+
+static const char replay_help[] =
+    "usage: tpsim replay TRACE_DIR --platform SPEC [run options]\n"
+    "\n"
+    "Replays a recorded trace (the CUDA/NCCL tracer's, after tpsim trace-merge) on a modelled\n"
+    "platform: compute ops take their recorded durations, collectives are simulated on the new\n"
+    "fabric. The same as 'tpsim run TRACE_DIR --platform SPEC'; see tpsim run --help for the\n"
+    "output options. Scaling a trace to another TP degree or GPU count is not supported.\n";
+
+static int cmd_replay(int argc, char **argv)
+{
+    int has_platform = 0, has_dir = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(replay_help, stdout);
+            return 0;
+        }
+        has_platform |= !strcmp(argv[i], "--platform");
+        has_dir |= argv[i][0] != '-' && (i == 1 || argv[i - 1][0] != '-');
+    }
+    if (!has_dir) return cli_usage_error("replay", "%s", "missing TRACE_DIR");
+    if (!has_platform) return cli_usage_error("replay", "%s", "missing --platform");
+    return cmd_run(argc, argv);
+}
+
+static const char merge_help[] =
+    "usage: tpsim trace-merge DIR [--platform SPEC]\n"
+    "\n"
+    "Assembles the tracer's per-rank output in DIR (rank-NNNNN.tps, comms-NNNNN.tps) into a\n"
+    "trace tpsim can replay: communicator groups across ranks, send/recv directions, meta.tps.\n"
+    "--platform records the platform the run happened on.\n";
+
+static int cmd_trace_merge(int argc, char **argv)
+{
+    const char *dir = NULL, *plat = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(merge_help, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--platform") && i + 1 < argc)
+            plat = argv[++i];
+        else if (argv[i][0] == '-' || dir)
+            return cli_usage_error("trace-merge", "unexpected argument '%s'", argv[i]);
+        else
+            dir = argv[i];
+    }
+    if (!dir) return cli_usage_error("trace-merge", "%s", "missing DIR");
+    struct tps_error err = {0};
+    if (sim_trace_merge(dir, plat, &err)) return cli_report_error(&err);
+    fprintf(stderr, "tpsim trace-merge: %s is ready to replay\n", dir);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const char main_help[] =
@@ -505,6 +561,8 @@ static const char main_help[] =
     "  collective --platform P ... simulate one collective, nccl-tests style table\n"
     "  platform show NAME|FILE     print a topology and its GPU-to-GPU bandwidth matrix\n"
     "  plan SCENARIO               rank TP strategies (1D, 2D meshes, overlap) for a scenario\n"
+    "  replay DIR --platform P     replay a recorded trace on another fabric\n"
+    "  trace-merge DIR             assemble the CUDA/NCCL tracer's per-rank output\n"
     "  sweep SCENARIO -j N         run the scenario's sweep: points in parallel, rows to a CSV\n"
     "  calibrate LOG --platform P  fit a platform's links and latencies to an nccl-tests log\n"
     "  validate nccl               compare simulated collectives with real nccl-tests logs\n"
@@ -536,6 +594,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "platform")) return cmd_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate")) return cli_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan")) return cli_plan(argc - 1, argv + 1);
+    if (!strcmp(cmd, "replay")) return cmd_replay(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace-merge")) return cmd_trace_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate")) return cli_validate(argc - 1, argv + 1);
     fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);

@@ -223,8 +223,9 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
                 }
                 members[t - 2] = (int)m;
             }
-            if (p->ngroups != mdl_program_group(p, L->ntok - 2, members)) {
-                rc = fail(L, 1, "group", err, "duplicate group", L->tok[1]);
+            /* two groups may hold the same ranks (two communicators, two directions) */
+            if (mdl_program_group_add(p, L->ntok - 2, members) < 0) {
+                rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
                 goto done;
             }
         } else {

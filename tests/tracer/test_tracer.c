@@ -1,0 +1,118 @@
+/* test_tracer.c - the LD_PRELOAD tracer driven by mock NCCL/CUDA/cuBLAS libraries: what it
+ * records (sizes, groups, ordering, timing arithmetic), the merge, and the replay. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/trace.h"
+
+TestSuite(tracer, .timeout = 120);
+
+static void record(const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert(eq(int, system(cmd), 0));
+    for (int r = 0; r < 2; r++) {
+        snprintf(cmd, sizeof cmd, "RANK=%d TPSIM_TRACE_DIR=%s LD_PRELOAD='%s %s' %s", r, dir,
+                 TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_APP);
+        cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "%s trace-merge %s --platform dgx-a100 2>/dev/null", TPSIM_BIN, dir);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+}
+
+static void near(double got, double want, const char *what)
+{
+    /* CUDA reports elapsed times as float milliseconds */
+    cr_assert(le(dbl, fabs(got - want), 1e-6 * want + 1e-9), "%s: %.9g, expected %.9g", what, got,
+              want);
+}
+
+Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
+{
+    const char *dir = "/tmp/tpsim-tracer-test";
+    record(dir);
+    struct mdl_program p;
+    struct tps_error err = {0};
+    char plat[128];
+    cr_assert(eq(int, sim_trace_read(dir, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
+    cr_assert(eq(str, plat, "dgx-a100"));
+    cr_assert(eq(int, p.nranks, 2));
+    /* the communicator, and one group per send/recv direction */
+    cr_assert(eq(int, p.ngroups, 3));
+    for (int r = 0; r < 2; r++) {
+        const struct mdl_rank *rk = &p.ranks[r];
+        cr_assert(eq(int, rk->nops, 6), "rank %d: %d ops", r, rk->nops);
+        static const int kinds[6] = {MDL_OP_GEMM,      MDL_OP_ALL_REDUCE, MDL_OP_ATTN,
+                                     MDL_OP_SEND_RECV, MDL_OP_SEND_RECV,  MDL_OP_ALL_GATHER};
+        for (int i = 0; i < 6; i++)
+            cr_assert(eq(int, rk->ops[i].kind, kinds[i]), "rank %d op %d", r, i);
+        const struct mdl_op *o = rk->ops;
+        /* sizes and FLOPs */
+        cr_assert(eq(dbl, o[0].flop, 2.0 * 1024 * 1024 * 1024));
+        cr_assert(eq(dbl, o[1].bytes, 1048576));
+        cr_assert(eq(dbl, o[2].flop, 2.0 * 128 * 128 * 64 * 16));
+        cr_assert(eq(dbl, o[3].bytes, 262144));
+        cr_assert(eq(dbl, o[5].bytes, 1000.0 * 4 * 2)); /* all-gather: the gathered size */
+        /* streams: compute 0, collectives 1, sends 2, receives 3 */
+        cr_assert(eq(int, o[0].stream, 0));
+        cr_assert(eq(int, o[1].stream, 1));
+        cr_assert(eq(int, o[3].stream, 2));
+        cr_assert(eq(int, o[4].stream, 3));
+        /* timing arithmetic: the mock's fake clock */
+        double sgemm = 1e-6 + 2.0 * 1024 * 1024 * 1024 / 1e13, ar = 2e-6 + 1048576 / 1e10;
+        double bgemm = 1e-6 + 2.0 * 128 * 128 * 64 * 16 / 1e13, grp = 2e-6 + 2 * 262144 / 1e10;
+        near(o[0].rec_end - o[0].rec_start, sgemm, "sgemm");
+        near(o[1].rec_start, sgemm, "all-reduce start");
+        near(o[1].rec_end - o[1].rec_start, ar, "all-reduce");
+        near(o[2].rec_end - o[2].rec_start, bgemm, "batched GEMM");
+        near(o[3].rec_end - o[3].rec_start, grp, "grouped send"); /* the group's events */
+        near(o[4].rec_end - o[4].rec_start, grp, "grouped recv");
+        near(o[0].dur_s, sgemm, "sgemm duration");
+        for (int i = 0; i < 6; i++)
+            cr_assert(eq(int, o[i].recorded, 1));
+        /* ordering: dependencies inferred from the times */
+        cr_assert(eq(int, o[1].ndeps, 1));
+        cr_assert(eq(int, o[1].deps[0], 0), "the all-reduce waits for the GEMM before it");
+        cr_assert(eq(int, o[2].deps[0], 1), "the batched GEMM waits for the all-reduce");
+    }
+    /* the send of rank 0 and the receive of rank 1 share the 0 -> 1 group */
+    const struct mdl_group *g = &p.groups[p.ranks[0].ops[3].group];
+    cr_assert(eq(int, g->ranks[0], 0));
+    cr_assert(eq(int, g->ranks[1], 1));
+    cr_assert(eq(int, p.ranks[1].ops[4].group, p.ranks[0].ops[3].group));
+    cr_assert(eq(int, p.groups[p.ranks[0].ops[1].group].n, 2));
+    mdl_program_release(&p);
+}
+
+Test(tracer, merged_trace_replays_on_another_platform)
+{
+    const char *dir = "/tmp/tpsim-tracer-replay";
+    record(dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s replay %s --platform pcie-8gpu -q > /dev/null 2>&1", TPSIM_BIN,
+             dir);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s replay %s > /dev/null 2>&1", TPSIM_BIN, dir);
+    cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2), "replay without --platform is a usage error");
+}
+
+Test(tracer, merge_rejects_a_communicator_missing_a_rank)
+{
+    const char *dir = "/tmp/tpsim-tracer-missing";
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf %s && RANK=0 TPSIM_TRACE_DIR=%s LD_PRELOAD='%s %s' %s && %s trace-merge %s "
+             "2>/tmp/tpsim-merge.err",
+             dir, dir, TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_APP, TPSIM_BIN, dir);
+    cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
+    FILE *f = fopen("/tmp/tpsim-merge.err", "r");
+    char line[512] = "";
+    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
+    fclose(f);
+    cr_assert(ne(ptr, strstr(line, "has 2 ranks, but 1 traced it"), NULL), "%s", line);
+}

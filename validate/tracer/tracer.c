@@ -1,0 +1,609 @@
+/* tracer.c - libtpsim_tracer.so, loaded with LD_PRELOAD into a CUDA program: records NCCL
+ * collectives and cuBLAS/cuBLASLt GEMMs, per rank, into tpsim's trace format (version 2).
+ *
+ * Each intercepted call records a CUDA event on its stream before and after calling the real
+ * function (found with dlsym(RTLD_NEXT)), and keeps the pair in memory: nothing waits on the GPU
+ * on the critical path. Calls between ncclGroupStart and ncclGroupEnd are launched by
+ * ncclGroupEnd, so they share the events recorded around it. At exit the events are resolved
+ * (times relative to the rank's first event) and the rank writes DIR/rank-NNNNN.tps and
+ * DIR/comms-NNNNN.tps (its communicators: identity, size, its rank in each).
+ * `tpsim trace-merge DIR` then builds the groups from all ranks and writes meta.tps.
+ *
+ * Environment: TPSIM_TRACE_DIR (required; nothing is recorded without it), TPSIM_TRACE_RECORD
+ * (comma list of nccl, gemm; default both), the rank from RANK, OMPI_COMM_WORLD_RANK,
+ * PMI_RANK or SLURM_PROCID (default 0). Communicators are identified across ranks by a hash of
+ * the ncclUniqueId given to ncclCommInitRank; others (ncclCommInitAll, splits) get a
+ * process-local identity. Compute ops go on stream 0, collectives on stream 1, sends on 2 and
+ * receives on 3 (named send:PEER / recv:PEER until the merge gives each direction its group).
+ * Dependencies are inferred from the recorded times: an op waits for the last op of another
+ * stream that ended before it started.
+ */
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <nccl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ------------------------------------------------------------------ state */
+
+enum { K_GEMM, K_ATTN, K_AR, K_AG, K_RS, K_BCAST, K_SENDRECV };
+static const char *const kind_name[] = {"gemm",           "attn",      "all_reduce", "all_gather",
+                                        "reduce_scatter", "broadcast", "send_recv"};
+
+struct rec {
+    int kind;
+    char name[24];
+    cudaStream_t stream;
+    double bytes, flop;
+    int comm; /* index in comms[], -1 for GEMMs */
+    int peer; /* send/recv: the peer's rank in the communicator */
+    cudaEvent_t ev0, ev1;
+    int shared_events; /* inside a NCCL group: the group's events, owned by the last member */
+};
+
+struct comm_info {
+    ncclComm_t comm;
+    uint64_t id;
+    int nranks, rank;
+};
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct rec *recs;
+static int nrecs, caprecs;
+static struct comm_info comms[256];
+static int ncomms;
+static int enabled = -1, want_nccl = 1, want_gemm = 1;
+static char outdir[512];
+static int group_depth, group_first = -1;
+static __thread int inside; /* a real call made by the tracer itself */
+
+typedef cudaError_t (*ev_create_t)(cudaEvent_t *, unsigned int);
+typedef cudaError_t (*ev_record_t)(cudaEvent_t, cudaStream_t);
+typedef cudaError_t (*ev_sync_t)(cudaEvent_t);
+typedef cudaError_t (*ev_elapsed_t)(float *, cudaEvent_t, cudaEvent_t);
+typedef cudaError_t (*ev_destroy_t)(cudaEvent_t);
+static ev_create_t ev_create;
+static ev_record_t ev_record;
+static ev_sync_t ev_sync;
+static ev_elapsed_t ev_elapsed;
+static ev_destroy_t ev_destroy;
+
+static void *real(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) fprintf(stderr, "tpsim tracer: %s not found\n", name);
+    return f;
+}
+
+static void *cudart(const char *name)
+{
+    void *f = dlsym(RTLD_DEFAULT, name);
+    if (!f) { /* a program linked with a static cudart: use the shared one */
+        static void *lib;
+        if (!lib) lib = dlopen("libcudart.so", RTLD_LAZY | RTLD_GLOBAL);
+        if (lib) f = dlsym(lib, name);
+    }
+    return f;
+}
+
+static void write_trace(void);
+
+static int init(void)
+{
+    if (enabled >= 0) return enabled;
+    const char *dir = getenv("TPSIM_TRACE_DIR");
+    enabled = dir && dir[0];
+    if (!enabled) return 0;
+    snprintf(outdir, sizeof outdir, "%s", dir);
+    const char *what = getenv("TPSIM_TRACE_RECORD");
+    if (what && what[0]) {
+        want_nccl = strstr(what, "nccl") != NULL;
+        want_gemm = strstr(what, "gemm") != NULL;
+    }
+    ev_create = (ev_create_t)cudart("cudaEventCreateWithFlags");
+    ev_record = (ev_record_t)cudart("cudaEventRecord");
+    ev_sync = (ev_sync_t)cudart("cudaEventSynchronize");
+    ev_elapsed = (ev_elapsed_t)cudart("cudaEventElapsedTime");
+    ev_destroy = (ev_destroy_t)cudart("cudaEventDestroy");
+    if (!ev_create || !ev_record || !ev_sync || !ev_elapsed || !ev_destroy) {
+        fprintf(stderr, "tpsim tracer: CUDA runtime event functions not found, not recording\n");
+        enabled = 0;
+        return 0;
+    }
+    atexit(write_trace);
+    return 1;
+}
+
+static int rank_of_process(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
+                                       NULL};
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && v[0]) return atoi(v);
+    }
+    return 0;
+}
+
+/* Starts a record (under mtx): event before the real call. */
+static struct rec *rec_begin(int kind, const char *name, cudaStream_t stream)
+{
+    if (nrecs == caprecs) {
+        int cap = caprecs ? 2 * caprecs : 4096;
+        struct rec *r = realloc(recs, (size_t)cap * sizeof *r);
+        if (!r) return NULL;
+        recs = r;
+        caprecs = cap;
+    }
+    struct rec *r = &recs[nrecs++];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->stream = stream;
+    r->comm = -1;
+    if (group_depth > 0) { /* launched by ncclGroupEnd */
+        r->shared_events = 1;
+        if (group_first < 0) group_first = nrecs - 1;
+        return r;
+    }
+    if (ev_create(&r->ev0, cudaEventDefault) != cudaSuccess ||
+        ev_create(&r->ev1, cudaEventDefault) != cudaSuccess) {
+        nrecs--;
+        return NULL;
+    }
+    ev_record(r->ev0, stream);
+    return r;
+}
+
+static void rec_end(struct rec *r)
+{
+    if (r && !r->shared_events) ev_record(r->ev1, r->stream);
+}
+
+static size_t dtype_size(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+        return 1;
+    case ncclFloat16:
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 21000
+    case ncclBfloat16:
+#endif
+        return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+static int comm_index(ncclComm_t comm)
+{
+    for (int i = 0; i < ncomms; i++)
+        if (comms[i].comm == comm) return i;
+    if (ncomms == 256) return -1;
+    static ncclResult_t (*count)(const ncclComm_t, int *), (*urank)(const ncclComm_t, int *);
+    if (!count) count = (ncclResult_t(*)(const ncclComm_t, int *))real("ncclCommCount");
+    if (!urank) urank = (ncclResult_t(*)(const ncclComm_t, int *))real("ncclCommUserRank");
+    struct comm_info *c = &comms[ncomms];
+    c->comm = comm;
+    c->id = (uint64_t)(uintptr_t)comm; /* process-local unless ncclCommInitRank named it */
+    c->nranks = 1;
+    c->rank = 0;
+    inside++;
+    if (count) count(comm, &c->nranks);
+    if (urank) urank(comm, &c->rank);
+    inside--;
+    return ncomms++;
+}
+
+/* ------------------------------------------------------------------ NCCL */
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
+{
+    static ncclResult_t (*fn)(ncclComm_t *, int, ncclUniqueId, int);
+    if (!fn) fn = (ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int))real("ncclCommInitRank");
+    if (!fn) return ncclSystemError;
+    ncclResult_t res = fn(comm, nranks, id, rank);
+    if (res == ncclSuccess && init()) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a of the unique id */
+        for (size_t i = 0; i < sizeof id.internal; i++)
+            h = (h ^ (unsigned char)id.internal[i]) * 1099511628211ull;
+        pthread_mutex_lock(&mtx);
+        int c = comm_index(*comm);
+        if (c >= 0) {
+            comms[c].id = h;
+            comms[c].nranks = nranks;
+            comms[c].rank = rank;
+        }
+        pthread_mutex_unlock(&mtx);
+    }
+    return res;
+}
+
+#define COLL(kind, name, nbytes, call)                                                             \
+    do {                                                                                           \
+        if (inside || !init() || !want_nccl) return call;                                          \
+        pthread_mutex_lock(&mtx);                                                                  \
+        struct rec *r = rec_begin(kind, name, stream);                                             \
+        int ci = comm_index(comm);                                                                 \
+        if (r) {                                                                                   \
+            r->comm = ci;                                                                          \
+            r->bytes = (double)(nbytes);                                                           \
+        }                                                                                          \
+        pthread_mutex_unlock(&mtx);                                                                \
+        ncclResult_t res = call;                                                                   \
+        pthread_mutex_lock(&mtx);                                                                  \
+        rec_end(r);                                                                                \
+        pthread_mutex_unlock(&mtx);                                                                \
+        return res;                                                                                \
+    } while (0)
+
+static int nranks_of(ncclComm_t comm)
+{
+    pthread_mutex_lock(&mtx);
+    int c = comm_index(comm), n = c >= 0 ? comms[c].nranks : 1;
+    pthread_mutex_unlock(&mtx);
+    return n;
+}
+
+ncclResult_t ncclAllReduce(const void *s, void *r_, size_t count, ncclDataType_t t, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                              cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclAllReduce");
+    COLL(K_AR, "all_reduce", count * dtype_size(t), fn(s, r_, count, t, op, comm, stream));
+}
+
+ncclResult_t ncclAllGather(const void *s, void *r_, size_t count, ncclDataType_t t, ncclComm_t comm,
+                           cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                              cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclAllGather");
+    if (inside || !init() || !want_nccl) return fn(s, r_, count, t, comm, stream);
+    size_t n = (size_t)nranks_of(comm);
+    COLL(K_AG, "all_gather", count * dtype_size(t) * n, fn(s, r_, count, t, comm, stream));
+}
+
+ncclResult_t ncclReduceScatter(const void *s, void *r_, size_t count, ncclDataType_t t,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                              cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclReduceScatter");
+    if (inside || !init() || !want_nccl) return fn(s, r_, count, t, op, comm, stream);
+    size_t n = (size_t)nranks_of(comm);
+    COLL(K_RS, "reduce_scatter", count * dtype_size(t) * n, fn(s, r_, count, t, op, comm, stream));
+}
+
+ncclResult_t ncclBroadcast(const void *s, void *r_, size_t count, ncclDataType_t t, int root,
+                           ncclComm_t comm, cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                              cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclBroadcast");
+    COLL(K_BCAST, "broadcast", count * dtype_size(t), fn(s, r_, count, t, root, comm, stream));
+}
+
+ncclResult_t ncclSend(const void *s, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
+                      cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclSend");
+    char name[24];
+    snprintf(name, sizeof name, "send:%d", peer);
+    COLL(K_SENDRECV, name, count * dtype_size(t), fn(s, count, t, peer, comm, stream));
+}
+
+ncclResult_t ncclRecv(void *r_, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
+                      cudaStream_t stream)
+{
+    static ncclResult_t (*fn)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    if (!fn) *(void **)&fn = real("ncclRecv");
+    char name[24];
+    snprintf(name, sizeof name, "recv:%d", peer);
+    COLL(K_SENDRECV, name, count * dtype_size(t), fn(r_, count, t, peer, comm, stream));
+}
+
+ncclResult_t ncclGroupStart(void)
+{
+    static ncclResult_t (*fn)(void);
+    if (!fn) *(void **)&fn = real("ncclGroupStart");
+    if (!inside && init()) {
+        pthread_mutex_lock(&mtx);
+        group_depth++;
+        pthread_mutex_unlock(&mtx);
+    }
+    return fn();
+}
+
+ncclResult_t ncclGroupEnd(void)
+{
+    static ncclResult_t (*fn)(void);
+    if (!fn) *(void **)&fn = real("ncclGroupEnd");
+    if (inside || !init()) return fn();
+    pthread_mutex_lock(&mtx);
+    int outer = --group_depth == 0 && group_first >= 0;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudaStream_t s = outer ? recs[group_first].stream : NULL;
+    if (outer && ev_create(&e0, cudaEventDefault) == cudaSuccess &&
+        ev_create(&e1, cudaEventDefault) == cudaSuccess)
+        ev_record(e0, s);
+    pthread_mutex_unlock(&mtx);
+    ncclResult_t res = fn();
+    pthread_mutex_lock(&mtx);
+    if (outer && e1) {
+        ev_record(e1, s);
+        for (int i = group_first; i < nrecs; i++) {
+            recs[i].ev0 = e0;
+            recs[i].ev1 = e1;
+        }
+        recs[nrecs - 1].shared_events = 2; /* this one destroys the pair */
+    }
+    if (outer) group_first = -1;
+    pthread_mutex_unlock(&mtx);
+    return res;
+}
+
+/* ------------------------------------------------------------------ cuBLAS */
+
+static size_t cuda_type_size(cudaDataType t)
+{
+    switch (t) {
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+        return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+        return 2;
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+static void gemm_rec(const char *name, cudaStream_t stream, double m, double n, double k,
+                     double batch, double esize, struct rec **out)
+{
+    *out = NULL;
+    if (inside || !init() || !want_gemm) return;
+    pthread_mutex_lock(&mtx);
+    struct rec *r = rec_begin(batch > 1 ? K_ATTN : K_GEMM, name, stream);
+    if (r) {
+        r->flop = 2 * m * n * k * batch;
+        r->bytes = batch * (m * k + k * n + m * n) * esize;
+    }
+    *out = r;
+    pthread_mutex_unlock(&mtx);
+}
+
+static void gemm_done(struct rec *r)
+{
+    if (!r) return;
+    pthread_mutex_lock(&mtx);
+    rec_end(r);
+    pthread_mutex_unlock(&mtx);
+}
+
+static cudaStream_t handle_stream(cublasHandle_t h)
+{
+    static cublasStatus_t (*fn)(cublasHandle_t, cudaStream_t *);
+    if (!fn) *(void **)&fn = real("cublasGetStream_v2");
+    cudaStream_t s = NULL;
+    if (fn) {
+        inside++;
+        fn(h, &s);
+        inside--;
+    }
+    return s;
+}
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                              int n, int k, const float *alpha, const float *A, int lda,
+                              const float *B, int ldb, const float *beta, float *C, int ldc)
+{
+    static cublasStatus_t (*fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                const float *, const float *, int, const float *, int,
+                                const float *, float *, int);
+    if (!fn) *(void **)&fn = real("cublasSgemm_v2");
+    struct rec *r;
+    gemm_rec("sgemm", inside ? NULL : handle_stream(h), m, n, k, 1, 4, &r);
+    cublasStatus_t st = fn(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_done(r);
+    return st;
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                            int n, int k, const void *alpha, const void *A, cudaDataType at,
+                            int lda, const void *B, cudaDataType bt, int ldb, const void *beta,
+                            void *C, cudaDataType ct, int ldc, cublasComputeType_t comp,
+                            cublasGemmAlgo_t algo)
+{
+    static cublasStatus_t (*fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                const void *, const void *, cudaDataType, int, const void *,
+                                cudaDataType, int, const void *, void *, cudaDataType, int,
+                                cublasComputeType_t, cublasGemmAlgo_t);
+    if (!fn) *(void **)&fn = real("cublasGemmEx");
+    struct rec *r;
+    gemm_rec("gemm_ex", inside ? NULL : handle_stream(h), m, n, k, 1, (double)cuda_type_size(at),
+             &r);
+    (void)bt;
+    cublasStatus_t st =
+        fn(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, comp, algo);
+    gemm_done(r);
+    return st;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
+                                          cublasOperation_t tb, int m, int n, int k,
+                                          const void *alpha, const void *A, cudaDataType at,
+                                          int lda, long long int sa, const void *B, cudaDataType bt,
+                                          int ldb, long long int sb, const void *beta, void *C,
+                                          cudaDataType ct, int ldc, long long int sc, int batch,
+                                          cublasComputeType_t comp, cublasGemmAlgo_t algo)
+{
+    static cublasStatus_t (*fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                const void *, const void *, cudaDataType, int, long long int,
+                                const void *, cudaDataType, int, long long int, const void *,
+                                void *, cudaDataType, int, long long int, int, cublasComputeType_t,
+                                cublasGemmAlgo_t);
+    if (!fn) *(void **)&fn = real("cublasGemmStridedBatchedEx");
+    struct rec *r;
+    gemm_rec("gemm_batched", inside ? NULL : handle_stream(h), m, n, k, batch,
+             (double)cuda_type_size(at), &r);
+    cublasStatus_t st = fn(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct,
+                           ldc, sc, batch, comp, algo);
+    gemm_done(r);
+    return st;
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t lh, cublasLtMatmulDesc_t desc, const void *alpha,
+                              const void *A, cublasLtMatrixLayout_t ad, const void *B,
+                              cublasLtMatrixLayout_t bd, const void *beta, const void *C,
+                              cublasLtMatrixLayout_t cd, void *D, cublasLtMatrixLayout_t dd,
+                              const cublasLtMatmulAlgo_t *algo, void *ws, size_t wss,
+                              cudaStream_t stream)
+{
+    static cublasStatus_t (*fn)(
+        cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t,
+        const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t,
+        void *, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
+    static cublasStatus_t (*attr)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *,
+                                  size_t, size_t *);
+    static cublasStatus_t (*dattr)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *,
+                                   size_t, size_t *);
+    if (!fn) *(void **)&fn = real("cublasLtMatmul");
+    if (!attr) *(void **)&attr = real("cublasLtMatrixLayoutGetAttribute");
+    if (!dattr) *(void **)&dattr = real("cublasLtMatmulDescGetAttribute");
+    struct rec *r = NULL;
+    if (!inside && attr && dattr) {
+        uint64_t arows = 0, acols = 0, drows = 0, dcols = 0;
+        int32_t batch = 1, ta = CUBLAS_OP_N;
+        uint32_t type = CUDA_R_16F;
+        size_t w;
+        inside++;
+        attr(ad, CUBLASLT_MATRIX_LAYOUT_ROWS, &arows, sizeof arows, &w);
+        attr(ad, CUBLASLT_MATRIX_LAYOUT_COLS, &acols, sizeof acols, &w);
+        attr(ad, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type, &w);
+        attr(dd, CUBLASLT_MATRIX_LAYOUT_ROWS, &drows, sizeof drows, &w);
+        attr(dd, CUBLASLT_MATRIX_LAYOUT_COLS, &dcols, sizeof dcols, &w);
+        attr(dd, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch, &w);
+        dattr(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta, &w);
+        inside--;
+        double k = ta == CUBLAS_OP_N ? (double)acols : (double)arows;
+        gemm_rec("lt_matmul", stream, (double)drows, (double)dcols, k, batch > 1 ? batch : 1,
+                 (double)cuda_type_size((cudaDataType)type), &r);
+    }
+    cublasStatus_t st =
+        fn(lh, desc, alpha, A, ad, B, bd, beta, C, cd, D, dd, algo, ws, wss, stream);
+    gemm_done(r);
+    return st;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static int mkdir_p(const char *dir)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void write_trace(void)
+{
+    pthread_mutex_lock(&mtx);
+    int rank = rank_of_process();
+    double *t0 = calloc((size_t)nrecs + 1, sizeof *t0), *t1 = calloc((size_t)nrecs + 1, sizeof *t1);
+    int *stream_of = calloc((size_t)nrecs + 1, sizeof *stream_of);
+    if (!t0 || !t1 || !stream_of || mkdir_p(outdir) != 0) {
+        fprintf(stderr, "tpsim tracer: cannot write the trace to %s\n", outdir);
+        pthread_mutex_unlock(&mtx);
+        return;
+    }
+    cudaEvent_t base = nrecs ? recs[0].ev0 : NULL;
+    for (int i = 0; i < nrecs; i++) {
+        struct rec *r = &recs[i];
+        float a = 0, b = 0;
+        if (r->ev1) ev_sync(r->ev1);
+        if (base && r->ev0) ev_elapsed(&a, base, r->ev0);
+        if (base && r->ev1) ev_elapsed(&b, base, r->ev1);
+        t0[i] = a * 1e-3;
+        t1[i] = b * 1e-3 > t0[i] ? b * 1e-3 : t0[i];
+        /* collectives on stream 1; sends on 2 and receives on 3, so that the two directions of
+         * an exchange grouped by ncclGroupStart/End cannot wait for each other on replay */
+        if (r->kind > K_ATTN) stream_of[i] = r->kind != K_SENDRECV ? 1 : r->name[0] == 's' ? 2 : 3;
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/rank-%05d.tps", outdir, rank);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f,
+                "tpsim-trace 2 rank %d\n# recorded by libtpsim_tracer.so; groups are local "
+                "communicator indices until `tpsim trace-merge`\n",
+                rank);
+        fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start "
+                   "rec_end\n");
+        for (int i = 0; i < nrecs; i++) {
+            const struct rec *r = &recs[i];
+            /* the last op of another stream that ended before this one started */
+            int dep = -1;
+            for (int j = i - 1; j >= 0; j--)
+                if (stream_of[j] != stream_of[i] && t1[j] <= t0[i]) {
+                    dep = j;
+                    break;
+                }
+            fprintf(f, "%d %d %s other -1 -1 %s %.17g %.17g %.17g %d ", i, stream_of[i],
+                    kind_name[r->kind], r->name, t1[i] - t0[i], r->flop, r->bytes,
+                    r->kind <= K_ATTN ? -1 : r->comm);
+            if (dep >= 0)
+                fprintf(f, "%d", dep);
+            else
+                fputc('-', f);
+            fprintf(f, " %.17g %.17g\n", t0[i], t1[i]);
+        }
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/comms-%05d.tps", outdir, rank);
+    f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "# local-id identity nranks rank-in-communicator\n");
+        for (int c = 0; c < ncomms; c++)
+            fprintf(f, "comm %d %016llx %d %d\n", c, (unsigned long long)comms[c].id,
+                    comms[c].nranks, comms[c].rank);
+        fclose(f);
+    }
+    for (int i = 0; i < nrecs; i++) {
+        if (recs[i].shared_events == 1) continue;
+        if (recs[i].ev0) ev_destroy(recs[i].ev0);
+        if (recs[i].ev1) ev_destroy(recs[i].ev1);
+    }
+    free(t0);
+    free(t1);
+    free(stream_of);
+    free(recs);
+    recs = NULL;
+    nrecs = caprecs = 0;
+    pthread_mutex_unlock(&mtx);
+}
