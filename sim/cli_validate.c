@@ -22,6 +22,9 @@
 #include "platforms/spec.h"
 #include "sim/cliutil.h"
 #include "sim/engine.h"
+#include "sim/scenario.h"
+#include "sim/trace.h"
+#include "models/compute.h"
 #include "validate/calibrate.h"
 #include "validate/ncclog.h"
 #include "validate/profile.h"
@@ -184,6 +187,7 @@ int cli_calibrate(int argc, char **argv)
 static const char val_help[] =
     "usage: tpsim validate nccl [--manifest FILE] [--refdata DIR] [--out DIR] [--markdown FILE]\n"
     "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
+    "       tpsim validate trace TRACE_DIR [--platform P | --scenario S]   (see -h there)\n"
     "\n"
     "Reads every nccl-tests log the manifest lists (default scenarios/validation/nccl.yaml; logs\n"
     "are NAME.raw.txt under DIR/nccl, DIR defaulting to ../shared/refdata), simulates the same\n"
@@ -452,6 +456,191 @@ static int validate_profile(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ validate trace */
+
+static const char trace_help[] =
+    "usage: tpsim validate trace TRACE_DIR [--platform SPEC | --scenario S] [--out DIR]\n"
+    "\n"
+    "Replays a recorded trace (tracer output after tpsim trace-merge) on the platform it ran on\n"
+    "(--platform, the scenario's platform, or the one the trace records) and compares, op by op,\n"
+    "the simulated duration with the recorded one: a table per op kind, per layer, the iteration,\n"
+    "and the ten worst ops. With --scenario, every recorded GEMM and memory-bound kernel is also\n"
+    "priced by the scenario's device compute model, to check that model against the hardware.\n"
+    "Writes DIR/ops.dat and, with gnuplot, DIR/ops.png and ops.svg (recorded against simulated\n"
+    "duration per op). Default --out: validation-trace.\n";
+
+struct top {
+    double err_s;
+    int rank, op;
+};
+
+static int top_cmp(const void *a, const void *b)
+{
+    const struct top *x = a, *y = b;
+    return (fabs(y->err_s) > fabs(x->err_s)) - (fabs(y->err_s) < fabs(x->err_s));
+}
+
+static int validate_trace(int argc, char **argv)
+{
+    const char *dir = NULL, *plat = NULL, *scn_path = NULL, *out = "validation-trace";
+    for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(trace_help, stdout);
+            return 0;
+        }
+        if (argv[i][0] != '-') {
+            if (dir) return cli_usage_error("validate trace", "unexpected argument '%s'", argv[i]);
+            dir = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc)
+            return cli_usage_error("validate trace", "option '%s' needs a value", argv[i]);
+        if (!strcmp(argv[i], "--platform"))
+            plat = argv[++i];
+        else if (!strcmp(argv[i], "--scenario"))
+            scn_path = argv[++i];
+        else if (!strcmp(argv[i], "--out"))
+            out = argv[++i];
+        else
+            return cli_usage_error("validate trace", "unknown option '%s'", argv[i]);
+    }
+    if (!dir) return cli_usage_error("validate trace", "%s", "missing TRACE_DIR");
+    struct tps_error err = {0};
+    struct mdl_program p;
+    char recorded_plat[512];
+    struct scn_scenario s;
+    int have_scn = 0, rc = sim_trace_read(dir, &p, recorded_plat, sizeof recorded_plat, &err);
+    struct plat_topo t;
+    plat_topo_init(&t, "");
+    if (!rc && scn_path) {
+        rc = scn_load(scn_path, &s, &err);
+        have_scn = 1;
+    }
+    const char *spec = plat ? plat : recorded_plat;
+    if (!rc && !plat && have_scn) {
+        t = s.topo; /* borrowed: released with the scenario */
+    } else if (!rc) {
+        if (!spec[0])
+            rc = tps_error_set(&err, TPS_EINVAL, dir, 0, 0, "platform",
+                               "the trace records no platform: give --platform or --scenario");
+        else
+            rc = cli_platform(spec, &t, &err);
+    }
+    int recorded = 0;
+    for (int r = 0; !rc && r < p.nranks; r++)
+        for (int i = 0; i < p.ranks[r].nops; i++)
+            recorded += p.ranks[r].ops[i].recorded;
+    if (!rc && !recorded)
+        rc = tps_error_set(&err, TPS_EINVAL, dir, 0, 0, "rec_start",
+                           "the trace has no recorded times (it was not written by the tracer)");
+    struct sim_stats st = {0};
+    if (!rc) rc = sim_engine_run(&p, &t, &st, &err);
+    int code = rc ? cli_report_error(&err) : 0;
+    if (!rc) {
+        /* per kind */
+        double rec_k[MDL_OP_NKINDS] = {0}, sim_k[MDL_OP_NKINDS] = {0}, mod_k[MDL_OP_NKINDS] = {0};
+        int n_k[MDL_OP_NKINDS] = {0}, ntop = 0;
+        double rec_end = 0, sim_end = st.end_s;
+        struct top *tops = calloc((size_t)recorded + 1, sizeof *tops);
+        char path[1024];
+        if (mkdir(out, 0777) != 0 && errno != EEXIST) fprintf(stderr, "cannot create %s\n", out);
+        snprintf(path, sizeof path, "%s/ops.dat", out);
+        FILE *dat = fopen(path, "w");
+        if (dat) fprintf(dat, "# rank op kind recorded_s simulated_s model_s\n");
+        for (int r = 0; r < p.nranks; r++)
+            for (int i = 0; i < p.ranks[r].nops; i++) {
+                const struct mdl_op *o = &p.ranks[r].ops[i];
+                if (!o->recorded) continue;
+                double rd = o->rec_end - o->rec_start, sd = o->t_end - o->t_start, md = -1;
+                if (o->rec_end > rec_end) rec_end = o->rec_end;
+                if (have_scn && !mdl_op_is_coll((enum mdl_op_kind)o->kind))
+                    md = o->kind == MDL_OP_MEM
+                             ? mdl_mem_time(&s.device, o->bytes)
+                             : mdl_gemm_time_wb(&s.device, s.model.dtype, o->flop, o->bytes);
+                n_k[o->kind]++;
+                rec_k[o->kind] += rd;
+                sim_k[o->kind] += sd;
+                if (md >= 0) mod_k[o->kind] += md;
+                if (tops) tops[ntop++] = (struct top){sd - rd, r, i};
+                if (dat)
+                    fprintf(dat, "%d %d %s %.9g %.9g %.9g\n", r, i,
+                            mdl_op_kind_name((enum mdl_op_kind)o->kind), rd, sd, md);
+            }
+        if (dat) fclose(dat);
+        printf("trace      %s (%d ranks, %d recorded ops)\nplatform   %s\n", dir, p.nranks,
+               recorded, t.desc[0] ? t.desc : spec);
+        printf("iteration  recorded %.6f ms, simulated %.6f ms, error %+.2f%%\n\n", rec_end * 1e3,
+               sim_end * 1e3, rec_end > 0 ? (sim_end - rec_end) / rec_end * 100 : 0);
+        printf("%-16s %6s %14s %14s %8s%s\n", "kind", "ops", "recorded ms", "simulated ms", "error",
+               have_scn ? "   compute model ms  error" : "");
+        for (int k = 0; k < MDL_OP_NKINDS; k++) {
+            if (!n_k[k]) continue;
+            printf("%-16s %6d %14.6f %14.6f %+7.2f%%", mdl_op_kind_name((enum mdl_op_kind)k),
+                   n_k[k], rec_k[k] * 1e3, sim_k[k] * 1e3,
+                   rec_k[k] > 0 ? (sim_k[k] - rec_k[k]) / rec_k[k] * 100 : 0);
+            if (have_scn && !mdl_op_is_coll((enum mdl_op_kind)k))
+                printf("   %15.6f %+7.2f%%", mod_k[k] * 1e3,
+                       rec_k[k] > 0 ? (mod_k[k] - rec_k[k]) / rec_k[k] * 100 : 0);
+            printf("\n");
+        }
+        /* per layer: from the first start to the last end of its ops, over ranks */
+        printf("\n%-8s %14s %14s %8s\n", "layer", "recorded ms", "simulated ms", "error");
+        for (int l = -1; l < p.layers; l++) {
+            double r0 = 1e300, r1 = -1, s0 = 1e300, s1 = -1;
+            for (int r = 0; r < p.nranks; r++)
+                for (int i = 0; i < p.ranks[r].nops; i++) {
+                    const struct mdl_op *o = &p.ranks[r].ops[i];
+                    if (o->layer != l || !o->recorded) continue;
+                    r0 = fmin(r0, o->rec_start), r1 = fmax(r1, o->rec_end);
+                    s0 = fmin(s0, o->t_start), s1 = fmax(s1, o->t_end);
+                }
+            if (r1 < 0) continue;
+            printf("%-8d %14.6f %14.6f %+7.2f%%\n", l, (r1 - r0) * 1e3, (s1 - s0) * 1e3,
+                   r1 > r0 ? ((s1 - s0) - (r1 - r0)) / (r1 - r0) * 100 : 0);
+        }
+        if (tops) {
+            qsort(tops, (size_t)ntop, sizeof *tops, top_cmp);
+            printf("\nworst ops (simulated - recorded):\n");
+            for (int k = 0; k < ntop && k < 10; k++) {
+                const struct mdl_op *o = &p.ranks[tops[k].rank].ops[tops[k].op];
+                double rd = o->rec_end - o->rec_start;
+                printf("  rank %d op %d %-14s %-16s recorded %10.3f us, simulated %10.3f us "
+                       "(%+.1f%%)\n",
+                       tops[k].rank, tops[k].op, mdl_op_kind_name((enum mdl_op_kind)o->kind),
+                       p.names[o->name], rd * 1e6, (rd + tops[k].err_s) * 1e6,
+                       rd > 0 ? tops[k].err_s / rd * 100 : 0);
+            }
+        }
+        free(tops);
+        snprintf(path, sizeof path, "%s/ops.gp", out);
+        FILE *g = fopen(path, "w");
+        if (g) {
+            for (int term = 0; term < 2; term++)
+                fprintf(
+                    g,
+                    "set terminal %s size 640,560\nset output '%s/ops.%s'\nset logscale xy\n"
+                    "set xlabel 'recorded duration (s)'\nset ylabel 'simulated duration (s)'\n"
+                    "set key top left\nset grid\nset title 'tpsim validate trace: %s' noenhanced\n"
+                    "plot '%s/ops.dat' using 4:($4 > 0 && $5 > 0 ? $5 : 1/0) with points pt 7 "
+                    "title 'ops', x with lines title 'equal'\n",
+                    term ? "svg" : "pngcairo", out, term ? "svg" : "png", dir, out);
+            fclose(g);
+            char cmd[1200];
+            snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", path);
+            if (system(cmd) != 0)
+                fprintf(stderr, "tpsim validate trace: gnuplot did not run; %s is written\n", path);
+        }
+    }
+    sim_stats_release(&st);
+    mdl_program_release(&p);
+    if (have_scn) {
+        if (!plat) plat_topo_init(&t, ""); /* t was the scenario's */
+        scn_release(&s);
+    }
+    plat_topo_release(&t);
+    return code;
+}
+
 int cli_validate(int argc, char **argv)
 {
     if (argc < 2 || cli_is_help(argv[1])) {
@@ -459,9 +648,10 @@ int cli_validate(int argc, char **argv)
         return argc < 2 ? CLI_EXIT_INPUT : 0;
     }
     if (!strcmp(argv[1], "profile")) return validate_profile(argc, argv);
+    if (!strcmp(argv[1], "trace")) return validate_trace(argc, argv);
     if (strcmp(argv[1], "nccl"))
-        return cli_usage_error("validate", "unknown subcommand '%s' (expected nccl or profile)",
-                               argv[1]);
+        return cli_usage_error(
+            "validate", "unknown subcommand '%s' (expected nccl, profile or trace)", argv[1]);
     const char *manifest = "scenarios/validation/nccl.yaml", *refdata = TPSIM_REFDATA_DEFAULT;
     const char *out = "validation-out", *md = NULL;
     for (int i = 2; i < argc; i++) {

@@ -1,5 +1,8 @@
-/* mock_nccl.c - stands in for libnccl in the tracer tests: every collective "runs" for
- * 2 us + bytes / 10 GB/s on the fake clock of mock_cudart; group calls run at ncclGroupEnd. */
+/* mock_nccl.c - stands in for libnccl in the tracer tests. Collectives "run" on the fake clock of
+ * mock_cudart for what a ring costs on two GPUs joined by a 10 GB/s, 1 us link (the platform
+ * tests/data/good/mock-platform.yaml): all-reduce 2(n-1)(a + S/(nB)), all-gather
+ * (n-1)(a + S/(nB)), send or receive a + S/B. Calls between ncclGroupStart and ncclGroupEnd run
+ * concurrently at ncclGroupEnd (both directions of an exchange use their own link direction). */
 #include <nccl.h>
 #include <stdlib.h>
 
@@ -9,15 +12,23 @@ struct ncclComm {
     int nranks, rank;
 };
 
-static int in_group;
-static double group_bytes;
+#define ALPHA 1e-6
+#define BW    1e10
 
-static void run(double bytes)
+static int in_group;
+static double group_time;
+
+static void run(double t)
 {
     if (in_group)
-        group_bytes += bytes;
+        group_time = t > group_time ? t : group_time;
     else
-        mock_advance(2e-6 + bytes / 1e10);
+        mock_advance(t);
+}
+
+static double ring(int steps, int n, double bytes)
+{
+    return steps * (ALPHA + bytes / n / BW);
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
@@ -51,7 +62,7 @@ ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclDataType_t 
                            ncclComm_t comm, cudaStream_t stream)
 {
     (void)s, (void)r, (void)t, (void)op, (void)comm, (void)stream;
-    run((double)count * 4);
+    run(ring(2 * (comm->nranks - 1), comm->nranks, (double)count * 4));
     return ncclSuccess;
 }
 
@@ -59,7 +70,7 @@ ncclResult_t ncclAllGather(const void *s, void *r, size_t count, ncclDataType_t 
                            cudaStream_t stream)
 {
     (void)s, (void)r, (void)t, (void)stream;
-    run((double)count * 4 * comm->nranks);
+    run(ring(comm->nranks - 1, comm->nranks, (double)count * 4 * comm->nranks));
     return ncclSuccess;
 }
 
@@ -67,7 +78,7 @@ ncclResult_t ncclSend(const void *s, size_t count, ncclDataType_t t, int peer, n
                       cudaStream_t stream)
 {
     (void)s, (void)t, (void)peer, (void)comm, (void)stream;
-    run((double)count * 4);
+    run(ALPHA + (double)count * 4 / BW);
     return ncclSuccess;
 }
 
@@ -75,7 +86,7 @@ ncclResult_t ncclRecv(void *r, size_t count, ncclDataType_t t, int peer, ncclCom
                       cudaStream_t stream)
 {
     (void)r, (void)t, (void)peer, (void)comm, (void)stream;
-    run((double)count * 4);
+    run(ALPHA + (double)count * 4 / BW);
     return ncclSuccess;
 }
 
@@ -87,9 +98,9 @@ ncclResult_t ncclGroupStart(void)
 
 ncclResult_t ncclGroupEnd(void)
 {
-    if (--in_group == 0 && group_bytes > 0) {
-        mock_advance(2e-6 + group_bytes / 1e10);
-        group_bytes = 0;
+    if (--in_group == 0 && group_time > 0) {
+        mock_advance(group_time);
+        group_time = 0;
     }
     return ncclSuccess;
 }

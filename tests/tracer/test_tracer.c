@@ -64,8 +64,8 @@ Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
         cr_assert(eq(int, o[3].stream, 2));
         cr_assert(eq(int, o[4].stream, 3));
         /* timing arithmetic: the mock's fake clock */
-        double sgemm = 1e-6 + 2.0 * 1024 * 1024 * 1024 / 1e13, ar = 2e-6 + 1048576 / 1e10;
-        double bgemm = 1e-6 + 2.0 * 128 * 128 * 64 * 16 / 1e13, grp = 2e-6 + 2 * 262144 / 1e10;
+        double sgemm = 1e-6 + 2.0 * 1024 * 1024 * 1024 / 1e13, ar = 2 * (1e-6 + 524288 / 1e10);
+        double bgemm = 1e-6 + 2.0 * 128 * 128 * 64 * 16 / 1e13, grp = 1e-6 + 262144 / 1e10;
         near(o[0].rec_end - o[0].rec_start, sgemm, "sgemm");
         near(o[1].rec_start, sgemm, "all-reduce start");
         near(o[1].rec_end - o[1].rec_start, ar, "all-reduce");
@@ -115,4 +115,69 @@ Test(tracer, merge_rejects_a_communicator_missing_a_rank)
     cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
     fclose(f);
     cr_assert(ne(ptr, strstr(line, "has 2 ranks, but 1 traced it"), NULL), "%s", line);
+}
+
+Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
+{
+    /* the mocks cost what a ring costs on mock-platform.yaml: replaying there must give back the
+     * recorded iteration within 1% */
+    const char *dir = "/tmp/tpsim-tracer-same";
+    record(dir);
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, sim_trace_read(dir, &p, NULL, 0, &err), 0), "%s", err.msg);
+    double recorded = 0;
+    for (int r = 0; r < p.nranks; r++)
+        for (int i = 0; i < p.ranks[r].nops; i++)
+            if (p.ranks[r].ops[i].rec_end > recorded) recorded = p.ranks[r].ops[i].rec_end;
+    mdl_program_release(&p);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s replay %s --platform %s/tests/data/good/mock-platform.yaml --json "
+             "/tmp/tpsim-tracer-same.json -q > /dev/null",
+             TPSIM_BIN, dir, TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    FILE *f = fopen("/tmp/tpsim-tracer-same.json", "r");
+    char buf[8192] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    char *it = strstr(buf, "\"iteration_time_s\"");
+    cr_assert(ne(ptr, it, NULL));
+    double sim = strtod(strchr(it, ':') + 1, NULL);
+    cr_assert(le(dbl, fabs(sim - recorded), 0.01 * recorded), "replayed %.9g s, recorded %.9g s",
+              sim, recorded);
+}
+
+Test(tracer, validate_trace_compares_every_op_and_names_the_worst)
+{
+    const char *dir = "/tmp/tpsim-tracer-validate";
+    record(dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out "
+             "/tmp/tpsim-vt > /tmp/tpsim-vt.txt 2>/dev/null",
+             TPSIM_BIN, dir, TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    FILE *f = fopen("/tmp/tpsim-vt.txt", "r");
+    char line[512];
+    int iter = 0, worst = 0, kinds = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "iteration  recorded")) {
+            iter = 1;
+            cr_assert(ne(ptr, strstr(line, "error +0.0"), NULL), "%s", line);
+        }
+        worst += strstr(line, "worst ops") != NULL;
+        kinds += !strncmp(line, "all_reduce ", 11) || !strncmp(line, "gemm ", 5);
+    }
+    fclose(f);
+    cr_assert(eq(int, iter, 1));
+    cr_assert(eq(int, worst, 1));
+    cr_assert(eq(int, kinds, 2));
+    /* a trace without recorded times is refused with a clear message */
+    snprintf(cmd, sizeof cmd,
+             "%s trace %s/scenarios/quickstart.yaml -o /tmp/tpsim-vt-model > /dev/null && %s "
+             "validate trace /tmp/tpsim-vt-model 2>&1 | grep -q 'no recorded times'",
+             TPSIM_BIN, TPSIM_SOURCE_DIR, TPSIM_BIN);
+    cr_assert(eq(int, system(cmd), 0));
 }
