@@ -47,3 +47,17 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
     free(e);
     return cudaSuccess;
 }
+
+/* NVTX 2 stand-ins (libnvToolsExt), so that the mock program can mark layers. */
+int nvtxRangePushA(const char *msg);
+int nvtxRangePop(void);
+static int depth;
+int nvtxRangePushA(const char *msg)
+{
+    (void)msg;
+    return depth++;
+}
+int nvtxRangePop(void)
+{
+    return --depth;
+}

@@ -75,6 +75,15 @@ Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
         near(o[0].dur_s, sgemm, "sgemm duration");
         for (int i = 0; i < 6; i++)
             cr_assert(eq(int, o[i].recorded, 1));
+        /* NVTX ranges: layer and phase */
+        cr_assert(eq(int, o[0].layer, 0));
+        cr_assert(eq(int, o[0].phase, MDL_PHASE_FWD));
+        cr_assert(eq(int, o[1].layer, 0));
+        cr_assert(eq(int, o[2].layer, 1));
+        cr_assert(eq(int, o[2].phase, MDL_PHASE_BWD));
+        cr_assert(eq(int, o[4].layer, 1));
+        cr_assert(eq(int, o[5].layer, -1));
+        cr_assert(eq(int, o[5].phase, MDL_PHASE_OTHER));
         /* ordering: dependencies inferred from the times */
         cr_assert(eq(int, o[1].ndeps, 1));
         cr_assert(eq(int, o[1].deps[0], 0), "the all-reduce waits for the GEMM before it");

@@ -9,6 +9,9 @@
  * DIR/comms-NNNNN.tps (its communicators: identity, size, its rank in each).
  * `tpsim trace-merge DIR` then builds the groups from all ranks and writes meta.tps.
  *
+ * NVTX ranges mark layers and phases: NVTX 2 symbols are interposed, and NVTX 3 (header-only)
+ * reaches this library when NVTX_INJECTION64_PATH names it.
+ *
  * Environment: TPSIM_TRACE_DIR (required; nothing is recorded without it), TPSIM_TRACE_RECORD
  * (comma list of nccl, gemm; default both), the rank from RANK, OMPI_COMM_WORLD_RANK,
  * PMI_RANK or SLURM_PROCID (default 0). Communicators are identified across ranks by a hash of
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 /* ------------------------------------------------------------------ state */
@@ -39,6 +43,8 @@ static const char *const kind_name[] = {"gemm",           "attn",      "all_redu
 
 struct rec {
     int kind;
+    int layer; /* from NVTX ranges, -1 if none */
+    int phase; /* 0 fwd, 1 bwd, 2 other (NVTX ranges naming forward/backward) */
     char name[24];
     cudaStream_t stream;
     double bytes, flop;
@@ -63,6 +69,11 @@ static int enabled = -1, want_nccl = 1, want_gemm = 1;
 static char outdir[512];
 static int group_depth, group_first = -1;
 static __thread int inside; /* a real call made by the tracer itself */
+
+/* NVTX ranges open on the host: a range whose message says "layer" then a number sets the layer
+ * of the ops recorded inside it; "forward"/"fwd" and "backward"/"bwd" set the phase. */
+#define NVTX_DEPTH 64
+static int nvtx_depth, nvtx_layer[NVTX_DEPTH], nvtx_phase[NVTX_DEPTH];
 
 typedef cudaError_t (*ev_create_t)(cudaEvent_t *, unsigned int);
 typedef cudaError_t (*ev_record_t)(cudaEvent_t, cudaStream_t);
@@ -148,6 +159,12 @@ static struct rec *rec_begin(int kind, const char *name, cudaStream_t stream)
     snprintf(r->name, sizeof r->name, "%s", name);
     r->stream = stream;
     r->comm = -1;
+    r->layer = -1;
+    r->phase = 2;
+    for (int d = nvtx_depth < NVTX_DEPTH ? nvtx_depth : NVTX_DEPTH; d-- > 0;) {
+        if (r->layer < 0) r->layer = nvtx_layer[d];
+        if (r->phase == 2) r->phase = nvtx_phase[d];
+    }
     if (group_depth > 0) { /* launched by ncclGroupEnd */
         r->shared_events = 1;
         if (group_first < 0) group_first = nrecs - 1;
@@ -355,6 +372,87 @@ ncclResult_t ncclGroupEnd(void)
     if (outer) group_first = -1;
     pthread_mutex_unlock(&mtx);
     return res;
+}
+
+/* ------------------------------------------------------------------ NVTX */
+
+static int nvtx_push(const char *msg)
+{
+    pthread_mutex_lock(&mtx);
+    int d = nvtx_depth++;
+    if (d < NVTX_DEPTH) {
+        nvtx_layer[d] = -1;
+        nvtx_phase[d] = 2;
+        for (const char *p = msg; p && *p; p++) {
+            if (!strncasecmp(p, "layer", 5)) {
+                const char *q = p + 5;
+                for (int k = 0; k < 8 && *q && (*q < '0' || *q > '9'); k++)
+                    q++;
+                if (*q >= '0' && *q <= '9') nvtx_layer[d] = atoi(q);
+            }
+            if (!strncasecmp(p, "backward", 8) || !strncasecmp(p, "bwd", 3)) nvtx_phase[d] = 1;
+            if (!strncasecmp(p, "forward", 7) || !strncasecmp(p, "fwd", 3)) nvtx_phase[d] = 0;
+        }
+    }
+    pthread_mutex_unlock(&mtx);
+    return d;
+}
+
+static int nvtx_pop(void)
+{
+    pthread_mutex_lock(&mtx);
+    int d = nvtx_depth > 0 ? --nvtx_depth : -1;
+    pthread_mutex_unlock(&mtx);
+    return d;
+}
+
+/* NVTX 2 (libnvToolsExt.so): plain symbols, interposed. */
+int nvtxRangePushA(const char *msg)
+{
+    static int (*fn)(const char *);
+    if (!fn) *(void **)&fn = dlsym(RTLD_NEXT, "nvtxRangePushA");
+    if (init()) nvtx_push(msg);
+    return fn ? fn(msg) : nvtx_depth - 1;
+}
+
+int nvtxRangePop(void)
+{
+    static int (*fn)(void);
+    if (!fn) *(void **)&fn = dlsym(RTLD_NEXT, "nvtxRangePop");
+    if (init()) nvtx_pop();
+    return fn ? fn() : nvtx_depth;
+}
+
+/* NVTX 3 is header-only: it calls an injection library named by NVTX_INJECTION64_PATH (point it
+ * at this library), which fills its core callback table. ABI constants of nvtxTypes.h:
+ * NVTX_ETID_CALLBACKS 1, NVTX_CB_MODULE_CORE 1, RangePushA 9, RangePop 11. */
+typedef void (*nvtx_fn)(void);
+struct nvtx_callbacks {
+    size_t struct_size;
+    int (*get_module_table)(int module, nvtx_fn ***table, unsigned int *size);
+};
+
+static int nvtx3_push(const char *msg)
+{
+    return init() ? nvtx_push(msg) : 0;
+}
+
+static int nvtx3_pop(void)
+{
+    return init() ? nvtx_pop() : 0;
+}
+
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+    const struct nvtx_callbacks *cb = get_export_table ? get_export_table(1) : NULL;
+    nvtx_fn **table = NULL;
+    unsigned int size = 0;
+    if (!cb || !cb->get_module_table || !cb->get_module_table(1, &table, &size) || size <= 11)
+        return 0;
+    *table[9] = (nvtx_fn)(void (*)(void))nvtx3_push;
+    *table[11] = (nvtx_fn)(void (*)(void))nvtx3_pop;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ cuBLAS */
@@ -574,9 +672,10 @@ static void write_trace(void)
                     dep = j;
                     break;
                 }
-            fprintf(f, "%d %d %s other -1 -1 %s %.17g %.17g %.17g %d ", i, stream_of[i],
-                    kind_name[r->kind], r->name, t1[i] - t0[i], r->flop, r->bytes,
-                    r->kind <= K_ATTN ? -1 : r->comm);
+            static const char *const phase[] = {"fwd", "bwd", "other"};
+            fprintf(f, "%d %d %s %s %d -1 %s %.17g %.17g %.17g %d ", i, stream_of[i],
+                    kind_name[r->kind], phase[r->phase], r->layer, r->name, t1[i] - t0[i], r->flop,
+                    r->bytes, r->kind <= K_ATTN ? -1 : r->comm);
             if (dep >= 0)
                 fprintf(f, "%d", dep);
             else
