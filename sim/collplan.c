@@ -102,10 +102,33 @@ void sim_group_env_release(struct sim_group_env *e)
     sim_hier_release(&e->hier);
 }
 
-int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
-                  struct tps_error *err)
+/* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails. */
+static int ring_pairs(const struct mdl_group *g, const struct sim_hier *h, int which, int (*out)[2])
+{
+    int n = g->n, k = 0;
+    if (which == 0) {
+        for (int i = 0; i < n; i++, k++) {
+            out[k][0] = g->ranks[i];
+            out[k][1] = g->ranks[(i + 1) % n];
+        }
+        return k;
+    }
+    if (!h->local) return 0;
+    int L = h->local, N = h->nodes;
+    for (int j = 0; j < N; j++)
+        for (int l = 0; l < L; l++, k++) {
+            out[k][0] = g->ranks[h->member[j * L + l]];
+            out[k][1] = which == 1 ? g->ranks[h->member[j * L + (l + 1) % L]]
+                                   : g->ranks[h->member[((j + 1) % N) * L + l]];
+        }
+    return k;
+}
+
+int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                      struct sim_group_env *e, struct tps_error *err)
 {
     memset(e, 0, sizeof *e);
+    const struct mdl_group *g = groups[0];
     e->n = g->n;
     if (g->n < 2) return TPS_OK;
     if (t->xml_path[0]) {
@@ -113,40 +136,43 @@ int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct s
         e->flat_bw = e->intra_bw = e->inter_bw = 1;
         return TPS_OK;
     }
-    int n = g->n;
-    int(*pairs)[2] = malloc((size_t)n * sizeof *pairs);
-    if (!pairs || sim_hier_layout(t, g, &e->hier) != 0) {
-        free(pairs);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    int total = 0;
+    for (int k = 0; k < ng; k++)
+        total += groups[k]->n;
+    int(*pairs)[2] = malloc((size_t)total * sizeof *pairs);
+    struct sim_hier *hs = calloc((size_t)ng, sizeof *hs);
+    int rc = pairs && hs ? 0 : -1;
+    for (int k = 0; !rc && k < ng; k++)
+        rc = sim_hier_layout(t, groups[k], &hs[k]);
+    double *lat[3] = {&e->flat_lat, &e->intra_lat, &e->inter_lat};
+    double *bw[3] = {&e->flat_bw, &e->intra_bw, &e->inter_bw};
+    for (int which = 0; !rc && which < 3; which++) {
+        if (which && !hs[0].local) break;
+        int np = 0;
+        for (int k = 0; k < ng; k++) /* every concurrent group shares the links */
+            np += ring_pairs(groups[k], &hs[k], which, pairs + np);
+        rc = path_stats(t, (const int(*)[2])pairs, np, lat[which], bw[which]) ? 1 : 0;
     }
-    int rc = 0;
-    for (int i = 0; i < n; i++) {
-        pairs[i][0] = g->ranks[i];
-        pairs[i][1] = g->ranks[(i + 1) % n];
+    if (!rc && hs[0].local) {
+        e->hier = hs[0];
+        memset(&hs[0], 0, sizeof hs[0]);
     }
-    rc = path_stats(t, (const int(*)[2])pairs, n, &e->flat_lat, &e->flat_bw);
-    const struct sim_hier *h = &e->hier;
-    if (!rc && h->local) {
-        int L = h->local, N = h->nodes;
-        for (int j = 0; j < N; j++)
-            for (int l = 0; l < L; l++) {
-                pairs[j * L + l][0] = g->ranks[h->member[j * L + l]];
-                pairs[j * L + l][1] = g->ranks[h->member[j * L + (l + 1) % L]];
-            }
-        rc = path_stats(t, (const int(*)[2])pairs, n, &e->intra_lat, &e->intra_bw);
-        for (int j = 0; !rc && j < N; j++)
-            for (int l = 0; l < L; l++) {
-                pairs[j * L + l][0] = g->ranks[h->member[j * L + l]];
-                pairs[j * L + l][1] = g->ranks[h->member[((j + 1) % N) * L + l]];
-            }
-        if (!rc) rc = path_stats(t, (const int(*)[2])pairs, n, &e->inter_lat, &e->inter_bw);
-    }
+    for (int k = 0; hs && k < ng; k++)
+        sim_hier_release(&hs[k]);
+    free(hs);
     free(pairs);
     if (rc) {
         sim_group_env_release(e);
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route inside group");
+        return rc < 0 ? tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+                      : tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route inside group");
     }
     return TPS_OK;
+}
+
+int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
+                  struct tps_error *err)
+{
+    return sim_group_env_set(t, &g, 1, e, err);
 }
 
 void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,

@@ -41,6 +41,10 @@ struct sim_group_env {
 };
 int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
                   struct tps_error *err);
+/* The same when groups[1..ng-1] run the same collective at the same time on other ranks (the
+ * other rows or columns of a mesh): links are split among all their transfers. */
+int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                      struct sim_group_env *e, struct tps_error *err);
 void sim_group_env_release(struct sim_group_env *e);
 /* The closed-form environment of protocol p on that group. */
 void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,

@@ -28,7 +28,21 @@ double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, st
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind)) {
             int g = op->group;
             if (!ready[g]) {
-                if (sim_group_env(t, &p->groups[g], &env[g], err)) {
+                /* the groups the other ranks use for the same op run concurrently */
+                const struct mdl_group **set = malloc(((size_t)p->nranks + 1) * sizeof *set);
+                int ns = 0;
+                if (set) set[ns++] = &p->groups[g];
+                for (int r = 1; set && r < p->nranks; r++) {
+                    if (i >= p->ranks[r].nops) continue;
+                    int h = p->ranks[r].ops[i].group, seen = 0;
+                    for (int k = 0; k < ns && !seen; k++)
+                        seen = set[k] == &p->groups[h];
+                    if (h >= 0 && !seen) set[ns++] = &p->groups[h];
+                }
+                int bad = !set || sim_group_env_set(t, set, ns, &env[g], err);
+                free(set);
+                if (bad) {
+                    if (!set) tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
                     last = -1;
                     break;
                 }
