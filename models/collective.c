@@ -129,7 +129,7 @@ int mdl_tree_height(int n, int tree, int i)
     return h;
 }
 
-static int tree_depth(int n, int tree, int i)
+int mdl_tree_depth(int n, int tree, int i)
 {
     int p = tree_pos(n, tree, i), d = 0;
     for (; p > 0; p = (p - 1) / 2)
@@ -206,7 +206,7 @@ int mdl_tree_phase_load(int n, int k, int up, int *flow_load)
                 sig_add(sg[i].out, h, 1);
                 sig_add(sg[parent].in, h, 1);
             } else if (!up && nc) {
-                int d = tree_depth(n, t, i);
+                int d = mdl_tree_depth(n, t, i);
                 sig_add(sg[i].out, d, nc);
                 for (int c = 0; c < nc; c++)
                     sig_add(sg[ch[c]].in, d, 1);

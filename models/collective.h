@@ -71,8 +71,10 @@ int mdl_coll_chunks(double bytes, double chunk_bytes);
  * children (returns how many, 0..2). Tree 0 is a heap over 0..n-1, tree 1 the same heap over
  * n-1..0, so no member is inside both trees. */
 int mdl_tree_links(int n, int tree, int i, int *parent, int children[2]);
-/* Height of member i in a tree (0 for leaves) and of the whole tree. */
+/* Height of member i in a tree (0 for leaves; the root's is the tree's), and its depth (0 at
+ * the root). */
 int mdl_tree_height(int n, int tree, int i);
+int mdl_tree_depth(int n, int tree, int i);
 /* Loads of one phase (up = reduce, else broadcast) of the double binary tree with k chunks: for
  * each step, the most transfers one member sends or receives in it, summed over the steps
  * (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most transfers one

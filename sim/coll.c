@@ -203,16 +203,6 @@ static int tree_load(struct sim_ctx *c, int n, int k, int up, int *flow_load)
     return sum;
 }
 
-static int depth_of(int n, int tree, int i)
-{
-    int p = tree == 0 ? i : n - 1 - i, d = 0;
-    while (p > 0) {
-        p = (p - 1) / 2;
-        d++;
-    }
-    return d;
-}
-
 /* Double binary tree all-reduce: reduce up both trees, then broadcast down, each tree carrying
  * half the buffer in k pipelined chunks. */
 static void tree(struct xfer *x, int n, int me, double bytes)
@@ -224,7 +214,7 @@ static void tree(struct xfer *x, int n, int me, double bytes)
     for (int t = 0; t < 2; t++) {
         nch[t] = mdl_tree_links(n, t, me, &parent[t], ch[t]);
         h[t] = mdl_tree_height(n, t, me);
-        d[t] = depth_of(n, t, me);
+        d[t] = mdl_tree_depth(n, t, me);
         for (int j = 0; j < nch[t]; j++)
             hc[t][j] = mdl_tree_height(n, t, ch[t][j]);
     }
@@ -320,9 +310,12 @@ void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.hop = nc->hop_s[pr];
     x.eff = nc->eff[pr] > 0 ? nc->eff[pr] : 1;
     x.gran = op->gran;
+    /* at most 8 comms pend at once, except in a direct exchange (2(n-1)) */
+    sg_comm_t comms[12];
+    void *sink[12];
     x.cap = op->algo == MDL_ALGO_DIRECT ? 2 * n + 8 : 12;
-    x.comms = malloc((size_t)x.cap * sizeof *x.comms);
-    x.sink = malloc((size_t)x.cap * sizeof *x.sink);
+    x.comms = x.cap > 12 ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
+    x.sink = x.cap > 12 ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
     sleep_for(nc->base_s[pr]);
     double S = op->bytes;
@@ -365,7 +358,7 @@ void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
             ring(&x, NULL, 1, n, me, SLOT_MAIN, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1,
                  S / n);
     }
-    free(x.comms);
-    free(x.sink);
+    if (x.comms != comms) free(x.comms);
+    if (x.sink != sink) free(x.sink);
     XBT_DEBUG("rank %d: %s of %.0f bytes done", rank, mdl_op_kind_name(k), op->bytes);
 }
