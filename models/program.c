@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 int mdl_program_init(struct mdl_program *p, int nranks)
 {
     memset(p, 0, sizeof *p);
@@ -30,13 +32,7 @@ void mdl_program_release(struct mdl_program *p)
 int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op)
 {
     struct mdl_rank *rk = &p->ranks[r];
-    if (rk->nops == rk->cap) {
-        int cap = rk->cap ? rk->cap * 2 : 64;
-        struct mdl_op *ops = realloc(rk->ops, (size_t)cap * sizeof *ops);
-        if (!ops) return -1;
-        rk->ops = ops;
-        rk->cap = cap;
-    }
+    if (tps_grow(&rk->ops, &rk->cap, rk->nops + 1, sizeof *rk->ops, 64)) return -1;
     rk->ops[rk->nops] = *op;
     return rk->nops++;
 }

@@ -10,6 +10,7 @@
 
 #include "common/units.h"
 #include "preset.h"
+#include "common/grow.h"
 
 void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len)
 {
@@ -78,14 +79,9 @@ static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err
         char q = id[3];
         char *v = id + 4, *ve = strchr(v, q);
         if (!ve) break;
-        if (t->ngpus == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **h = realloc(t->xml_hosts, (size_t)cap * sizeof *h);
-            if (!h) {
-                rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
-                goto done;
-            }
-            t->xml_hosts = h;
+        if (tps_grow(&t->xml_hosts, &cap, t->ngpus + 1, sizeof *t->xml_hosts, 16)) {
+            rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto done;
         }
         t->xml_hosts[t->ngpus] = strndup(v, (size_t)(ve - v));
         if (!t->xml_hosts[t->ngpus]) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 void plat_topo_init(struct plat_topo *t, const char *name)
 {
     memset(t, 0, sizeof *t);
@@ -38,13 +40,7 @@ void plat_topo_release(struct plat_topo *t)
 int plat_topo_node(struct plat_topo *t, const char *name, enum plat_kind kind, int machine,
                    double fwd_Bps)
 {
-    if (t->nnodes == t->nodes_cap) {
-        int cap = t->nodes_cap ? 2 * t->nodes_cap : 32;
-        struct plat_node *n = realloc(t->nodes, (size_t)cap * sizeof *n);
-        if (!n) return -1;
-        t->nodes = n;
-        t->nodes_cap = cap;
-    }
+    if (tps_grow(&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof *t->nodes, 32)) return -1;
     struct plat_node *n = &t->nodes[t->nnodes];
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "%s", name);
@@ -57,13 +53,7 @@ int plat_topo_node(struct plat_topo *t, const char *name, enum plat_kind kind, i
 int plat_topo_link(struct plat_topo *t, const char *name, int a, int b, double bw_Bps, double lat_s,
                    bool shared, enum plat_level level)
 {
-    if (t->nlinks == t->links_cap) {
-        int cap = t->links_cap ? 2 * t->links_cap : 32;
-        struct plat_link *l = realloc(t->links, (size_t)cap * sizeof *l);
-        if (!l) return -1;
-        t->links = l;
-        t->links_cap = cap;
-    }
+    if (tps_grow(&t->links, &t->links_cap, t->nlinks + 1, sizeof *t->links, 32)) return -1;
     struct plat_link *l = &t->links[t->nlinks];
     memset(l, 0, sizeof *l);
     snprintf(l->name, sizeof l->name, "%s", name);

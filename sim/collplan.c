@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 void sim_hier_release(struct sim_hier *h)
 {
     free(h->node_of);
@@ -265,14 +267,9 @@ int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struc
                         a = MDL_ALGO_RING;
                         pr = MDL_PROTO_SIMPLE;
                     }
-                    if (nch == cap) {
-                        cap = cap ? 2 * cap : 8;
-                        struct choice *nc = realloc(ch, (size_t)cap * sizeof *nc);
-                        if (!nc) {
-                            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                            break;
-                        }
-                        ch = nc;
+                    if (tps_grow(&ch, &cap, nch + 1, sizeof *ch, 8)) {
+                        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                        break;
                     }
                     ch[nch++] = (struct choice){op->kind, op->algo, op->proto, op->bytes, a, pr};
                 }
@@ -298,15 +295,9 @@ struct pairs {
 static void pair_add(struct pairs *ps, int a, int b)
 {
     if (a == b || ps->oom) return;
-    if (ps->n == ps->cap) {
-        int cap = ps->cap ? 2 * ps->cap : 256;
-        int(*v)[2] = realloc(ps->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            ps->oom = 1;
-            return;
-        }
-        ps->v = v;
-        ps->cap = cap;
+    if (tps_grow(&ps->v, &ps->cap, ps->n + 1, sizeof *ps->v, 256)) {
+        ps->oom = 1;
+        return;
     }
     ps->v[ps->n][0] = a;
     ps->v[ps->n][1] = b;

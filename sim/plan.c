@@ -6,6 +6,7 @@
 
 #include "collplan.h"
 #include "engine.h"
+#include "common/grow.h"
 
 double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
 {
@@ -74,13 +75,7 @@ struct list {
 
 static int add(struct list *l, const struct mdl_strategy *st)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 32;
-        struct sim_plan_row *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (tps_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 32)) return -1;
     memset(&l->v[l->n], 0, sizeof l->v[l->n]);
     l->v[l->n].st = *st;
     mdl_strategy_describe(st, l->v[l->n].desc, sizeof l->v[l->n].desc);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "common/grow.h"
 
 #define MAX_GROUPS 4096
 #define MAX_LOCAL  256
@@ -157,14 +158,9 @@ int sim_trace_merge(const char *dir, const char *platform, struct tps_error *err
                                    "expected 'comm LOCAL IDENTITY NRANKS RANK'");
                 break;
             }
-            if (nm == cap) {
-                cap = cap ? 2 * cap : 64;
-                struct member *nmv = realloc(m, (size_t)cap * sizeof *nmv);
-                if (!nmv) {
-                    rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                    break;
-                }
-                m = nmv;
+            if (tps_grow(&m, &cap, nm + 1, sizeof *m, 64)) {
+                rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                break;
             }
             m[nm++] = x;
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/ydoc.h"
+#include "common/grow.h"
 
 #define MAX_TOK 32
 
@@ -186,14 +187,9 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
                                t[L.algbw].s, alg);
             break;
         }
-        if (out->nrows == cap_rows) {
-            cap_rows = cap_rows ? 2 * cap_rows : 32;
-            struct ncl_row *nr = realloc(out->rows, (size_t)cap_rows * sizeof *nr);
-            if (!nr) {
-                rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
-                break;
-            }
-            out->rows = nr;
+        if (tps_grow(&out->rows, &cap_rows, out->nrows + 1, sizeof *out->rows, 32)) {
+            rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            break;
         }
         out->rows[out->nrows++] = r;
     }

@@ -10,6 +10,7 @@
 
 #include "models/compute.h"
 #include "models/strategy.h"
+#include "common/grow.h"
 
 #define MAX_OPS 64
 
@@ -113,14 +114,9 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
             break;
         }
         if (hidden % 64 || (hidden / 64) % tp) continue; /* not a shape 1D TP can take */
-        if (n + 4 > cap) {
-            cap = cap ? 2 * cap : 64;
-            struct sub *ns = realloc(subs, (size_t)cap * sizeof *ns);
-            if (!ns) {
-                rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                break;
-            }
-            subs = ns;
+        if (tps_grow(&subs, &cap, n + 4, sizeof *subs, 64)) {
+            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
         }
         if ((rc = lower_row(dev, hidden, tp, bs, ms, &subs[n], err))) break;
         n += 4;
