@@ -353,13 +353,9 @@ static int cmd_collective(int argc, char **argv)
         printf("# Avg bus bandwidth    : %g\n#\n", nrows ? bus_sum / nrows : 0);
     }
     if (!code && json) {
-        json_t *j = json_pack("{s:s, s:i, s:s, s:O}", "op", op, "ranks", (int)ranks, "platform",
-                              plat, "rows", rows);
-        if (!j || json_dump_file(j, json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
-            fprintf(stderr, "tpsim: %s: cannot write JSON\n", json);
-            code = CLI_EXIT_INPUT;
-        }
-        json_decref(j);
+        code = cli_write_json(json_pack("{s:s, s:i, s:s, s:O}", "op", op, "ranks", (int)ranks,
+                                        "platform", plat, "rows", rows),
+                              json, "collective");
     }
     json_decref(rows);
     plat_topo_release(&t);

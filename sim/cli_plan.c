@@ -130,12 +130,7 @@ int cli_plan(int argc, char **argv)
                           rows[i].st.oases, "sequence_parallel", rows[i].st.sequence_parallel,
                           "predicted_s", rows[i].predicted_s, "simulated_s", rows[i].simulated_s,
                           "memory_bytes", rows[i].mem_bytes));
-        json_t *j = json_pack("{s:s, s:o}", "scenario", path, "rows", arr);
-        if (!j || json_dump_file(j, json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
-            fprintf(stderr, "tpsim plan: %s: cannot write JSON\n", json);
-            code = CLI_EXIT_INPUT;
-        }
-        json_decref(j);
+        code = cli_write_json(json_pack("{s:s, s:o}", "scenario", path, "rows", arr), json, "plan");
     }
     free(rows);
     scn_release(&s);

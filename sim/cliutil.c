@@ -1,6 +1,7 @@
 /* cliutil.c - helpers shared by the tpsim commands (see cliutil.h). */
 #include "cliutil.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,4 +48,13 @@ int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "platform", "empty platform");
     }
     return plat_spec_from_args(words[0], n - 1, words + 1, t, err);
+}
+
+int cli_write_json(json_t *j, const char *path, const char *cmd)
+{
+    int ok = j && json_dump_file(j, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0;
+    json_decref(j);
+    if (ok) return 0;
+    fprintf(stderr, "tpsim %s: %s: cannot write JSON\n", cmd, path);
+    return CLI_EXIT_INPUT;
 }

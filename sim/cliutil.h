@@ -3,6 +3,8 @@
 #ifndef SIM_CLIUTIL_H
 #define SIM_CLIUTIL_H
 
+#include <jansson.h>
+
 #include "common/error.h"
 #include "platforms/topo.h"
 
@@ -17,6 +19,9 @@ int cli_is_help(const char *a);
  * into `words` (at most 64) kept in `buf`; *nwords/words may be NULL. */
 int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err);
 int cli_split_words(const char *spec, char *buf, size_t len, char **words, int max);
+/* Writes JSON value j (released here; NULL means it could not be built) to path with 17-digit
+ * reals; returns 0 or CLI_EXIT_INPUT after a message naming cmd and path. */
+int cli_write_json(json_t *j, const char *path, const char *cmd);
 
 /* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);
