@@ -510,21 +510,22 @@ static int validate_trace(int argc, char **argv)
     char recorded_plat[512];
     struct scn_scenario s;
     int have_scn = 0, rc = sim_trace_read(dir, &p, recorded_plat, sizeof recorded_plat, &err);
-    struct plat_topo t;
-    plat_topo_init(&t, "");
+    struct plat_topo own; /* the platform, unless the scenario's is used */
+    plat_topo_init(&own, "");
+    const struct plat_topo *tp = &own;
     if (!rc && scn_path) {
         rc = scn_load(scn_path, &s, &err);
         have_scn = 1;
     }
     const char *spec = plat ? plat : recorded_plat;
     if (!rc && !plat && have_scn) {
-        t = s.topo; /* borrowed: released with the scenario */
+        tp = &s.topo;
     } else if (!rc) {
         if (!spec[0])
             rc = tps_error_set(&err, TPS_EINVAL, dir, 0, 0, "platform",
                                "the trace records no platform: give --platform or --scenario");
         else
-            rc = cli_platform(spec, &t, &err);
+            rc = cli_platform(spec, &own, &err);
     }
     int recorded = 0;
     for (int r = 0; !rc && r < p.nranks; r++)
@@ -534,7 +535,7 @@ static int validate_trace(int argc, char **argv)
         rc = tps_error_set(&err, TPS_EINVAL, dir, 0, 0, "rec_start",
                            "the trace has no recorded times (it was not written by the tracer)");
     struct sim_stats st = {0};
-    if (!rc) rc = sim_engine_run(&p, &t, &st, &err);
+    if (!rc) rc = sim_engine_run(&p, tp, &st, &err);
     int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {
         /* per kind */
@@ -568,7 +569,7 @@ static int validate_trace(int argc, char **argv)
             }
         if (dat) fclose(dat);
         printf("trace      %s (%d ranks, %d recorded ops)\nplatform   %s\n", dir, p.nranks,
-               recorded, t.desc[0] ? t.desc : spec);
+               recorded, tp->desc[0] ? tp->desc : spec);
         printf("iteration  recorded %.6f ms, simulated %.6f ms, error %+.2f%%\n\n", rec_end * 1e3,
                sim_end * 1e3, rec_end > 0 ? (sim_end - rec_end) / rec_end * 100 : 0);
         printf("%-16s %6s %14s %14s %8s%s\n", "kind", "ops", "recorded ms", "simulated ms", "error",
@@ -633,11 +634,8 @@ static int validate_trace(int argc, char **argv)
     }
     sim_stats_release(&st);
     mdl_program_release(&p);
-    if (have_scn) {
-        if (!plat) plat_topo_init(&t, ""); /* t was the scenario's */
-        scn_release(&s);
-    }
-    plat_topo_release(&t);
+    if (have_scn) scn_release(&s);
+    plat_topo_release(&own);
     return code;
 }
 

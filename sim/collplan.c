@@ -196,7 +196,11 @@ double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc
                        enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
                        enum mdl_coll_proto *proto, struct tps_error *err)
 {
-    enum mdl_coll_algo fa = *algo ? *algo : (enum mdl_coll_algo)nc->algo;
+    /* an op's own choice is binding; the platform's applies where it can run the collective
+     * (forcing ring for all-reduces must not break a send/recv) */
+    enum mdl_coll_algo fa = *algo;
+    if (!fa && nc->algo && mdl_coll_supports(k, (enum mdl_coll_algo)nc->algo))
+        fa = (enum mdl_coll_algo)nc->algo;
     enum mdl_coll_proto fp = *proto ? *proto : (enum mdl_coll_proto)nc->proto;
     double best = -1;
     for (int a = MDL_ALGO_RING; a < MDL_ALGO_N; a++) {

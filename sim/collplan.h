@@ -50,9 +50,10 @@ void sim_group_env_release(struct sim_group_env *e);
 void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
                   struct mdl_coll_env *out);
 
-/* Chooses algorithm and protocol for collective k of `bytes` (forced ones kept; nc's forced
- * ones apply when algo/proto are AUTO). Returns the predicted time, or -1 with *err set when the
- * forced algorithm cannot run this collective on this group. */
+/* Chooses algorithm and protocol for collective k of `bytes`. A choice already in *algo or *proto
+ * is binding; nc's apply when those are AUTO (its algorithm only for collectives it runs).
+ * Returns the predicted time, or -1 with *err set when a forced algorithm cannot run this
+ * collective on this group. */
 double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc,
                        enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
                        enum mdl_coll_proto *proto, struct tps_error *err);
