@@ -158,6 +158,22 @@ Test(coll, tuner_picks_latency_bound_protocols_for_small_and_simple_for_large)
     p = MDL_PROTO_AUTO;
     cr_assert(lt(dbl, sim_coll_choose(&ge, &t.nccl, MDL_OP_ALL_GATHER, 1024, &a, &p, &err), 0));
     cr_assert(ne(ptr, strstr(err.msg, "tree"), NULL), "%s", err.msg);
+    /* a platform-wide algorithm applies where it can: send/recv still gets direct */
+    struct mdl_nccl nc = t.nccl;
+    nc.algo = MDL_ALGO_RING;
+    a = MDL_ALGO_AUTO;
+    p = MDL_PROTO_AUTO;
+    cr_assert(gt(dbl, sim_coll_choose(&ge, &nc, MDL_OP_ALL_REDUCE, 1 << 30, &a, &p, &err), 0));
+    cr_assert(eq(int, a, MDL_ALGO_RING));
+    sim_group_env_release(&ge);
+    int pair[2] = {0, 1};
+    struct mdl_group g2 = {.n = 2, .ranks = pair};
+    cr_assert(eq(int, sim_group_env(&t, &g2, &ge, &err), 0));
+    a = MDL_ALGO_AUTO;
+    p = MDL_PROTO_AUTO;
+    cr_assert(gt(dbl, sim_coll_choose(&ge, &nc, MDL_OP_SEND_RECV, 4096, &a, &p, &err), 0), "%s",
+              err.msg);
+    cr_assert(eq(int, a, MDL_ALGO_DIRECT));
     sim_group_env_release(&ge);
     plat_topo_release(&t);
 }
