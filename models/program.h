@@ -48,7 +48,7 @@ struct mdl_op {
     int32_t group;              /* collective group, -1 for compute */
     int32_t deps[MDL_MAX_DEPS]; /* earlier op indices of the same rank */
     double dur_s;               /* compute duration, s (compute ops) */
-    double flop;                /* model FLOPs counted for TFLOP/s (GEMM and attention ops) */
+    double flop;                /* FLOPs this op executes (GEMM and attention ops) */
     double bytes;               /* collective full size, or bytes a compute op moves */
     double t_start;             /* filled by the engine: start time, s */
     double t_end;               /* filled by the engine: end time, s */
@@ -75,6 +75,8 @@ struct mdl_program {
     char **names;      /* owned interned op names */
     int layers;        /* transformer layers in the program */
     int micro_batches; /* micro-batches in the program */
+    double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */
+    double peak_flops; /* dense peak FLOP/s of one GPU for the dtype, 0 when unknown */
 };
 
 int mdl_program_init(struct mdl_program *p, int nranks);
@@ -98,7 +100,8 @@ const char *mdl_phase_name(enum mdl_phase ph);
  * all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S. */
 double mdl_coll_ring_bytes(enum mdl_op_kind k, int n, double bytes);
 
-/* Sum of model FLOPs of all ops of all ranks. */
+/* Executed FLOPs: the sum over all ops of all ranks (replicated work and recomputation
+ * included). The model FLOPs are p->model_flop. */
 double mdl_program_flop(const struct mdl_program *p);
 
 #endif

@@ -48,26 +48,36 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
                  st->sequence_parallel ? " +sequence-parallel" : "", opts);
 }
 
-double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers)
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers,
+                           struct mdl_memory *out)
 {
-    /* Weights, gradients and Adam states in mixed precision: 16 bytes per parameter, split over
-     * the tp devices (12h^2 + 13h parameters per layer with ffn = 4h; Narayanan et al. 2021).
-     * Activations per layer (Korthikanti et al. 2022, in bytes for 2-byte activations):
-     * s*b*h*(10 + 24/t) + 5*a*s^2*b/t for 1D, s*b*h*34/t + 5*a*s^2*b/t with sequence
-     * parallelism. 2D: the replicated part is sharded over d2 only and the attention scores over
-     * d1 only (the d2 devices of a row hold the same heads). Recomputation keeps only each
-     * layer's input (2*s*b*h/d2) plus one layer's full activations. */
+    /* Parameters per layer: QKV 3h^2+3h, projection h^2+h, FC1 h*f+f, FC2 f*h+h, two layer
+     * norms 4h; split over all tp devices (Narayanan et al. 2021 neglect the small replicated
+     * biases and norms the same way). Mixed-precision Adam holds 2 + 2 + 12 = 16 bytes per
+     * parameter (Rajbhandari et al. 2020); fp32 training 4 + 4 + 8.
+     * Activations per layer and micro-batch (Korthikanti et al. 2022, bytes for 2-byte
+     * activations; scaled for fp32): s*b*h*(10 + 24/t) + 5*a*s^2*b/t for 1D,
+     * s*b*h*34/t + 5*a*s^2*b/t with sequence parallelism. 2D: the replicated part is sharded
+     * over d2 only and the attention scores over d1 only (the d2 devices of a row hold the same
+     * heads). Full recomputation keeps only each layer's input (2*s*b*h, sharded over d2, or
+     * over t with sequence parallelism) plus one layer's full activations for the backward in
+     * progress. Oases' two half sub-batches and ATP's chunks hold the same bytes. */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
     double a = (double)m->heads, f = (double)m->ffn, t = st->tp;
-    double params = layers * (4 * h * h + 2 * h * f + 9 * h + f);
+    double params = layers * (4 * h * h + 2 * h * f + 9 * h + f) / t;
+    double wb = mdl_dtype_bytes(m->dtype);
     double act = st->sequence_parallel ? s * b * h * 34 / t + 5 * a * s * s * b / t
                                        : s * b * h * (10.0 / d2 + 24 / t) + 5 * a * s * s * b / d1;
-    double scale = mdl_dtype_bytes(m->dtype) / 2.0;
-    double acts =
-        st->recompute ? layers * 2 * s * b * h / d2 * scale + act * scale : layers * act * scale;
-    return 16 * params / t + acts;
+    double scale = wb / 2.0;
+    double input = 2 * s * b * h / (st->sequence_parallel ? t : d2);
+    out->weights = params * wb;
+    out->gradients = params * wb;
+    out->optimizer = params * (wb >= 4 ? 8 : 12);
+    out->activations = (st->recompute ? layers * input + act : layers * act) * scale;
+    out->total = out->weights + out->gradients + out->optimizer + out->activations;
+    return out->total;
 }
 
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
@@ -429,6 +439,8 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (rc) return rc;
     out->layers = layers;
     out->micro_batches = micro_batches;
+    out->model_flop = mdl_model_flop(m, layers, micro_batches);
+    out->peak_flops = dev->peak_flops[m->dtype];
     if (st->tp > 4096)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most 4096, got %d", st->tp);
     struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};

@@ -43,9 +43,19 @@ int mdl_strategy_device(const struct mdl_strategy *st, int i, int j);
 
 /* One-line description: "2d tp=16 mesh 2x8 row-first +2-chunk overlap". */
 void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len);
-/* Memory per GPU, bytes: weights, gradients, Adam states and activations of `layers` layers
- * (formulas in strategy.c). */
-double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers);
+/* Memory one GPU needs for training, bytes, by kind (formulas in docs/compute-model.md). */
+struct mdl_memory {
+    double weights;     /* the GPU's shard of the parameters in the training dtype */
+    double gradients;   /* their gradients, same dtype */
+    double optimizer;   /* Adam: fp32 master weights, momentum and variance (12 B/param in mixed
+                           precision; 8 B/param, no master copy, when training in fp32) */
+    double activations; /* saved for backward: one micro-batch through `layers` layers */
+    double total;       /* the sum */
+};
+
+/* Fills *out for `layers` layers of the model under the strategy and returns out->total. */
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers,
+                           struct mdl_memory *out);
 
 /* Checks the strategy against the model (d1 divides heads and ffn, d2 hidden; seq with SP).
  * On failure fills err->msg and err->field (relative: "tp"), leaving position to the caller. */

@@ -45,3 +45,8 @@ double mdl_model_layer_fwd_flop(const struct mdl_model *m)
     double f = (double)m->ffn;
     return 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) + 4.0 * b * s * s * h;
 }
+
+double mdl_model_flop(const struct mdl_model *m, long layers, long micro_batches)
+{
+    return 3.0 * mdl_model_layer_fwd_flop(m) * (double)layers * (double)micro_batches;
+}

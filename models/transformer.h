@@ -27,4 +27,12 @@ const char *const *mdl_model_names(void);
  * linears plus 4bs^2h for the attention core. Backward is twice that. */
 double mdl_model_layer_fwd_flop(const struct mdl_model *m);
 
+/* Model FLOPs of one training iteration of `layers` layers over `micro_batches` micro-batches
+ * (every TP rank together): forward plus backward, 3 x mdl_model_layer_fwd_flop per layer and
+ * micro-batch. This is the standard Megatron count (Narayanan et al. 2021, 72bslh^2(1 + s/6h)
+ * for ffn = 4h, without the logits layer, which tpsim's model does not have yet). It depends on
+ * the model, batch and sequence only: never on the strategy, and recomputation or a 2D mesh's
+ * replicated work are not counted (that is mdl_program_flop, the executed FLOPs). */
+double mdl_model_flop(const struct mdl_model *m, long layers, long micro_batches);
+
 #endif

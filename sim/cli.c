@@ -35,8 +35,10 @@ static const char run_help[] =
     "usage: tpsim run SCENARIO.yaml|TRACE_DIR [options]\n"
     "\n"
     "Simulates one training iteration (the layers and micro-batches the scenario names) and\n"
-    "prints iteration time, compute time, exposed communication time, TFLOP/s per GPU and time\n"
-    "per layer. A trace directory written by 'tpsim trace' (or recorded) is replayed alike.\n"
+    "prints iteration time, compute time, exposed communication time, model TFLOP/s per GPU and\n"
+    "MFU (model FLOPs: the same for every strategy), hardware TFLOP/s per GPU (what the ops\n"
+    "executed), the memory per GPU against the device (a warning when it does not fit) and the\n"
+    "time per layer. A trace directory written by 'tpsim trace' (or recorded) is replayed alike.\n"
     "\n"
     "options:\n"
     "  --json FILE        write the results as JSON (docs/output.md)\n"
@@ -52,8 +54,11 @@ struct run_opts {
     int quiet;
 };
 
+/* Simulates p on t and writes the report; `mem` (NULL for traces) is the memory per GPU,
+ * checked against `capacity` bytes. */
 static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
-                               const struct sim_report_meta *meta, const struct run_opts *o)
+                               const struct sim_report_meta *meta, const struct run_opts *o,
+                               const struct mdl_memory *mem, double capacity)
 {
     struct tps_error err = {0};
     struct sim_stats st;
@@ -72,6 +77,8 @@ static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
         fprintf(stderr, "tpsim: out of memory\n");
         return CLI_EXIT_SIM;
     }
+    if (mem) sim_report_set_memory(&r, mem, capacity);
+    sim_report_warn_memory(&r, meta->device, stderr);
     if (!o->quiet) sim_report_print(&r, meta, stdout);
     if (o->json) rc = sim_report_write_json(&r, meta, o->json, &err);
     if (!rc && o->csv) rc = sim_report_write_csv(&r, meta, o->csv, &err);
@@ -103,7 +110,7 @@ static int run_trace_dir(const struct run_opts *o)
         char model[64];
         snprintf(model, sizeof model, "trace (%d ranks)", p.nranks);
         struct sim_report_meta meta = {o->input, model, "as recorded", spec, "as recorded"};
-        code = simulate_and_report(&p, &t, &meta, o);
+        code = simulate_and_report(&p, &t, &meta, o, NULL, 0);
     }
     plat_topo_release(&t);
     mdl_program_release(&p);
@@ -126,7 +133,9 @@ static int run_scenario(const struct run_opts *o)
         scn_describe_strategy(&s, strat, sizeof strat);
         snprintf(plat, sizeof plat, "%s (%s)", s.platform_spec, s.topo.desc);
         struct sim_report_meta meta = {s.path, model, s.device.name, plat, strat};
-        code = simulate_and_report(&p, &s.topo, &meta, o);
+        struct mdl_memory mem;
+        mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
+        code = simulate_and_report(&p, &s.topo, &meta, o, &mem, s.device.mem_bytes);
     }
     mdl_program_release(&p);
     scn_release(&s);
@@ -236,8 +245,25 @@ static const char coll_help[] =
     "  --granularity G    auto (default: flow-level above the platform's flow_threshold ranks)\n"
     "                     | step | flow\n"
     "  --json FILE        write {\"rows\": [{bytes, time_s, algbw_GBps, busbw_GBps, algorithm,\n"
-    "                     protocol}]}\n"
+    "                     protocol, granularity}]}: the granularity used ('step', 'flow', or\n"
+    "                     'step+flow' for a hierarchical one that runs both)\n"
     "  -h, --help         show this help\n";
+
+/* The granularity a collective over GPUs 0..ranks-1 ran at. "auto" resolves per phase: phases
+ * over more than the platform's flow_threshold ranks run flow-level, so a hierarchical one can be
+ * per-step inside machines and flow-level across them ("step+flow"). */
+static const char *gran_used(const struct plat_topo *t, const struct sim_coll_how *how, int ranks)
+{
+    if (how->gran != MDL_GRAN_AUTO) return mdl_gran_name((enum mdl_coll_gran)how->gran);
+    int thr = t->nccl.flow_threshold;
+    if (how->algo == MDL_ALGO_HIER && t->machines > 1) {
+        int per = t->ngpus / t->machines;
+        int inner = ranks < per ? ranks : per, outer = (ranks + per - 1) / per;
+        int fi = inner > thr, fo = outer > thr;
+        return fi == fo ? (fi ? "flow" : "step") : fi ? "flow+step" : "step+flow";
+    }
+    return ranks > thr ? "flow" : "step";
+}
 
 static int cmd_collective(int argc, char **argv)
 {
@@ -315,14 +341,6 @@ static int cmd_collective(int argc, char **argv)
     int code = 0;
     double bus_sum = 0;
     int nrows = 0;
-    printf("# Collective test starting: %s_perf (simulated by tpsim on %s)\n", op,
-           t.desc[0] ? t.desc : plat);
-    printf("# tpsim: %ld ranks, platform \"%s\"\n#\n", ranks, plat);
-    printf("#%77s\n", "out-of-place");
-    printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s  %s\n", "size", "count", "type", "redop",
-           "root", "time", "algbw", "busbw", "#wrong", "algorithm/protocol");
-    printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
-           "(GB/s)", "(GB/s)", "");
     for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
         double size = floor(s), time = 0;
         struct sim_coll_how how = force;
@@ -330,6 +348,16 @@ static int cmd_collective(int argc, char **argv)
         if (rc) {
             code = cli_report_error(&err);
             break;
+        }
+        if (nrows == 0) { /* the header once the first size ran: an error prints nothing else */
+            printf("# Collective test starting: %s_perf (simulated by tpsim on %s)\n", op,
+                   t.desc[0] ? t.desc : plat);
+            printf("# tpsim: %ld ranks, platform \"%s\"\n#\n", ranks, plat);
+            printf("#%77s\n", "out-of-place");
+            printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s  %s\n", "size", "count", "type",
+                   "redop", "root", "time", "algbw", "busbw", "#wrong", "algorithm/protocol");
+            printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
+                   "(us)", "(GB/s)", "(GB/s)", "");
         }
         double alg = time > 0 ? size / time / 1e9 : 0;
         double bus = alg * mdl_coll_busbw_factor(kind, (int)ranks);
@@ -341,12 +369,12 @@ static int cmd_collective(int argc, char **argv)
                mdl_algo_name((enum mdl_coll_algo)how.algo),
                mdl_proto_name((enum mdl_coll_proto)how.proto));
         fflush(stdout);
-        json_array_append_new(
-            rows, json_pack("{s:f, s:f, s:f, s:f, s:s, s:s, s:s}", "bytes", size, "time_s", time,
-                            "algbw_GBps", alg, "busbw_GBps", bus, "algorithm",
-                            mdl_algo_name((enum mdl_coll_algo)how.algo), "protocol",
-                            mdl_proto_name((enum mdl_coll_proto)how.proto), "granularity",
-                            mdl_gran_name((enum mdl_coll_gran)how.gran)));
+        json_array_append_new(rows,
+                              json_pack("{s:f, s:f, s:f, s:f, s:s, s:s, s:s}", "bytes", size,
+                                        "time_s", time, "algbw_GBps", alg, "busbw_GBps", bus,
+                                        "algorithm", mdl_algo_name((enum mdl_coll_algo)how.algo),
+                                        "protocol", mdl_proto_name((enum mdl_coll_proto)how.proto),
+                                        "granularity", gran_used(&t, &how, (int)ranks)));
     }
     if (!code) {
         printf("# Out of bounds values : 0 OK\n");

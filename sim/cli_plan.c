@@ -10,21 +10,23 @@
 #include "sim/scenario.h"
 
 static const char plan_help[] =
-    "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--json FILE]\n"
+    "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
     "\n"
     "Ranks tensor-parallel strategies of the scenario's TP degree on its model and platform:\n"
     "1D, every 2D mesh d1 x d2 in row-first and column-first placement, ATP chunk overlap\n"
     "(k = 1, 2, 4, 8) and the Oases schedule on and off (the scenario's recompute setting is\n"
     "kept). Every candidate is ranked by an analytic schedule (closed-form collectives on the\n"
     "platform's routes, in-order streams); the best N are then simulated with SimGrid (one layer,\n"
-    "scaled: the layers are identical). Prints a table ranked by simulated time, with the\n"
-    "predicted time and the memory per GPU, and the effective bandwidth each axis of the best\n"
-    "strategy gets.\n"
+    "scaled: the layers are identical). Candidates that do not fit in the device's memory are\n"
+    "dropped (the count is printed). Prints a table ranked by simulated time, with the predicted\n"
+    "time, model TFLOP/s per GPU and MFU (model FLOPs: the same for every strategy), and the\n"
+    "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
     "\n"
     "options:\n"
     "  --sp           also try 1D with sequence parallelism\n"
     "  --simulate N   simulate the N best predictions (default 8)\n"
     "  --top N        print the N best rows (default 20; 0 = all)\n"
+    "  --ignore-memory  rank candidates that do not fit in the device's memory too\n"
     "  --json FILE    write every row as JSON\n"
     "  -h, --help     show this help\n";
 
@@ -63,6 +65,8 @@ int cli_plan(int argc, char **argv)
         }
         if (!strcmp(a, "--sp")) {
             o.sequence_parallel = 1;
+        } else if (!strcmp(a, "--ignore-memory")) {
+            o.ignore_memory = 1;
         } else if (!strcmp(a, "--simulate") || !strcmp(a, "--top") || !strcmp(a, "--json")) {
             if (i + 1 >= argc) return cli_usage_error("plan", "option '%s' needs a value", a);
             const char *v = argv[++i];
@@ -93,44 +97,69 @@ int cli_plan(int argc, char **argv)
         return cli_report_error(&err);
     }
     struct sim_plan_row *rows = NULL;
+    struct sim_plan_info info;
     int n = 0;
     fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
-    int rc = sim_plan(&s, &o, &rows, &n, &err);
+    int rc = sim_plan(&s, &o, &rows, &n, &info, &err);
     if (rc) {
         scn_release(&s);
         return cli_report_error(&err);
     }
     char model[256];
     scn_describe_model(&s, model, sizeof model);
-    printf("model      %s\nplatform   %s (%s)\niteration  %d layer(s) x %d micro-batch(es); "
-           "%d candidates, %d simulated\n\n",
-           model, s.platform_spec, s.topo.desc, s.layers, s.micro_batches, n,
-           o.simulate < n ? o.simulate : n);
-    printf("%4s  %-62s %13s %13s %10s\n", "rank", "strategy", "simulated ms", "predicted ms",
-           "mem GB/GPU");
+    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\niteration  %d layer(s) x %d "
+           "micro-batch(es); %d candidates, %d simulated\n",
+           model, s.platform_spec, s.topo.desc, s.device.name, s.device.mem_bytes / 1e9, s.layers,
+           s.micro_batches, info.candidates, o.simulate < n ? o.simulate : n);
+    if (info.dropped)
+        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info.dropped,
+               info.candidates, s.device.mem_bytes / 1e9,
+               o.ignore_memory ? "ranked anyway (--ignore-memory)"
+                               : "left out (--ignore-memory keeps them)");
+    double peak = s.device.peak_flops[s.model.dtype];
+    printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
+           "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
     for (int i = 0; i < n && (top == 0 || i < top); i++) {
         char sim[32] = "-";
         if (rows[i].simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", rows[i].simulated_s * 1e3);
-        printf("%4d  %-62s %13s %13.3f %10.1f\n", i + 1, rows[i].desc, sim,
-               rows[i].predicted_s * 1e3, rows[i].mem_bytes / 1e9);
+        double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
+        double tf = t > 0 ? info.model_flop / t / rows[i].st.tp / 1e12 : 0;
+        printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
+               rows[i].predicted_s * 1e3, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0,
+               rows[i].mem.total / 1e9, rows[i].fits ? "" : "!");
     }
+    printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
+    if (info.dropped && o.ignore_memory) printf("(! does not fit in the device's memory)\n");
     printf("\nbest: %s\n", rows[0].desc);
     print_axes(&s, &rows[0].st);
     int code = 0;
     if (json) {
         json_t *arr = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(
-                arr,
-                json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:f, s:f}", "strategy",
-                          rows[i].desc, "tp", rows[i].st.tp, "d1", rows[i].st.d1, "d2",
-                          rows[i].st.d2, "placement",
-                          rows[i].st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
-                          "chunks", rows[i].st.chunks ? rows[i].st.chunks : 1, "oases",
-                          rows[i].st.oases, "sequence_parallel", rows[i].st.sequence_parallel,
-                          "predicted_s", rows[i].predicted_s, "simulated_s", rows[i].simulated_s,
-                          "memory_bytes", rows[i].mem_bytes));
-        code = cli_write_json(json_pack("{s:s, s:o}", "scenario", path, "rows", arr), json, "plan");
+        for (int i = 0; i < n; i++) {
+            const struct sim_plan_row *w = &rows[i];
+            double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
+            double tf = t > 0 ? info.model_flop / t / w->st.tp / 1e12 : 0;
+            json_t *row = json_pack(
+                "{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}",
+                "strategy", w->desc, "tp", w->st.tp, "d1", w->st.d1, "d2", w->st.d2, "placement",
+                w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
+                w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
+                w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
+                w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
+                "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
+                "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
+            json_object_set_new(
+                row, "memory",
+                json_pack("{s:f, s:f, s:f, s:f}", "weights_gb", w->mem.weights / 1e9,
+                          "gradients_gb", w->mem.gradients / 1e9, "optimizer_gb",
+                          w->mem.optimizer / 1e9, "activations_gb", w->mem.activations / 1e9));
+            json_array_append_new(arr, row);
+        }
+        code = cli_write_json(json_pack("{s:s, s:f, s:f, s:i, s:i, s:o}", "scenario", path,
+                                        "model_flop", info.model_flop, "device_memory_gb",
+                                        s.device.mem_bytes / 1e9, "candidates", info.candidates,
+                                        "dropped_for_memory", info.dropped, "rows", arr),
+                              json, "plan");
     }
     free(rows);
     scn_release(&s);

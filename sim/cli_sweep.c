@@ -1,7 +1,8 @@
 /* cli_sweep.c - `tpsim sweep SCENARIO`: every point of the scenario's sweep section, simulated
  * in parallel worker processes, each finished point appended to a CSV at once (one write of one
- * line, so a killed sweep keeps whole rows), `--resume` skipping the points already there, and
- * `--plot` drawing TFLOP/s per GPU and iteration time against the first swept key with gnuplot.
+ * line, so a killed sweep keeps whole rows; RFC 4180 fields), the rows put in point order at the
+ * end, `--resume` checking that the CSV is this sweep's and running only the missing points, and
+ * `--plot` drawing model TFLOP/s per GPU and iteration time against the first swept key.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/csv.h"
 #include "models/strategy.h"
 #include "sim/cliutil.h"
 #include "sim/engine.h"
@@ -27,43 +31,43 @@ static const char sweep_help[] =
     "\n"
     "Simulates every point of the scenario's sweep: section (the cartesian product of its keys'\n"
     "values, docs/sweeps.md) in N worker processes, with a progress bar on stderr. Each finished\n"
-    "point is appended to the CSV at once, so a killed sweep keeps every point it finished;\n"
-    "--resume skips the points already in the CSV. A point whose scenario is invalid gets a row\n"
-    "with status 'error' and its message.\n"
+    "point is appended to the CSV at once, so a killed sweep keeps every point it finished; at\n"
+    "the end the rows are put in point order. A point whose scenario is invalid gets a row with\n"
+    "status 'error' and its message. Each row carries the sweep's identity (a hash of the\n"
+    "scenario outside its sweep: section), so --resume refuses a CSV of another sweep (exit 2)\n"
+    "and reruns points whose values changed. Exit status 2 when every point failed.\n"
     "\n"
     "options:\n"
     "  -j N        worker processes (default: the number of CPUs)\n"
     "  -o FILE     CSV to write (default: SCENARIO with .csv instead of .yaml)\n"
-    "  --resume    keep the CSV's rows and run only the missing points\n"
-    "  --plot      draw FILE.png and FILE.svg: TFLOP/s per GPU and iteration time against the\n"
-    "              first swept key, one curve per value of the other keys\n"
+    "  --resume    keep the CSV's rows of this sweep and run only the missing points\n"
+    "  --plot      draw FILE.png and FILE.svg: model TFLOP/s per GPU and iteration time against\n"
+    "              the first swept key, one curve per value of the other keys\n"
     "  -h, --help  show this help\n";
 
-/* A CSV field. Sweep values are YAML flow text: quotes are dropped and a list "[8, 1]" becomes
- * "[8 1]", so that no value needs CSV quoting (gnuplot's CSV reading does not unquote). Other
- * text (error messages) is quoted when it holds a comma or a quote. */
-static void csv_field(char *out, size_t len, const char *v)
+/* The sweep's CSV columns after the point and the keys. */
+static const char result_cols[] =
+    "status,iteration_s,model_tflops_per_gpu,mfu,hardware_tflops_per_gpu,exposed_comm_s,"
+    "compute_s,comm_s,memory_gb_per_gpu,memory_fits,message,sweep_id";
+#define NRESULT 12 /* fields in result_cols */
+
+/* Appends ",field" to line. */
+static void put(char *line, size_t len, size_t *n, const char *v)
 {
-    char t[512];
-    size_t n = 0;
-    int list = v[0] == '[';
-    for (const char *p = v; *p && n + 1 < sizeof t; p++) {
-        if (*p == '\'' || (list && *p == ',')) continue;
-        t[n++] = *p;
+    if (*n + 1 < len) {
+        line[(*n)++] = ',';
+        line[*n] = '\0';
     }
-    t[n] = '\0';
-    if (!strpbrk(t, ",\"")) {
-        snprintf(out, len, "%s", t);
-        return;
-    }
-    size_t m = 0;
-    if (m + 1 < len) out[m++] = '"';
-    for (const char *p = t; *p && m + 3 < len; p++) {
-        if (*p == '"') out[m++] = '"';
-        out[m++] = *p;
-    }
-    if (m + 1 < len) out[m++] = '"';
-    out[m < len ? m : len - 1] = '\0';
+    tps_csv_put(line, len, n, v);
+}
+
+/* The header line (with its LF). */
+static void header_line(const struct sweep *sw, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "point");
+    for (int k = 0; k < sw->nkeys; k++)
+        put(out, len, &n, sw->keys[k]);
+    snprintf(out + n, len - n, ",%s\n", result_cols);
 }
 
 /* Whether every value of key k is a number. */
@@ -71,7 +75,7 @@ static int numeric_key(const struct sweep *sw, int k)
 {
     for (int i = 0; i < sw->nvals[k]; i++) {
         char t[512], *end;
-        csv_field(t, sizeof t, sw->vals[k][i]);
+        sweep_display(sw->vals[k][i], t, sizeof t);
         strtod(t, &end);
         if (end == t || *end) return 0;
     }
@@ -81,8 +85,9 @@ static int numeric_key(const struct sweep *sw, int k)
 /* Runs point i in this (child) process and writes its CSV row to fd. */
 static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
 {
-    char tmp[64], line[2048], field[512];
-    snprintf(tmp, sizeof tmp, "/tmp/tpsim-point-XXXXXX");
+    char tmp[64], line[4096], field[512];
+    const char *tdir = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%s/tpsim-point-XXXXXX", tdir && strlen(tdir) < 40 ? tdir : "/tmp");
     int tfd = mkstemp(tmp);
     if (tfd >= 0) close(tfd);
     struct tps_error err = {0};
@@ -108,21 +113,27 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     if (!rc) rc = sim_report_build(&p, &st, &r) ? TPS_ENOMEM : 0;
     size_t n = (size_t)snprintf(line, sizeof line, "%ld", i);
     for (int k = 0; k < sw->nkeys; k++) {
-        csv_field(field, sizeof field, sw->vals[k][sweep_index(sw, i, k)]);
-        n += (size_t)snprintf(line + n, sizeof line - n, ",%s", field);
+        sweep_display(sw->vals[k][sweep_index(sw, i, k)], field, sizeof field);
+        put(line, sizeof line, &n, field);
     }
     if (!rc) {
-        double mem = mdl_strategy_memory(&s.strategy, &s.model, s.model.layers);
-        snprintf(line + n, sizeof line - n, ",ok,%.9g,%.6g,%.9g,%.9g,%.9g,%.4g,\n", r.iteration_s,
-                 r.tflops_per_gpu, r.exposed_comm_s, r.compute_s, r.comm_s, mem / 1e9);
+        struct mdl_memory mem;
+        mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
+        sim_report_set_memory(&r, &mem, s.device.mem_bytes);
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,", r.iteration_s,
+                              r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
+                              r.exposed_comm_s, r.compute_s, r.comm_s, mem.total / 1e9,
+                              r.memory_fits ? "true" : "false");
     } else {
         char msg[700];
         /* the point's own file is temporary: name the field and the message only */
         snprintf(msg, sizeof msg, "%s%s%s", err.field[0] ? err.field : "", err.field[0] ? ": " : "",
                  err.msg);
-        csv_field(field, sizeof field, msg);
-        snprintf(line + n, sizeof line - n, ",error,,,,,,,%s\n", field);
+        n += (size_t)snprintf(line + n, sizeof line - n, ",error,,,,,,,,,,");
+        tps_csv_put(line, sizeof line, &n, msg);
     }
+    snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
     sim_report_release(&r);
     sim_stats_release(&st);
     if (lowered) mdl_program_release(&p);
@@ -132,27 +143,170 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     _exit(w == (ssize_t)strlen(line) ? 0 : 3);
 }
 
-/* Point indices already in the CSV (and a cut last line removed). */
-static int read_done(const char *csv, char *done, long npoints)
+/* The rows of a sweep CSV, by point. */
+struct rows {
+    long npoints;
+    char **line;  /* owned; line[i] is point i's row (with its LF), or NULL */
+    long stale;   /* rows whose values are no longer in the sweep */
+    long ok, err; /* rows by status */
+};
+
+static void rows_release(struct rows *R)
 {
-    FILE *f = fopen(csv, "r+");
-    if (!f) return errno == ENOENT ? 0 : -1;
-    char line[4096];
-    long good_end = 0, count = 0;
-    while (fgets(line, sizeof line, f)) {
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n') break; /* cut by a kill: dropped below */
-        good_end = ftell(f);
-        char *end;
-        long i = strtol(line, &end, 10);
-        if (end != line && *end == ',' && i >= 0 && i < npoints) {
-            done[i] = 1;
-            count++;
+    for (long i = 0; R->line && i < R->npoints; i++)
+        free(R->line[i]);
+    free(R->line);
+    R->line = NULL;
+}
+
+/* The point whose values are the row's key fields f[1..nkeys], or -1. */
+static long point_of(const struct sweep *sw, char **f)
+{
+    long point = 0;
+    for (int k = 0; k < sw->nkeys; k++) {
+        int found = -1;
+        for (int j = 0; j < sw->nvals[k] && found < 0; j++) {
+            char v[512];
+            sweep_display(sw->vals[k][j], v, sizeof v);
+            if (!strcmp(v, f[k + 1])) found = j;
         }
+        if (found < 0) return -1;
+        point = point * sw->nvals[k] + found;
     }
-    fclose(f);
-    if (truncate(csv, good_end) != 0) return -1;
-    return (int)(count > 0);
+    return point;
+}
+
+/* Reads the whole file at fd into a NUL-terminated buffer (*len bytes). */
+static char *slurp(int fd, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf || lseek(fd, 0, SEEK_SET) < 0) {
+        free(buf);
+        return NULL;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) {
+                free(buf);
+                return NULL;
+            }
+            buf = b;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Reads the CSV at fd into R, checking that it belongs to this sweep: the same header and, on
+ * every row, the same sweep identity. A cut last record is dropped. Returns 0, or exit status 2
+ * with a message printed. */
+static int rows_read(const struct sweep *sw, const char *csv, int fd, struct rows *R)
+{
+    memset(R, 0, sizeof *R);
+    R->npoints = sw->npoints;
+    R->line = calloc((size_t)sw->npoints + 1, sizeof *R->line);
+    size_t len = 0;
+    char *buf = R->line ? slurp(fd, &len) : NULL;
+    char head[4096], *store = malloc(8192), *f[SWEEP_MAX_KEYS + NRESULT + 2];
+    if (!buf || !store) {
+        fprintf(stderr, "tpsim sweep: cannot read %s: %s\n", csv, strerror(errno ? errno : ENOMEM));
+        free(buf);
+        free(store);
+        return CLI_EXIT_INPUT;
+    }
+    header_line(sw, head, sizeof head);
+    int code = 0;
+    const char *p = buf, *end = buf + len, *next;
+    if (len > 0 && (len < strlen(head) || strncmp(buf, head, strlen(head)))) {
+        const char *nl = memchr(buf, '\n', len);
+        fprintf(stderr,
+                "tpsim sweep: %s was not written by this sweep: its header is\n  %.*s\n"
+                "but this sweep's is\n  %s"
+                "Give another -o FILE, or run without --resume to overwrite it.\n",
+                csv, (int)(nl ? nl - buf : (long)(len < 300 ? len : 300)), buf, head);
+        code = CLI_EXIT_INPUT;
+    }
+    if (len > 0) p += strlen(head);
+    int nf;
+    while (!code &&
+           (nf = tps_csv_record(p, end, store, 8192, f, SWEEP_MAX_KEYS + NRESULT + 2, &next)) > 0) {
+        const char *row = p;
+        p = next;
+        if (nf != 1 + sw->nkeys + NRESULT || strcmp(f[nf - 1], sw->id)) {
+            fprintf(stderr,
+                    "tpsim sweep: %s holds rows of another sweep definition (the scenario "
+                    "outside its sweep: section changed since they ran, or they come from "
+                    "another scenario). Give another -o FILE, or run without --resume to start "
+                    "over.\n",
+                    csv);
+            code = CLI_EXIT_INPUT;
+            break;
+        }
+        long i = point_of(sw, f);
+        if (i < 0) {
+            R->stale++;
+            continue;
+        }
+        /* the row again, with its point index as it is now */
+        char *nl = memchr(row, ',', (size_t)(next - row));
+        size_t rest = (size_t)(next - nl);
+        char idx[32];
+        int il = snprintf(idx, sizeof idx, "%ld", i);
+        char *line = malloc((size_t)il + rest + 1);
+        if (!line) {
+            code = CLI_EXIT_SIM;
+            break;
+        }
+        memcpy(line, idx, (size_t)il);
+        memcpy(line + il, nl, rest);
+        line[(size_t)il + rest] = '\0';
+        free(R->line[i]);
+        R->line[i] = line;
+    }
+    free(buf);
+    free(store);
+    if (code) rows_release(R);
+    return code;
+}
+
+/* Writes header and rows in point order to a new file beside csv, locks it, and renames it over
+ * csv. Returns the new file's descriptor (open for appending), or -1. */
+static int rows_write(const struct sweep *sw, const char *csv, struct rows *R)
+{
+    char tmp[700], head[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", csv);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX) != 0 || fchmod(fd, 0644) != 0) goto fail;
+    header_line(sw, head, sizeof head);
+    size_t hl = strlen(head);
+    if (write(fd, head, hl) != (ssize_t)hl) goto fail;
+    R->ok = R->err = 0;
+    for (long i = 0; i < R->npoints; i++) {
+        if (!R->line[i]) continue;
+        size_t l = strlen(R->line[i]);
+        if (write(fd, R->line[i], l) != (ssize_t)l) goto fail;
+        R->ok += strstr(R->line[i], ",ok,") != NULL;
+        R->err += strstr(R->line[i], ",ok,") == NULL;
+    }
+    /* workers append to this file through fd; it stays locked while the sweep runs */
+    if (fcntl(fd, F_SETFL, O_APPEND) != 0 || rename(tmp, csv) != 0) goto fail;
+    return fd;
+fail:
+    unlink(tmp);
+    close(fd);
+    return -1;
 }
 
 static void progress(long done, long total, long failed, double t0)
@@ -221,7 +375,7 @@ static void plot(const struct sweep *sw, const char *csv)
         size_t xn = 0, tn = (size_t)snprintf(tics, sizeof tics, "set xtics (");
         for (int i = 0; i < sw->nvals[0]; i++) {
             char v[256];
-            csv_field(v, sizeof v, sw->vals[0][i]);
+            sweep_display(sw->vals[0][i], v, sizeof v);
             xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn,
                                    "%sstrcol(2) eq '%s' ? %d : ", i ? "" : "(", v, i);
             tn += (size_t)snprintf(tics + tn, sizeof tics - tn, "%s'%s' %d", i ? ", " : "", v, i);
@@ -239,7 +393,7 @@ static void plot(const struct sweep *sw, const char *csv)
         for (int panel = 0; panel < 2; panel++) {
             int col = sw->nkeys + (panel ? 4 : 3); /* point, keys, status, iteration_s, tflops */
             fprintf(g, "set xlabel '%s' noenhanced\nset ylabel '%s'\nplot ", sw->keys[0],
-                    panel ? "TFLOP/s per GPU" : "iteration time (s)");
+                    panel ? "model TFLOP/s per GPU" : "iteration time (s)");
             for (long c = 0; c < curves; c++) {
                 char cond[1024] = "1", title[512] = "";
                 size_t cn = 1, tn = 0;
@@ -249,7 +403,7 @@ static void plot(const struct sweep *sw, const char *csv)
                         idx /= sw->nvals[j];
                     idx %= sw->nvals[k];
                     char v[256];
-                    csv_field(v, sizeof v, sw->vals[k][idx]);
+                    sweep_display(sw->vals[k][idx], v, sizeof v);
                     cn += (size_t)snprintf(cond + cn, sizeof cond - cn, " && strcol(%d) eq '%s'",
                                            k + 2, v[0] == '"' ? "" : v);
                     tn += (size_t)snprintf(title + tn, sizeof title - tn, "%s%s=%s",
@@ -276,6 +430,118 @@ static void plot(const struct sweep *sw, const char *csv)
                 gp);
     else
         fprintf(stderr, "tpsim sweep: plots in %s.png and %s.svg\n", base, base);
+}
+
+/* Runs the sweep into csv; returns the exit status. */
+static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resume, int want_plot)
+{
+    struct stat sb;
+    if (stat(csv, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "tpsim sweep: %s is not a regular file: give a CSV file path with -o\n",
+                csv);
+        return CLI_EXIT_INPUT;
+    }
+    /* one sweep at a time per CSV: the file is locked while a sweep writes it */
+    int fd = open(csv, O_RDWR | O_CREAT, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
+        return CLI_EXIT_INPUT;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr, "tpsim sweep: %s is being written by another sweep\n", csv);
+        close(fd);
+        return CLI_EXIT_INPUT;
+    }
+    struct rows R = {.npoints = sw->npoints};
+    int code = 0;
+    if (resume) {
+        code = rows_read(sw, csv, fd, &R);
+    } else {
+        R.line = calloc((size_t)sw->npoints + 1, sizeof *R.line);
+        if (!R.line) code = CLI_EXIT_SIM;
+    }
+    if (code) {
+        close(fd);
+        return code;
+    }
+    if (R.stale)
+        fprintf(stderr, "tpsim sweep: dropped %ld row(s) whose values are no longer swept\n",
+                R.stale);
+    int wfd = rows_write(sw, csv, &R);
+    close(fd); /* the old file's lock: wfd's now holds */
+    if (wfd < 0) {
+        fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
+        rows_release(&R);
+        return CLI_EXIT_SIM;
+    }
+    long todo = 0, finished = 0, failed = 0;
+    for (long i = 0; i < sw->npoints; i++)
+        todo += !R.line[i];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double t0 = ts.tv_sec + ts.tv_nsec * 1e-9;
+    fprintf(stderr, "tpsim sweep: %ld points (%ld to run) on %d workers, rows in %s\n", sw->npoints,
+            todo, jobs, csv);
+    fflush(NULL);
+    pid_t parent = getpid();
+    long next = 0;
+    int running = 0;
+    while (finished < todo) {
+        while (running < jobs && next < sw->npoints) {
+            if (R.line[next]) {
+                next++;
+                continue;
+            }
+            pid_t pid = fork();
+            if (pid == 0) {
+                /* a worker dies with the sweep: no orphan appends rows after a kill */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent) _exit(4);
+                run_point(sw, next, wfd);
+            }
+            if (pid < 0) break;
+            running++;
+            next++;
+        }
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        running--;
+        finished++;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
+        progress(finished, todo, failed, t0);
+    }
+    fprintf(stderr, "\n");
+    /* every row in point order, so that a rerun writes the same file */
+    rows_release(&R);
+    code = rows_read(sw, csv, wfd, &R);
+    int sorted = code ? -1 : rows_write(sw, csv, &R);
+    close(wfd);
+    if (sorted >= 0) close(sorted);
+    if (!code && sorted < 0) {
+        fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
+        code = CLI_EXIT_SIM;
+    }
+    if (!code) {
+        fprintf(stderr, "tpsim sweep: %ld points in %s, %ld ok, %ld with errors\n", sw->npoints,
+                csv, R.ok, R.err);
+        if (failed) {
+            fprintf(stderr, "tpsim sweep: %ld worker(s) failed to write their row\n", failed);
+            code = CLI_EXIT_SIM;
+        } else if (R.ok == 0) {
+            fprintf(stderr, "tpsim sweep: every point failed (see the message column)\n");
+            code = CLI_EXIT_INPUT;
+        }
+        if (want_plot && R.ok == 0)
+            fprintf(stderr, "tpsim sweep: nothing to plot: no point succeeded\n");
+        else if (want_plot)
+            plot(sw, csv);
+    }
+    rows_release(&R);
+    return code;
 }
 
 int cli_sweep(int argc, char **argv)
@@ -322,81 +588,7 @@ int cli_sweep(int argc, char **argv)
         snprintf(csvbuf, sizeof csvbuf, "%.*s.csv", (int)(yaml ? n - 5 : n), path);
         csv = csvbuf;
     }
-    char *done = calloc((size_t)sw.npoints + 1, 1);
-    int had = 0;
-    if (!done) {
-        sweep_release(&sw);
-        return CLI_EXIT_SIM;
-    }
-    if (resume && (had = read_done(csv, done, sw.npoints)) < 0) {
-        fprintf(stderr, "tpsim sweep: cannot read %s: %s\n", csv, strerror(errno));
-        free(done);
-        sweep_release(&sw);
-        return CLI_EXIT_INPUT;
-    }
-    int fd = open(csv, O_WRONLY | O_CREAT | O_APPEND | (resume ? 0 : O_TRUNC), 0644);
-    if (fd < 0) {
-        fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
-        free(done);
-        sweep_release(&sw);
-        return CLI_EXIT_INPUT;
-    }
-    if (!had) {
-        char head[2048];
-        size_t n = (size_t)snprintf(head, sizeof head, "point");
-        for (int k = 0; k < sw.nkeys; k++)
-            n += (size_t)snprintf(head + n, sizeof head - n, ",%s", sw.keys[k]);
-        snprintf(head + n, sizeof head - n,
-                 ",status,iteration_s,tflops_per_gpu,exposed_comm_s,compute_s,comm_s,"
-                 "memory_gb_per_gpu,message\n");
-        if (write(fd, head, strlen(head)) < 0) fprintf(stderr, "tpsim sweep: write failed\n");
-    }
-    long todo = 0, finished = 0, failed = 0;
-    for (long i = 0; i < sw.npoints; i++)
-        todo += !done[i];
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t0 = ts.tv_sec + ts.tv_nsec * 1e-9;
-    fprintf(stderr, "tpsim sweep: %ld points (%ld to run) on %d workers, rows in %s\n", sw.npoints,
-            todo, jobs, csv);
-    fflush(NULL);
-    long next = 0;
-    int running = 0;
-    while (finished < todo) {
-        while (running < jobs && next < sw.npoints) {
-            if (done[next]) {
-                next++;
-                continue;
-            }
-            pid_t pid = fork();
-            if (pid == 0) run_point(&sw, next, fd);
-            if (pid < 0) break;
-            running++;
-            next++;
-        }
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        running--;
-        finished++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
-        progress(finished, todo, failed, t0);
-    }
-    fprintf(stderr, "\n");
-    close(fd);
-    /* count error rows for the exit status */
-    FILE *f = fopen(csv, "r");
-    long errors = 0;
-    char line[4096];
-    while (f && fgets(line, sizeof line, f))
-        errors += strstr(line, ",error,") != NULL;
-    if (f) fclose(f);
-    fprintf(stderr, "tpsim sweep: %ld points in %s, %ld with errors\n", sw.npoints, csv, errors);
-    if (want_plot) plot(&sw, csv);
-    free(done);
+    int code = sweep_run(&sw, csv, jobs, resume, want_plot);
     sweep_release(&sw);
-    return failed ? CLI_EXIT_SIM : 0;
+    return code;
 }

@@ -129,11 +129,14 @@ static int by_result(const void *a, const void *b)
 }
 
 int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
-             struct sim_plan_row **rows, int *nrows, struct tps_error *err)
+             struct sim_plan_row **rows, int *nrows, struct sim_plan_info *info,
+             struct tps_error *err)
 {
     struct list l = {0};
     *rows = NULL;
     *nrows = 0;
+    memset(info, 0, sizeof *info);
+    info->model_flop = mdl_model_flop(&s->model, s->layers, s->micro_batches);
     if (enumerate(s, o, &l)) {
         free(l.v);
         return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -143,6 +146,28 @@ int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
         return tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy.tp",
                              "no strategy of TP degree %d fits the model", s->strategy.tp);
     }
+    info->candidates = l.n;
+    /* memory first: candidates that do not fit are neither ranked nor simulated */
+    int kept = 0;
+    double least = -1;
+    for (int i = 0; i < l.n; i++) {
+        struct sim_plan_row *row = &l.v[i];
+        mdl_strategy_memory(&row->st, &s->model, (int)s->model.layers, &row->mem);
+        row->fits = row->mem.total <= s->device.mem_bytes;
+        if (least < 0 || row->mem.total < least) least = row->mem.total;
+        if (row->fits || o->ignore_memory) l.v[kept++] = *row;
+    }
+    info->dropped = l.n - kept;
+    l.n = kept;
+    if (l.n == 0) {
+        free(l.v);
+        return tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy.tp",
+                             "none of the %d candidates of TP degree %d fits in the %.1f GB of "
+                             "%s: the smallest needs %.1f GB per GPU (use --ignore-memory to "
+                             "rank them anyway)",
+                             info->candidates, s->strategy.tp, s->device.mem_bytes / 1e9,
+                             s->device.name, least / 1e9);
+    }
     double scale = (double)s->layers * s->micro_batches;
     int rc = TPS_OK;
     for (int i = 0; i < l.n && !rc; i++) {
@@ -151,7 +176,6 @@ int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
         double t = rc ? -1 : sim_predict_schedule(&p, &s->topo, err);
         if (!rc && t < 0) rc = err->code ? err->code : TPS_EINVAL;
         l.v[i].predicted_s = t * scale;
-        l.v[i].mem_bytes = mdl_strategy_memory(&l.v[i].st, &s->model, s->model.layers);
         mdl_program_release(&p);
     }
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);

@@ -6,7 +6,8 @@
  * 0's ops are list-scheduled on their in-order streams with closed-form collective times
  * (sim_predict_schedule). It then simulates the best candidates with SimGrid. Layers are
  * identical, so one layer (forward and backward) is simulated once and scaled by layers x
- * micro-batches. Memory per GPU comes from mdl_strategy_memory. Units: seconds, bytes.
+ * micro-batches. Memory per GPU comes from mdl_strategy_memory; candidates that do not fit in
+ * the device's memory are dropped unless asked. Units: seconds, bytes.
  */
 #ifndef SIM_PLAN_H
 #define SIM_PLAN_H
@@ -25,19 +26,30 @@ double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t,
 struct sim_plan_opts {
     int sequence_parallel; /* also try 1D with sequence parallelism */
     int simulate;          /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory;     /* keep candidates that do not fit in the device's memory */
 };
 
 struct sim_plan_row {
     struct mdl_strategy st;
     char desc[160];
-    double predicted_s; /* per iteration (layers x micro-batches) */
-    double simulated_s; /* per iteration, or 0 when not simulated */
-    double mem_bytes;   /* per GPU */
+    double predicted_s;    /* per iteration (layers x micro-batches) */
+    double simulated_s;    /* per iteration, or 0 when not simulated */
+    struct mdl_memory mem; /* per GPU */
+    int fits;              /* mem.total <= the device's memory */
 };
 
-/* Fills *rows (malloc'ed, sorted: simulated ones by simulated time, then the rest by prediction).
- */
+/* What sim_plan did besides the rows. */
+struct sim_plan_info {
+    int candidates;    /* enumerated */
+    int dropped;       /* left out because they do not fit in memory */
+    double model_flop; /* model FLOPs of one iteration (layers x micro-batches) */
+};
+
+/* Fills *rows (malloc'ed, sorted: simulated ones by simulated time, then the rest by prediction)
+ * with the candidates that fit in the device's memory (all of them with o->ignore_memory), and
+ * *info. When none fits, fails naming the smallest need. */
 int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
-             struct sim_plan_row **rows, int *nrows, struct tps_error *err);
+             struct sim_plan_row **rows, int *nrows, struct sim_plan_info *info,
+             struct tps_error *err);
 
 #endif

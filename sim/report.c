@@ -65,7 +65,9 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
     r->nlayers = p->layers;
     r->micro_batches = p->micro_batches > 0 ? p->micro_batches : 1;
     r->iteration_s = st->end_s;
-    r->flop = mdl_program_flop(p);
+    r->hardware_flop = mdl_program_flop(p);
+    r->model_flop = p->model_flop;
+    r->peak_flops = p->peak_flops;
     int maxops = 0;
     for (int k = 0; k < p->nranks; k++)
         if (p->ranks[k].nops > maxops) maxops = p->ranks[k].nops;
@@ -110,7 +112,11 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
     r->comm_s /= p->nranks;
     r->exposed_comm_s /= p->nranks;
     r->bytes_sent /= p->nranks;
-    r->tflops_per_gpu = r->iteration_s > 0 ? r->flop / r->iteration_s / p->nranks / 1e12 : 0;
+    if (r->iteration_s > 0) {
+        r->hardware_tflops_per_gpu = r->hardware_flop / r->iteration_s / p->nranks / 1e12;
+        r->model_tflops_per_gpu = r->model_flop / r->iteration_s / p->nranks / 1e12;
+        if (r->peak_flops > 0) r->mfu = r->model_tflops_per_gpu * 1e12 / r->peak_flops;
+    }
     for (int l = 0; l < p->layers; l++) {
         for (int mb = 0; mb < r->micro_batches; mb++) {
             size_t s = ((size_t)l * (size_t)r->micro_batches + (size_t)mb) * 2;
@@ -133,6 +139,24 @@ void sim_report_release(struct sim_report *r)
     r->layers = NULL;
 }
 
+void sim_report_set_memory(struct sim_report *r, const struct mdl_memory *m, double capacity)
+{
+    r->has_memory = 1;
+    r->memory = *m;
+    r->device_mem_bytes = capacity;
+    r->memory_fits = m->total <= capacity;
+}
+
+void sim_report_warn_memory(const struct sim_report *r, const char *device, FILE *f)
+{
+    if (!r->has_memory || r->memory_fits) return;
+    fprintf(f,
+            "tpsim: warning: does not fit in memory: %.1f GB per GPU needed, %s has %.1f GB "
+            "(%.1f GB short)\n",
+            r->memory.total / 1e9, device && device[0] ? device : "the device",
+            r->device_mem_bytes / 1e9, (r->memory.total - r->device_mem_bytes) / 1e9);
+}
+
 static const char *or_dash(const char *s)
 {
     return s && s[0] ? s : "-";
@@ -152,7 +176,26 @@ void sim_report_print(const struct sim_report *r, const struct sim_report_meta *
     fprintf(f, "communication time    %12.6f ms  (mean per GPU)\n", r->comm_s * 1e3);
     fprintf(f, "exposed communication %12.6f ms  (not hidden under compute)\n",
             r->exposed_comm_s * 1e3);
-    fprintf(f, "achieved TFLOP/s/GPU  %12.3f\n", r->tflops_per_gpu);
+    if (r->model_flop > 0) {
+        fprintf(f, "model TFLOP/s/GPU     %12.3f", r->model_tflops_per_gpu);
+        if (r->peak_flops > 0)
+            fprintf(f, "  (MFU %.1f%% of the %.1f TFLOP/s dense peak)", r->mfu * 100,
+                    r->peak_flops / 1e12);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "model TFLOP/s/GPU     %12s  (the trace names no model)\n", "-");
+    }
+    fprintf(f, "hardware TFLOP/s/GPU  %12.3f  (executed, with recomputation and replicated work)\n",
+            r->hardware_tflops_per_gpu);
+    if (r->has_memory) {
+        const struct mdl_memory *mm = &r->memory;
+        fprintf(f, "memory per GPU        %12.1f GB of %.1f GB: %s\n", mm->total / 1e9,
+                r->device_mem_bytes / 1e9, r->memory_fits ? "fits" : "DOES NOT FIT");
+        fprintf(f,
+                "                      (weights %.1f, gradients %.1f, optimizer %.1f, "
+                "activations %.1f GB)\n",
+                mm->weights / 1e9, mm->gradients / 1e9, mm->optimizer / 1e9, mm->activations / 1e9);
+    }
     if (r->nlayers > 0) {
         double fwd = 0, bwd = 0;
         for (int l = 0; l < r->nlayers; l++) {
@@ -180,6 +223,12 @@ static int dump(json_t *j, const char *path, struct tps_error *err)
     return rc;
 }
 
+/* A number, or null where it is unknown (0). */
+static json_t *num_or_null(double v)
+{
+    return v > 0 ? json_real(v) : json_null();
+}
+
 int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
                           const char *path, struct tps_error *err)
 {
@@ -188,11 +237,28 @@ int sim_report_write_json(const struct sim_report *r, const struct sim_report_me
         json_array_append_new(layers, json_pack("{s:i, s:f, s:f}", "layer", l, "fwd_s",
                                                 r->layers[l].fwd_s, "bwd_s", r->layers[l].bwd_s));
     json_t *j = json_pack(
-        "{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i, s:o}", "tpsim_version", "1",
-        "meta", meta_json(m), "iteration_time_s", r->iteration_s, "compute_time_s", r->compute_s,
-        "comm_time_s", r->comm_s, "exposed_comm_time_s", r->exposed_comm_s, "tflops_per_gpu",
-        r->tflops_per_gpu, "flop", r->flop, "bytes_sent_per_gpu", r->bytes_sent, "gpus", r->nranks,
-        "layers_simulated", r->nlayers, "micro_batches", r->micro_batches, "layers", layers);
+        "{s:s, s:o, s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:f, s:f, s:f, s:i, s:i, s:i, s:o}",
+        "tpsim_version", "1", "meta", meta_json(m), "iteration_time_s", r->iteration_s,
+        "compute_time_s", r->compute_s, "comm_time_s", r->comm_s, "exposed_comm_time_s",
+        r->exposed_comm_s, "model_flop", num_or_null(r->model_flop), "model_tflops_per_gpu",
+        num_or_null(r->model_flop > 0 ? r->model_tflops_per_gpu : 0), "mfu",
+        num_or_null(r->model_flop > 0 ? r->mfu : 0), "hardware_flop", r->hardware_flop,
+        "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu, "bytes_sent_per_gpu", r->bytes_sent,
+        "gpus", r->nranks, "layers_simulated", r->nlayers, "micro_batches", r->micro_batches,
+        "layers", layers);
+    if (j && r->has_memory) {
+        const struct mdl_memory *mm = &r->memory;
+        json_object_set_new(j, "memory_gb_per_gpu", json_real(mm->total / 1e9));
+        json_object_set_new(j, "memory_fits", json_boolean(r->memory_fits));
+        json_object_set_new(j, "memory",
+                            json_pack("{s:f, s:f, s:f, s:f, s:f}", "weights_gb", mm->weights / 1e9,
+                                      "gradients_gb", mm->gradients / 1e9, "optimizer_gb",
+                                      mm->optimizer / 1e9, "activations_gb", mm->activations / 1e9,
+                                      "device_gb", r->device_mem_bytes / 1e9));
+    } else if (j) {
+        json_object_set_new(j, "memory_gb_per_gpu", json_null());
+        json_object_set_new(j, "memory_fits", json_null());
+    }
     return dump(j, path, err);
 }
 
@@ -203,9 +269,20 @@ int sim_report_write_csv(const struct sim_report *r, const struct sim_report_met
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "scenario,iteration_time_s,compute_time_s,comm_time_s,exposed_comm_time_s,"
-               "tflops_per_gpu,gpus,layers_simulated,micro_batches\n");
-    fprintf(f, "\"%s\",%.9g,%.9g,%.9g,%.9g,%.6g,%d,%d,%d\n", or_dash(m->scenario), r->iteration_s,
-            r->compute_s, r->comm_s, r->exposed_comm_s, r->tflops_per_gpu, r->nranks, r->nlayers,
+               "model_tflops_per_gpu,mfu,hardware_tflops_per_gpu,memory_gb_per_gpu,memory_fits,"
+               "gpus,layers_simulated,micro_batches\n");
+    char model[32] = "", mfu[32] = "", mem[32] = "";
+    if (r->model_flop > 0) snprintf(model, sizeof model, "%.6g", r->model_tflops_per_gpu);
+    if (r->model_flop > 0 && r->peak_flops > 0) snprintf(mfu, sizeof mfu, "%.6g", r->mfu);
+    if (r->has_memory) snprintf(mem, sizeof mem, "%.6g", r->memory.total / 1e9);
+    fputc('"', f);
+    for (const char *c = or_dash(m->scenario); *c; c++) {
+        if (*c == '"') fputc('"', f);
+        fputc(*c, f);
+    }
+    fprintf(f, "\",%.9g,%.9g,%.9g,%.9g,%s,%s,%.6g,%s,%s,%d,%d,%d\n", r->iteration_s, r->compute_s,
+            r->comm_s, r->exposed_comm_s, model, mfu, r->hardware_tflops_per_gpu, mem,
+            r->has_memory ? (r->memory_fits ? "true" : "false") : "", r->nranks, r->nlayers,
             r->micro_batches);
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "engine.h"
+#include "models/strategy.h"
 
 struct sim_layer_time {
     double fwd_s; /* forward time of the layer, s */
@@ -24,13 +25,26 @@ struct sim_report {
     double compute_s;      /* mean busy time of the compute stream */
     double comm_s;         /* mean busy time of the communication streams */
     double exposed_comm_s; /* mean communication time not hidden under compute */
-    double flop;           /* model FLOPs of all ranks */
-    double tflops_per_gpu; /* flop / iteration / ranks / 1e12 */
-    double bytes_sent;     /* mean bytes a rank sent in collectives */
+    /* Model FLOPs are fixed by model, batch and sequence (mdl_model_flop); they never depend on
+     * the strategy. 0 where unknown (a recorded trace names no model). */
+    double model_flop;           /* of the iteration, all ranks together */
+    double model_tflops_per_gpu; /* model_flop / iteration / ranks / 1e12 */
+    double peak_flops;           /* dense peak FLOP/s of one GPU for the dtype, 0 unknown */
+    double mfu;                  /* model FLOP/s per GPU / peak_flops, 0 unknown */
+    /* Executed FLOPs: what the ops ran, redundant work (a 2D mesh's replicated attention,
+     * recomputation) included. */
+    double hardware_flop;
+    double hardware_tflops_per_gpu;
+    double bytes_sent; /* mean bytes a rank sent in collectives */
     int nranks;
     int nlayers;
     int micro_batches;
     struct sim_layer_time *layers; /* owned, nlayers entries */
+    /* Memory per GPU against the device, when the report comes from a scenario. */
+    int has_memory;
+    struct mdl_memory memory;
+    double device_mem_bytes; /* capacity of one GPU */
+    int memory_fits;         /* memory.total <= device_mem_bytes */
 };
 
 struct sim_report_meta {
@@ -43,6 +57,11 @@ struct sim_report_meta {
 
 int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r);
 void sim_report_release(struct sim_report *r);
+/* Adds the memory per GPU and the device's capacity to the report. */
+void sim_report_set_memory(struct sim_report *r, const struct mdl_memory *m, double capacity);
+/* When the memory does not fit: one warning line naming the need, the capacity and the
+ * shortfall (nothing otherwise). */
+void sim_report_warn_memory(const struct sim_report *r, const char *device, FILE *f);
 void sim_report_print(const struct sim_report *r, const struct sim_report_meta *m, FILE *f);
 int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
                           const char *path, struct tps_error *err);

@@ -3,6 +3,7 @@
 #include "sweep.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,25 @@ static int push(struct sweep *sw, int k, const char *text)
     return 0;
 }
 
+/* Appends `v` as a single-quoted YAML scalar (a quote inside is doubled). */
+static size_t quoted(char *out, size_t len, size_t n, const char *v)
+{
+    if (n + 1 < len) out[n++] = '\'';
+    for (const char *p = v; *p && n + 3 < len; p++) {
+        if (*p == '\'') out[n++] = '\'';
+        out[n++] = *p;
+    }
+    if (n + 1 < len) out[n++] = '\'';
+    out[n < len ? n : len - 1] = '\0';
+    return n;
+}
+
 /* Flow text of a scalar or a sequence of scalars. */
 static int flow_text(const struct tps_ydoc *d, int id, const char *field, char *out, size_t len,
                      struct tps_error *err)
 {
     if (tps_ydoc_is_scalar(d, id)) {
-        snprintf(out, len, "'%s'", tps_ydoc_text(d, id));
+        quoted(out, len, 0, tps_ydoc_text(d, id));
         return TPS_OK;
     }
     if (!tps_ydoc_is_seq(d, id))
@@ -45,7 +59,8 @@ static int flow_text(const struct tps_ydoc *d, int id, const char *field, char *
         int it = tps_ydoc_seq_at(d, id, i);
         if (!tps_ydoc_is_scalar(d, it))
             return tps_ydoc_fail(d, it, field, err, "nested lists are not sweep values");
-        n += (size_t)snprintf(out + n, len - n, "%s'%s'", i ? ", " : "", tps_ydoc_text(d, it));
+        if (i) n += (size_t)snprintf(out + n, len - n, ", ");
+        if (n < len) n = quoted(out, len, n, tps_ydoc_text(d, it));
     }
     if (n < len) snprintf(out + n, len - n, "]");
     return TPS_OK;
@@ -105,6 +120,11 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
                                "expected a dotted scenario key such as strategy.tp");
             break;
         }
+        for (int j = 0; !rc && j < sw->nkeys; j++)
+            if (!strcmp(sw->keys[j], key))
+                rc = tps_ydoc_fail(&d, tps_ydoc_map_key(&d, id, i), f, err,
+                                   "the key is swept twice");
+        if (rc) break;
         int k = sw->nkeys++;
         snprintf(sw->keys[k], sizeof sw->keys[k], "%s", key);
         if (tps_ydoc_is_map(&d, v)) {
@@ -126,8 +146,40 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
             rc = tps_ydoc_fail(&d, id, "sweep", err, "more than a million points");
     }
     tps_ydoc_release(&d);
+    if (!rc) rc = sweep_identity(sw, err);
     if (rc) sweep_release(sw);
     return rc;
+}
+
+void sweep_display(const char *flow, char *out, size_t len)
+{
+    size_t n = 0;
+    int list = flow[0] == '[', inq = 0;
+    for (const char *p = flow + list; *p && n + 1 < len; p++) {
+        if (inq) {
+            if (*p == '\'' && p[1] == '\'') {
+                out[n++] = *p++;
+            } else if (*p == '\'') {
+                inq = 0;
+            } else {
+                out[n++] = *p;
+            }
+        } else if (*p == '\'') {
+            inq = 1;
+        } else if (list && *p == ']' && !p[1]) {
+            break;
+        } else if (list && *p == ',') {
+            continue; /* "[8, 1]" shows as "[8 1]" */
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    if (list) {
+        char t[512];
+        snprintf(t, sizeof t, "[%s]", out);
+        snprintf(out, len, "%s", t);
+    }
 }
 
 int sweep_index(const struct sweep *sw, long point, int k)
@@ -222,23 +274,25 @@ static int set_path(yaml_document_t *doc, int root, const char *key, int value)
     return 0;
 }
 
-int sweep_write_point(const struct sweep *sw, long point, const char *out, struct tps_error *err)
+/* Loads the scenario without its sweep section and, for point >= 0, with the point's values
+ * set. 0, or -1 with *err set (doc then released). */
+static int point_doc(const struct sweep *sw, long point, yaml_document_t *doc,
+                     struct tps_error *err)
 {
     FILE *in = fopen(sw->path, "rb");
     if (!in) return tps_error_set(err, TPS_EIO, sw->path, 0, 0, NULL, "cannot open: %m");
     yaml_parser_t parser;
-    yaml_document_t doc;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_file(&parser, in);
-    int ok = yaml_parser_load(&parser, &doc);
+    int ok = yaml_parser_load(&parser, doc);
     yaml_parser_delete(&parser);
     fclose(in);
     if (!ok) return tps_error_set(err, TPS_ESYNTAX, sw->path, 0, 0, NULL, "invalid YAML");
     int rc = 0, root = 1;
-    yaml_node_t *r = yaml_document_get_root_node(&doc);
+    yaml_node_t *r = yaml_document_get_root_node(doc);
     /* drop the sweep section */
     if (r && r->type == YAML_MAPPING_NODE) {
-        yaml_node_pair_t *p = find_pair(&doc, root, "sweep");
+        yaml_node_pair_t *p = find_pair(doc, root, "sweep");
         if (p) {
             memmove(p, p + 1, (size_t)(r->data.mapping.pairs.top - p - 1) * sizeof *p);
             r->data.mapping.pairs.top--;
@@ -246,7 +300,7 @@ int sweep_write_point(const struct sweep *sw, long point, const char *out, struc
     } else {
         rc = -1;
     }
-    for (int k = 0; !rc && k < sw->nkeys; k++) {
+    for (int k = 0; !rc && point >= 0 && k < sw->nkeys; k++) {
         const char *text = sw->vals[k][sweep_index(sw, point, k)];
         yaml_parser_t vp;
         yaml_document_t vd;
@@ -255,26 +309,71 @@ int sweep_write_point(const struct sweep *sw, long point, const char *out, struc
         if (!yaml_parser_load(&vp, &vd)) {
             rc = -1;
         } else {
-            int v = copy_node(&doc, &vd, 1);
-            rc = v ? set_path(&doc, root, sw->keys[k], v) : -1;
+            int v = copy_node(doc, &vd, 1);
+            rc = v ? set_path(doc, root, sw->keys[k], v) : -1;
             yaml_document_delete(&vd);
         }
         yaml_parser_delete(&vp);
     }
-    FILE *f = rc ? NULL : fopen(out, "wb");
-    if (!rc && !f) rc = -1;
-    if (f) {
-        yaml_emitter_t em;
-        yaml_emitter_initialize(&em);
-        yaml_emitter_set_output_file(&em, f);
-        ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, &doc) && yaml_emitter_close(&em);
-        yaml_emitter_delete(&em);
-        if (fclose(f) != 0) ok = 0;
-        rc = ok ? 0 : -1;
-        return rc ? tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot write the point scenario")
-                  : TPS_OK; /* the emitter has deleted the document */
+    if (rc) {
+        yaml_document_delete(doc);
+        return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, "sweep",
+                             "cannot apply the sweep values to the scenario");
     }
-    yaml_document_delete(&doc);
-    return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, "sweep",
-                         "cannot apply the sweep values to the scenario");
+    return TPS_OK;
+}
+
+/* Emits *doc (which the emitter deletes) through `handler`. */
+static int emit_doc(yaml_document_t *doc, yaml_write_handler_t *handler, void *data)
+{
+    yaml_emitter_t em;
+    yaml_emitter_initialize(&em);
+    yaml_emitter_set_output(&em, handler, data);
+    int ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, doc) && yaml_emitter_close(&em);
+    yaml_emitter_delete(&em);
+    return ok ? 0 : -1;
+}
+
+static int write_file(void *data, unsigned char *buf, size_t size)
+{
+    return fwrite(buf, 1, size, (FILE *)data) == size;
+}
+
+/* FNV-1a, 64 bits. */
+static int write_hash(void *data, unsigned char *buf, size_t size)
+{
+    uint64_t *h = data;
+    for (size_t i = 0; i < size; i++)
+        *h = (*h ^ buf[i]) * 1099511628211ULL;
+    return 1;
+}
+
+int sweep_identity(struct sweep *sw, struct tps_error *err)
+{
+    yaml_document_t doc;
+    int rc = point_doc(sw, -1, &doc, err);
+    if (rc) return rc;
+    uint64_t h = 14695981039346656037ULL;
+    if (emit_doc(&doc, write_hash, &h))
+        return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, NULL, "cannot read the scenario");
+    for (int k = 0; k < sw->nkeys; k++)
+        write_hash(&h, (unsigned char *)sw->keys[k], strlen(sw->keys[k]) + 1);
+    snprintf(sw->id, sizeof sw->id, "%016llx", (unsigned long long)h);
+    return TPS_OK;
+}
+
+int sweep_write_point(const struct sweep *sw, long point, const char *out, struct tps_error *err)
+{
+    yaml_document_t doc;
+    int rc = point_doc(sw, point, &doc, err);
+    if (rc) return rc;
+    FILE *f = fopen(out, "wb");
+    if (!f) {
+        yaml_document_delete(&doc);
+        return tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot write the point scenario");
+    }
+    rc = emit_doc(&doc, write_file, f);
+    if (fclose(f) != 0) rc = -1;
+    return rc ? tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot write the point scenario")
+              : TPS_OK;
 }

@@ -24,6 +24,8 @@ struct sweep {
     int nvals[SWEEP_MAX_KEYS];
     char **vals[SWEEP_MAX_KEYS]; /* owned: each value as a YAML flow text ("8", "[2, 4]") */
     long npoints;
+    char id[17]; /* identity of the sweep's definition: a hash of the scenario without its
+                    sweep section (as libyaml emits it) and of the swept keys, not their values */
 };
 
 /* Reads the sweep section of scenario `path` (an error if it has none). */
@@ -32,6 +34,12 @@ void sweep_release(struct sweep *sw);
 
 /* Value index of key k at point i. */
 int sweep_index(const struct sweep *sw, long point, int k);
+
+/* Computes sw->id (sweep_load does). */
+int sweep_identity(struct sweep *sw, struct tps_error *err);
+
+/* A value as a person reads it: a scalar unquoted, a list "[8 1]". */
+void sweep_display(const char *flow, char *out, size_t len);
 
 /* Writes the scenario of point i to `out` (a file path). */
 int sweep_write_point(const struct sweep *sw, long point, const char *out, struct tps_error *err);

@@ -55,6 +55,8 @@ int sim_trace_write(const struct mdl_program *p, const char *platform, const cha
     fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", SIM_TRACE_VERSION,
             p->nranks, p->layers, p->micro_batches);
     if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
+    if (p->model_flop > 0) fprintf(f, "model_flop %.17g\n", p->model_flop);
+    if (p->peak_flops > 0) fprintf(f, "peak_flops %.17g\n", p->peak_flops);
     for (int g = 0; g < p->ngroups; g++) {
         fprintf(f, "group %d", g);
         for (int m = 0; m < p->groups[g].n; m++)
@@ -177,6 +179,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     L->path = path;
     if ((rc = header(L, f, err))) goto done;
     long ranks = 0, layers = 0, mbs = 1;
+    double model_flop = 0, peak_flops = 0;
     while ((rc = next_line(L, f, err)) == 0) {
         const char *k = L->tok[0];
         long v;
@@ -194,6 +197,9 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
             if ((rc = tok_long(L, 1, "layers", 0, 1 << 20, &layers, err))) goto done;
         } else if (!strcmp(k, "micro_batches")) {
             if ((rc = tok_long(L, 1, "micro_batches", 1, 1 << 20, &mbs, err))) goto done;
+        } else if (!strcmp(k, "model_flop") || !strcmp(k, "peak_flops")) {
+            double *dst = k[0] == 'm' ? &model_flop : &peak_flops;
+            if ((rc = tok_double(L, 1, k, dst, err))) goto done;
         } else if (!strcmp(k, "platform")) {
             if (platform) {
                 size_t n = 0;
@@ -231,7 +237,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
         } else {
             rc = fail(L, 0, "key", err,
                       "unknown key (expected ranks, layers, micro_batches, "
-                      "platform or group)",
+                      "model_flop, peak_flops, platform or group)",
                       k);
             goto done;
         }
@@ -241,6 +247,8 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
         rc = tps_error_set(err, TPS_ESYNTAX, path, L->line, 1, "ranks", "missing 'ranks' line");
     p->layers = (int)layers;
     p->micro_batches = (int)mbs;
+    p->model_flop = model_flop;
+    p->peak_flops = peak_flops;
 done:
     if (rc == TPS_ENOMEM) tps_error_set(err, rc, path, 0, 0, NULL, "out of memory");
     free(L);

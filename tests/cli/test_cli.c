@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../testdir.h"
+
 TestSuite(cli, .timeout = 300);
 
 /* Runs "tpsim ARGS" and returns its exit status; output (stdout+stderr or stderr only) into out. */
@@ -72,22 +74,31 @@ Test(cli, help_everywhere)
 
 Test(cli, run_writes_json_with_the_documented_keys)
 {
-    char json[] = "/tmp/tpsim-run-XXXXXX.json", tl[] = "/tmp/tpsim-tl-XXXXXX.json";
-    close(mkstemps(json, 5));
-    close(mkstemps(tl, 5));
+    char d[256], json[300], tl[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "run.json");
+    testdir_path(tl, sizeof tl, d, "tl.json");
     char args[1024], out[8192];
     snprintf(args, sizeof args, "run %s/tests/data/good/tiny.yaml --json %s --timeline %s",
              TPSIM_SOURCE_DIR, json, tl);
     cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
     cr_assert(strstr(out, "iteration time") != NULL);
+    cr_assert(strstr(out, "model TFLOP/s/GPU") != NULL);
+    cr_assert(strstr(out, "memory per GPU") != NULL);
     json_error_t e;
     json_t *j = json_load_file(json, 0, &e);
     cr_assert_not_null(j, "%s", e.text);
-    const char *keys[] = {"iteration_time_s", "compute_time_s", "exposed_comm_time_s",
-                          "tflops_per_gpu"};
-    for (int i = 0; i < 4; i++)
+    const char *keys[] = {"iteration_time_s", "compute_time_s",          "exposed_comm_time_s",
+                          "model_flop",       "model_tflops_per_gpu",    "mfu",
+                          "hardware_flop",    "hardware_tflops_per_gpu", "memory_gb_per_gpu"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert(json_object_get(j, keys[i]) && json_is_number(json_object_get(j, keys[i])), "%s",
                   keys[i]);
+    cr_assert(ne(int, json_is_boolean(json_object_get(j, "memory_fits")), 0));
+    cr_assert(ne(int, json_is_object(json_object_get(j, "memory")), 0));
+    double mfu = json_number_value(json_object_get(j, "mfu"));
+    cr_assert(gt(dbl, mfu, 0));
+    cr_assert(lt(dbl, mfu, 1));
     json_t *layers = json_object_get(j, "layers");
     cr_assert(eq(sz, json_array_size(layers), 2));
     cr_assert(gt(dbl, json_number_value(json_object_get(json_array_get(layers, 0), "fwd_s")), 0));
@@ -97,32 +108,124 @@ Test(cli, run_writes_json_with_the_documented_keys)
     cr_assert_not_null(t, "%s", e.text);
     cr_assert(gt(sz, json_array_size(json_object_get(t, "traceEvents")), 100));
     json_decref(t);
-    remove(json);
-    remove(tl);
+    testdir_remove(d);
+}
+
+/* Writes text to dir/name and returns the path (static buffer per call site is the caller's). */
+static const char *write_file(char *path, size_t len, const char *dir, const char *name,
+                              const char *text)
+{
+    testdir_path(path, len, dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+Test(cli, memory_that_does_not_fit_is_reported_with_the_shortfall)
+{
+    char d[256], scn[300], json[300], args[1024], out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "big.yaml",
+               "model: gpt3-175b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 1}\n");
+    testdir_path(json, sizeof json, d, "big.json");
+    snprintf(args, sizeof args, "run %s --json %s", scn, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "warning: does not fit in memory") != NULL, "%s", out);
+    cr_assert(strstr(out, "GB short") != NULL, "%s", out);
+    cr_assert(strstr(out, "DOES NOT FIT") != NULL, "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    cr_assert(ne(int, json_is_false(json_object_get(j, "memory_fits")), 0));
+    /* 175e9 parameters x 16 bytes over 2 GPUs, far beyond 80 GiB */
+    double gb = json_number_value(json_object_get(j, "memory_gb_per_gpu"));
+    cr_assert(gt(dbl, gb, 1300));
+    json_t *m = json_object_get(j, "memory");
+    double sum = 0;
+    const char *parts[] = {"weights_gb", "gradients_gb", "optimizer_gb", "activations_gb"};
+    for (int i = 0; i < 4; i++)
+        sum += json_number_value(json_object_get(m, parts[i]));
+    cr_assert(ieee_ulp_eq(dbl, sum, gb, 8), "%g vs %g", sum, gb);
+    cr_assert(eq(dbl, json_number_value(json_object_get(m, "device_gb")), 80 * 1.073741824));
+    json_decref(j);
+    testdir_remove(d);
+}
+
+Test(cli, plan_ranks_only_what_fits_unless_asked)
+{
+    char d[256], scn[300], json[300], args[1024];
+    static char out[65536];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    /* GPT-3 13B at TP=2 on a 24 GB RTX 4090: no candidate fits (~105 GB of states per GPU) */
+    write_file(scn, sizeof scn, d, "small.yaml",
+               "model: gpt3-13b\ndevice: RTX-4090\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 1}\n");
+    snprintf(args, sizeof args, "plan %s --simulate 1", scn);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    cr_assert(strstr(out, "--ignore-memory") != NULL, "%s", out);
+    testdir_path(json, sizeof json, d, "plan.json");
+    snprintf(args, sizeof args, "plan %s --simulate 1 --ignore-memory --json %s", scn, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_t *rows = json_object_get(j, "rows");
+    cr_assert(gt(sz, json_array_size(rows), 1));
+    cr_assert(ne(int, json_is_false(json_object_get(json_array_get(rows, 0), "memory_fits")), 0));
+    /* only the best is simulated: the others have no simulated time (null, not 0) */
+    cr_assert(ne(int, json_is_number(json_object_get(json_array_get(rows, 0), "simulated_s")), 0));
+    cr_assert(ne(int, json_is_null(json_object_get(json_array_get(rows, 1), "simulated_s")), 0));
+    json_decref(j);
+    /* at TP=8 on a 40 GB A100, 1D fits (about 36 GB) and the 2x4 meshes do not (their
+     * attention scores are sharded over 2 GPUs only): those are dropped and counted */
+    write_file(scn, sizeof scn, d, "fits.yaml",
+               "model: gpt3-13b\ndevice: A100-40GB\nplatform: dgx-a100\nstrategy: {tp: 8}\n"
+               "run: {layers: 1}\n");
+    snprintf(args, sizeof args, "plan %s --simulate 1 --json %s", scn, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    rows = json_object_get(j, "rows");
+    cr_assert(gt(dbl, json_number_value(json_object_get(j, "dropped_for_memory")), 0));
+    cr_assert(gt(sz, json_array_size(rows), 0));
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        cr_assert(
+            ne(int, json_is_true(json_object_get(json_array_get(rows, i), "memory_fits")), 0));
+    json_decref(j);
+    testdir_remove(d);
 }
 
 Test(cli, trace_then_run_directory_prints_the_same_times)
 {
-    char dir[] = "/tmp/tpsim-cli-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[256];
+    cr_assert_not_null(testdir_make(dir, sizeof dir));
     char args[1024], direct[8192], replay[8192], out[1024];
-    snprintf(args, sizeof args, "trace %s/tests/data/good/tiny.yaml -o %s", TPSIM_SOURCE_DIR, dir);
+    snprintf(args, sizeof args, "trace %s/tests/data/good/tiny.yaml -o %s/t", TPSIM_SOURCE_DIR,
+             dir);
     cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
     snprintf(args, sizeof args, "run %s/tests/data/good/tiny.yaml", TPSIM_SOURCE_DIR);
     cr_assert(eq(int, tpsim(direct, sizeof direct, args, 0), 0));
-    snprintf(args, sizeof args, "run %s", dir);
+    snprintf(args, sizeof args, "run %s/t", dir);
     cr_assert(eq(int, tpsim(replay, sizeof replay, args, 0), 0), "%s", replay);
+    /* the same times and throughputs (the trace carries the model FLOPs and the peak); memory
+     * is the scenario's, which a trace does not carry */
     const char *a = strstr(direct, "iteration time"), *b = strstr(replay, "iteration time");
     cr_assert(a && b);
-    cr_assert(eq(str, (char *)a, (char *)b));
-    snprintf(args, sizeof args, "rm -rf '%s'", dir);
-    cr_assert(eq(int, system(args), 0));
+    const char *am = strstr(a, "memory per GPU"), *at = strstr(a, "time per layer");
+    cr_assert(am && at && !strstr(b, "memory per GPU"));
+    cr_assert(eq(int, strncmp(a, b, (size_t)(am - a)), 0), "%s\n---\n%s", a, b);
+    cr_assert(eq(str, (char *)at, (char *)b + (am - a)));
+    testdir_remove(dir);
 }
 
 Test(cli, collective_json_has_nccl_tests_columns)
 {
-    char json[] = "/tmp/tpsim-coll-XXXXXX.json";
-    close(mkstemps(json, 5));
+    char d[256], json[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "coll.json");
     char args[512], out[8192];
     snprintf(
         args, sizeof args,
@@ -142,8 +245,9 @@ Test(cli, collective_json_has_nccl_tests_columns)
     cr_assert(eq(dbl, bytes, 16.0 * 1048576));
     cr_assert(ieee_ulp_eq(dbl, alg, bytes / t / 1e9, 4));
     cr_assert(ieee_ulp_eq(dbl, bus, alg * 2 * 7 / 8, 4));
+    cr_assert(eq(str, (char *)json_string_value(json_object_get(r, "granularity")), "step"));
     json_decref(j);
-    remove(json);
+    testdir_remove(d);
 }
 
 Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
@@ -158,34 +262,6 @@ Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show nosuch", 0), 2));
 }
 
-/* Sorted data rows of a sweep CSV (header dropped) as one string. */
-static char *sorted_rows(const char *csv)
-{
-    FILE *f = fopen(csv, "r");
-    cr_assert(ne(ptr, f, NULL));
-    char *rows[256], line[4096];
-    int n = 0;
-    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL)); /* header */
-    while (n < 256 && fgets(line, sizeof line, f))
-        rows[n++] = strdup(line);
-    fclose(f);
-    for (int i = 0; i < n; i++) /* insertion sort by point index */
-        for (int j = i; j > 0 && atol(rows[j]) < atol(rows[j - 1]); j--) {
-            char *t = rows[j];
-            rows[j] = rows[j - 1];
-            rows[j - 1] = t;
-        }
-    size_t len = 1;
-    for (int i = 0; i < n; i++)
-        len += strlen(rows[i]);
-    char *all = calloc(len, 1);
-    for (int i = 0; i < n; i++) {
-        strcat(all, rows[i]);
-        free(rows[i]);
-    }
-    return all;
-}
-
 static int file_lines(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -196,49 +272,148 @@ static int file_lines(const char *path)
     return n;
 }
 
+static const char sweep_scn[] =
+    "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+    "run: {layers: 4}\nsweep:\n  strategy.tp: [1, 2, 3, 4, 8]\n"
+    "  platform.nodes: {from: 1, to: 4, factor: 2}\n  strategy.chunks: [1, 2]\n";
+
+/* The whole file as a string (caller frees). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strdup(buf);
+}
+
 Test(cli, killed_sweep_resumed_gives_the_rows_of_an_uninterrupted_one)
 {
-    const char *scn = "/tmp/tpsim-sweep-test.yaml";
-    FILE *f = fopen(scn, "w");
-    fputs("model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
-          "run: {layers: 4}\nsweep:\n  strategy.tp: [1, 2, 3, 4, 8]\n"
-          "  platform.nodes: {from: 1, to: 4, factor: 2}\n  strategy.chunks: [1, 2]\n",
-          f);
-    fclose(f);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o /tmp/tpsim-sweep-full.csv 2>/dev/null",
-             TPSIM_BIN, scn);
+    char d[256], scn[300], full_csv[300], cut_csv[300], cmd[2048];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "sweep.yaml", sweep_scn);
+    testdir_path(full_csv, sizeof full_csv, d, "full.csv");
+    testdir_path(cut_csv, sizeof cut_csv, d, "cut.csv");
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o %s 2>/dev/null", TPSIM_BIN, scn, full_csv);
     cr_assert(eq(int, system(cmd), 0));
-    char *full = sorted_rows("/tmp/tpsim-sweep-full.csv");
-    cr_assert(eq(int, file_lines("/tmp/tpsim-sweep-full.csv"), 31));
+    char *full = slurp(full_csv);
+    cr_assert(eq(int, file_lines(full_csv), 31));
+    /* rows come in point order: a rerun writes the same bytes */
+    cr_assert(eq(int, system(cmd), 0));
+    char *again = slurp(full_csv);
+    cr_assert(eq(str, again, full));
+    free(again);
     /* start again, kill the whole process group once a few rows are in */
-    remove("/tmp/tpsim-sweep-cut.csv");
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
-        execl(TPSIM_BIN, TPSIM_BIN, "sweep", scn, "-j", "1", "-o", "/tmp/tpsim-sweep-cut.csv",
-              (char *)NULL);
+        freopen("/dev/null", "w", stderr);
+        execl(TPSIM_BIN, TPSIM_BIN, "sweep", scn, "-j", "1", "-o", cut_csv, (char *)NULL);
         _exit(127);
     }
     setpgid(pid, pid);
-    for (int i = 0; i < 3000 && file_lines("/tmp/tpsim-sweep-cut.csv") < 6; i++)
+    for (int i = 0; i < 3000 && file_lines(cut_csv) < 6; i++)
         usleep(2000);
     kill(-pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    int kept = file_lines("/tmp/tpsim-sweep-cut.csv");
+    int kept = file_lines(cut_csv);
     cr_assert(lt(int, kept, 31), "the sweep finished before it was killed");
     /* and a row cut in the middle, as a kill during a write would leave */
-    f = fopen("/tmp/tpsim-sweep-cut.csv", "a");
+    FILE *f = fopen(cut_csv, "a");
     fputs("29,8,4,ok,0.00", f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o /tmp/tpsim-sweep-cut.csv --resume 2>/dev/null",
-             TPSIM_BIN, scn);
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o %s --resume 2>/dev/null", TPSIM_BIN, scn,
+             cut_csv);
     cr_assert(eq(int, system(cmd), 0));
-    char *resumed = sorted_rows("/tmp/tpsim-sweep-cut.csv");
+    char *resumed = slurp(cut_csv);
     cr_assert(eq(str, resumed, full));
     free(full);
     free(resumed);
-    remove(scn);
-    remove("/tmp/tpsim-sweep-full.csv");
-    remove("/tmp/tpsim-sweep-cut.csv");
+    testdir_remove(d);
+}
+
+Test(cli, killed_parent_leaves_no_orphan_appending_rows)
+{
+    char d[256], scn[300], csv[300], cmd[2048];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "sweep.yaml", sweep_scn);
+    testdir_path(csv, sizeof csv, d, "s.csv");
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        execl(TPSIM_BIN, TPSIM_BIN, "sweep", scn, "-j", "2", "-o", csv, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 3000 && file_lines(csv) < 4; i++)
+        usleep(2000);
+    kill(pid, SIGKILL); /* the parent alone */
+    waitpid(pid, NULL, 0);
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 -o %s --resume 2>/dev/null", TPSIM_BIN, scn, csv);
+    cr_assert(eq(int, system(cmd), 0));
+    usleep(200000); /* an orphan would append after the resume */
+    cr_assert(eq(int, file_lines(csv), 31));
+    testdir_remove(d);
+}
+
+Test(cli, resume_refuses_a_foreign_csv_and_reruns_changed_values)
+{
+    char d[256], scn[300], other[300], csv[300], cmd[2048], out[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "a.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 2}\nsweep:\n  strategy.tp: [1, 2]\n");
+    testdir_path(csv, sizeof csv, d, "a.csv");
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    /* another scenario with the same swept keys: its rows are not this sweep's */
+    write_file(other, sizeof other, d, "b.yaml",
+               "model: gpt3-2.7b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 2}\nsweep:\n  strategy.tp: [1, 2]\n");
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", other, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
+    cr_assert(strstr(out, "another sweep definition") != NULL, "%s", out);
+    /* other keys: the header differs */
+    write_file(other, sizeof other, d, "c.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 2}\nsweep:\n  strategy.chunks: [1, 2]\n");
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", other, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
+    cr_assert(strstr(out, "header") != NULL, "%s", out);
+    char *before = slurp(csv); /* refused: the file is untouched */
+    /* the same sweep with its values edited: the new value runs, the kept one does not */
+    write_file(scn, sizeof scn, d, "a.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 2}\nsweep:\n  strategy.tp: [2, 4]\n");
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 0), "%s", out);
+    cr_assert(strstr(out, "(1 to run)") != NULL, "%s", out);
+    char *after = slurp(csv);
+    cr_assert(strstr(after, "\n0,2,ok,") != NULL, "%s", after);
+    cr_assert(strstr(after, "\n1,4,ok,") != NULL, "%s", after);
+    cr_assert(strstr(after, ",1,ok,") == NULL, "%s", after);
+    free(before);
+    free(after);
+    testdir_remove(d);
+}
+
+Test(cli, sweep_of_only_failing_points_exits_non_zero_and_does_not_blame_gnuplot)
+{
+    char d[256], scn[300], csv[300], cmd[2048], out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "bad.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 2}\nsweep:\n  strategy.tp: [3, 5]\n");
+    testdir_path(csv, sizeof csv, d, "bad.csv");
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --plot", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
+    cr_assert(strstr(out, "every point failed") != NULL, "%s", out);
+    cr_assert(strstr(out, "nothing to plot") != NULL, "%s", out);
+    cr_assert(strstr(out, "gnuplot") == NULL, "%s", out);
+    /* messages keep their apostrophes and commas, quoted as RFC 4180 says */
+    char *rows = slurp(csv);
+    cr_assert(strstr(rows, ",error,") != NULL, "%s", rows);
+    free(rows);
+    testdir_remove(d);
 }

@@ -305,3 +305,77 @@ Test(strategy, oases_and_recomputation_keep_flops_and_price_collectives_as_descr
     mdl_program_release(&full);
     mdl_program_release(&oases_rc);
 }
+
+/* Every strategy the planner can produce for one model, lowered: the model FLOPs are one number
+ * (the closed form 3 * layers * mbs * [2bs(4h^2 + 2h*ffn) + 4bs^2h]), while the executed FLOPs
+ * grow with a 2D mesh's replicated attention and with recomputation. */
+Test(strategy, model_flop_is_the_same_under_every_strategy)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    int layers = 2, mbs = 2, d = 8, n = 0;
+    double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    double expect = 3.0 * layers * mbs * (2 * b * s * (4 * h * h + 2 * h * f) + 4 * b * s * s * h);
+    double exec_1d = 0, exec_max = 0;
+    for (int d1 = d; d1 >= 1; d1 /= 2)
+        for (int pl = 0; pl < 2; pl++)
+            for (int k = 1; k <= 4; k *= 2)
+                for (int oa = 0; oa < 2; oa++)
+                    for (int rc = 0; rc < 2; rc++)
+                        for (int sp = 0; sp < 2; sp++) {
+                            int d2 = d / d1;
+                            if (sp && d2 > 1) continue;
+                            struct mdl_strategy st = {.kind = d2 > 1 ? MDL_STRAT_2D : MDL_STRAT_1D,
+                                                      .tp = d,
+                                                      .d1 = d1,
+                                                      .d2 = d2,
+                                                      .placement = (enum mdl_placement)pl,
+                                                      .chunks = k,
+                                                      .oases = oa,
+                                                      .recompute = rc,
+                                                      .sequence_parallel = sp,
+                                                      .async_grad_allreduce = true};
+                            struct mdl_program p;
+                            struct tps_error err = {0};
+                            cr_assert(eq(int,
+                                         mdl_strategy_lower(&st, &m, &dev, layers, mbs, &p, &err),
+                                         0),
+                                      "%s", err.msg);
+                            cr_assert(ieee_ulp_eq(dbl, p.model_flop, expect, 4),
+                                      "mesh %dx%d pl %d k %d oases %d recompute %d sp %d: %g", d1,
+                                      d2, pl, k, oa, rc, sp, p.model_flop);
+                            cr_assert(eq(dbl, p.peak_flops, dev.peak_flops[m.dtype]));
+                            double exec = mdl_program_flop(&p);
+                            if (d2 == 1 && !rc && !oa && k == 1 && !sp && !pl) exec_1d = exec;
+                            if (exec > exec_max) exec_max = exec;
+                            mdl_program_release(&p);
+                            n++;
+                        }
+    cr_assert(gt(int, n, 60));
+    /* 1D without recomputation executes exactly the model FLOPs; others execute more */
+    cr_assert(ieee_ulp_eq(dbl, exec_1d, expect, 16), "%g vs %g", exec_1d, expect);
+    cr_assert(gt(dbl, exec_max, 1.5 * expect));
+}
+
+/* Memory parts add up, and the states follow 16 bytes per parameter over the TP degree. */
+Test(strategy, memory_parts_follow_the_documented_formulas)
+{
+    struct mdl_model m = model();
+    double h = (double)m.hidden, f = (double)m.ffn, L = (double)m.layers;
+    double params = L * (4 * h * h + 2 * h * f + 9 * h + f);
+    for (int d = 1; d <= 8; d *= 2) {
+        struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = d};
+        struct mdl_memory mem;
+        double total = mdl_strategy_memory(&st, &m, (int)m.layers, &mem);
+        cr_assert(eq(dbl, total, mem.total));
+        cr_assert(
+            ieee_ulp_eq(dbl, mem.weights + mem.gradients + mem.optimizer, 16 * params / d, 8));
+        double s = (double)m.seq, b = (double)m.micro_batch, a = (double)m.heads;
+        double act = L * (s * b * h * (10 + 24.0 / d) + 5 * a * s * s * b / d);
+        cr_assert(ieee_ulp_eq(dbl, mem.activations, act, 8), "d=%d", d);
+        st.recompute = true; /* inputs of every layer plus one layer's activations */
+        mdl_strategy_memory(&st, &m, (int)m.layers, &mem);
+        cr_assert(ieee_ulp_eq(dbl, mem.activations, L * 2 * s * b * h + act / L, 8), "d=%d", d);
+    }
+}

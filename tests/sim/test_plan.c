@@ -27,8 +27,9 @@ Test(plan, ranks_every_mesh_and_picks_the_placement_that_keeps_the_heavy_axis_in
               "%s", err.msg);
     struct sim_plan_opts o = {.simulate = 4};
     struct sim_plan_row *rows;
+    struct sim_plan_info info;
     int n;
-    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     /* d1 in {1, 2, 4, 8} (it must divide 40 heads), two placements for 2D, k in 1..8, Oases */
     cr_assert(eq(int, n, (1 + 2 * 3) * 4 * 2 + 0 * 1), "candidates: %d", n);
     double bsh = 2048.0 * 5120;
@@ -65,8 +66,9 @@ Test(plan, analytic_ranking_sees_groups_contending_for_a_shared_nic)
               "%s", err.msg);
     struct sim_plan_opts o = {.simulate = 12};
     struct sim_plan_row *rows;
+    struct sim_plan_info info;
     int n;
-    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     for (int i = 0; i < 12; i++)
         cr_assert(
             le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.01 * rows[i].predicted_s),

@@ -50,7 +50,19 @@ Test(report, builds_layer_times_from_op_spans)
     cr_assert(eq(dbl, r.layers[0].fwd_s, 1.0));
     cr_assert(eq(dbl, r.layers[0].bwd_s, 2.0));
     cr_assert(eq(dbl, r.compute_s, 3.0));
-    cr_assert(eq(dbl, r.tflops_per_gpu, 4e12 / 4 / 1e12));
+    cr_assert(eq(dbl, r.hardware_flop, 4e12));
+    cr_assert(eq(dbl, r.hardware_tflops_per_gpu, 4e12 / 4 / 1e12));
+    /* model FLOPs unknown (a recorded trace): no model throughput, no MFU */
+    cr_assert(eq(dbl, r.model_flop, 0));
+    cr_assert(eq(dbl, r.mfu, 0));
+    sim_report_release(&r);
+    /* model FLOPs given by the lowering: throughput and MFU from them, not from the ops */
+    p.model_flop = 3e12;
+    p.peak_flops = 2e12;
+    cr_assert(eq(int, sim_report_build(&p, &st, &r), 0));
+    cr_assert(eq(dbl, r.model_tflops_per_gpu, 3e12 / 4 / 1e12));
+    cr_assert(eq(dbl, r.mfu, 3e12 / 4 / 2e12));
+    cr_assert(eq(dbl, r.hardware_tflops_per_gpu, 4e12 / 4 / 1e12));
     sim_report_release(&r);
     mdl_program_release(&p);
 }

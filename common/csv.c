@@ -1,0 +1,65 @@
+/* csv.c - RFC 4180 quoting and record splitting (see csv.h). */
+#include "csv.h"
+
+#include <string.h>
+
+int tps_csv_put(char *buf, size_t len, size_t *n, const char *v)
+{
+    int quote = strpbrk(v, ",\"\r\n") != NULL;
+    size_t need = strlen(v) + (quote ? 2 : 0);
+    for (const char *p = v; quote && *p; p++)
+        need += *p == '"';
+    if (*n + need + 1 > len) {
+        if (*n < len) buf[*n] = '\0';
+        return -1;
+    }
+    if (quote) buf[(*n)++] = '"';
+    for (const char *p = v; *p; p++) {
+        if (*p == '"') buf[(*n)++] = '"';
+        buf[(*n)++] = *p;
+    }
+    if (quote) buf[(*n)++] = '"';
+    buf[*n] = '\0';
+    return 0;
+}
+
+int tps_csv_record(const char *s, const char *end, char *store, size_t storelen, char **fields,
+                   int max, const char **next)
+{
+    if (s >= end) return 0;
+    size_t o = 0;
+    int nf = 0, inq = 0, start = 1;
+    for (const char *p = s; p < end; p++) {
+        if (start) {
+            if (nf >= max || o >= storelen) return -1;
+            fields[nf++] = store + o;
+            start = 0;
+            if (*p == '"') {
+                inq = 1;
+                continue;
+            }
+        }
+        char c = *p;
+        if (inq) {
+            if (c == '"' && p + 1 < end && p[1] == '"') {
+                p++;
+            } else if (c == '"') {
+                inq = 0;
+                continue;
+            }
+        } else if (c == ',' || c == '\n') {
+            if (o > 0 && store[o - 1] == '\r' && c == '\n') o--;
+            if (o >= storelen) return -1;
+            store[o++] = '\0';
+            if (c == '\n') {
+                *next = p + 1;
+                return nf;
+            }
+            start = 1;
+            continue;
+        }
+        if (o + 1 >= storelen) return -1;
+        store[o++] = c;
+    }
+    return -1; /* no LF: cut */
+}

@@ -1,0 +1,23 @@
+/* csv.h - CSV fields as RFC 4180 has them: quoting on write, record splitting on read.
+ *
+ * A field is quoted when it holds a comma, a double quote, CR or LF; a quote inside is doubled.
+ * Records end with LF (a CR before it is dropped); a quoted field may span lines. No allocation:
+ * callers give the buffers.
+ */
+#ifndef TPS_CSV_H
+#define TPS_CSV_H
+
+#include <stddef.h>
+
+/* Appends field `v` to buf (capacity len, *n bytes used, kept NUL-terminated). Returns 0, or -1
+ * when it does not fit (buf then holds what fitted). */
+int tps_csv_put(char *buf, size_t len, size_t *n, const char *v);
+
+/* Splits the record that starts at s (the text runs to end) into at most `max` fields, copied
+ * NUL-terminated into `store` (storelen bytes) and pointed to by fields[]. Returns the field
+ * count with *next set past the record's LF, 0 at end of text, or -1 when the record is cut
+ * (no LF, or a quote left open) or does not fit in store or max. */
+int tps_csv_record(const char *s, const char *end, char *store, size_t storelen, char **fields,
+                   int max, const char **next);
+
+#endif
