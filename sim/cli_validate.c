@@ -189,8 +189,9 @@ static const char val_help[] =
     "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
     "       tpsim validate trace TRACE_DIR [--platform P | --scenario S]   (see -h there)\n"
     "\n"
-    "Reads every nccl-tests log the manifest lists (default scenarios/validation/nccl.yaml; logs\n"
-    "are NAME.raw.txt under DIR/nccl, DIR defaulting to ../shared/refdata), simulates the same\n"
+    "Reads every nccl-tests log the manifest lists (default: the project's\n"
+    "scenarios/validation/nccl.yaml; logs are NAME.raw.txt under DIR/nccl, DIR defaulting to the\n"
+    "project's ../shared/refdata; both found from any directory), simulates the same\n"
     "collective at every size on the platform the manifest gives for it, and prints per-size\n"
     "time error and a summary: median and max |error| on time for sizes of 1 MiB and up. Logs\n"
     "marked `role: fit` calibrated the platform parameters: they are shown but not scored.\n"
@@ -418,12 +419,15 @@ static const char prof_help[] =
     "before and after, and the fitted values to put in a scenario's device: section.\n"
     "\n"
     "options:\n"
-    "  --profile CSV    default ../shared/refdata/profiles/oases_profile_3090.csv\n"
+    "  --profile CSV    default the project's ../shared/refdata/profiles/oases_profile_3090.csv\n"
     "  --device PRESET  default RTX-3090\n";
 
 static int validate_profile(int argc, char **argv)
 {
-    const char *csv = TPSIM_REFDATA_DEFAULT "/profiles/oases_profile_3090.csv", *dev = "RTX-3090";
+    char csvbuf[1024];
+    const char *csv = cli_project_path(TPSIM_REFDATA_DEFAULT "/profiles/oases_profile_3090.csv",
+                                       csvbuf, sizeof csvbuf),
+               *dev = "RTX-3090";
     for (int i = 2; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(prof_help, stdout);
@@ -650,7 +654,9 @@ int cli_validate(int argc, char **argv)
     if (strcmp(argv[1], "nccl"))
         return cli_usage_error(
             "validate", "unknown subcommand '%s' (expected nccl, profile or trace)", argv[1]);
-    const char *manifest = "scenarios/validation/nccl.yaml", *refdata = TPSIM_REFDATA_DEFAULT;
+    char mbuf[1024], rbuf[1024];
+    const char *manifest = cli_project_path("scenarios/validation/nccl.yaml", mbuf, sizeof mbuf),
+               *refdata = cli_project_path(TPSIM_REFDATA_DEFAULT, rbuf, sizeof rbuf);
     const char *out = "validation-out", *md = NULL;
     for (int i = 2; i < argc; i++) {
         if (cli_is_help(argv[i])) {

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "platforms/spec.h"
@@ -57,4 +58,27 @@ int cli_write_json(json_t *j, const char *path, const char *cmd)
     if (ok) return 0;
     fprintf(stderr, "tpsim %s: %s: cannot write JSON\n", cmd, path);
     return CLI_EXIT_INPUT;
+}
+
+#ifndef TPSIM_SOURCE_DIR
+#define TPSIM_SOURCE_DIR "."
+#endif
+
+const char *cli_project_path(const char *rel, char *out, size_t len)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        for (int up = 0; up < 2; up++) { /* .../build/tpsim -> ... */
+            char *slash = strrchr(exe, '/');
+            if (slash) *slash = '\0';
+        }
+        snprintf(out, len, "%s/%s", exe, rel);
+        if (access(out, R_OK) == 0) return out;
+    }
+    snprintf(out, len, "%s/%s", TPSIM_SOURCE_DIR, rel);
+    if (access(out, R_OK) == 0) return out;
+    snprintf(out, len, "%s", rel);
+    return out;
 }

@@ -23,6 +23,12 @@ int cli_split_words(const char *spec, char *buf, size_t len, char **words, int m
  * reals; returns 0 or CLI_EXIT_INPUT after a message naming cmd and path. */
 int cli_write_json(json_t *j, const char *path, const char *cmd);
 
+/* The project's file or directory `rel` ("scenarios/validation/nccl.yaml", "../shared/refdata"),
+ * wherever the command runs from: beside the checkout the tpsim binary was built in (the binary
+ * is build/tpsim), else under the source directory it was configured from. Writes the path into
+ * out and returns it; `rel` itself when neither exists. */
+const char *cli_project_path(const char *rel, char *out, size_t len);
+
 /* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);
 int cli_sweep(int argc, char **argv);

@@ -53,9 +53,13 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
     int rc;
     if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "model", err, "missing section");
     if (tps_ydoc_is_scalar(d, id)) {
-        if (mdl_model_preset(tps_ydoc_text(d, id), m) != 0)
-            return tps_ydoc_fail(d, id, "model", err, "unknown model preset '%s'",
-                                 tps_ydoc_text(d, id));
+        if (mdl_model_preset(tps_ydoc_text(d, id), m) != 0) {
+            char list[256];
+            tps_names_join(mdl_model_names(), list, sizeof list);
+            return tps_ydoc_fail(d, id, "model", err,
+                                 "unknown model preset '%s' (expected one of: %s)",
+                                 tps_ydoc_text(d, id), list);
+        }
         return TPS_OK;
     }
     if ((rc = tps_ydoc_check_map(d, id, "model", model_keys, err))) return rc;

@@ -45,6 +45,8 @@ Test(cli, bad_scenarios_exit_2_with_one_line_naming_file_line_column_field)
         {"zero_size.yaml", ":3:16: field 'model.micro_batch'"},
         {"tp_too_large.yaml", ":6:7: field 'strategy.tp'"},
         {"syntax.yaml", ":4:9: invalid YAML"},
+        {"unknown_model.yaml", ":1:8: field 'model': unknown model preset 'gpt5' (expected one of: "
+                               "gpt3-1.3b, "},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char args[512], out[4096];

@@ -9,7 +9,27 @@
 
 #include "sim/trace.h"
 
-TestSuite(tracer, .timeout = 120);
+#include "../testdir.h"
+
+/* Each test runs in its own process: its scratch directory, made on first use, goes at the end. */
+static char scratch_dir[256];
+
+static void scratch_fini(void)
+{
+    if (scratch_dir[0]) testdir_remove(scratch_dir);
+}
+
+/* scratch_dir/name, in a buffer that lives as long as the test. */
+static const char *S(const char *name)
+{
+    if (!scratch_dir[0]) cr_assert_not_null(testdir_make(scratch_dir, sizeof scratch_dir));
+    static char bufs[8][300];
+    static int next;
+    char *b = bufs[next++ % 8];
+    return testdir_path(b, 300, scratch_dir, name);
+}
+
+TestSuite(tracer, .timeout = 120, .fini = scratch_fini);
 
 static void record(const char *dir)
 {
@@ -34,7 +54,7 @@ static void near(double got, double want, const char *what)
 
 Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
 {
-    const char *dir = "/tmp/tpsim-tracer-test";
+    const char *dir = S("tracer-test");
     record(dir);
     struct mdl_program p;
     struct tps_error err = {0};
@@ -100,7 +120,7 @@ Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
 
 Test(tracer, merged_trace_replays_on_another_platform)
 {
-    const char *dir = "/tmp/tpsim-tracer-replay";
+    const char *dir = S("tracer-replay");
     record(dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s replay %s --platform pcie-8gpu -q > /dev/null 2>&1", TPSIM_BIN,
@@ -112,14 +132,15 @@ Test(tracer, merged_trace_replays_on_another_platform)
 
 Test(tracer, merge_rejects_a_communicator_missing_a_rank)
 {
-    const char *dir = "/tmp/tpsim-tracer-missing";
+    const char *dir = S("tracer-missing");
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "rm -rf %s && RANK=0 TPSIM_TRACE_DIR=%s LD_PRELOAD='%s %s' %s && %s trace-merge %s "
-             "2>/tmp/tpsim-merge.err",
-             dir, dir, TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_APP, TPSIM_BIN, dir);
+             "2>%s",
+             dir, dir, TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_APP, TPSIM_BIN, dir,
+             S("merge.err"));
     cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
-    FILE *f = fopen("/tmp/tpsim-merge.err", "r");
+    FILE *f = fopen(S("merge.err"), "r");
     char line[512] = "";
     cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
     fclose(f);
@@ -130,7 +151,7 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
 {
     /* the mocks cost what a ring costs on mock-platform.yaml: replaying there must give back the
      * recorded iteration within 1% */
-    const char *dir = "/tmp/tpsim-tracer-same";
+    const char *dir = S("tracer-same");
     record(dir);
     struct mdl_program p;
     struct tps_error err = {0};
@@ -142,11 +163,11 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
     mdl_program_release(&p);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s replay %s --platform %s/tests/data/good/mock-platform.yaml --json "
-             "/tmp/tpsim-tracer-same.json -q > /dev/null",
-             TPSIM_BIN, dir, TPSIM_SOURCE_DIR);
+             "%s replay %s --platform %s/tests/data/good/mock-platform.yaml --json %s -q > "
+             "/dev/null",
+             TPSIM_BIN, dir, TPSIM_SOURCE_DIR, S("same.json"));
     cr_assert(eq(int, system(cmd), 0), "%s", cmd);
-    FILE *f = fopen("/tmp/tpsim-tracer-same.json", "r");
+    FILE *f = fopen(S("same.json"), "r");
     char buf[8192] = "";
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = '\0';
@@ -160,15 +181,15 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
 
 Test(tracer, validate_trace_compares_every_op_and_names_the_worst)
 {
-    const char *dir = "/tmp/tpsim-tracer-validate";
+    const char *dir = S("tracer-validate");
     record(dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out "
-             "/tmp/tpsim-vt > /tmp/tpsim-vt.txt 2>/dev/null",
-             TPSIM_BIN, dir, TPSIM_SOURCE_DIR);
+             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out %s > "
+             "%s 2>/dev/null",
+             TPSIM_BIN, dir, TPSIM_SOURCE_DIR, S("vt"), S("vt.txt"));
     cr_assert(eq(int, system(cmd), 0), "%s", cmd);
-    FILE *f = fopen("/tmp/tpsim-vt.txt", "r");
+    FILE *f = fopen(S("vt.txt"), "r");
     char line[512];
     int iter = 0, worst = 0, kinds = 0;
     while (fgets(line, sizeof line, f)) {
@@ -185,8 +206,8 @@ Test(tracer, validate_trace_compares_every_op_and_names_the_worst)
     cr_assert(eq(int, kinds, 2));
     /* a trace without recorded times is refused with a clear message */
     snprintf(cmd, sizeof cmd,
-             "%s trace %s/scenarios/quickstart.yaml -o /tmp/tpsim-vt-model > /dev/null && %s "
-             "validate trace /tmp/tpsim-vt-model 2>&1 | grep -q 'no recorded times'",
-             TPSIM_BIN, TPSIM_SOURCE_DIR, TPSIM_BIN);
+             "%s trace %s/scenarios/quickstart.yaml -o %s > /dev/null && %s validate trace %s "
+             "2>&1 | grep -q 'no recorded times'",
+             TPSIM_BIN, TPSIM_SOURCE_DIR, S("vt-model"), TPSIM_BIN, S("vt-model"));
     cr_assert(eq(int, system(cmd), 0));
 }

@@ -9,6 +9,8 @@
 
 #include "platforms/spec.h"
 
+#include "../testdir.h"
+
 TestSuite(calibrate, .timeout = 120);
 
 static void run(const char *cmd)
@@ -25,8 +27,11 @@ static void near(double got, double want, double rel, const char *what)
 
 Test(calibrate, recovers_known_parameters_from_a_generated_log)
 {
-    const char *plat = "/tmp/tpsim-cal-truth.yaml", *log = "/tmp/tpsim-cal.log",
-               *out = "/tmp/tpsim-cal-out.yaml";
+    char d[256], plat[300], log[300], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(plat, sizeof plat, d, "truth.yaml");
+    testdir_path(log, sizeof log, d, "cal.log");
+    testdir_path(out, sizeof out, d, "out.yaml");
     FILE *f = fopen(plat, "w");
     cr_assert(ne(ptr, f, NULL));
     fputs("preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
@@ -54,20 +59,20 @@ Test(calibrate, recovers_known_parameters_from_a_generated_log)
     near(t.nccl.eff[MDL_PROTO_LL], 0.45, 0.02, "LL efficiency");
     cr_assert(eq(int, t.nccl.algo, MDL_ALGO_RING));
     plat_topo_release(&t);
-    remove(plat);
-    remove(log);
-    remove(out);
+    testdir_remove(d);
 }
 
+/* Run from a directory outside the repository: the manifest and the reference data are found
+ * from the project, not the current directory. */
 Test(calibrate, validate_scores_only_the_evaluation_logs)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "cd %s && %s validate nccl --refdata %s --out /tmp/tpsim-val > /tmp/tpsim-val.txt "
-             "2>/dev/null",
-             TPSIM_SOURCE_DIR, TPSIM_BIN, TPSIM_REFDATA);
+    char d[256], txt[300], cmd[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(txt, sizeof txt, d, "val.txt");
+    snprintf(cmd, sizeof cmd, "cd %s && %s validate nccl --out val > %s 2>/dev/null", d, TPSIM_BIN,
+             txt);
     run(cmd);
-    FILE *f = fopen("/tmp/tpsim-val.txt", "r");
+    FILE *f = fopen(txt, "r");
     cr_assert(ne(ptr, f, NULL));
     char line[512];
     int fit = 0, eval = 0, summary = 0;
@@ -80,5 +85,5 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
     cr_assert(eq(int, fit, 4));
     cr_assert(eq(int, eval, 7));
     cr_assert(eq(int, summary, 1));
-    remove("/tmp/tpsim-val.txt");
+    testdir_remove(d);
 }
