@@ -1,6 +1,9 @@
 #!/bin/sh
 # Runs the paper-curve sweeps of scenarios/papers/ into docs/papers/ (CSV, PNG, SVG) and prints
-# the summary tables of docs/papers.md. Usage: scripts/papers.sh [path/to/tpsim] [-j N]
+# the summary tables of docs/papers.md. Strategies are compared by iteration time
+# (speed-up = t_1D / t_strategy); model TFLOP/s per GPU is the same ratio, since the model FLOPs
+# do not depend on the strategy. The CSVs are in point order: a rerun rewrites them byte for byte.
+# Usage: scripts/papers.sh [path/to/tpsim] [-j N]
 set -eu
 cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
@@ -9,21 +12,35 @@ mkdir -p docs/papers
 for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090; do
   "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
 done
+# CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
 echo
-echo "ATP: TFLOP/s per GPU by model and strategy (best mesh and placement against 1D)"
+echo "ATP, TP=8: speed-up over Megatron 1D (mesh 8x1) by iteration time, t_1D / t_strategy"
 for s in atp-dgx-a100 atp-pcie-8gpu; do
   echo "== $s"
-  awk -F, 'NR > 1 && $5 == "ok" { key = $2; v = $7; st = $3 " " $4;
-             if (!(key in best) || v > best[key]) { best[key] = v; arg[key] = st }
-             if ($3 == "[8 1]") one[key] = v }
-           END { for (k in best) printf "%-10s best %-26s %7.1f TFLOP/s/GPU, 1D %7.1f (x%.2f)\n",
-                 k, arg[k], best[k], one[k], one[k] ? best[k] / one[k] : 0 }' docs/papers/$s.csv | sort
+  awk -F, 'NR > 1 && $5 == "ok" {
+             m = $2; st = ($3 == "[8 1]") ? "1D" : $3 " " substr($4, 1, 3); t[m, st] = $6
+             if (!(st in seen)) { seen[st] = 1; cols[++nc] = st }
+             if (!(m in ms)) { ms[m] = 1; rows[++nr] = m } }
+           END {
+             printf "%-10s %9s", "model", "1D ms"
+             for (c = 1; c <= nc; c++) if (cols[c] != "1D") printf " %9s", cols[c]
+             printf "  best\n"
+             for (r = 1; r <= nr; r++) {
+               m = rows[r]; one = t[m, "1D"]; best = "1D"; bt = one
+               printf "%-10s %9.3f", m, one * 1e3
+               for (c = 1; c <= nc; c++) {
+                 st = cols[c]; if (st == "1D") continue
+                 printf " %8.2fx", one / t[m, st]
+                 if (t[m, st] < bt) { bt = t[m, st]; best = st }
+               }
+               printf "  %s %.2fx\n", best, one / bt
+             } }' docs/papers/$s.csv
 done
-echo "== atp-multinode (nodes, mesh, placement: iteration s)"
-awk -F, 'NR > 1 && $5 == "ok" { printf "nodes %s mesh %-8s %-12s %.4f s %.1f TFLOP/s/GPU\n", $4, $2, $3, $6, $7 }' \
+echo "== atp-multinode, GPT-3 13B (1D is not possible: 16 and 32 do not divide its 40 heads)"
+awk -F, 'NR > 1 && $5 == "ok" { printf "nodes %s mesh %-8s %-12s %8.3f ms %6.1f model TFLOP/s/GPU\n", $4, $2, $3, $6 * 1e3, $7 }' \
   docs/papers/atp-multinode.csv | sort
 echo
-echo "Oases: throughput normalised to Megatron 1D (both with recomputation), TP=8 on 32 RTX 3090"
+echo "Oases: speed-up over Megatron 1D (both with recomputation), t_megatron / t_oases, TP=8 on 32 RTX 3090"
 awk -F, 'NR > 1 && $5 == "ok" { k = $2 " " $3; t[k, $4] = $6 }
          END { for (x in t) { split(x, a, SUBSEP); keys[a[1]] = 1 }
                for (k in keys) printf "hidden %-6s nvlink_bridges %-5s oases/megatron %.3f\n",
