@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates the calibrated platforms of scenarios/validation/ from the fit logs named in
-# scenarios/validation/nccl.yaml (role: fit), then runs the validation and refreshes the table in
-# docs/validation.md. Usage: scripts/calibrate-validation.sh [path/to/tpsim]
+# scenarios/validation/nccl.yaml (role: fit), then runs the validation into docs/validation/:
+# per-log .dat files, busbw.gp, the busbw.png/busbw.svg plot and table.md (the table that
+# docs/validation.md shows). Usage: scripts/calibrate-validation.sh [path/to/tpsim]
 set -eu
 cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}

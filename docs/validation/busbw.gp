@@ -2,7 +2,8 @@ set terminal pngcairo size 1680,1020
 set output 'docs/validation/busbw.png'
 set multiplot layout 3,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
 set logscale x 2
-set format x '%.0s%cB'
+set format x '%.0b%BB'
+set xtics 256
 set xlabel 'message size (bytes)'
 set ylabel 'bus bandwidth (GB/s)'
 set key top left
@@ -34,7 +35,8 @@ set terminal svg size 1680,1020
 set output 'docs/validation/busbw.svg'
 set multiplot layout 3,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
 set logscale x 2
-set format x '%.0s%cB'
+set format x '%.0b%BB'
+set xtics 256
 set xlabel 'message size (bytes)'
 set ylabel 'bus bandwidth (GB/s)'
 set key top left

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# doc-commands.sh - runs every `build/tpsim ...` command written in README.md and docs/*.md, as
+# written, from a scratch copy of the repository (with ../shared beside it), so that the
+# documentation cannot drift from the program. A command fails the test when it exits non-zero.
+# A fenced block preceded by a line
+#   <!-- doc-commands: skip (REASON) -->
+# is not run, and the test prints it as skipped with its reason (data CI lacks, a GPU).
+# `mkdir -p` lines in the blocks are run too; `$ ` prompts are dropped; a trailing backslash
+# continues a command on the next line.
+# Usage: tests/docs/doc-commands.sh SOURCE_DIR TPSIM_BINARY
+set -uo pipefail
+src=$(cd "$1" && pwd)
+bin=$(readlink -f "$2")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tpsim-doccmd-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/repo/build"
+tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./out -cf - . | tar -C "$tmp/repo" -xf -
+ln -s "$bin" "$tmp/repo/build/tpsim"
+[ -d "$src/../shared" ] && ln -s "$(cd "$src/../shared" && pwd)" "$tmp/shared"
+cd "$tmp/repo"
+# file:line<TAB>command, or file:line<TAB>#SKIP reason
+awk '
+  FNR == 1 { fence = 0; skip = "" }
+  /^<!-- doc-commands: skip/ { r = $0; sub(/^<!-- doc-commands: skip */, "", r); sub(/ *-->.*/, "", r); skip = r; next }
+  /^```/ { fence = !fence; if (!fence) skip = ""; next }
+  fence {
+    line = $0; sub(/^\$ /, "", line)
+    if (cont != "") { cmd = cmd " " line; if (line !~ /\\$/) { emit(); } else sub(/\\$/, "", cmd); next }
+    if (line ~ /^(build\/tpsim|mkdir -p)/) {
+      where = FILENAME ":" FNR; cmd = line
+      if (line ~ /\\$/) { cont = 1; sub(/\\$/, "", cmd) } else emit()
+    }
+  }
+  function emit() { printf "%s\t%s\n", where, (skip != "" ? "#SKIP " skip : cmd); cont = "" }
+' README.md docs/*.md > "$tmp/commands.txt"
+n=0; failed=0; skipped=0
+while IFS=$'\t' read -r where cmd; do
+  case "$cmd" in
+    "#SKIP "*) skipped=$((skipped + 1)); echo "skip  $where: ${cmd#\#SKIP }"; continue ;;
+  esac
+  n=$((n + 1))
+  start=$(date +%s%N)
+  if timeout 300 bash -c "$cmd" > "$tmp/out.txt" 2>&1; then
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    printf "ok    %s (%d.%03d s): %s\n" "$where" $((ms / 1000)) $((ms % 1000)) "$cmd"
+  else
+    rc=$?
+    failed=$((failed + 1))
+    echo "FAIL  $where (exit $rc): $cmd"
+    tail -n 5 "$tmp/out.txt" | sed 's/^/      /'
+  fi
+done < "$tmp/commands.txt"
+echo "doc-commands: $n run, $failed failed, $skipped skipped (marked in the docs)"
+[ "$n" -gt 0 ] && [ "$failed" -eq 0 ]
