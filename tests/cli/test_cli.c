@@ -369,6 +369,7 @@ Test(cli, resume_refuses_a_foreign_csv_and_reruns_changed_values)
     testdir_path(csv, sizeof csv, d, "a.csv");
     snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s", scn, csv);
     cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    char *original = slurp(csv);
     /* another scenario with the same swept keys: its rows are not this sweep's */
     write_file(other, sizeof other, d, "b.yaml",
                "model: gpt3-2.7b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
@@ -383,7 +384,8 @@ Test(cli, resume_refuses_a_foreign_csv_and_reruns_changed_values)
     snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", other, csv);
     cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
     cr_assert(strstr(out, "header") != NULL, "%s", out);
-    char *before = slurp(csv); /* refused: the file is untouched */
+    char *after_refusal = slurp(csv);
+    cr_assert(eq(str, after_refusal, original), "a refused resume changed the file");
     /* the same sweep with its values edited: the new value runs, the kept one does not */
     write_file(scn, sizeof scn, d, "a.yaml",
                "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
@@ -395,7 +397,8 @@ Test(cli, resume_refuses_a_foreign_csv_and_reruns_changed_values)
     cr_assert(strstr(after, "\n0,2,ok,") != NULL, "%s", after);
     cr_assert(strstr(after, "\n1,4,ok,") != NULL, "%s", after);
     cr_assert(strstr(after, ",1,ok,") == NULL, "%s", after);
-    free(before);
+    free(original);
+    free(after_refusal);
     free(after);
     testdir_remove(d);
 }
@@ -406,16 +409,23 @@ Test(cli, sweep_of_only_failing_points_exits_non_zero_and_does_not_blame_gnuplot
     cr_assert_not_null(testdir_make(d, sizeof d));
     write_file(scn, sizeof scn, d, "bad.yaml",
                "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
-               "run: {layers: 2}\nsweep:\n  strategy.tp: [3, 5]\n");
+               "run: {layers: 2}\nsweep:\n  strategy.tp: [3, 5]\n"
+               "  name: [\"it's, \\\"x\\\"\"]\n");
     testdir_path(csv, sizeof csv, d, "bad.csv");
     snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --plot", scn, csv);
     cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
     cr_assert(strstr(out, "every point failed") != NULL, "%s", out);
     cr_assert(strstr(out, "nothing to plot") != NULL, "%s", out);
     cr_assert(strstr(out, "gnuplot") == NULL, "%s", out);
-    /* messages keep their apostrophes and commas, quoted as RFC 4180 says */
+    /* values and messages keep their apostrophes, commas and quotes, quoted as RFC 4180 says */
     char *rows = slurp(csv);
-    cr_assert(strstr(rows, ",error,") != NULL, "%s", rows);
+    cr_assert(strstr(rows, "\n0,3,\"it's, \"\"x\"\"\",error,,,,,,,,,,\"strategy.tp: must divide "
+                           "model.heads (16), got 3\",") != NULL,
+              "%s", rows);
     free(rows);
+    /* and --resume reads them back: nothing to run */
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", scn, csv);
+    tpsim(out, sizeof out, cmd, 1);
+    cr_assert(strstr(out, "(0 to run)") != NULL, "%s", out);
     testdir_remove(d);
 }
