@@ -97,9 +97,10 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
                      : sweep_write_point(sw, i, tmp, &err);
     int loaded = 0;
     if (!rc) {
-        rc = scn_load(tmp, &s, &err);
+        rc = scn_load_in(tmp, sw->path, &s, &err);
         loaded = 1;
     }
+    unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct mdl_program p;
     struct sim_stats st = {0};
     struct sim_report r = {0};
@@ -309,16 +310,22 @@ fail:
     return -1;
 }
 
+/* A bar redrawn in place on a terminal; on a log file or pipe, a line at most every 10 s and at
+ * the end. */
 static void progress(long done, long total, long failed, double t0)
 {
+    static double last = -1e9;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double el = ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
+    int tty = isatty(2);
+    if (!tty && done < total && el - last < 10) return;
+    last = el;
     int w = 30, fill = total ? (int)(w * done / total) : w;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld points, %ld failed, %.0f s", fill,
+    fprintf(stderr, "%s[%.*s%*s] %ld/%ld points, %ld failed, %.0f s", tty ? "\r" : "", fill,
             "==============================", w - fill, "", done, total, failed, el);
     if (done && done < total) fprintf(stderr, ", about %.0f s left", el / done * (total - done));
-    fprintf(stderr, "   ");
+    fprintf(stderr, tty ? "   " : "\n");
 }
 
 /* Copies the CSV's rows into `out` (header first) grouped by curve: ordered by the other keys'
@@ -514,7 +521,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
         progress(finished, todo, failed, t0);
     }
-    fprintf(stderr, "\n");
+    if (isatty(2)) fprintf(stderr, "\n");
     /* every row in point order, so that a rerun writes the same file */
     rows_release(&R);
     code = rows_read(sw, csv, wfd, &R);

@@ -201,6 +201,8 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
     simgrid_init(&argc, argv);
     double t0 = wall_now();
     simgrid_load_platform(xml);
+    /* a generated platform is not needed once loaded: a killed run leaves no file behind */
+    if (!t->xml_path[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(xml);
     double t1 = wall_now();
     struct child_header h = {.status = CHILD_OK};
     struct sim_ctx c = {.p = p, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};

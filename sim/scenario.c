@@ -320,12 +320,17 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
 {
+    return scn_load_in(path, NULL, s, err);
+}
+
+int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
+{
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
     const char *slash = strrchr(path, '/');
     snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
     char base[512];
-    plat_path_dir(path, base, sizeof base);
+    plat_path_dir(like ? like : path, base, sizeof base);
     struct tps_ydoc d;
     int rc = tps_ydoc_load_file(&d, path, err);
     int root = rc ? 0 : tps_ydoc_root(&d);

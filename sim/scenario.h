@@ -27,6 +27,10 @@ struct scn_scenario {
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
+/* The same, resolving the scenario's relative paths (platform and GEMM-table files) against the
+ * directory of `like` instead of `path`'s: a sweep point written to a temporary file reads like
+ * the scenario it came from. */
+int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err);
 void scn_release(struct scn_scenario *s);
 
 /* One-line descriptions for reports. */

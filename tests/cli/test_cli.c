@@ -336,6 +336,28 @@ Test(cli, killed_sweep_resumed_gives_the_rows_of_an_uninterrupted_one)
     testdir_remove(d);
 }
 
+/* A sweep point is written to a temporary file, but its relative paths read as in the scenario
+ * it came from. */
+Test(cli, sweep_points_resolve_relative_paths_against_the_scenario)
+{
+    char d[256], scn[300], plat[300], csv[300], cmd[2048], out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(plat, sizeof plat, d, "fabric.yaml", "preset: dgx-a100\ngpu_link: 100GB/s\n");
+    write_file(scn, sizeof scn, d, "rel.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: {file: fabric.yaml}\n"
+               "strategy: {tp: 2}\nrun: {layers: 1}\nsweep:\n  strategy.tp: [2, 4]\n");
+    testdir_path(csv, sizeof csv, d, "rel.csv");
+    snprintf(cmd, sizeof cmd, "cd / && %s sweep %s -j 1 -o %s", TPSIM_BIN, scn, csv);
+    FILE *f = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    cr_assert(eq(int, pclose(f), 0), "%s", out);
+    char *rows = slurp(csv);
+    cr_assert(strstr(rows, ",error,") == NULL, "%s", rows);
+    free(rows);
+    testdir_remove(d);
+}
+
 Test(cli, killed_parent_leaves_no_orphan_appending_rows)
 {
     char d[256], scn[300], csv[300], cmd[2048];
