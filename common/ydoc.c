@@ -28,20 +28,87 @@ static int parser_fail(struct tps_ydoc *d, yaml_parser_t *p, struct tps_error *e
                          "invalid YAML: %s", what);
 }
 
+/* Loads the one document of the stream; on failure nothing stays allocated (callers need not
+ * release a document that failed to load). */
 static int load(struct tps_ydoc *d, yaml_parser_t *p, struct tps_error *err)
 {
     if (!yaml_parser_load(p, &d->doc)) return parser_fail(d, p, err);
     d->loaded = true;
     yaml_document_t extra;
-    if (!yaml_parser_load(p, &extra)) return parser_fail(d, p, err);
-    bool more = yaml_document_get_root_node(&extra) != NULL;
-    yaml_document_delete(&extra);
-    if (more)
-        return tps_error_set(err, TPS_ESYNTAX, d->path, 0, 0, NULL,
-                             "a scenario file holds one YAML document, found several");
-    if (!yaml_document_get_root_node(&d->doc))
-        return tps_error_set(err, TPS_EINVAL, d->path, 1, 1, NULL, "file is empty");
+    int rc = TPS_OK;
+    if (!yaml_parser_load(p, &extra)) {
+        rc = parser_fail(d, p, err);
+    } else {
+        bool more = yaml_document_get_root_node(&extra) != NULL;
+        yaml_mark_t at = extra.start_mark;
+        yaml_document_delete(&extra);
+        if (more)
+            rc = tps_error_set(err, TPS_ESYNTAX, d->path, (int)at.line + 1, (int)at.column + 1,
+                               NULL, "a second YAML document: a file holds one");
+        else if (!yaml_document_get_root_node(&d->doc))
+            rc = tps_error_set(err, TPS_EINVAL, d->path, 1, 1, NULL, "file is empty");
+    }
+    if (rc) tps_ydoc_release(d);
+    return rc;
+}
+
+/* Refuses, before libyaml sees it, text nested deeper than TPS_YDOC_MAX_DEPTH: flow brackets
+ * and block sequence dashes chained on one line ("- - - x"). libyaml's scanner is quadratic in
+ * the nesting depth, and no scenario, platform or sweep needs more than a few levels. Quoted
+ * scalars and comments are skipped. */
+static int nesting_check(const char *t, size_t n, const char *path, struct tps_error *err)
+{
+    int depth = 0, line = 1, col = 0, dashes = 0, at_start = 1;
+    for (size_t i = 0; i < n; i++) {
+        char c = t[i];
+        col++;
+        if (c == '\n') {
+            line++;
+            col = 0;
+            dashes = 0;
+            at_start = 1;
+            continue;
+        }
+        if (c == '#' && (i == 0 || t[i - 1] == ' ' || t[i - 1] == '\t' || t[i - 1] == '\n')) {
+            while (i + 1 < n && t[i + 1] != '\n')
+                i++;
+            continue;
+        }
+        if (c == '\'' || c == '"') { /* a quoted scalar, possibly over several lines */
+            for (i++; i < n && t[i] != c; i++) {
+                if (c == '"' && t[i] == '\\' && i + 1 < n) i++;
+                if (t[i] == '\n') line++, col = 0;
+            }
+            at_start = 0;
+            continue;
+        }
+        if (at_start && c == '-' && (i + 1 >= n || t[i + 1] == ' ' || t[i + 1] == '\n')) {
+            if (++dashes > TPS_YDOC_MAX_DEPTH) goto deep;
+            continue;
+        }
+        if (c != ' ' && c != '\t') at_start = 0;
+        if (c == '[' || c == '{') {
+            if (++depth > TPS_YDOC_MAX_DEPTH) goto deep;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
     return TPS_OK;
+deep:
+    return tps_error_set(err, TPS_ESYNTAX, path, line, col, NULL, "nested more than %d levels deep",
+                         TPS_YDOC_MAX_DEPTH);
+}
+
+static int load_text(struct tps_ydoc *d, const char *text, size_t len, struct tps_error *err)
+{
+    int rc = nesting_check(text, len, d->path, err);
+    if (rc) return rc;
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    rc = load(d, &p, err);
+    yaml_parser_delete(&p);
+    return rc;
 }
 
 int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *err)
@@ -51,12 +118,41 @@ int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *e
     FILE *f = fopen(path, "rb");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    yaml_parser_t p;
-    yaml_parser_initialize(&p);
-    yaml_parser_set_input_file(&p, f);
-    int rc = load(d, &p, err);
-    yaml_parser_delete(&p);
+    /* read in growing steps: the buffer is as large as the file, up to the limit */
+    size_t cap = 0, len = 0;
+    char *text = NULL;
+    int bad = 0;
+    for (;;) {
+        if (len + 1 >= cap) {
+            size_t ncap = cap ? cap * 2 : 16384;
+            if (ncap > TPS_YDOC_MAX_BYTES + 2) ncap = TPS_YDOC_MAX_BYTES + 2;
+            char *t = len + 1 >= ncap ? NULL : realloc(text, ncap);
+            if (!t) break;
+            text = t;
+            cap = ncap;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) {
+            bad = ferror(f);
+            break;
+        }
+    }
+    int full = !feof(f) && !bad;
     fclose(f);
+    int rc;
+    if (!text)
+        rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    else if (bad)
+        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read: %s",
+                           errno == EISDIR ? "a directory" : strerror(errno));
+    else if (full || len > TPS_YDOC_MAX_BYTES)
+        rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL,
+                           "larger than %d MiB: not a scenario or platform file",
+                           TPS_YDOC_MAX_BYTES >> 20);
+    else
+        rc = load_text(d, text, len, err);
+    free(text);
     return rc;
 }
 
@@ -65,12 +161,7 @@ int tps_ydoc_load_string(struct tps_ydoc *d, const char *text, const char *name,
 {
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", name);
-    yaml_parser_t p;
-    yaml_parser_initialize(&p);
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
-    int rc = load(d, &p, err);
-    yaml_parser_delete(&p);
-    return rc;
+    return load_text(d, text, strlen(text), err);
 }
 
 void tps_ydoc_release(struct tps_ydoc *d)

@@ -19,6 +19,11 @@ struct tps_ydoc {
     char path[512];      /* file name used in errors */
 };
 
+/* Limits on a YAML input, checked before parsing: its size, and its nesting depth (flow
+ * brackets, or block sequence dashes chained on one line). */
+#define TPS_YDOC_MAX_BYTES (4 << 20)
+#define TPS_YDOC_MAX_DEPTH 64
+
 int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *err);
 int tps_ydoc_load_string(struct tps_ydoc *d, const char *text, const char *name,
                          struct tps_error *err);

@@ -4,6 +4,7 @@
 #include "spec.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +483,14 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
 /* ------------------------------------------------------------ entry points */
 
 static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err);
+static int parse_file_inner(const char *path, struct plat_topo *out, struct tps_error *err);
+static int include_file(const struct tps_ydoc *d, int id, const char *field, const char *path,
+                        struct plat_topo *out, struct tps_error *err);
+
+/* The chain of platform files being read (real paths), for include_file. */
+#define PLAT_MAX_INCLUDE 8
+static char include_chain[PLAT_MAX_INCLUDE][PATH_MAX];
+static int include_depth;
 
 static int parse_node(const struct tps_ydoc *d, int id, const char *field, const char *base_dir,
                       struct plat_topo *out, struct tps_error *err)
@@ -491,7 +500,8 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
         const char *s = tps_ydoc_text(d, id);
         if (ends_with(s, ".xml") || ends_with(s, ".yaml") || ends_with(s, ".yml")) {
             plat_path_resolve(base_dir, s, path, sizeof path);
-            return ends_with(s, ".xml") ? load_xml(path, out, err) : parse_file(path, out, err);
+            return ends_with(s, ".xml") ? load_xml(path, out, err)
+                                        : include_file(d, id, field, path, out, err);
         }
         struct plat_params p;
         plat_topo_init(out, s);
@@ -529,7 +539,7 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
         join(f, sizeof f, field, fid ? "file" : "simgrid_xml");
         if ((rc = tps_ydoc_str(d, fid ? fid : xid, f, &s, err))) return rc;
         plat_path_resolve(base_dir, s, path, sizeof path);
-        return xid ? load_xml(path, out, err) : parse_file(path, out, err);
+        return xid ? load_xml(path, out, err) : include_file(d, fid, f, path, out, err);
     }
     if (tps_ydoc_get(d, id, "preset")) return parse_preset(d, id, field, out, err);
     return parse_explicit(d, id, field, out, err);
@@ -538,6 +548,41 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
 static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err)
 {
     plat_topo_init(out, path); /* releasable whatever fails below */
+    char real[PATH_MAX];
+    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
+    if (include_depth >= PLAT_MAX_INCLUDE) /* include_file checked: not reached */
+        return tps_error_set(err, TPS_EINVAL, path, 0, 0, "file", "includes too deep");
+    snprintf(include_chain[include_depth++], PATH_MAX, "%s", real);
+    int rc = parse_file_inner(path, out, err);
+    include_depth--;
+    return rc;
+}
+
+/* Reads the platform file `path` that node `id` of d names, refusing a file that includes
+ * itself, directly or through others, and chains deeper than PLAT_MAX_INCLUDE. */
+static int include_file(const struct tps_ydoc *d, int id, const char *field, const char *path,
+                        struct plat_topo *out, struct tps_error *err)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
+    for (int i = 0; i < include_depth; i++)
+        if (!strcmp(include_chain[i], real)) {
+            plat_topo_init(out, path);
+            return tps_ydoc_fail(d, id, field, err,
+                                 "'%s' includes itself%s: platform files may not form a cycle",
+                                 path, i + 1 < include_depth ? " through other files" : "");
+        }
+    if (include_depth >= PLAT_MAX_INCLUDE) {
+        plat_topo_init(out, path);
+        return tps_ydoc_fail(d, id, field, err,
+                             "platform files include each other more than %d deep",
+                             PLAT_MAX_INCLUDE);
+    }
+    return parse_file(path, out, err);
+}
+
+static int parse_file_inner(const char *path, struct plat_topo *out, struct tps_error *err)
+{
     struct tps_ydoc d;
     int rc = tps_ydoc_load_file(&d, path, err);
     if (rc == TPS_OK) {

@@ -97,8 +97,9 @@ static int run_trace_dir(const struct run_opts *o)
 {
     struct tps_error err = {0};
     struct mdl_program p;
-    char recorded[512];
-    int rc = sim_trace_read(o->input, &p, recorded, sizeof recorded, &err);
+    char recorded[512], buf[1024];
+    const char *dir = cli_trace_dir(o->input, buf, sizeof buf);
+    int rc = sim_trace_read(dir, &p, recorded, sizeof recorded, &err);
     struct plat_topo t = {0};
     const char *spec = o->platform ? o->platform : recorded;
     if (!rc && !spec[0])
@@ -543,31 +544,50 @@ static int cmd_replay(int argc, char **argv)
 }
 
 static const char merge_help[] =
-    "usage: tpsim trace-merge DIR [--platform SPEC]\n"
+    "usage: tpsim trace-merge DIR [--platform SPEC] [-o OUT] [--force]\n"
     "\n"
     "Assembles the tracer's per-rank output in DIR (rank-NNNNN.tps, comms-NNNNN.tps) into a\n"
     "trace tpsim can replay: communicator groups across ranks, send/recv directions, meta.tps.\n"
-    "--platform records the platform the run happened on.\n";
+    "The trace is written to OUT (default DIR/merged) through a temporary directory renamed into\n"
+    "place: the recording in DIR is never changed, and a failed merge leaves nothing behind.\n"
+    "'tpsim run DIR' and 'tpsim replay DIR' find DIR/merged by themselves.\n"
+    "\n"
+    "options:\n"
+    "  --platform SPEC  record the platform the run happened on\n"
+    "  -o OUT           where the merged trace goes (default DIR/merged)\n"
+    "  --force          replace OUT when it exists (a recording merged before)\n"
+    "  -h, --help       show this help\n";
 
 static int cmd_trace_merge(int argc, char **argv)
 {
-    const char *dir = NULL, *plat = NULL;
+    const char *dir = NULL, *plat = NULL, *out = NULL;
+    int force = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(merge_help, stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "--platform") && i + 1 < argc)
-            plat = argv[++i];
-        else if (argv[i][0] == '-' || dir)
+        if ((!strcmp(argv[i], "--platform") || !strcmp(argv[i], "-o")) && i + 1 < argc) {
+            if (argv[i][1] == 'o')
+                out = argv[++i];
+            else
+                plat = argv[++i];
+        } else if (!strcmp(argv[i], "--force")) {
+            force = 1;
+        } else if (argv[i][0] == '-' || dir) {
             return cli_usage_error("trace-merge", "unexpected argument '%s'", argv[i]);
-        else
+        } else {
             dir = argv[i];
+        }
     }
     if (!dir) return cli_usage_error("trace-merge", "%s", "missing DIR");
     struct tps_error err = {0};
-    if (sim_trace_merge(dir, plat, &err)) return cli_report_error(&err);
-    fprintf(stderr, "tpsim trace-merge: %s is ready to replay\n", dir);
+    if (sim_trace_merge(dir, out, plat, force, &err)) return cli_report_error(&err);
+    if (out)
+        fprintf(stderr, "tpsim trace-merge: %s is ready to replay\n", out);
+    else
+        fprintf(stderr, "tpsim trace-merge: %s/merged is ready to replay ('tpsim run %s')\n", dir,
+                dir);
     return 0;
 }
 

@@ -511,8 +511,9 @@ static int validate_trace(int argc, char **argv)
     if (!dir) return cli_usage_error("validate trace", "%s", "missing TRACE_DIR");
     struct tps_error err = {0};
     struct mdl_program p;
-    char recorded_plat[512];
+    char recorded_plat[512], dirbuf[1024];
     struct scn_scenario s;
+    dir = cli_trace_dir(dir, dirbuf, sizeof dirbuf);
     int have_scn = 0, rc = sim_trace_read(dir, &p, recorded_plat, sizeof recorded_plat, &err);
     struct plat_topo own; /* the platform, unless the scenario's is used */
     plat_topo_init(&own, "");

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
 
@@ -81,4 +82,13 @@ const char *cli_project_path(const char *rel, char *out, size_t len)
     if (access(out, R_OK) == 0) return out;
     snprintf(out, len, "%s", rel);
     return out;
+}
+
+const char *cli_trace_dir(const char *input, char *buf, size_t len)
+{
+    struct stat sb;
+    snprintf(buf, len, "%s/meta.tps", input);
+    if (access(buf, F_OK) == 0) return input;
+    snprintf(buf, len, "%s/merged", input);
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? buf : input;
 }

@@ -29,6 +29,10 @@ int cli_write_json(json_t *j, const char *path, const char *cmd);
  * out and returns it; `rel` itself when neither exists. */
 const char *cli_project_path(const char *rel, char *out, size_t len);
 
+/* The trace directory to read for `input`: input itself, or input/merged when input is a
+ * tracer recording that trace-merge has merged (no meta.tps of its own). Uses buf. */
+const char *cli_trace_dir(const char *input, char *buf, size_t len);
+
 /* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);
 int cli_sweep(int argc, char **argv);

@@ -71,7 +71,7 @@ static int read_range(const struct tps_ydoc *d, int id, const char *f, struct sw
 {
     static const char *const keys[] = {"from", "to", "step", "factor", NULL};
     int rc = tps_ydoc_check_map(d, id, f, keys, err);
-    double from, to, step = 0, factor = 0;
+    double from = 0, to = 0, step = 0, factor = 0;
     int fid = tps_ydoc_get(d, id, "from"), tid = tps_ydoc_get(d, id, "to");
     int sid = tps_ydoc_get(d, id, "step"), xid = tps_ydoc_get(d, id, "factor");
     if (!rc && (!fid || !tid)) rc = tps_ydoc_fail(d, id, f, err, "a range needs from and to");

@@ -194,10 +194,19 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
                 goto done;
             }
         } else if (!strcmp(k, "layers")) {
-            if ((rc = tok_long(L, 1, "layers", 0, 1 << 20, &layers, err))) goto done;
+            if ((rc = tok_long(L, 1, "layers", 0, SIM_TRACE_MAX_LAYERS, &layers, err))) goto done;
         } else if (!strcmp(k, "micro_batches")) {
-            if ((rc = tok_long(L, 1, "micro_batches", 1, 1 << 20, &mbs, err))) goto done;
-        } else if (!strcmp(k, "model_flop") || !strcmp(k, "peak_flops")) {
+            if ((rc = tok_long(L, 1, "micro_batches", 1, SIM_TRACE_MAX_LAYERS, &mbs, err)))
+                goto done;
+        }
+        if ((!strcmp(k, "layers") || !strcmp(k, "micro_batches")) &&
+            layers * mbs > SIM_TRACE_MAX_SPANS) {
+            rc = fail(L, 1, k, err, "layers x micro_batches is above the limit of 4194304",
+                      L->tok[1]);
+            goto done;
+        }
+        if (!strcmp(k, "ranks") || !strcmp(k, "layers") || !strcmp(k, "micro_batches")) continue;
+        if (!strcmp(k, "model_flop") || !strcmp(k, "peak_flops")) {
             double *dst = k[0] == 'm' ? &model_flop : &peak_flops;
             if ((rc = tok_double(L, 1, k, dst, err))) goto done;
         } else if (!strcmp(k, "platform")) {

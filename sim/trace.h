@@ -1,7 +1,7 @@
 /* trace.h - tpsim's versioned text trace format: a directory with meta.tps and one
  * rank-NNNNN.tps file per rank (docs/trace-format.md). The model writes it, the tracer of
- * validate/ will write it, and `tpsim run` replays either alike. Doubles are written with 17
- * significant digits so a written-then-read program is bit-identical.
+ * validate/ (through trace-merge) too, and `tpsim run` replays either alike. Doubles are written
+ * with 17 significant digits so a written-then-read program is bit-identical.
  */
 #ifndef SIM_TRACE_H
 #define SIM_TRACE_H
@@ -10,6 +10,11 @@
 #include "models/program.h"
 
 #define SIM_TRACE_VERSION 2 /* reads 1 and 2 */
+
+/* Bounds a trace's meta.tps must respect (docs/trace-format.md): layers, micro-batches, and
+ * their product, for which reports keep a time span each. */
+#define SIM_TRACE_MAX_LAYERS (1 << 20)
+#define SIM_TRACE_MAX_SPANS  (1 << 22)
 
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace.h"
 #include "common/grow.h"
@@ -72,16 +74,18 @@ static int global_of(const struct member *m, int start, int end, int crank)
 
 /* Rewrites the group column (field 11) of rank r's collectives through map[local]; a send:P or
  * recv:P gets the group of its direction. */
-static int rewrite_rank(const char *dir, int r, const int *map, int *max_layer, struct groups *G,
-                        const struct member *m, int (*span)[2], struct tps_error *err)
+static int rewrite_rank(const char *dir, const char *odir, int r, const int *map, int *max_layer,
+                        struct groups *G, const struct member *m, int (*span)[2],
+                        struct tps_error *err)
 {
     char path[1024], tmp[1100], line[8192];
     snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
-    snprintf(tmp, sizeof tmp, "%s.merge", path);
+    snprintf(tmp, sizeof tmp, "%s/rank-%05d.tps", odir, r);
     FILE *in = fopen(path, "r"), *out = in ? fopen(tmp, "w") : NULL;
     if (!in || !out) {
         if (in) fclose(in);
-        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot rewrite: %s", strerror(errno));
+        return tps_error_set(err, TPS_EIO, in ? tmp : path, 0, 0, NULL, "cannot %s: %s",
+                             in ? "write" : "read", strerror(errno));
     }
     int rc = TPS_OK, lineno = 0;
     while (fgets(line, sizeof line, in)) {
@@ -101,12 +105,20 @@ static int rewrite_rank(const char *dir, int r, const int *map, int *max_layer, 
                                "expected 14 fields from the tracer, found %d", n);
             break;
         }
-        int layer = atoi(tok[4]), g = atoi(tok[10]);
-        if (layer > *max_layer) *max_layer = layer;
+        char *end;
+        long layer = strtol(tok[4], &end, 10), g = strtol(tok[10], &end, 10);
+        if (*end || g < -1 || g > MAX_LOCAL) g = MAX_LOCAL; /* reported below */
+        if (layer < -1 || layer >= SIM_TRACE_MAX_LAYERS) {
+            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "layer",
+                               "expected a layer in -1..%d, got '%s'", SIM_TRACE_MAX_LAYERS - 1,
+                               tok[4]);
+            break;
+        }
+        if (layer > *max_layer) *max_layer = (int)layer;
         if (g >= 0) {
             if (g >= MAX_LOCAL || map[g] < 0) {
                 rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "group",
-                                   "communicator %d is not in comms-%05d.tps", g, r);
+                                   "communicator %ld is not in comms-%05d.tps", g, r);
                 break;
             }
             g = map[g];
@@ -121,23 +133,52 @@ static int rewrite_rank(const char *dir, int r, const int *map, int *max_layer, 
                 }
             }
         }
-        fprintf(out, "%s %s %s %s %s %s %s %s %s %s %d %s %s %s\n", tok[0], tok[1], tok[2], tok[3],
+        fprintf(out, "%s %s %s %s %s %s %s %s %s %s %ld %s %s %s\n", tok[0], tok[1], tok[2], tok[3],
                 tok[4], tok[5], tok[6], tok[7], tok[8], tok[9], g, tok[11], tok[12], tok[13]);
     }
     fclose(in);
     if (fclose(out) != 0 && !rc) rc = tps_error_set(err, TPS_EIO, tmp, 0, 0, NULL, "cannot write");
-    if (!rc && rename(tmp, path) != 0)
-        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot replace: %s", strerror(errno));
-    if (rc) remove(tmp);
     return rc;
 }
 
-int sim_trace_merge(const char *dir, const char *platform, struct tps_error *err)
+/* Removes a directory of trace files (meta.tps, rank-*.tps) and the directory. */
+static void remove_trace_dir(const char *d)
 {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/meta.tps", d);
+    remove(path);
+    for (int r = 0;; r++) {
+        snprintf(path, sizeof path, "%s/rank-%05d.tps", d, r);
+        if (remove(path) != 0) break;
+    }
+    rmdir(d);
+}
+
+int sim_trace_merge(const char *dir, const char *outdir, const char *platform, int force,
+                    struct tps_error *err)
+{
+    char odef[1024], odir[1100];
+    if (!outdir) {
+        snprintf(odef, sizeof odef, "%s/merged", dir);
+        outdir = odef;
+    }
+    struct stat sb;
+    snprintf(odir, sizeof odir, "%s/meta.tps", dir);
+    if (stat(odir, &sb) == 0)
+        return tps_error_set(err, TPS_EINVAL, dir, 0, 0, NULL,
+                             "already a replayable trace (it has meta.tps): replay it as it is");
+    if (stat(outdir, &sb) == 0 && !force)
+        return tps_error_set(err, TPS_EINVAL, outdir, 0, 0, NULL,
+                             "exists: the recording was merged already (--force merges again)");
     int R = rank_count(dir);
     if (R == 0)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL,
                              "no rank-00000.tps: not a tracer output directory");
+    /* the merged trace is written beside, then renamed: the recording is never changed */
+    snprintf(odir, sizeof odir, "%s.tmp-XXXXXX", outdir);
+    if (!mkdtemp(odir))
+        return tps_error_set(err, TPS_EIO, outdir, 0, 0, NULL, "cannot create: %s",
+                             strerror(errno));
     struct member *m = NULL;
     int nm = 0, cap = 0, rc = TPS_OK;
     for (int r = 0; r < R && !rc; r++) {
@@ -211,10 +252,10 @@ int sim_trace_merge(const char *dir, const char *platform, struct tps_error *err
     }
     int max_layer = -1;
     for (int r = 0; !rc && r < R; r++)
-        rc = rewrite_rank(dir, r, &gmap[r * MAX_LOCAL], &max_layer, &G, m, gstart, err);
+        rc = rewrite_rank(dir, odir, r, &gmap[r * MAX_LOCAL], &max_layer, &G, m, gstart, err);
     if (!rc) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/meta.tps", dir);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/meta.tps", odir);
         FILE *f = fopen(path, "w");
         if (!f) {
             rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
@@ -233,6 +274,10 @@ int sim_trace_merge(const char *dir, const char *platform, struct tps_error *err
             if (fclose(f) != 0) rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
         }
     }
+    if (!rc && force && stat(outdir, &sb) == 0) remove_trace_dir(outdir);
+    if (!rc && rename(odir, outdir) != 0)
+        rc = tps_error_set(err, TPS_EIO, outdir, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    if (rc) remove_trace_dir(odir);
     for (int g = 0; g < G.n; g++)
         free(G.ranks[g]);
     free(m);

@@ -6,7 +6,11 @@
 
 #include "common/error.h"
 
-/* Merges dir in place; `platform` (or NULL) is recorded as the trace's platform. */
-int sim_trace_merge(const char *dir, const char *platform, struct tps_error *err);
+/* Merges the recording in dir into a trace directory `out` (NULL: dir/merged), written beside
+ * and renamed into place, so the recording itself is never changed. `platform` (or NULL) is
+ * recorded as the trace's platform. Refuses a dir that is a trace already, and an existing
+ * `out` unless `force`. */
+int sim_trace_merge(const char *dir, const char *out, const char *platform, int force,
+                    struct tps_error *err);
 
 #endif

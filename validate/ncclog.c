@@ -95,7 +95,11 @@ static int header_layout(struct tok *t, int n, struct layout *L)
     }
     if (L->time < 0 || L->algbw < 0 || L->busbw < 0) return -1;
     L->kind = n == 4 ? 2 : root ? 0 : 1;
-    L->need = wrong > L->busbw ? wrong + 1 : L->busbw + 1;
+    /* a row must hold every column read from it, wherever the header puts them */
+    int last = wrong > L->busbw ? wrong : L->busbw;
+    if (L->time > last) last = L->time;
+    if (L->algbw > last) last = L->algbw;
+    L->need = last + 1;
     return 0;
 }
 

@@ -59,7 +59,9 @@ Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
     struct mdl_program p;
     struct tps_error err = {0};
     char plat[128];
-    cr_assert(eq(int, sim_trace_read(dir, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
+    char merged[400];
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    cr_assert(eq(int, sim_trace_read(merged, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
     cr_assert(eq(str, plat, "dgx-a100"));
     cr_assert(eq(int, p.nranks, 2));
     /* the communicator, and one group per send/recv direction */
@@ -155,7 +157,9 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
     record(dir);
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_trace_read(dir, &p, NULL, 0, &err), 0), "%s", err.msg);
+    char merged[400];
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    cr_assert(eq(int, sim_trace_read(merged, &p, NULL, 0, &err), 0), "%s", err.msg);
     double recorded = 0;
     for (int r = 0; r < p.nranks; r++)
         for (int i = 0; i < p.ranks[r].nops; i++)
@@ -210,4 +214,32 @@ Test(tracer, validate_trace_compares_every_op_and_names_the_worst)
              "2>&1 | grep -q 'no recorded times'",
              TPSIM_BIN, TPSIM_SOURCE_DIR, S("vt-model"), TPSIM_BIN, S("vt-model"));
     cr_assert(eq(int, system(cmd), 0));
+}
+
+/* The recording is never changed: merging twice is refused (or redone with --force), and the
+ * replay works after either. */
+Test(tracer, merge_keeps_the_recording_and_refuses_to_merge_twice)
+{
+    const char *dir = S("tracer-twice");
+    record(dir);
+    char cmd[2048], before[600], after[600];
+    snprintf(before, sizeof before, "cat %s/rank-00000.tps | md5sum", dir);
+    FILE *f = popen(before, "r");
+    cr_assert(ne(ptr, fgets(before, sizeof before, f), NULL));
+    pclose(f);
+    snprintf(cmd, sizeof cmd, "%s trace-merge %s 2>/dev/null", TPSIM_BIN, dir);
+    cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2), "a second merge must be refused");
+    snprintf(cmd, sizeof cmd, "%s trace-merge %s --force --platform dgx-a100 2>/dev/null",
+             TPSIM_BIN, dir);
+    cr_assert(eq(int, system(cmd), 0));
+    snprintf(cmd, sizeof cmd, "cat %s/rank-00000.tps | md5sum", dir);
+    f = popen(cmd, "r");
+    cr_assert(ne(ptr, fgets(after, sizeof after, f), NULL));
+    pclose(f);
+    cr_assert(eq(str, before, after), "the recording changed");
+    snprintf(cmd, sizeof cmd, "%s run %s -q", TPSIM_BIN, dir);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    /* a merged trace directory itself is not a recording */
+    snprintf(cmd, sizeof cmd, "%s trace-merge %s/merged 2>/dev/null", TPSIM_BIN, dir);
+    cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
 }
