@@ -34,6 +34,22 @@ const char *tps_errname(int code)
     return "EUNKNOWN";
 }
 
+/* Rewrites control characters (a newline, an escape sequence read from a bad input) as \xHH, so
+ * that an error is one line and echoes no terminal control codes. */
+static void escape_controls(char *s, size_t size)
+{
+    char tmp[sizeof((struct tps_error *)0)->msg];
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 5 < sizeof tmp; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            n += (size_t)snprintf(tmp + n, sizeof tmp - n, "\\x%02x", *p);
+        else
+            tmp[n++] = (char)*p;
+    }
+    tmp[n] = '\0';
+    snprintf(s, size, "%s", tmp);
+}
+
 int tps_error_set(struct tps_error *err, int code, const char *path, int line, int col,
                   const char *field, const char *fmt, ...)
 {
@@ -47,6 +63,9 @@ int tps_error_set(struct tps_error *err, int code, const char *path, int line, i
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    escape_controls(err->msg, sizeof err->msg);
+    escape_controls(err->field, sizeof err->field);
+    escape_controls(err->path, sizeof err->path);
     return code;
 }
 

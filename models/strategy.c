@@ -429,6 +429,33 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     return rc;
 }
 
+double mdl_max_ops(void)
+{
+    const char *v = getenv("TPSIM_MAX_OPS");
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    return v && *v && !*end && x > 0 ? x : MDL_MAX_OPS_DEFAULT;
+}
+
+/* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
+static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
+                       const struct mdl_device *dev, int layers, int micro_batches,
+                       struct mdl_program *out);
+
+double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m,
+                        const struct mdl_device *dev, long layers, long micro_batches)
+{
+    struct tps_error e = {0};
+    if (mdl_strategy_check(st, m, &e) != 0 || st->tp > 4096) return -1;
+    struct mdl_program p;
+    if (mdl_program_init(&p, st->tp) != 0) return -1;
+    int rc = lower_rank0(st, m, dev, 1, 1, &p);
+    double n =
+        rc ? -1 : (double)p.ranks[0].nops * (double)st->tp * (double)layers * (double)micro_batches;
+    mdl_program_release(&p);
+    return n;
+}
+
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, int layers, int micro_batches,
                        struct mdl_program *out, struct tps_error *err)
@@ -443,6 +470,21 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     out->peak_flops = dev->peak_flops[m->dtype];
     if (st->tp > 4096)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most 4096, got %d", st->tp);
+    double nops = mdl_strategy_ops(st, m, dev, layers, micro_batches);
+    if (nops > mdl_max_ops())
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "layers",
+                             "the program would hold %.3g ops, above the limit of %.3g "
+                             "(TPSIM_MAX_OPS): simulate fewer layers or micro-batches",
+                             nops, mdl_max_ops());
+    if (lower_rank0(st, m, dev, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return TPS_OK;
+}
+
+static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
+                       const struct mdl_device *dev, int layers, int micro_batches,
+                       struct mdl_program *out)
+{
     struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
@@ -453,17 +495,15 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
         L.phase = MDL_PHASE_FWD;
-        for (int l = 0; l < layers; l++) {
+        for (int l = 0; l < layers && !L.oom; l++) {
             L.layer = l;
             layer_fwd(&L);
         }
         L.phase = MDL_PHASE_BWD;
-        for (int l = layers - 1; l >= 0; l--) {
+        for (int l = layers - 1; l >= 0 && !L.oom; l--) {
             L.layer = l;
             layer_bwd(&L);
         }
     }
-    if (!L.oom && assign_groups(st, out) != 0) L.oom = 1;
-    if (L.oom) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    return TPS_OK;
+    return L.oom ? -1 : 0;
 }

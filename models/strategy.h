@@ -62,6 +62,17 @@ double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err);
 
+/* The most ops a lowered program may hold, all ranks together, unless the environment variable
+ * TPSIM_MAX_OPS says otherwise: 20 million ops, about 2.4 GB of program (docs/reliability.md). */
+#define MDL_MAX_OPS_DEFAULT 20000000.0
+double mdl_max_ops(void);
+
+/* The number of ops (all ranks) the lowering of `layers` x `micro_batches` would produce,
+ * counted exactly by lowering one layer of one micro-batch, without allocating the rest. -1 when
+ * the strategy does not fit the model. */
+double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m,
+                        const struct mdl_device *dev, long layers, long micro_batches);
+
 /* Lowers `layers` layers x `micro_batches` micro-batches into *out (initialised here; release
  * it with mdl_program_release even on failure). */
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,

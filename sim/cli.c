@@ -4,6 +4,7 @@
  * Exit status: 0 success, 1 simulation failure, 2 usage or input error. Calls the scenario
  * loader, the models' lowering, the trace reader/writer, the engine and the reports.
  */
+#include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -616,13 +617,9 @@ static const char main_help[] =
     "\n"
     "Exit status: 0 success, 1 simulation failure, 2 usage or input error.\n";
 
-int main(int argc, char **argv)
+/* Runs the command named by argv[1]. */
+static int dispatch(int argc, char **argv)
 {
-    gsl_set_error_handler_off();
-    if (argc < 2) {
-        fputs(main_help, stderr);
-        return CLI_EXIT_INPUT;
-    }
     const char *cmd = argv[1];
     if (cli_is_help(cmd) || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
@@ -644,4 +641,22 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "validate")) return cli_validate(argc - 1, argv + 1);
     fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);
     return CLI_EXIT_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return CLI_EXIT_INPUT;
+    }
+    int code = dispatch(argc, argv);
+    /* output that did not reach standard output (a full disk, a closed pipe) is a failure */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+        fprintf(stderr, "tpsim: cannot write the standard output: %s\n",
+                errno ? strerror(errno) : "write error");
+        return code ? code : CLI_EXIT_SIM;
+    }
+    return code;
 }

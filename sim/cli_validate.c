@@ -362,22 +362,24 @@ static void print_summary(FILE *f, const struct vlog *v, int n, int md)
     free(all);
 }
 
-static void write_plots(const char *out, const struct vlog *v, int n)
+/* Writes the data files and the gnuplot script into out and runs gnuplot. Returns 0, or -1 after
+ * a message naming the file that could not be written. */
+static int write_plots(const char *out, const struct vlog *v, int n)
 {
     char path[1200];
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%s.dat", out, v[i].name);
         FILE *f = fopen(path, "w");
-        if (!f) continue;
+        if (!f) goto fail;
         fprintf(f, "# bytes measured_busbw_GBps simulated_busbw_GBps measured_us simulated_us\n");
         for (int r = 0; r < v[i].nrows; r++)
             fprintf(f, "%.0f %.4f %.4f %.3f %.3f\n", v[i].rows[r].bytes, v[i].rows[r].meas_bus,
                     v[i].rows[r].sim_bus, v[i].rows[r].meas_us, v[i].rows[r].sim_us);
-        fclose(f);
+        if (fclose(f) != 0) goto fail;
     }
     snprintf(path, sizeof path, "%s/busbw.gp", out);
     FILE *g = fopen(path, "w");
-    if (!g) return;
+    if (!g) goto fail;
     int cols = n < 4 ? n : 4, rows = (n + cols - 1) / cols;
     for (int term = 0; term < 2; term++) {
         fprintf(g, "set terminal %s size %d,%d\nset output '%s/busbw.%s'\n",
@@ -396,7 +398,7 @@ static void write_plots(const char *out, const struct vlog *v, int n)
                     v[i].name, v[i].fit ? " (fit)" : "", out, v[i].name);
         fprintf(g, "unset multiplot\n");
     }
-    fclose(g);
+    if (fclose(g) != 0) goto fail;
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", path);
     int st = system(cmd);
@@ -407,6 +409,10 @@ static void write_plots(const char *out, const struct vlog *v, int n)
                 path);
     else
         fprintf(stderr, "tpsim validate: plots in %s/busbw.png and %s/busbw.svg\n", out, out);
+    return 0;
+fail:
+    fprintf(stderr, "tpsim validate: cannot write %s: %s\n", path, strerror(errno));
+    return -1;
 }
 
 static const char prof_help[] =
@@ -549,9 +555,14 @@ static int validate_trace(int argc, char **argv)
         double rec_end = 0, sim_end = st.end_s;
         struct top *tops = calloc((size_t)recorded + 1, sizeof *tops);
         char path[1024];
-        if (mkdir(out, 0777) != 0 && errno != EEXIST) fprintf(stderr, "cannot create %s\n", out);
+        if (mkdir(out, 0777) != 0 && errno != EEXIST)
+            rc =
+                tps_error_set(&err, TPS_EIO, out, 0, 0, NULL, "cannot create: %s", strerror(errno));
         snprintf(path, sizeof path, "%s/ops.dat", out);
-        FILE *dat = fopen(path, "w");
+        FILE *dat = rc ? NULL : fopen(path, "w");
+        if (!rc && !dat)
+            rc =
+                tps_error_set(&err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
         if (dat) fprintf(dat, "# rank op kind recorded_s simulated_s model_s\n");
         for (int r = 0; r < p.nranks; r++)
             for (int i = 0; i < p.ranks[r].nops; i++) {
@@ -572,7 +583,8 @@ static int validate_trace(int argc, char **argv)
                     fprintf(dat, "%d %d %s %.9g %.9g %.9g\n", r, i,
                             mdl_op_kind_name((enum mdl_op_kind)o->kind), rd, sd, md);
             }
-        if (dat) fclose(dat);
+        if (dat && fclose(dat) != 0 && !rc)
+            rc = tps_error_set(&err, TPS_EIO, path, 0, 0, NULL, "cannot write");
         printf("trace      %s (%d ranks, %d recorded ops)\nplatform   %s\n", dir, p.nranks,
                recorded, tp->desc[0] ? tp->desc : spec);
         printf("iteration  recorded %.6f ms, simulated %.6f ms, error %+.2f%%\n\n", rec_end * 1e3,
@@ -703,20 +715,25 @@ int cli_validate(int argc, char **argv)
         for (int i = 0; i < n; i++)
             print_log(stdout, &v[i], 0);
         print_summary(stdout, v, n, 0);
-        if (mkdir(out, 0777) != 0 && errno != EEXIST)
+        if (mkdir(out, 0777) != 0 && errno != EEXIST) {
             fprintf(stderr, "tpsim validate: cannot create %s: %s\n", out, strerror(errno));
-        else
-            write_plots(out, v, n);
+            code = CLI_EXIT_INPUT;
+        } else if (write_plots(out, v, n) != 0) {
+            code = CLI_EXIT_INPUT;
+        }
         FILE *f = md ? fopen(md, "w") : NULL;
         if (md && !f) {
-            fprintf(stderr, "tpsim validate: cannot write %s\n", md);
+            fprintf(stderr, "tpsim validate: cannot write %s: %s\n", md, strerror(errno));
             code = CLI_EXIT_INPUT;
         }
         if (f) {
             print_summary(f, v, n, 1);
             for (int i = 0; i < n; i++)
                 print_log(f, &v[i], 1);
-            fclose(f);
+            if (fclose(f) != 0) {
+                fprintf(stderr, "tpsim validate: cannot write %s: %s\n", md, strerror(errno));
+                code = CLI_EXIT_INPUT;
+            }
         }
     }
     for (int i = 0; i < n; i++)

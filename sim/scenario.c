@@ -313,6 +313,18 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
             return tps_ydoc_fail(d, tps_ydoc_get(d, id, "micro_batches"), "run.micro_batches", err,
                                  "at most 100000, got %ld", mbs);
     }
+    /* refuse, before anything is allocated, a program larger than the documented bound */
+    double nops = mdl_strategy_ops(&s->strategy, &s->model, &s->device, layers, mbs);
+    if (nops > mdl_max_ops()) {
+        int at = id && tps_ydoc_get(d, id, "layers")          ? tps_ydoc_get(d, id, "layers")
+                 : id && tps_ydoc_get(d, id, "micro_batches") ? tps_ydoc_get(d, id, "micro_batches")
+                 : id                                         ? id
+                                                              : tps_ydoc_root(d);
+        return tps_ydoc_fail(d, at, id && tps_ydoc_get(d, id, "layers") ? "run.layers" : "run", err,
+                             "%ld layers x %ld micro-batches would make %.3g ops, above the limit "
+                             "of %.3g (set TPSIM_MAX_OPS to raise it; run.layers simulates fewer)",
+                             layers, mbs, nops, mdl_max_ops());
+    }
     s->layers = (int)layers;
     s->micro_batches = (int)mbs;
     return TPS_OK;

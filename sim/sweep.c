@@ -31,15 +31,22 @@ static int push(struct sweep *sw, int k, const char *text)
     return 0;
 }
 
-/* Appends `v` as a single-quoted YAML scalar (a quote inside is doubled). */
+/* Appends `v` as a double-quoted YAML scalar: quotes, backslashes and control characters are
+ * escaped, so any value (a quote, a newline) reads back exactly. */
 static size_t quoted(char *out, size_t len, size_t n, const char *v)
 {
-    if (n + 1 < len) out[n++] = '\'';
-    for (const char *p = v; *p && n + 3 < len; p++) {
-        if (*p == '\'') out[n++] = '\'';
-        out[n++] = *p;
+    if (n + 1 < len) out[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *)v; *p && n + 6 < len; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            n += (size_t)snprintf(out + n, len - n, "\\x%02x", *p);
+        } else {
+            out[n++] = (char)*p;
+        }
     }
-    if (n + 1 < len) out[n++] = '\'';
+    if (n + 1 < len) out[n++] = '"';
     out[n < len ? n : len - 1] = '\0';
     return n;
 }
@@ -157,14 +164,18 @@ void sweep_display(const char *flow, char *out, size_t len)
     int list = flow[0] == '[', inq = 0;
     for (const char *p = flow + list; *p && n + 1 < len; p++) {
         if (inq) {
-            if (*p == '\'' && p[1] == '\'') {
-                out[n++] = *p++;
-            } else if (*p == '\'') {
+            if (*p == '\\' && p[1] == 'x' && p[2] && p[3]) { /* \xHH, as quoted() writes */
+                char hex[3] = {p[2], p[3], 0};
+                out[n++] = (char)strtol(hex, NULL, 16);
+                p += 3;
+            } else if (*p == '\\' && p[1]) {
+                out[n++] = *++p;
+            } else if (*p == '"') {
                 inq = 0;
             } else {
                 out[n++] = *p;
             }
-        } else if (*p == '\'') {
+        } else if (*p == '"') {
             inq = 1;
         } else if (list && *p == ']' && !p[1]) {
             break;
