@@ -379,7 +379,11 @@ static int quantity(const struct tps_ydoc *d, int id, const char *field, double 
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
                   struct tps_error *err)
 {
-    return quantity(d, id, field, bps, tps_units_rate, "a rate such as 300GBps or 200Gbps", err);
+    int rc = quantity(d, id, field, bps, tps_units_rate, "a rate such as 300GBps or 200Gbps", err);
+    if (!rc && (*bps < TPS_YDOC_MIN_RATE || *bps > TPS_YDOC_MAX_RATE))
+        return tps_ydoc_fail(d, id, field, err,
+                             "must be between 1 kB/s and 10 PB/s, got %g bytes/s", *bps);
+    return rc;
 }
 
 int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,
@@ -391,6 +395,8 @@ int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s
     if (tps_units_time(t, &v) != 0)
         return tps_ydoc_fail(d, id, field, err, "expected a time such as 1.5us, got '%s'", t);
     if (v < 0) return tps_ydoc_fail(d, id, field, err, "must not be negative, got '%s'", t);
+    if (!(v <= TPS_YDOC_MAX_TIME))
+        return tps_ydoc_fail(d, id, field, err, "must be at most an hour, got '%s'", t);
     *s = v;
     return TPS_OK;
 }

@@ -65,6 +65,11 @@ int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double 
 int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out,
                   struct tps_error *err);
 /* Quantities with units (see units.h). */
+/* Physical bounds every rate and time must respect (beyond them a simulation overflows or
+ * divides by almost nothing): 1 kB/s to 10 PB/s, 0 to 3600 s. */
+#define TPS_YDOC_MIN_RATE 1e3
+#define TPS_YDOC_MAX_RATE 1e16
+#define TPS_YDOC_MAX_TIME 3600.0
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
                   struct tps_error *err);
 int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,

@@ -1,9 +1,13 @@
-/* program.c - storage of the per-rank op program (see program.h). Units: s, FLOP, bytes. */
+/* program.c - storage of the per-rank op program and its plain-data validity check (see
+ * program.h). Units: s, FLOP, bytes. */
 #include "program.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "common/grow.h"
 
 int mdl_program_init(struct mdl_program *p, int nranks)
@@ -117,4 +121,162 @@ double mdl_program_flop(const struct mdl_program *p)
         for (int i = 0; i < p->ranks[r].nops; i++)
             sum += p->ranks[r].ops[i].flop;
     return sum;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* A collective as its group's members must all issue it. */
+struct coll_sig {
+    uint8_t kind;
+    double bytes;
+};
+
+struct check {
+    const struct mdl_program *p;
+    int **sorted;          /* each group's ranks, sorted */
+    struct coll_sig **ref; /* per group: the collectives of its first member, in order */
+    int *nref, *cref;      /* their count and capacity */
+    int *count, *stream;   /* per group, for the rank being checked */
+};
+
+static int fail_at(struct mdl_check_at *at, int r, int i, struct tps_error *err, const char *field,
+                   const char *msg, ...) __attribute__((format(printf, 6, 7)));
+
+static int fail_at(struct mdl_check_at *at, int r, int i, struct tps_error *err, const char *field,
+                   const char *msg, ...)
+{
+    char buf[400];
+    va_list ap;
+    va_start(ap, msg);
+    vsnprintf(buf, sizeof buf, msg, ap);
+    va_end(ap);
+    if (at) {
+        at->rank = r;
+        at->op = i;
+    }
+    return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, field, "%s", buf);
+}
+
+static int check_groups(struct check *C, struct tps_error *err)
+{
+    const struct mdl_program *p = C->p;
+    for (int g = 0; g < p->ngroups; g++) {
+        if (p->groups[g].n < 1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "group", "group %d has no rank", g);
+        C->sorted[g] = malloc((size_t)p->groups[g].n * sizeof **C->sorted);
+        if (!C->sorted[g]) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        memcpy(C->sorted[g], p->groups[g].ranks, (size_t)p->groups[g].n * sizeof **C->sorted);
+        qsort(C->sorted[g], (size_t)p->groups[g].n, sizeof **C->sorted, int_cmp);
+        for (int m = 0; m < p->groups[g].n; m++) {
+            int r = C->sorted[g][m];
+            if (r < 0 || r >= p->nranks)
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "group",
+                                     "group %d names rank %d, outside 0..%d", g, r, p->nranks - 1);
+            if (m && r == C->sorted[g][m - 1])
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "group",
+                                     "group %d names rank %d twice", g, r);
+        }
+    }
+    return TPS_OK;
+}
+
+/* One rank's ops; `first` says whether this pass records the reference collectives of the
+ * groups the rank leads (pass 1) or compares against them (pass 2). */
+static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at,
+                      struct tps_error *err)
+{
+    const struct mdl_program *p = C->p;
+    for (int g = 0; g < p->ngroups; g++) {
+        C->count[g] = 0;
+        C->stream[g] = -1;
+    }
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *op = &p->ranks[r].ops[i];
+        int coll = mdl_op_is_coll((enum mdl_op_kind)op->kind);
+        if (first) {
+            if (op->kind >= MDL_OP_NKINDS || op->stream >= MDL_MAX_STREAMS)
+                return fail_at(at, r, i, err, "stream", "bad kind or stream");
+            if (coll != (op->stream != MDL_STREAM_COMPUTE))
+                return fail_at(at, r, i, err, "stream", "%s ops run on %s",
+                               coll ? "collective" : "compute",
+                               coll ? "a communication stream (1..3)" : "stream 0");
+            if (op->ndeps > MDL_MAX_DEPS)
+                return fail_at(at, r, i, err, "deps", "more than %d dependencies", MDL_MAX_DEPS);
+            for (int d = 0; d < op->ndeps; d++)
+                if (op->deps[d] < 0 || op->deps[d] >= i)
+                    return fail_at(at, r, i, err, "deps", "depends on op %d, not an earlier op",
+                                   op->deps[d]);
+        }
+        if (!coll) continue;
+        int g = op->group;
+        if (g < 0 || g >= p->ngroups) return fail_at(at, r, i, err, "group", "unknown group %d", g);
+        const struct mdl_group *G = &p->groups[g];
+        if (first) {
+            if (!bsearch(&r, C->sorted[g], (size_t)G->n, sizeof(int), int_cmp))
+                return fail_at(at, r, i, err, "group", "rank %d is not in group %d", r, g);
+            if (op->kind == MDL_OP_SEND_RECV && G->n != 2)
+                return fail_at(at, r, i, err, "group",
+                               "send_recv needs a group of 2 ranks, group %d has %d", g, G->n);
+            if (C->stream[g] >= 0 && C->stream[g] != op->stream)
+                return fail_at(at, r, i, err, "stream",
+                               "group %d is used from streams %d and %d: its collectives would "
+                               "deadlock",
+                               g, C->stream[g], op->stream);
+            C->stream[g] = op->stream;
+            if (G->ranks[0] == r) {
+                if (tps_grow(&C->ref[g], &C->cref[g], C->nref[g] + 1, sizeof **C->ref, 16))
+                    return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                C->ref[g][C->nref[g]++] = (struct coll_sig){op->kind, op->bytes};
+            }
+            continue;
+        }
+        int k = C->count[g]++;
+        if (G->ranks[0] == r) continue;
+        if (k >= C->nref[g])
+            return fail_at(at, r, i, err, "group",
+                           "issues more collectives on group %d than its rank %d (%d)", g,
+                           G->ranks[0], C->nref[g]);
+        const struct coll_sig *x = &C->ref[g][k];
+        if (x->kind != op->kind || x->bytes != op->bytes)
+            return fail_at(at, r, i, err, "bytes",
+                           "collective %d of group %d is %s of %.17g bytes here, but %s of %.17g "
+                           "bytes on rank %d: the members of a group issue the same collectives",
+                           k, g, mdl_op_kind_name((enum mdl_op_kind)op->kind), op->bytes,
+                           mdl_op_kind_name((enum mdl_op_kind)x->kind), x->bytes, G->ranks[0]);
+    }
+    return TPS_OK;
+}
+
+int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, struct tps_error *err)
+{
+    if (at) at->rank = at->op = -1;
+    size_t ng = (size_t)p->ngroups + 1;
+    struct check C = {.p = p,
+                      .sorted = calloc(ng, sizeof *C.sorted),
+                      .ref = calloc(ng, sizeof *C.ref),
+                      .nref = calloc(ng, sizeof *C.nref),
+                      .cref = calloc(ng, sizeof *C.cref),
+                      .count = calloc(ng, sizeof *C.count),
+                      .stream = calloc(ng, sizeof *C.stream)};
+    int rc = C.sorted && C.ref && C.nref && C.cref && C.count && C.stream
+                 ? check_groups(&C, err)
+                 : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int pass = 1; pass <= 2; pass++)
+        for (int r = 0; !rc && r < p->nranks; r++)
+            rc = check_rank(&C, r, pass == 1, at, err);
+    for (int g = 0; g < p->ngroups; g++) {
+        if (C.sorted) free(C.sorted[g]);
+        if (C.ref) free(C.ref[g]);
+    }
+    free(C.sorted);
+    free(C.ref);
+    free(C.nref);
+    free(C.cref);
+    free(C.count);
+    free(C.stream);
+    return rc;
 }

@@ -100,6 +100,21 @@ const char *mdl_phase_name(enum mdl_phase ph);
  * all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S. */
 double mdl_coll_ring_bytes(enum mdl_op_kind k, int n, double bytes);
 
+/* Where mdl_program_check found a problem: the op (rank and index), or -1. */
+struct mdl_check_at {
+    int rank, op;
+};
+
+struct tps_error;
+
+/* Checks that a program can be replayed, as plain data: groups name distinct ranks in range;
+ * every op's stream is valid and its dependencies are earlier ops; compute ops are on stream 0
+ * and collectives on a communication stream; a collective's rank belongs to its group, a
+ * send/recv group has two ranks, a rank uses a group from one stream only; and the members of a
+ * group issue the same collectives (kind and size) in the same order. On failure fills err
+ * (field and message, no position) and, when an op is at fault, *at (may be NULL). */
+int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, struct tps_error *err);
+
 /* Executed FLOPs: the sum over all ops of all ranks (replicated work and recomputation
  * included). The model FLOPs are p->model_flop. */
 double mdl_program_flop(const struct mdl_program *p);

@@ -107,6 +107,13 @@ static int run_trace_dir(const struct run_opts *o)
         rc = tps_error_set(&err, TPS_EINVAL, o->input, 0, 0, "platform",
                            "the trace records no platform: give --platform");
     if (!rc) rc = cli_platform(spec, &t, &err);
+    if (!rc && p.nranks > t.ngpus) {
+        char meta[1100];
+        snprintf(meta, sizeof meta, "%s/meta.tps", dir);
+        rc = tps_error_set(&err, TPS_EINVAL, meta, sim_trace_meta_line(dir, "ranks"), 1, "ranks",
+                           "the trace has %d ranks, but platform '%s' has only %d GPUs", p.nranks,
+                           spec, t.ngpus);
+    }
     int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {
         char model[64];

@@ -305,62 +305,6 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
     return rc;
 }
 
-static int int_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorted copies of the groups' members, to test membership in O(log n). */
-static int **sorted_groups(const struct mdl_program *p)
-{
-    int **s = calloc((size_t)p->ngroups + 1, sizeof *s);
-    for (int g = 0; s && g < p->ngroups; g++) {
-        s[g] = malloc(((size_t)p->groups[g].n + 1) * sizeof **s);
-        if (!s[g]) return s; /* caller sees the NULL entry */
-        memcpy(s[g], p->groups[g].ranks, (size_t)p->groups[g].n * sizeof **s);
-        qsort(s[g], (size_t)p->groups[g].n, sizeof **s, int_cmp);
-    }
-    return s;
-}
-
-static int check_ops(const struct mdl_program *p, int *const *sorted, struct tps_error *err)
-{
-    for (int r = 0; r < p->nranks; r++) {
-        int group_stream[4096];
-        for (int g = 0; g < p->ngroups && g < 4096; g++)
-            group_stream[g] = -1;
-        for (int i = 0; i < p->ranks[r].nops; i++) {
-            const struct mdl_op *op = &p->ranks[r].ops[i];
-            if (op->stream >= MDL_MAX_STREAMS)
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "rank %d op %d: bad stream",
-                                     r, i);
-            for (int d = 0; d < op->ndeps; d++)
-                if (op->deps[d] < 0 || op->deps[d] >= i)
-                    return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                         "rank %d op %d depends on op %d, not an earlier op", r, i,
-                                         op->deps[d]);
-            if (!mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
-            if (op->group < 0 || op->group >= p->ngroups || op->group >= 4096)
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "rank %d op %d: unknown group %d", r, i, op->group);
-            const struct mdl_group *g = &p->groups[op->group];
-            if (!bsearch(&r, sorted[op->group], (size_t)g->n, sizeof(int), int_cmp))
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "rank %d op %d: rank is not in group %d", r, i, op->group);
-            if (op->kind == MDL_OP_SEND_RECV && g->n != 2)
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "rank %d op %d: send_recv needs a group of 2 ranks, got %d", r,
-                                     i, g->n);
-            if (group_stream[op->group] >= 0 && group_stream[op->group] != op->stream)
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "rank %d: group %d used from two streams", r, op->group);
-            group_stream[op->group] = op->stream;
-        }
-    }
-    return TPS_OK;
-}
-
 static int check_program(const struct mdl_program *p, const struct plat_topo *t,
                          struct tps_error *err)
 {
@@ -368,28 +312,7 @@ static int check_program(const struct mdl_program *p, const struct plat_topo *t,
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "the program has %d ranks but the platform only %d GPUs", p->nranks,
                              t->ngpus);
-    int **sorted = sorted_groups(p);
-    int rc = sorted ? TPS_OK : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (int g = 0; !rc && g < p->ngroups; g++) {
-        if (!sorted[g]) {
-            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-            break;
-        }
-        for (int m = 0; !rc && m < p->groups[g].n; m++) {
-            int r = sorted[g][m];
-            if (r < 0 || r >= p->nranks)
-                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                   "group %d names rank %d, outside 0..%d", g, r, p->nranks - 1);
-            else if (m && r == sorted[g][m - 1])
-                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                   "group %d names rank %d twice", g, r);
-        }
-    }
-    if (!rc) rc = check_ops(p, sorted, err);
-    for (int g = 0; sorted && g < p->ngroups; g++)
-        free(sorted[g]);
-    free(sorted);
-    return rc;
+    return mdl_program_check(p, NULL, err);
 }
 
 int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_stats *st,

@@ -136,6 +136,9 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     double x;
     if ((v = tps_ydoc_get(d, id, "peak_tflops"))) {
         if ((rc = tps_ydoc_positive(d, v, "device.peak_tflops", &x, err))) return rc;
+        if (x < 1e-3 || x > 1e6)
+            return tps_ydoc_fail(d, v, "device.peak_tflops", err,
+                                 "must be between 0.001 and 1e6 TFLOP/s, got %g", x);
         dev->peak_flops[s->model.dtype] = x * 1e12;
     }
     if ((v = tps_ydoc_get(d, id, "hbm_bandwidth")) &&

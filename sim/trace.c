@@ -134,6 +134,15 @@ static int tok_long(struct lexer *L, int t, const char *field, long lo, long hi,
     return TPS_OK;
 }
 
+/* Bounds of the numbers a trace holds (docs/trace-format.md): beyond them a replay overflows. */
+static double tok_max(const char *field)
+{
+    if (!strcmp(field, "flop") || !strcmp(field, "model_flop")) return 1e24;
+    if (!strcmp(field, "bytes")) return 1e18;
+    if (!strcmp(field, "peak_flops")) return 1e18;
+    return 1e6; /* seconds: dur_s, rec_start, rec_end */
+}
+
 static int tok_double(struct lexer *L, int t, const char *field, double *out, struct tps_error *err)
 {
     if (t >= L->ntok) return fail(L, t, field, err, "missing field", NULL);
@@ -141,6 +150,11 @@ static int tok_double(struct lexer *L, int t, const char *field, double *out, st
     double v = strtod(L->tok[t], &end);
     if (*end || !isfinite(v) || v < 0)
         return fail(L, t, field, err, "expected a non-negative number", L->tok[t]);
+    if (v > tok_max(field)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "must be at most %g", tok_max(field));
+        return fail(L, t, field, err, msg, L->tok[t]);
+    }
     *out = v;
     return TPS_OK;
 }
@@ -368,6 +382,27 @@ done:
     return rc;
 }
 
+/* The line of op `op` in a rank file: ops are numbered in file order after the header, blank and
+ * comment lines aside. 0 when not found. */
+static int op_line(const char *path, int op)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[4096];
+    int line = 0, seen = -1, found = 0, bol = 1;
+    while (!found && fgets(buf, sizeof buf, f)) {
+        int start = bol;
+        bol = strchr(buf, '\n') != NULL;
+        if (!start) continue; /* the rest of a long line */
+        line++;
+        const char *t = buf + strspn(buf, " \t");
+        if (line == 1 || *t == '#' || *t == '\n' || *t == '\0') continue;
+        if (++seen == op) found = line;
+    }
+    fclose(f);
+    return found;
+}
+
 int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
                    struct tps_error *err)
 {
@@ -376,5 +411,34 @@ int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_
     int rc = read_meta(dir, p, platform, platform_len, err);
     for (int r = 0; rc == TPS_OK && r < p->nranks; r++)
         rc = read_rank(dir, p, r, err);
-    return rc;
+    if (rc) return rc;
+    /* what a replay would trip on, found here with the file and line at fault */
+    struct mdl_check_at at;
+    struct tps_error e = {0};
+    if ((rc = mdl_program_check(p, &at, &e)) == 0) return TPS_OK;
+    char path[1024];
+    if (at.rank >= 0) {
+        snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, at.rank);
+        return tps_error_set(err, rc, path, op_line(path, at.op), 1, e.field, "op %d: %s", at.op,
+                             e.msg);
+    }
+    snprintf(path, sizeof path, "%s/meta.tps", dir);
+    return tps_error_set(err, rc, path, 0, 0, e.field, "%s", e.msg);
+}
+
+int sim_trace_meta_line(const char *dir, const char *key)
+{
+    char path[1024], buf[4096];
+    snprintf(path, sizeof path, "%s/meta.tps", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int line = 0, found = 0;
+    size_t n = strlen(key);
+    while (!found && fgets(buf, sizeof buf, f)) {
+        line++;
+        const char *t = buf + strspn(buf, " \t");
+        if (!strncmp(t, key, n) && (t[n] == ' ' || t[n] == '\t')) found = line;
+    }
+    fclose(f);
+    return found;
 }

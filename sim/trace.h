@@ -26,4 +26,8 @@ int sim_trace_write(const struct mdl_program *p, const char *platform, const cha
 int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
                    struct tps_error *err);
 
+/* The line of meta.tps in dir that starts with `key` ("ranks"), or 0: for errors that only a
+ * replay's platform reveals (more ranks than GPUs). */
+int sim_trace_meta_line(const char *dir, const char *key);
+
 #endif

@@ -18,8 +18,7 @@
 #include "trace.h"
 #include "common/grow.h"
 
-#define MAX_GROUPS 4096
-#define MAX_LOCAL  256
+#define MAX_LOCAL 256
 
 struct member {
     unsigned long long id;
@@ -49,15 +48,27 @@ static int rank_count(const char *dir)
 /* Groups of the merged trace: member lists (a communicator, or a send/recv direction). */
 struct groups {
     int n, ncomm; /* groups, of which the first ncomm are communicators */
-    int size[MAX_GROUPS];
-    int *ranks[MAX_GROUPS];
+    int cap;      /* entries allocated in size and ranks */
+    int *size;    /* owned */
+    int **ranks;  /* owned, each owned */
 };
+
+/* Room for n groups. */
+static int reserve(struct groups *G, int n)
+{
+    int cap = G->cap;
+    if (tps_grow(&G->size, &cap, n, sizeof *G->size, 64)) return -1;
+    cap = G->cap;
+    if (tps_grow(&G->ranks, &cap, n, sizeof *G->ranks, 64)) return -1;
+    G->cap = cap;
+    return 0;
+}
 
 static int pair_group(struct groups *G, int from, int to)
 {
     for (int g = G->ncomm; g < G->n; g++)
         if (G->ranks[g][0] == from && G->ranks[g][1] == to) return g;
-    if (G->n == MAX_GROUPS || !(G->ranks[G->n] = malloc(2 * sizeof(int)))) return -1;
+    if (reserve(G, G->n + 1) || !(G->ranks[G->n] = malloc(2 * sizeof(int)))) return -1;
     G->size[G->n] = 2;
     G->ranks[G->n][0] = from;
     G->ranks[G->n][1] = to;
@@ -210,7 +221,7 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
     if (!rc && nm) qsort(m, (size_t)nm, sizeof *m, member_cmp);
     /* groups: runs of equal identity */
     int *gmap = calloc((size_t)R * MAX_LOCAL, sizeof *gmap), ng = 0;
-    int(*gstart)[2] = calloc(MAX_GROUPS, sizeof *gstart);
+    int(*gstart)[2] = calloc((size_t)nm + 1, sizeof *gstart); /* at most one group per member */
     if (!rc && (!gmap || !gstart))
         rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "no memory");
     for (int i = 0; !rc && i < R * MAX_LOCAL; i++)
@@ -226,11 +237,6 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
                                m[i].id, m[i].nranks, j - i);
             break;
         }
-        if (ng == MAX_GROUPS) {
-            rc = tps_error_set(err, TPS_EINVAL, dir, 0, 0, "comm", "more than %d communicators",
-                               MAX_GROUPS);
-            break;
-        }
         gstart[ng][0] = i;
         gstart[ng][1] = j;
         for (int k = i; k < j; k++)
@@ -239,6 +245,8 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
         i = j;
     }
     struct groups G = {0};
+    if (!rc && reserve(&G, ng + 1))
+        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (int g = 0; !rc && g < ng; g++) {
         G.size[g] = gstart[g][1] - gstart[g][0];
         G.ranks[g] = malloc((size_t)G.size[g] * sizeof(int));
@@ -280,6 +288,8 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
     if (rc) remove_trace_dir(odir);
     for (int g = 0; g < G.n; g++)
         free(G.ranks[g]);
+    free(G.ranks);
+    free(G.size);
     free(m);
     free(gmap);
     free(gstart);
