@@ -30,6 +30,7 @@ void mdl_program_release(struct mdl_program *p)
     for (int i = 0; i < p->nnames; i++)
         free(p->names[i]);
     free(p->names);
+    free(p->name_slots);
     memset(p, 0, sizeof *p);
 }
 
@@ -41,17 +42,48 @@ int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op)
     return rk->nops++;
 }
 
+static unsigned name_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The slot of `name` in the index: where it is, or the empty slot where it would go. */
+static int name_slot(const struct mdl_program *p, const char *name)
+{
+    unsigned mask = (unsigned)p->nslots - 1, i = name_hash(name) & mask;
+    while (p->name_slots[i] && strcmp(p->names[p->name_slots[i] - 1], name) != 0)
+        i = (i + 1) & mask;
+    return (int)i;
+}
+
+/* Rebuilds the index with n slots (a power of two). */
+static int name_rehash(struct mdl_program *p, int n)
+{
+    int *slots = calloc((size_t)n, sizeof *slots);
+    if (!slots) return -1;
+    free(p->name_slots);
+    p->name_slots = slots;
+    p->nslots = n;
+    for (int k = 0; k < p->nnames; k++)
+        p->name_slots[name_slot(p, p->names[k])] = k + 1;
+    return 0;
+}
+
 int mdl_program_name(struct mdl_program *p, const char *name)
 {
-    for (int i = 0; i < p->nnames; i++)
-        if (strcmp(p->names[i], name) == 0) return i;
-    char **names = realloc(p->names, (size_t)(p->nnames + 1) * sizeof *names);
-    if (!names) return -1;
-    p->names = names;
+    if (2 * (p->nnames + 1) > p->nslots && name_rehash(p, p->nslots ? 2 * p->nslots : 64))
+        return -1;
+    int slot = name_slot(p, name);
+    if (p->name_slots[slot]) return p->name_slots[slot] - 1;
+    if (tps_grow(&p->names, &p->names_cap, p->nnames + 1, sizeof *p->names, 32)) return -1;
     size_t len = strlen(name) + 1;
     p->names[p->nnames] = malloc(len);
     if (!p->names[p->nnames]) return -1;
     memcpy(p->names[p->nnames], name, len);
+    p->name_slots[slot] = p->nnames + 1;
     return p->nnames++;
 }
 
@@ -66,9 +98,7 @@ int mdl_program_group(struct mdl_program *p, int n, const int *ranks)
 
 int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks)
 {
-    struct mdl_group *gs = realloc(p->groups, (size_t)(p->ngroups + 1) * sizeof *gs);
-    if (!gs) return -1;
-    p->groups = gs;
+    if (tps_grow(&p->groups, &p->groups_cap, p->ngroups + 1, sizeof *p->groups, 16)) return -1;
     int *copy = malloc((size_t)n * sizeof *copy);
     if (!copy) return -1;
     memcpy(copy, ranks, (size_t)n * sizeof *copy);

@@ -69,10 +69,12 @@ struct mdl_group {
 struct mdl_program {
     int nranks;
     struct mdl_rank *ranks; /* owned, nranks entries */
-    int ngroups;
+    int ngroups, groups_cap;
     struct mdl_group *groups; /* owned */
-    int nnames;
+    int nnames, names_cap;
     char **names;      /* owned interned op names */
+    int *name_slots;   /* owned open-addressing index of names: index + 1, 0 empty */
+    int nslots;        /* a power of two, at least twice nnames */
     int layers;        /* transformer layers in the program */
     int micro_batches; /* micro-batches in the program */
     double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */

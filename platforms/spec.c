@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/units.h"
 #include "preset.h"
@@ -48,6 +50,36 @@ static void join(char *out, size_t len, const char *a, const char *b)
 /* ------------------------------------------------------------ SimGrid XML platform files */
 
 /* Lists the ids of <host> elements in document order: those are the GPUs. */
+/* Checks, before SimGrid sees them, the values SimGrid would abort on: every bandwidth and
+ * speed must be a positive finite number, every latency a non-negative one. */
+static int xml_check_values(const char *text, const char *path, struct tps_error *err)
+{
+    static const char *const attrs[] = {
+        " bandwidth=", " speed=",      " latency=", "\tbandwidth=", "\tspeed=",
+        "\tlatency=",  "\nbandwidth=", "\nspeed=",  "\nlatency="};
+    for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; a++) {
+        for (const char *p = strstr(text, attrs[a]); p; p = strstr(p + 1, attrs[a])) {
+            const char *v = p + strlen(attrs[a]);
+            if (*v != '"' && *v != '\'') continue;
+            char *end;
+            double x = strtod(v + 1, &end);
+            int lat = strstr(attrs[a], "latency") != NULL;
+            if (end != v + 1 && isfinite(x) && (lat ? x >= 0 : x > 0)) continue;
+            int line = 1, col = 1;
+            for (const char *q = text; q < v; q++) {
+                col = *q == '\n' ? 1 : col + 1;
+                line += *q == '\n';
+            }
+            char field[16];
+            snprintf(field, sizeof field, "%.*s", (int)strlen(attrs[a]) - 2, attrs[a] + 1);
+            return tps_error_set(err, TPS_EINVAL, path, line, col, field,
+                                 "must be a %s number (SimGrid would abort on it)",
+                                 lat ? "non-negative" : "positive");
+        }
+    }
+    return TPS_OK;
+}
+
 static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err)
 {
     plat_topo_init(t, path);
@@ -55,9 +87,14 @@ static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err
     FILE *f = fopen(path, "r");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
+        fclose(f);
+        return tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL, "not a SimGrid platform file (%s)",
+                             S_ISDIR(sb.st_mode) ? "a directory"
+                                                 : "not a regular file of 64 MiB or less");
+    }
+    long size = (long)sb.st_size;
     char *text = malloc((size_t)size + 1);
     if (!text) {
         fclose(f);
@@ -93,6 +130,7 @@ static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err
     }
     if (t->ngpus == 0)
         rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL, "no <host> element: no GPU to use");
+    if (!rc) rc = xml_check_values(text, path, err);
     snprintf(t->desc, sizeof t->desc, "SimGrid platform file, %d hosts used as GPUs", t->ngpus);
 done:
     free(text);
@@ -349,15 +387,72 @@ static const char *const topo_keys[] = {"name",  "description", "gpus", "gpus_pe
 static const char *const node_keys[] = {"name", "kind", "forward", NULL};
 static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level", NULL};
 
-static int find_node(const struct plat_topo *t, const char *name)
+/* A hash index of a topology's node names (open addressing, linear probing), so that a
+ * topology of n nodes and links is read in O(n), not O(n^2). */
+struct node_index {
+    int *slot; /* node + 1, 0 empty */
+    int cap;   /* a power of two, at least twice the nodes */
+    int done;  /* nodes 0..done-1 are indexed */
+};
+
+static unsigned name_hash(const char *s)
 {
-    for (int i = 0; i < t->nnodes; i++)
-        if (!strcmp(t->nodes[i].name, name)) return i;
-    return -1;
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
+
+static int index_slot(const struct node_index *x, const struct plat_topo *t, const char *name)
+{
+    unsigned mask = (unsigned)x->cap - 1, i = name_hash(name) & mask;
+    while (x->slot[i] && strcmp(t->nodes[x->slot[i] - 1].name, name) != 0)
+        i = (i + 1) & mask;
+    return (int)i;
+}
+
+/* The node named `name`, or -1. */
+static int find_node(const struct node_index *x, const struct plat_topo *t, const char *name)
+{
+    int i = x->cap ? index_slot(x, t, name) : 0;
+    return x->cap && x->slot[i] ? x->slot[i] - 1 : -1;
+}
+
+/* Indexes every node of t not indexed yet (call after adding nodes). 0 or -1. */
+static int index_update(struct node_index *x, const struct plat_topo *t)
+{
+    if (2 * t->nnodes > x->cap) {
+        int cap = x->cap ? x->cap : 64;
+        while (2 * t->nnodes > cap)
+            cap *= 2;
+        int *slot = calloc((size_t)cap, sizeof *slot);
+        if (!slot) return -1;
+        free(x->slot);
+        x->slot = slot;
+        x->cap = cap;
+        x->done = 0;
+    }
+    for (; x->done < t->nnodes; x->done++) {
+        int i = index_slot(x, t, t->nodes[x->done].name);
+        if (!x->slot[i]) x->slot[i] = x->done + 1;
+    }
+    return 0;
+}
+
+static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field,
+                             struct plat_topo *t, struct node_index *x, struct tps_error *err);
 
 static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *t,
                           struct tps_error *err)
+{
+    struct node_index x = {0};
+    int rc = parse_explicit_in(d, id, field, t, &x, err);
+    free(x.slot);
+    return rc;
+}
+
+static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field,
+                             struct plat_topo *t, struct node_index *x, struct tps_error *err)
 {
     int rc = tps_ydoc_check_map(d, id, field, topo_keys, err);
     if (rc) return rc;
@@ -385,6 +480,8 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
             return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     t->machines = (int)((ngpu + per - 1) / per);
+    if (index_update(x, t))
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     int nodes = tps_ydoc_get(d, id, "nodes");
     join(f, sizeof f, field, "nodes");
     if (nodes && !tps_ydoc_is_seq(d, nodes))
@@ -399,7 +496,7 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
         int nn = tps_ydoc_get(d, n, "name");
         if (!nn) return tps_ydoc_fail(d, n, fk, err, "missing");
         if ((rc = tps_ydoc_str(d, nn, fk, &name, err))) return rc;
-        if (find_node(t, name) >= 0)
+        if (find_node(x, t, name) >= 0)
             return tps_ydoc_fail(d, nn, fk, err, "duplicate node '%s'", name);
         snprintf(fk, sizeof fk, "%s.kind", fi);
         int kn = tps_ydoc_get(d, n, "kind");
@@ -414,7 +511,7 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
         snprintf(fk, sizeof fk, "%s.forward", fi);
         int fn = tps_ydoc_get(d, n, "forward");
         if (fn && (rc = tps_ydoc_rate(d, fn, fk, &fwd, err))) return rc;
-        if (plat_topo_node(t, name, k, -1, fwd) < 0)
+        if (plat_topo_node(t, name, k, -1, fwd) < 0 || index_update(x, t))
             return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     int links = tps_ydoc_get(d, id, "links");
@@ -435,7 +532,7 @@ static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, s
         for (int e = 0; e < 2; e++) {
             int en = tps_ydoc_seq_at(d, bt, e);
             const char *nm = tps_ydoc_text(d, en);
-            ends[e] = nm ? find_node(t, nm) : -1;
+            ends[e] = nm ? find_node(x, t, nm) : -1;
             if (ends[e] < 0)
                 return tps_ydoc_fail(d, en, fk, err, "unknown node '%s'", nm ? nm : "");
         }
@@ -616,15 +713,15 @@ int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *
     if (nkv == 0 || is_file) {
         n = (size_t)snprintf(text, sizeof text, "'%s'", spec);
         if (nkv)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+            return tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "platform",
                                  "parameters like '%s' apply to presets, not to files", kv[0]);
     } else {
         n = (size_t)snprintf(text, sizeof text, "{preset: '%s'", spec);
         for (int i = 0; i < nkv && n < sizeof text; i++) {
             char *eq = strchr(kv[i], '=');
-            if (!eq || eq == kv[i])
-                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
-                                     "expected key=value, got '%s'", kv[i]);
+            if (!eq || eq == kv[i] || strchr(kv[i], '\''))
+                return tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "platform",
+                                     "expected key=value (no quotes), got '%s'", kv[i]);
             /* a value in braces or brackets is a YAML flow collection (nccl={...}) */
             int raw = eq[1] == '{' || eq[1] == '[';
             n += (size_t)snprintf(text + n, sizeof text - n, raw ? ", %.*s: %s" : ", %.*s: '%s'",

@@ -299,8 +299,10 @@ static int cmd_collective(int argc, char **argv)
         else if (!strcmp(a, "--json"))
             json = v;
         else if (!strcmp(a, "--ranks")) {
+            errno = 0;
             ranks = strtol(v, &end, 10);
-            if (*end || ranks < 1) return cli_usage_error("collective", "bad --ranks '%s'", v);
+            if (*end || errno || ranks < 1 || ranks > (1L << 24))
+                return cli_usage_error("collective", "bad --ranks '%s' (1 to 16777216)", v);
         } else if (!strcmp(a, "--bytes") || !strcmp(a, "--min") || !strcmp(a, "--max")) {
             double *dst = !strcmp(a, "--bytes") ? &bytes : !strcmp(a, "--min") ? &lo : &hi;
             if (tps_units_size(v, dst) != 0 || !(*dst > 0))
@@ -341,9 +343,9 @@ static int cmd_collective(int argc, char **argv)
     }
     if (!ranks) ranks = kind == MDL_OP_SEND_RECV ? 2 : t.ngpus;
     if (ranks > t.ngpus) {
-        plat_topo_release(&t);
         fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
                 ranks, t.ngpus);
+        plat_topo_release(&t);
         return CLI_EXIT_INPUT;
     }
     json_t *rows = json_array();

@@ -81,6 +81,7 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
         free(comp);
         free(comm);
         free(span);
+        sim_report_release(r);
         return TPS_ENOMEM;
     }
     for (size_t i = 0; i < nspan; i++) {

@@ -235,10 +235,20 @@ int ncl_meta_read(const char *path, struct ncl_meta *out, struct tps_error *err)
         if (!id) rc = tps_ydoc_fail(&d, root, "gpus_per_node", err, "missing");
         goto done;
     }
+    if (v > 1000000) {
+        rc = tps_ydoc_fail(&d, id, "gpus_per_node", err, "at most 1000000, got %ld", v);
+        goto done;
+    }
     out->gpus_per_node = (int)v;
     id = tps_ydoc_get(&d, root, "nodes");
     if (!id || (rc = tps_ydoc_count(&d, id, "nodes", &v, err))) {
         if (!id) rc = tps_ydoc_fail(&d, root, "nodes", err, "missing");
+        goto done;
+    }
+    if (v > 1000000 || (long long)v * out->gpus_per_node > 16777216) {
+        rc = tps_ydoc_fail(&d, id, "nodes", err,
+                           "nodes x gpus_per_node must be at most 16777216, got %ld x %d", v,
+                           out->gpus_per_node);
         goto done;
     }
     out->nodes = (int)v;
