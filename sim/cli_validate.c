@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -698,18 +699,26 @@ int cli_validate(int argc, char **argv)
                                        : tps_ydoc_fail(&d, root, "", &err, "expected a mapping");
     if (!rc && (!logs || !tps_ydoc_is_seq(&d, logs)))
         rc = tps_ydoc_fail(&d, logs ? logs : root, "logs", &err, "expected a list of logs");
+    /* the output directory first: a bad --out fails before minutes of simulation */
+    if (!rc && mkdir(out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tpsim validate: cannot create %s: %s\n", out, strerror(errno));
+        tps_ydoc_release(&d);
+        return CLI_EXIT_INPUT;
+    }
     int n = rc ? 0 : tps_ydoc_len(&d, logs);
     struct vlog *v = calloc((size_t)n + 1, sizeof *v);
     char base[512];
     plat_path_dir(manifest, base, sizeof base);
+    int tty = isatty(2);
     for (int i = 0; !rc && i < n; i++) {
-        fprintf(stderr, "\r[%d/%d] simulating %-60s", i + 1, n,
-                tps_ydoc_text(&d, tps_ydoc_get(&d, tps_ydoc_seq_at(&d, logs, i), "log"))
-                    ? tps_ydoc_text(&d, tps_ydoc_get(&d, tps_ydoc_seq_at(&d, logs, i), "log"))
-                    : "?");
+        if (tty)
+            fprintf(stderr, "\r[%d/%d] simulating %-60s", i + 1, n,
+                    tps_ydoc_text(&d, tps_ydoc_get(&d, tps_ydoc_seq_at(&d, logs, i), "log"))
+                        ? tps_ydoc_text(&d, tps_ydoc_get(&d, tps_ydoc_seq_at(&d, logs, i), "log"))
+                        : "?");
         rc = validate_log(&d, tps_ydoc_seq_at(&d, logs, i), i, refdata, base, &v[i], &err);
     }
-    fprintf(stderr, "\n");
+    if (tty) fprintf(stderr, "\n");
     int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {
         for (int i = 0; i < n; i++)
