@@ -5,6 +5,7 @@
 # coverage, and whether it found anything; exits 1 if any target crashed, leaked or tripped a
 # sanitizer (the reproducer is kept in build-fuzz/crashes/TARGET/).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: scenario platform trace merge ncclog sweep)
+#        TPSIM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...    runs each target for N executions instead
 set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -12,9 +13,18 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(scenario platform trace merge ncclog sweep)
 if ! command -v clang > /dev/null; then
-  echo "fuzz.sh: clang not found (apt-get install clang libclang-rt-dev); not fuzzing" >&2
+  echo "fuzz.sh: clang not found (apt-get install clang); not fuzzing" >&2
   exit 0
 fi
+probe=$(mktemp -d)
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+  > "$probe/p.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2> /dev/null; then
+  rm -rf "$probe"
+  echo "fuzz.sh: clang has no libFuzzer runtime (apt-get install libclang-rt-14-dev); not fuzzing" >&2
+  exit 0
+fi
+rm -rf "$probe"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPSIM_FUZZ=ON \
   -DTPSIM_BUILD_TESTS=OFF > build-fuzz.log 2>&1 || { cat build-fuzz.log; exit 1; }
 cmake --build build-fuzz -j"$(nproc)" $(printf -- '--target fuzz_%s ' "${targets[@]}") \
@@ -35,6 +45,8 @@ seed() {
   true
 }
 
+limit="-max_total_time=$secs"
+[ -n "${TPSIM_FUZZ_RUNS:-}" ] && limit="-runs=$TPSIM_FUZZ_RUNS"
 status=0
 for t in "${targets[@]}"; do
   seed "$t"
@@ -42,15 +54,16 @@ for t in "${targets[@]}"; do
   log=build-fuzz/fuzz_$t.log
   # -rss_limit_mb: a 1 KB input must not take gigabytes; -timeout: nor seconds
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    build-fuzz/fuzz_$t "build-fuzz/corpus/$t" -max_total_time="$secs" -timeout=10 \
+    build-fuzz/fuzz_$t "build-fuzz/corpus/$t" $limit -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="build-fuzz/crashes/$t/" \
     -print_final_stats=1 > "$log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
   if [ $rc -eq 0 ]; then
-    echo "fuzz_$t: ${runs:-0} executions in ${secs} s, coverage ${cov:-?} edges, ${ft:-?} features: no crash"
+    echo "fuzz_$t: ${runs:-0} executions in ${took:-$secs} s, coverage ${cov:-?} edges, ${ft:-?} features: no crash"
   else
     status=1
     echo "fuzz_$t: FOUND A PROBLEM after ${runs:-?} executions (exit $rc); see $log and build-fuzz/crashes/$t/"
