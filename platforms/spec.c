@@ -567,7 +567,12 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
             return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     struct tps_error e2 = {0};
-    if (plat_topo_finish(t, &e2)) return tps_ydoc_fail(d, id, field, err, "%s", e2.msg);
+    if (plat_topo_finish(t, &e2)) {
+        char fl[160];
+        join(fl, sizeof fl, field, e2.field[0] ? e2.field : "");
+        int at = e2.field[0] && tps_ydoc_get(d, id, e2.field) ? tps_ydoc_get(d, id, e2.field) : id;
+        return tps_ydoc_fail(d, at, e2.field[0] ? fl : field, err, "%s", e2.msg);
+    }
     int ncid = tps_ydoc_get(d, id, "nccl");
     if (ncid) {
         char fn[160];

@@ -105,6 +105,49 @@ static int scratch_alloc(struct plat_topo *t)
     return sc->stamp && sc->prev && sc->queue ? 0 : -1;
 }
 
+/* Every GPU pair's shortest route must fit in PLAT_MAX_HOPS hops (links, plus the forwarding
+ * nodes it crosses), or the collectives that use it could not be routed. One search per GPU,
+ * counting hops; skipped when that would cost more than 1e8 steps (large fabrics are presets,
+ * whose routes are short by construction). */
+static int check_route_lengths(const struct plat_topo *t, struct tps_error *err)
+{
+    if ((double)t->ngpus * (t->nnodes + 2.0 * t->nlinks) > 1e8) return TPS_OK;
+    int *hops = malloc((size_t)t->nnodes * sizeof *hops);
+    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
+    int rc =
+        hops && queue ? TPS_OK : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int g = 0; !rc && g < t->ngpus; g++) {
+        for (int i = 0; i < t->nnodes; i++)
+            hops[i] = -1;
+        int head = 0, tail = 0, s0 = t->gpu_node[g];
+        hops[s0] = 0;
+        queue[tail++] = s0;
+        while (head < tail && !rc) {
+            int u = queue[head++];
+            if (u != s0 && t->nodes[u].kind == PLAT_GPU) {
+                if (hops[u] > PLAT_MAX_HOPS)
+                    rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "links",
+                                       "the route from %s to %s crosses %d links and forwarding "
+                                       "nodes, more than %d",
+                                       t->nodes[s0].name, t->nodes[u].name, hops[u], PLAT_MAX_HOPS);
+                continue;
+            }
+            int fwd = u != s0 && t->nodes[u].fwd_Bps > 0;
+            for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
+                const struct plat_link *l = &t->links[t->adj[e]];
+                int v = l->a == u ? l->b : l->a;
+                if (hops[v] < 0) {
+                    hops[v] = hops[u] + 1 + fwd;
+                    queue[tail++] = v;
+                }
+            }
+        }
+    }
+    free(hops);
+    free(queue);
+    return rc;
+}
+
 int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
 {
     if (t->xml_path[0]) return TPS_OK;
@@ -151,7 +194,7 @@ int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
     if (missing >= 0)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
                              t->nodes[t->gpu_node[0]].name, t->nodes[t->gpu_node[missing]].name);
-    return TPS_OK;
+    return check_route_lengths(t, err);
 }
 
 /* Breadth-first search from s in the scratch arrays (stamped, so a search costs what it visits).

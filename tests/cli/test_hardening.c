@@ -304,6 +304,19 @@ Test(hardening_gen, 12_trace_errors_are_found_at_read_with_their_line)
     free(meta);
     free(ops);
     expect(cmd, 0, W(""));
+    /* a topology whose route between two GPUs is longer than a route can be */
+    char *topo = malloc(8192), *tq = topo;
+    tq += sprintf(tq, "name: chain\ngpus: 2\nnodes:\n");
+    for (int i = 0; i < 40; i++)
+        tq += sprintf(tq, "  - {name: sw%d}\n", i);
+    tq += sprintf(tq, "links:\n  - {between: [gpu0, sw0], bandwidth: 100GBps}\n");
+    for (int i = 1; i < 40; i++)
+        tq += sprintf(tq, "  - {between: [sw%d, sw%d], bandwidth: 100GBps}\n", i - 1, i);
+    sprintf(tq, "  - {between: [sw39, gpu1], bandwidth: 100GBps}\n");
+    const char *lp = put("long.yaml", topo);
+    free(topo);
+    snprintf(cmd, sizeof cmd, T " collective --platform %s --bytes 1M", lp);
+    expect(cmd, 2, W("long.yaml:45:3: field 'links'", "more than 32"));
     /* user SimGrid XML with a zero bandwidth: located before SimGrid sees it */
     expect(T " collective --platform " FIX "zero-bandwidth.xml --bytes 1M", 2,
            W("zero-bandwidth.xml:6:24: field 'bandwidth'", "positive"));
