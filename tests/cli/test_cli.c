@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../testcmd.h"
 #include "../testdir.h"
 
 TestSuite(cli, .timeout = 300);
@@ -20,12 +21,7 @@ static int tpsim(char *out, size_t len, const char *args, int stderr_only)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s %s %s", TPSIM_BIN, args,
              stderr_only ? "2>&1 >/dev/null" : "2>&1");
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return testcmd_run(out, len, cmd);
 }
 
 static int count_lines(const char *s)

@@ -11,24 +11,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../testcmd.h"
 #include "../testdir.h"
 
 TestSuite(hardening, .timeout = 120);
 
 #define FIX TPSIM_SOURCE_DIR "/tests/data/hardening/"
 
-/* Runs `cmd` (a shell command line, %s-free) and returns its exit status (-1 on a signal), with
- * its stderr (and stdout unless redirected in cmd) in out. */
+/* Runs `cmd` with its stderr (and stdout unless cmd redirects it) into out. */
 static int sh(char *out, size_t len, const char *cmd)
 {
     char full[8192];
     snprintf(full, sizeof full, "(%s) 2>&1", cmd);
-    FILE *f = popen(full, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return testcmd_run(out, len, full);
 }
 
 /* Expects exit status `code`, one output line, and each of the NULL-terminated substrings. */
