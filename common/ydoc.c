@@ -404,7 +404,7 @@ int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s
 int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *out,
                    struct tps_error *err)
 {
-    long v;
+    long v = 0;
     int rc = tps_ydoc_long(d, id, field, &v, err);
     if (rc) return rc;
     if (v < 1) return tps_ydoc_fail(d, id, field, err, "must be at least 1, got %ld", v);
@@ -415,7 +415,7 @@ int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *ou
 int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, double *out,
                       struct tps_error *err)
 {
-    double v;
+    double v = 0;
     int rc = tps_ydoc_double(d, id, field, &v, err);
     if (rc) return rc;
     if (!(v > 0)) return tps_ydoc_fail(d, id, field, err, "must be greater than 0, got %g", v);
