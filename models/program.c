@@ -171,6 +171,7 @@ struct check {
     struct coll_sig **ref; /* per group: the collectives of its first member, in order */
     int *nref, *cref;      /* their count and capacity */
     int *count, *stream;   /* per group, for the rank being checked */
+    int *mstart, *mgroups; /* CSR: the groups each rank is a member of */
 };
 
 static int fail_at(struct mdl_check_at *at, int r, int i, struct tps_error *err, const char *field,
@@ -278,6 +279,38 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                            k, g, mdl_op_kind_name((enum mdl_op_kind)op->kind), op->bytes,
                            mdl_op_kind_name((enum mdl_op_kind)x->kind), x->bytes, G->ranks[0]);
     }
+    if (first) return TPS_OK;
+    /* and no fewer than the group's first member: a rank left out would hang its peers */
+    for (int e = C->mstart[r]; e < C->mstart[r + 1]; e++) {
+        int g = C->mgroups[e];
+        if (C->count[g] < C->nref[g])
+            return fail_at(at, r, p->ranks[r].nops ? p->ranks[r].nops - 1 : -1, err, "group",
+                           "issues %d collectives on group %d, its rank %d issues %d: the members "
+                           "of a group issue the same collectives",
+                           C->count[g], g, p->groups[g].ranks[0], C->nref[g]);
+    }
+    return TPS_OK;
+}
+
+/* The groups each rank belongs to, as CSR arrays. */
+static int build_membership(struct check *C, struct tps_error *err)
+{
+    const struct mdl_program *p = C->p;
+    C->mstart = calloc((size_t)p->nranks + 2, sizeof *C->mstart);
+    size_t total = 0;
+    for (int g = 0; g < p->ngroups; g++)
+        total += (size_t)p->groups[g].n;
+    C->mgroups = malloc((total + 1) * sizeof *C->mgroups);
+    if (!C->mstart || !C->mgroups)
+        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (int g = 0; g < p->ngroups; g++)
+        for (int m = 0; m < p->groups[g].n; m++)
+            C->mstart[p->groups[g].ranks[m] + 2]++;
+    for (int r = 0; r < p->nranks; r++)
+        C->mstart[r + 2] += C->mstart[r + 1];
+    for (int g = 0; g < p->ngroups; g++)
+        for (int m = 0; m < p->groups[g].n; m++)
+            C->mgroups[C->mstart[p->groups[g].ranks[m] + 1]++] = g;
     return TPS_OK;
 }
 
@@ -295,6 +328,7 @@ int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, stru
     int rc = C.sorted && C.ref && C.nref && C.cref && C.count && C.stream
                  ? check_groups(&C, err)
                  : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!rc) rc = build_membership(&C, err);
     for (int pass = 1; pass <= 2; pass++)
         for (int r = 0; !rc && r < p->nranks; r++)
             rc = check_rank(&C, r, pass == 1, at, err);
@@ -308,5 +342,7 @@ int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, stru
     free(C.cref);
     free(C.count);
     free(C.stream);
+    free(C.mstart);
+    free(C.mgroups);
     return rc;
 }

@@ -419,6 +419,7 @@ int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_
     char path[1024];
     if (at.rank >= 0) {
         snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, at.rank);
+        if (at.op < 0) return tps_error_set(err, rc, path, 0, 0, e.field, "%s", e.msg);
         return tps_error_set(err, rc, path, op_line(path, at.op), 1, e.field, "op %d: %s", at.op,
                              e.msg);
     }

@@ -261,6 +261,13 @@ Test(hardening_gen, 12_trace_errors_are_found_at_read_with_their_line)
     snprintf(cmd, sizeof cmd, T " run %s --platform dgx-a100",
              trace("sizes", meta2, ar, "0 1 all_reduce fwd 0 0 ar 0 0 2097152 0 - - -\n"));
     expect(cmd, 2, W("sizes/rank-00001.tps:2:1: field 'bytes'", "same collectives"));
+    /* a rank that issues fewer collectives than its peers would hang them: found at read */
+    snprintf(cmd, sizeof cmd, T " run %s --platform dgx-a100",
+             trace("fewer", meta2,
+                   "0 1 all_reduce fwd 0 0 ar 0 0 1048576 0 - - -\n"
+                   "1 1 all_reduce fwd 0 0 ar 0 0 1048576 0 - - -\n",
+                   ar));
+    expect(cmd, 2, W("fewer/rank-00001.tps:2:1: field 'group'", "issues 1 collectives on group 0"));
     /* a rank not in its group */
     snprintf(cmd, sizeof cmd, T " run %s --platform dgx-a100",
              trace("member",
