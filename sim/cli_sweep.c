@@ -328,38 +328,24 @@ static void progress(long done, long total, long failed, double t0)
     fprintf(stderr, tty ? "   " : "\n");
 }
 
-/* Copies the CSV's rows into `out` (header first) grouped by curve: ordered by the other keys'
- * values, then by the first key's (which has n0 values). */
-static int sort_rows(const char *csv, const char *out, long npoints, long n0)
+/* Writes the rows (R, in point order) into `out`, header first, grouped by curve: ordered by the
+ * other keys' values, then by the first key's. */
+static int sort_rows(const struct sweep *sw, const struct rows *R, const char *out)
 {
-    long rest = npoints / n0;
-    FILE *f = fopen(csv, "r");
-    if (!f) return -1;
-    char **rows = calloc((size_t)npoints + 1, sizeof *rows), line[4096], head[4096] = "";
-    int rc = rows && fgets(head, sizeof head, f) ? 0 : -1;
-    while (!rc && fgets(line, sizeof line, f)) {
-        long i = strtol(line, NULL, 10);
-        if (i < 0 || i >= npoints) continue;
-        long pos = (i % rest) * n0 + i / rest;
-        if (!rows[pos]) rows[pos] = strdup(line);
+    long n0 = sw->nvals[0], rest = sw->npoints / n0;
+    FILE *o = fopen(out, "w");
+    if (!o) return -1;
+    char head[4096];
+    header_line(sw, head, sizeof head);
+    fputs(head, o);
+    for (long pos = 0; pos < sw->npoints; pos++) {
+        long i = (pos % n0) * rest + pos / n0; /* the point at this place of the grouping */
+        if (R->line[i]) fputs(R->line[i], o);
     }
-    fclose(f);
-    FILE *o = rc ? NULL : fopen(out, "w");
-    if (o) {
-        fputs(head, o);
-        for (long i = 0; i < npoints; i++)
-            if (rows[i]) fputs(rows[i], o);
-        if (fclose(o) != 0) rc = -1;
-    } else {
-        rc = -1;
-    }
-    for (long i = 0; rows && i < npoints; i++)
-        free(rows[i]);
-    free(rows);
-    return rc;
+    return fclose(o) != 0 ? -1 : 0;
 }
 
-static void plot(const struct sweep *sw, const char *csv)
+static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
 {
     char base[600], gp[700];
     snprintf(base, sizeof base, "%.*s",
@@ -371,7 +357,7 @@ static void plot(const struct sweep *sw, const char *csv)
      * every row that is not the curve's */
     char data[700];
     snprintf(data, sizeof data, "%s.plot.csv", base);
-    if (sort_rows(csv, data, sw->npoints, sw->nvals[0]) != 0) return;
+    if (sort_rows(sw, R, data) != 0) return;
     FILE *g = fopen(gp, "w");
     if (!g) return;
     /* one curve per combination of the other keys: gnuplot filters rows by those columns */
@@ -545,7 +531,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         if (want_plot && R.ok == 0)
             fprintf(stderr, "tpsim sweep: nothing to plot: no point succeeded\n");
         else if (want_plot)
-            plot(sw, csv);
+            plot(sw, &R, csv);
     }
     rows_release(&R);
     return code;
