@@ -30,7 +30,7 @@ void mdl_program_release(struct mdl_program *p)
     for (int i = 0; i < p->nnames; i++)
         free(p->names[i]);
     free(p->names);
-    free(p->name_slots);
+    tps_strindex_release(&p->name_index);
     memset(p, 0, sizeof *p);
 }
 
@@ -42,48 +42,24 @@ int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op)
     return rk->nops++;
 }
 
-static unsigned name_hash(const char *s)
+static const char *name_key(const void *ctx, int i)
 {
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-/* The slot of `name` in the index: where it is, or the empty slot where it would go. */
-static int name_slot(const struct mdl_program *p, const char *name)
-{
-    unsigned mask = (unsigned)p->nslots - 1, i = name_hash(name) & mask;
-    while (p->name_slots[i] && strcmp(p->names[p->name_slots[i] - 1], name) != 0)
-        i = (i + 1) & mask;
-    return (int)i;
-}
-
-/* Rebuilds the index with n slots (a power of two). */
-static int name_rehash(struct mdl_program *p, int n)
-{
-    int *slots = calloc((size_t)n, sizeof *slots);
-    if (!slots) return -1;
-    free(p->name_slots);
-    p->name_slots = slots;
-    p->nslots = n;
-    for (int k = 0; k < p->nnames; k++)
-        p->name_slots[name_slot(p, p->names[k])] = k + 1;
-    return 0;
+    return ((const struct mdl_program *)ctx)->names[i];
 }
 
 int mdl_program_name(struct mdl_program *p, const char *name)
 {
-    if (2 * (p->nnames + 1) > p->nslots && name_rehash(p, p->nslots ? 2 * p->nslots : 64))
-        return -1;
-    int slot = name_slot(p, name);
-    if (p->name_slots[slot]) return p->name_slots[slot] - 1;
+    int found = tps_strindex_find(&p->name_index, name, name_key, p);
+    if (found >= 0) return found;
     if (tps_grow(&p->names, &p->names_cap, p->nnames + 1, sizeof *p->names, 32)) return -1;
     size_t len = strlen(name) + 1;
     p->names[p->nnames] = malloc(len);
     if (!p->names[p->nnames]) return -1;
     memcpy(p->names[p->nnames], name, len);
-    p->name_slots[slot] = p->nnames + 1;
+    if (tps_strindex_update(&p->name_index, p->nnames + 1, name_key, p)) {
+        free(p->names[p->nnames]);
+        return -1;
+    }
     return p->nnames++;
 }
 

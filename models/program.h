@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/strindex.h"
+
 #define MDL_MAX_DEPS       8
 #define MDL_MAX_STREAMS    4
 #define MDL_STREAM_COMPUTE 0
@@ -72,11 +74,10 @@ struct mdl_program {
     int ngroups, groups_cap;
     struct mdl_group *groups; /* owned */
     int nnames, names_cap;
-    char **names;      /* owned interned op names */
-    int *name_slots;   /* owned open-addressing index of names: index + 1, 0 empty */
-    int nslots;        /* a power of two, at least twice nnames */
-    int layers;        /* transformer layers in the program */
-    int micro_batches; /* micro-batches in the program */
+    char **names;                   /* owned interned op names */
+    struct tps_strindex name_index; /* owned: names -> index */
+    int layers;                     /* transformer layers in the program */
+    int micro_batches;              /* micro-batches in the program */
     double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */
     double peak_flops; /* dense peak FLOP/s of one GPU for the dtype, 0 when unknown */
 };

@@ -14,6 +14,7 @@
 #include "common/units.h"
 #include "preset.h"
 #include "common/grow.h"
+#include "common/strindex.h"
 
 void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len)
 {
@@ -387,72 +388,32 @@ static const char *const topo_keys[] = {"name",  "description", "gpus", "gpus_pe
 static const char *const node_keys[] = {"name", "kind", "forward", NULL};
 static const char *const link_keys[] = {"between", "bandwidth", "latency", "shared", "level", NULL};
 
-/* A hash index of a topology's node names (open addressing, linear probing), so that a
+/* Topology node names are looked up through a hash index (common/strindex.h), so that a
  * topology of n nodes and links is read in O(n), not O(n^2). */
-struct node_index {
-    int *slot; /* node + 1, 0 empty */
-    int cap;   /* a power of two, at least twice the nodes */
-    int done;  /* nodes 0..done-1 are indexed */
-};
-
-static unsigned name_hash(const char *s)
+static const char *node_key(const void *ctx, int i)
 {
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return ((const struct plat_topo *)ctx)->nodes[i].name;
 }
 
-static int index_slot(const struct node_index *x, const struct plat_topo *t, const char *name)
+static int find_node(const struct tps_strindex *x, const struct plat_topo *t, const char *name)
 {
-    unsigned mask = (unsigned)x->cap - 1, i = name_hash(name) & mask;
-    while (x->slot[i] && strcmp(t->nodes[x->slot[i] - 1].name, name) != 0)
-        i = (i + 1) & mask;
-    return (int)i;
-}
-
-/* The node named `name`, or -1. */
-static int find_node(const struct node_index *x, const struct plat_topo *t, const char *name)
-{
-    int i = x->cap ? index_slot(x, t, name) : 0;
-    return x->cap && x->slot[i] ? x->slot[i] - 1 : -1;
-}
-
-/* Indexes every node of t not indexed yet (call after adding nodes). 0 or -1. */
-static int index_update(struct node_index *x, const struct plat_topo *t)
-{
-    if (2 * t->nnodes > x->cap) {
-        int cap = x->cap ? x->cap : 64;
-        while (2 * t->nnodes > cap)
-            cap *= 2;
-        int *slot = calloc((size_t)cap, sizeof *slot);
-        if (!slot) return -1;
-        free(x->slot);
-        x->slot = slot;
-        x->cap = cap;
-        x->done = 0;
-    }
-    for (; x->done < t->nnodes; x->done++) {
-        int i = index_slot(x, t, t->nodes[x->done].name);
-        if (!x->slot[i]) x->slot[i] = x->done + 1;
-    }
-    return 0;
+    return tps_strindex_find(x, name, node_key, t);
 }
 
 static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field,
-                             struct plat_topo *t, struct node_index *x, struct tps_error *err);
+                             struct plat_topo *t, struct tps_strindex *x, struct tps_error *err);
 
 static int parse_explicit(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *t,
                           struct tps_error *err)
 {
-    struct node_index x = {0};
+    struct tps_strindex x = {0};
     int rc = parse_explicit_in(d, id, field, t, &x, err);
-    free(x.slot);
+    tps_strindex_release(&x);
     return rc;
 }
 
 static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field,
-                             struct plat_topo *t, struct node_index *x, struct tps_error *err)
+                             struct plat_topo *t, struct tps_strindex *x, struct tps_error *err)
 {
     int rc = tps_ydoc_check_map(d, id, field, topo_keys, err);
     if (rc) return rc;
@@ -480,7 +441,7 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
             return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     t->machines = (int)((ngpu + per - 1) / per);
-    if (index_update(x, t))
+    if (tps_strindex_update(x, t->nnodes, node_key, t))
         return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     int nodes = tps_ydoc_get(d, id, "nodes");
     join(f, sizeof f, field, "nodes");
@@ -511,7 +472,8 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
         snprintf(fk, sizeof fk, "%s.forward", fi);
         int fn = tps_ydoc_get(d, n, "forward");
         if (fn && (rc = tps_ydoc_rate(d, fn, fk, &fwd, err))) return rc;
-        if (plat_topo_node(t, name, k, -1, fwd) < 0 || index_update(x, t))
+        if (plat_topo_node(t, name, k, -1, fwd) < 0 ||
+            tps_strindex_update(x, t->nnodes, node_key, t))
             return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     int links = tps_ydoc_get(d, id, "links");
