@@ -105,42 +105,57 @@ static int scratch_alloc(struct plat_topo *t)
     return sc->stamp && sc->prev && sc->queue ? 0 : -1;
 }
 
-/* Every GPU pair's shortest route must fit in PLAT_MAX_HOPS hops (links, plus the forwarding
- * nodes it crosses), or the collectives that use it could not be routed. One search per GPU,
- * counting hops; skipped when that would cost more than 1e8 steps (large fabrics are presets,
- * whose routes are short by construction). */
-static int check_route_lengths(const struct plat_topo *t, struct tps_error *err)
+/* Hops from GPU node s0 to every node (-1: unreachable), counting links and the forwarding
+ * nodes a route crosses; GPUs other than s0 do not forward. queue holds nnodes entries. */
+static void route_hops(const struct plat_topo *t, int s0, int *hops, int *queue)
 {
-    if ((double)t->ngpus * (t->nnodes + 2.0 * t->nlinks) > 1e8) return TPS_OK;
+    for (int i = 0; i < t->nnodes; i++)
+        hops[i] = -1;
+    int head = 0, tail = 0;
+    hops[s0] = 0;
+    queue[tail++] = s0;
+    while (head < tail) {
+        int u = queue[head++];
+        if (u != s0 && t->nodes[u].kind == PLAT_GPU) continue;
+        int fwd = u != s0 && t->nodes[u].fwd_Bps > 0;
+        for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
+            const struct plat_link *l = &t->links[t->adj[e]];
+            int v = l->a == u ? l->b : l->a;
+            if (hops[v] < 0) {
+                hops[v] = hops[u] + 1 + fwd;
+                queue[tail++] = v;
+            }
+        }
+    }
+}
+
+/* Every GPU must be reachable from GPU 0 (links are undirected), and every GPU pair's shortest
+ * route must fit in PLAT_MAX_HOPS hops, or the collectives that use it could not be routed. When
+ * no GPU is more than PLAT_MAX_HOPS/2 from GPU 0, no pair is more than PLAT_MAX_HOPS apart (a
+ * route can pass where GPU 0's would), so one search suffices: that is every preset. Otherwise
+ * the lengths are checked from every GPU, unless that would cost more than 1e8 steps. */
+static int check_routes(const struct plat_topo *t, struct tps_error *err)
+{
     int *hops = malloc((size_t)t->nnodes * sizeof *hops);
     int *queue = malloc((size_t)t->nnodes * sizeof *queue);
     int rc =
         hops && queue ? TPS_OK : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (int g = 0; !rc && g < t->ngpus; g++) {
-        for (int i = 0; i < t->nnodes; i++)
-            hops[i] = -1;
-        int head = 0, tail = 0, s0 = t->gpu_node[g];
-        hops[s0] = 0;
-        queue[tail++] = s0;
-        while (head < tail && !rc) {
-            int u = queue[head++];
-            if (u != s0 && t->nodes[u].kind == PLAT_GPU) {
-                if (hops[u] > PLAT_MAX_HOPS)
-                    rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "links",
-                                       "the route from %s to %s crosses %d links and forwarding "
-                                       "nodes, more than %d",
-                                       t->nodes[s0].name, t->nodes[u].name, hops[u], PLAT_MAX_HOPS);
-                continue;
-            }
-            int fwd = u != s0 && t->nodes[u].fwd_Bps > 0;
-            for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
-                const struct plat_link *l = &t->links[t->adj[e]];
-                int v = l->a == u ? l->b : l->a;
-                if (hops[v] < 0) {
-                    hops[v] = hops[u] + 1 + fwd;
-                    queue[tail++] = v;
-                }
-            }
+    int every = 0;
+    for (int g = 0; !rc && g < (every ? t->ngpus : 1); g++) {
+        route_hops(t, t->gpu_node[g], hops, queue);
+        for (int h = 0; !rc && h < t->ngpus; h++) {
+            int d = hops[t->gpu_node[h]];
+            if (g == 0 && 2 * d > PLAT_MAX_HOPS)
+                every = (double)t->ngpus * (t->nnodes + 2.0 * t->nlinks) <= 1e8;
+            if (d < 0)
+                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
+                                   t->nodes[t->gpu_node[g]].name, t->nodes[t->gpu_node[h]].name);
+            else if (d > PLAT_MAX_HOPS)
+                rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "links",
+                                   "the route from %s to %s crosses %d links and forwarding "
+                                   "nodes, more than %d",
+                                   t->nodes[t->gpu_node[g]].name, t->nodes[t->gpu_node[h]].name, d,
+                                   PLAT_MAX_HOPS);
         }
     }
     free(hops);
@@ -163,38 +178,7 @@ int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
         if (t->nodes[i].kind == PLAT_GPU) t->gpu_node[t->ngpus++] = i;
     if (t->ngpus == 0)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "platform has no GPU");
-    /* links are undirected: one search from GPU 0 (GPUs do not forward) reaches every GPU */
-    char *seen = calloc((size_t)t->nnodes, 1);
-    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
-    if (!seen || !queue) {
-        free(seen);
-        free(queue);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
-    int head = 0, tail = 0, s0 = t->gpu_node[0];
-    seen[s0] = 1;
-    queue[tail++] = s0;
-    while (head < tail) {
-        int u = queue[head++];
-        if (u != s0 && t->nodes[u].kind == PLAT_GPU) continue;
-        for (int e = t->adj_start[u]; e < t->adj_start[u + 1]; e++) {
-            const struct plat_link *l = &t->links[t->adj[e]];
-            int v = l->a == u ? l->b : l->a;
-            if (!seen[v]) {
-                seen[v] = 1;
-                queue[tail++] = v;
-            }
-        }
-    }
-    int missing = -1;
-    for (int g = 1; g < t->ngpus && missing < 0; g++)
-        if (!seen[t->gpu_node[g]]) missing = g;
-    free(seen);
-    free(queue);
-    if (missing >= 0)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route between %s and %s",
-                             t->nodes[t->gpu_node[0]].name, t->nodes[t->gpu_node[missing]].name);
-    return check_route_lengths(t, err);
+    return check_routes(t, err);
 }
 
 /* Breadth-first search from s in the scratch arrays (stamped, so a search costs what it visits).
