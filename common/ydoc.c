@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readall.h"
 #include "units.h"
 
 static yaml_node_t *node_of(const struct tps_ydoc *d, int id)
@@ -118,40 +119,22 @@ int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *e
     FILE *f = fopen(path, "rb");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    /* read in growing steps: the buffer is as large as the file, up to the limit */
-    size_t cap = 0, len = 0;
-    char *text = NULL;
-    int bad = 0;
-    for (;;) {
-        if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 16384;
-            if (ncap > TPS_YDOC_MAX_BYTES + 2) ncap = TPS_YDOC_MAX_BYTES + 2;
-            char *t = len + 1 >= ncap ? NULL : realloc(text, ncap);
-            if (!t) break;
-            text = t;
-            cap = ncap;
-        }
-        size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) {
-            bad = ferror(f);
-            break;
-        }
-    }
-    int full = !feof(f) && !bad;
+    size_t len = 0;
+    char *text = tps_read_all(fileno(f), TPS_YDOC_MAX_BYTES, &len);
+    int e = errno;
     fclose(f);
     int rc;
-    if (!text)
-        rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
-    else if (bad)
-        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read: %s",
-                           errno == EISDIR ? "a directory" : strerror(errno));
-    else if (full || len > TPS_YDOC_MAX_BYTES)
+    if (text)
+        rc = load_text(d, text, len, err);
+    else if (e == EFBIG)
         rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL,
                            "larger than %d MiB: not a scenario or platform file",
                            TPS_YDOC_MAX_BYTES >> 20);
+    else if (e == ENOMEM)
+        rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
     else
-        rc = load_text(d, text, len, err);
+        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read: %s",
+                           e == EISDIR ? "a directory" : strerror(e));
     free(text);
     return rc;
 }

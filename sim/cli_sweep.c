@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/csv.h"
+#include "common/readall.h"
 #include "models/strategy.h"
 #include "sim/cliutil.h"
 #include "sim/engine.h"
@@ -147,9 +148,10 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
 /* The rows of a sweep CSV, by point. */
 struct rows {
     long npoints;
-    char **line;  /* owned; line[i] is point i's row (with its LF), or NULL */
-    long stale;   /* rows whose values are no longer in the sweep */
-    long ok, err; /* rows by status */
+    char **line;    /* owned; line[i] is point i's row (with its LF), or NULL */
+    char *ok;       /* owned; ok[i]: point i's row has status ok */
+    long stale;     /* rows whose values are no longer in the sweep */
+    long nok, nerr; /* rows by status, counted by rows_write */
 };
 
 static void rows_release(struct rows *R)
@@ -157,7 +159,19 @@ static void rows_release(struct rows *R)
     for (long i = 0; R->line && i < R->npoints; i++)
         free(R->line[i]);
     free(R->line);
+    free(R->ok);
     R->line = NULL;
+    R->ok = NULL;
+}
+
+/* Room for every point's row (none yet). */
+static int rows_alloc(struct rows *R, long npoints)
+{
+    memset(R, 0, sizeof *R);
+    R->npoints = npoints;
+    R->line = calloc((size_t)npoints + 1, sizeof *R->line);
+    R->ok = calloc((size_t)npoints + 1, 1);
+    return R->line && R->ok ? 0 : -1;
 }
 
 /* The point whose values are the row's key fields f[1..nkeys], or -1. */
@@ -177,36 +191,10 @@ static long point_of(const struct sweep *sw, char **f)
     return point;
 }
 
-/* Reads the whole file at fd into a NUL-terminated buffer (*len bytes). */
+/* The whole file at fd, from its start. */
 static char *slurp(int fd, size_t *len)
 {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    if (!buf || lseek(fd, 0, SEEK_SET) < 0) {
-        free(buf);
-        return NULL;
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) {
-                free(buf);
-                return NULL;
-            }
-            buf = b;
-        }
-        ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            free(buf);
-            return NULL;
-        }
-        if (r == 0) break;
-        n += (size_t)r;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    return lseek(fd, 0, SEEK_SET) < 0 ? NULL : tps_read_all(fd, (size_t)1 << 40, len);
 }
 
 /* Reads the CSV at fd into R, checking that it belongs to this sweep: the same header and, on
@@ -214,11 +202,8 @@ static char *slurp(int fd, size_t *len)
  * with a message printed. */
 static int rows_read(const struct sweep *sw, const char *csv, int fd, struct rows *R)
 {
-    memset(R, 0, sizeof *R);
-    R->npoints = sw->npoints;
-    R->line = calloc((size_t)sw->npoints + 1, sizeof *R->line);
     size_t len = 0;
-    char *buf = R->line ? slurp(fd, &len) : NULL;
+    char *buf = rows_alloc(R, sw->npoints) == 0 ? slurp(fd, &len) : NULL;
     char head[4096], *store = malloc(8192), *f[SWEEP_MAX_KEYS + NRESULT + 2];
     if (!buf || !store) {
         fprintf(stderr, "tpsim sweep: cannot read %s: %s\n", csv, strerror(errno ? errno : ENOMEM));
@@ -274,6 +259,7 @@ static int rows_read(const struct sweep *sw, const char *csv, int fd, struct row
         line[(size_t)il + rest] = '\0';
         free(R->line[i]);
         R->line[i] = line;
+        R->ok[i] = !strcmp(f[1 + sw->nkeys], "ok");
     }
     free(buf);
     free(store);
@@ -293,13 +279,13 @@ static int rows_write(const struct sweep *sw, const char *csv, struct rows *R)
     header_line(sw, head, sizeof head);
     size_t hl = strlen(head);
     if (write(fd, head, hl) != (ssize_t)hl) goto fail;
-    R->ok = R->err = 0;
+    R->nok = R->nerr = 0;
     for (long i = 0; i < R->npoints; i++) {
         if (!R->line[i]) continue;
         size_t l = strlen(R->line[i]);
         if (write(fd, R->line[i], l) != (ssize_t)l) goto fail;
-        R->ok += strstr(R->line[i], ",ok,") != NULL;
-        R->err += strstr(R->line[i], ",ok,") == NULL;
+        R->nok += R->ok[i];
+        R->nerr += !R->ok[i];
     }
     /* workers append to this file through fd; it stays locked while the sweep runs */
     if (fcntl(fd, F_SETFL, O_APPEND) != 0 || rename(tmp, csv) != 0) goto fail;
@@ -449,9 +435,9 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     int code = 0;
     if (resume) {
         code = rows_read(sw, csv, fd, &R);
-    } else {
-        R.line = calloc((size_t)sw->npoints + 1, sizeof *R.line);
-        if (!R.line) code = CLI_EXIT_SIM;
+    } else if (rows_alloc(&R, sw->npoints) != 0) {
+        rows_release(&R);
+        code = CLI_EXIT_SIM;
     }
     if (code) {
         close(fd);
@@ -520,15 +506,15 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     }
     if (!code) {
         fprintf(stderr, "tpsim sweep: %ld points in %s, %ld ok, %ld with errors\n", sw->npoints,
-                csv, R.ok, R.err);
+                csv, R.nok, R.nerr);
         if (failed) {
             fprintf(stderr, "tpsim sweep: %ld worker(s) failed to write their row\n", failed);
             code = CLI_EXIT_SIM;
-        } else if (R.ok == 0) {
+        } else if (R.nok == 0) {
             fprintf(stderr, "tpsim sweep: every point failed (see the message column)\n");
             code = CLI_EXIT_INPUT;
         }
-        if (want_plot && R.ok == 0)
+        if (want_plot && R.nok == 0)
             fprintf(stderr, "tpsim sweep: nothing to plot: no point succeeded\n");
         else if (want_plot)
             plot(sw, &R, csv);
