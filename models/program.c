@@ -197,9 +197,9 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                       struct tps_error *err)
 {
     const struct mdl_program *p = C->p;
-    for (int g = 0; g < p->ngroups; g++) {
-        C->count[g] = 0;
-        C->stream[g] = -1;
+    for (int e = C->mstart[r]; e < C->mstart[r + 1]; e++) { /* the rank's groups only */
+        C->count[C->mgroups[e]] = 0;
+        C->stream[C->mgroups[e]] = -1;
     }
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];

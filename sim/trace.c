@@ -135,24 +135,23 @@ static int tok_long(struct lexer *L, int t, const char *field, long lo, long hi,
 }
 
 /* Bounds of the numbers a trace holds (docs/trace-format.md): beyond them a replay overflows. */
-static double tok_max(const char *field)
-{
-    if (!strcmp(field, "flop") || !strcmp(field, "model_flop")) return 1e24;
-    if (!strcmp(field, "bytes")) return 1e18;
-    if (!strcmp(field, "peak_flops")) return 1e18;
-    return 1e6; /* seconds: dur_s, rec_start, rec_end */
-}
+#define MAX_SECONDS 1e6
+#define MAX_BYTES   1e18
+#define MAX_FLOP    1e24
+#define MAX_FLOPS   1e18 /* FLOP/s */
 
-static int tok_double(struct lexer *L, int t, const char *field, double *out, struct tps_error *err)
+/* Token t as a number in [0, max]. */
+static int tok_double(struct lexer *L, int t, const char *field, double max, double *out,
+                      struct tps_error *err)
 {
     if (t >= L->ntok) return fail(L, t, field, err, "missing field", NULL);
     char *end;
     double v = strtod(L->tok[t], &end);
     if (*end || !isfinite(v) || v < 0)
         return fail(L, t, field, err, "expected a non-negative number", L->tok[t]);
-    if (v > tok_max(field)) {
+    if (v > max) {
         char msg[96];
-        snprintf(msg, sizeof msg, "must be at most %g", tok_max(field));
+        snprintf(msg, sizeof msg, "must be at most %g", max);
         return fail(L, t, field, err, msg, L->tok[t]);
     }
     *out = v;
@@ -221,8 +220,10 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
         }
         if (!strcmp(k, "ranks") || !strcmp(k, "layers") || !strcmp(k, "micro_batches")) continue;
         if (!strcmp(k, "model_flop") || !strcmp(k, "peak_flops")) {
-            double *dst = k[0] == 'm' ? &model_flop : &peak_flops;
-            if ((rc = tok_double(L, 1, k, dst, err))) goto done;
+            int mf = k[0] == 'm';
+            if ((rc = tok_double(L, 1, k, mf ? MAX_FLOP : MAX_FLOPS, mf ? &model_flop : &peak_flops,
+                                 err)))
+                goto done;
         } else if (!strcmp(k, "platform")) {
             if (platform) {
                 size_t n = 0;
@@ -310,8 +311,8 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
             goto done;
         }
         if (nf == 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
-            if ((rc = tok_double(L, 12, "rec_start", &op.rec_start, err))) goto done;
-            if ((rc = tok_double(L, 13, "rec_end", &op.rec_end, err))) goto done;
+            if ((rc = tok_double(L, 12, "rec_start", MAX_SECONDS, &op.rec_start, err))) goto done;
+            if ((rc = tok_double(L, 13, "rec_end", MAX_SECONDS, &op.rec_end, err))) goto done;
             if (op.rec_end < op.rec_start) {
                 rc = fail(L, 13, "rec_end", err, "ends before it starts", L->tok[13]);
                 goto done;
@@ -339,9 +340,9 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         op.layer = (int32_t)layer;
         op.mb = (int32_t)mb;
         op.name = mdl_program_name(p, L->tok[6]);
-        if ((rc = tok_double(L, 7, "dur_s", &op.dur_s, err))) goto done;
-        if ((rc = tok_double(L, 8, "flop", &op.flop, err))) goto done;
-        if ((rc = tok_double(L, 9, "bytes", &op.bytes, err))) goto done;
+        if ((rc = tok_double(L, 7, "dur_s", MAX_SECONDS, &op.dur_s, err))) goto done;
+        if ((rc = tok_double(L, 8, "flop", MAX_FLOP, &op.flop, err))) goto done;
+        if ((rc = tok_double(L, 9, "bytes", MAX_BYTES, &op.bytes, err))) goto done;
         bool coll = mdl_op_is_coll(kind);
         if ((rc = tok_long(L, 10, "group", coll ? 0 : -1, coll ? p->ngroups - 1 : -1, &group, err)))
             goto done;

@@ -47,31 +47,24 @@ static int rank_count(const char *dir)
 
 /* Groups of the merged trace: member lists (a communicator, or a send/recv direction). */
 struct groups {
-    int n, ncomm; /* groups, of which the first ncomm are communicators */
-    int cap;      /* entries allocated in size and ranks */
-    int *size;    /* owned */
-    int **ranks;  /* owned, each owned */
+    int n, ncomm, cap;   /* groups, of which the first ncomm are communicators; allocated */
+    struct mdl_group *g; /* owned, each g[i].ranks owned */
 };
 
 /* Room for n groups. */
 static int reserve(struct groups *G, int n)
 {
-    int cap = G->cap;
-    if (tps_grow(&G->size, &cap, n, sizeof *G->size, 64)) return -1;
-    cap = G->cap;
-    if (tps_grow(&G->ranks, &cap, n, sizeof *G->ranks, 64)) return -1;
-    G->cap = cap;
-    return 0;
+    return tps_grow(&G->g, &G->cap, n, sizeof *G->g, 64);
 }
 
 static int pair_group(struct groups *G, int from, int to)
 {
     for (int g = G->ncomm; g < G->n; g++)
-        if (G->ranks[g][0] == from && G->ranks[g][1] == to) return g;
-    if (reserve(G, G->n + 1) || !(G->ranks[G->n] = malloc(2 * sizeof(int)))) return -1;
-    G->size[G->n] = 2;
-    G->ranks[G->n][0] = from;
-    G->ranks[G->n][1] = to;
+        if (G->g[g].ranks[0] == from && G->g[g].ranks[1] == to) return g;
+    if (reserve(G, G->n + 1) || !(G->g[G->n].ranks = malloc(2 * sizeof(int)))) return -1;
+    G->g[G->n].n = 2;
+    G->g[G->n].ranks[0] = from;
+    G->g[G->n].ranks[1] = to;
     return G->n++;
 }
 
@@ -116,10 +109,10 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
                                "expected 14 fields from the tracer, found %d", n);
             break;
         }
-        char *end;
-        long layer = strtol(tok[4], &end, 10), g = strtol(tok[10], &end, 10);
-        if (*end || g < -1 || g > MAX_LOCAL) g = MAX_LOCAL; /* reported below */
-        if (layer < -1 || layer >= SIM_TRACE_MAX_LAYERS) {
+        char *lend, *gend;
+        long layer = strtol(tok[4], &lend, 10), g = strtol(tok[10], &gend, 10);
+        if (*gend || g < -1 || g > MAX_LOCAL) g = MAX_LOCAL; /* reported below */
+        if (*lend || layer < -1 || layer >= SIM_TRACE_MAX_LAYERS) {
             rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "layer",
                                "expected a layer in -1..%d, got '%s'", SIM_TRACE_MAX_LAYERS - 1,
                                tok[4]);
@@ -248,14 +241,14 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
     if (!rc && reserve(&G, ng + 1))
         rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (int g = 0; !rc && g < ng; g++) {
-        G.size[g] = gstart[g][1] - gstart[g][0];
-        G.ranks[g] = malloc((size_t)G.size[g] * sizeof(int));
-        if (!G.ranks[g]) {
+        G.g[g].n = gstart[g][1] - gstart[g][0];
+        G.g[g].ranks = malloc((size_t)G.g[g].n * sizeof(int));
+        if (!G.g[g].ranks) {
             rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
             break;
         }
         for (int k = gstart[g][0]; k < gstart[g][1]; k++)
-            G.ranks[g][k - gstart[g][0]] = m[k].rank;
+            G.g[g].ranks[k - gstart[g][0]] = m[k].rank;
         G.n = G.ncomm = g + 1;
     }
     int max_layer = -1;
@@ -275,8 +268,8 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
             if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
             for (int g = 0; g < G.n; g++) {
                 fprintf(f, "group %d", g);
-                for (int k = 0; k < G.size[g]; k++)
-                    fprintf(f, " %d", G.ranks[g][k]);
+                for (int k = 0; k < G.g[g].n; k++)
+                    fprintf(f, " %d", G.g[g].ranks[k]);
                 fputc('\n', f);
             }
             if (fclose(f) != 0) rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
@@ -287,9 +280,8 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
         rc = tps_error_set(err, TPS_EIO, outdir, 0, 0, NULL, "cannot create: %s", strerror(errno));
     if (rc) remove_trace_dir(odir);
     for (int g = 0; g < G.n; g++)
-        free(G.ranks[g]);
-    free(G.ranks);
-    free(G.size);
+        free(G.g[g].ranks);
+    free(G.g);
     free(m);
     free(gmap);
     free(gstart);
