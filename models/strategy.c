@@ -440,7 +440,30 @@ double mdl_max_ops(void)
 /* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
 static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, int layers, int micro_batches,
-                       struct mdl_program *out);
+                       struct mdl_program *out)
+{
+    struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    L.d1 = d1;
+    L.d2 = d2;
+    L.frac = st->oases ? 0.5 : 1;
+    L.pend[0] = L.pend[1] = -1;
+    for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
+        L.mb = mb;
+        L.phase = MDL_PHASE_FWD;
+        for (int l = 0; l < layers && !L.oom; l++) {
+            L.layer = l;
+            layer_fwd(&L);
+        }
+        L.phase = MDL_PHASE_BWD;
+        for (int l = layers - 1; l >= 0 && !L.oom; l--) {
+            L.layer = l;
+            layer_bwd(&L);
+        }
+    }
+    return L.oom ? -1 : 0;
+}
 
 double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m,
                         const struct mdl_device *dev, long layers, long micro_batches)
@@ -479,31 +502,4 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (lower_rank0(st, m, dev, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
         return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     return TPS_OK;
-}
-
-static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
-                       const struct mdl_device *dev, int layers, int micro_batches,
-                       struct mdl_program *out)
-{
-    struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};
-    int d1, d2;
-    mdl_strategy_mesh(st, &d1, &d2);
-    L.d1 = d1;
-    L.d2 = d2;
-    L.frac = st->oases ? 0.5 : 1;
-    L.pend[0] = L.pend[1] = -1;
-    for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
-        L.mb = mb;
-        L.phase = MDL_PHASE_FWD;
-        for (int l = 0; l < layers && !L.oom; l++) {
-            L.layer = l;
-            layer_fwd(&L);
-        }
-        L.phase = MDL_PHASE_BWD;
-        for (int l = layers - 1; l >= 0 && !L.oom; l--) {
-            L.layer = l;
-            layer_bwd(&L);
-        }
-    }
-    return L.oom ? -1 : 0;
 }

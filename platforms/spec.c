@@ -546,7 +546,6 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
 
 /* ------------------------------------------------------------ entry points */
 
-static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err);
 static int parse_file_inner(const char *path, struct plat_topo *out, struct tps_error *err);
 static int include_file(const struct tps_ydoc *d, int id, const char *field, const char *path,
                         struct plat_topo *out, struct tps_error *err);
@@ -609,17 +608,21 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
     return parse_explicit(d, id, field, out, err);
 }
 
-static int parse_file(const char *path, struct plat_topo *out, struct tps_error *err)
+/* Reads the platform file `path` (whose real path is `real`) with it on the include chain. */
+static int parse_file_at(const char *path, const char *real, struct plat_topo *out,
+                         struct tps_error *err)
 {
     plat_topo_init(out, path); /* releasable whatever fails below */
-    char real[PATH_MAX];
-    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-    if (include_depth >= PLAT_MAX_INCLUDE) /* include_file checked: not reached */
-        return tps_error_set(err, TPS_EINVAL, path, 0, 0, "file", "includes too deep");
+    TPS_ASSERT(include_depth < PLAT_MAX_INCLUDE);
     snprintf(include_chain[include_depth++], PATH_MAX, "%s", real);
     int rc = parse_file_inner(path, out, err);
     include_depth--;
     return rc;
+}
+
+static void real_path(const char *path, char *real)
+{
+    if (!realpath(path, real)) snprintf(real, PATH_MAX, "%s", path);
 }
 
 /* Reads the platform file `path` that node `id` of d names, refusing a file that includes
@@ -628,21 +631,21 @@ static int include_file(const struct tps_ydoc *d, int id, const char *field, con
                         struct plat_topo *out, struct tps_error *err)
 {
     char real[PATH_MAX];
-    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-    for (int i = 0; i < include_depth; i++)
-        if (!strcmp(include_chain[i], real)) {
-            plat_topo_init(out, path);
-            return tps_ydoc_fail(d, id, field, err,
-                                 "'%s' includes itself%s: platform files may not form a cycle",
-                                 path, i + 1 < include_depth ? " through other files" : "");
-        }
-    if (include_depth >= PLAT_MAX_INCLUDE) {
+    real_path(path, real);
+    const char *why = NULL;
+    for (int i = 0; i < include_depth && !why; i++)
+        if (!strcmp(include_chain[i], real))
+            why = i + 1 < include_depth ? " through other files" : "";
+    if (why || include_depth >= PLAT_MAX_INCLUDE) {
         plat_topo_init(out, path);
-        return tps_ydoc_fail(d, id, field, err,
-                             "platform files include each other more than %d deep",
-                             PLAT_MAX_INCLUDE);
+        return why ? tps_ydoc_fail(d, id, field, err,
+                                   "'%s' includes itself%s: platform files may not form a cycle",
+                                   path, why)
+                   : tps_ydoc_fail(d, id, field, err,
+                                   "platform files include each other more than %d deep",
+                                   PLAT_MAX_INCLUDE);
     }
-    return parse_file(path, out, err);
+    return parse_file_at(path, real, out, err);
 }
 
 static int parse_file_inner(const char *path, struct plat_topo *out, struct tps_error *err)

@@ -46,22 +46,25 @@ static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const c
     return TPS_OK;
 }
 
+/* Fills *m from preset `name` (node id of d), or fails listing the presets. */
+static int model_preset(const struct tps_ydoc *d, int id, const char *field, const char *name,
+                        struct mdl_model *m, struct tps_error *err)
+{
+    if (mdl_model_preset(name, m) == 0) return TPS_OK;
+    char list[256];
+    tps_names_join(mdl_model_names(), list, sizeof list);
+    return tps_ydoc_fail(d, id, field, err, "unknown model preset '%s' (expected one of: %s)", name,
+                         list);
+}
+
 static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
                       struct tps_error *err)
 {
     struct mdl_model *m = &s->model;
     int rc;
     if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "model", err, "missing section");
-    if (tps_ydoc_is_scalar(d, id)) {
-        if (mdl_model_preset(tps_ydoc_text(d, id), m) != 0) {
-            char list[256];
-            tps_names_join(mdl_model_names(), list, sizeof list);
-            return tps_ydoc_fail(d, id, "model", err,
-                                 "unknown model preset '%s' (expected one of: %s)",
-                                 tps_ydoc_text(d, id), list);
-        }
-        return TPS_OK;
-    }
+    if (tps_ydoc_is_scalar(d, id))
+        return model_preset(d, id, "model", tps_ydoc_text(d, id), m, err);
     if ((rc = tps_ydoc_check_map(d, id, "model", model_keys, err))) return rc;
     int pid = tps_ydoc_get(d, id, "preset");
     memset(m, 0, sizeof *m);
@@ -71,12 +74,7 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
     if (pid) {
         const char *name;
         if ((rc = tps_ydoc_str(d, pid, "model.preset", &name, err))) return rc;
-        if (mdl_model_preset(name, m) != 0) {
-            char list[256];
-            tps_names_join(mdl_model_names(), list, sizeof list);
-            return tps_ydoc_fail(d, pid, "model.preset", err,
-                                 "unknown model preset '%s' (expected one of: %s)", name, list);
-        }
+        if ((rc = model_preset(d, pid, "model.preset", name, m, err))) return rc;
     }
     long ffn = 0;
     static const char *const req[] = {"layers", "hidden", "heads", "seq"};
@@ -319,11 +317,10 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
     /* refuse, before anything is allocated, a program larger than the documented bound */
     double nops = mdl_strategy_ops(&s->strategy, &s->model, &s->device, layers, mbs);
     if (nops > mdl_max_ops()) {
-        int at = id && tps_ydoc_get(d, id, "layers")          ? tps_ydoc_get(d, id, "layers")
-                 : id && tps_ydoc_get(d, id, "micro_batches") ? tps_ydoc_get(d, id, "micro_batches")
-                 : id                                         ? id
-                                                              : tps_ydoc_root(d);
-        return tps_ydoc_fail(d, at, id && tps_ydoc_get(d, id, "layers") ? "run.layers" : "run", err,
+        int lid = id ? tps_ydoc_get(d, id, "layers") : 0;
+        int mid = id ? tps_ydoc_get(d, id, "micro_batches") : 0;
+        int at = lid ? lid : mid ? mid : id ? id : tps_ydoc_root(d);
+        return tps_ydoc_fail(d, at, lid ? "run.layers" : "run", err,
                              "%ld layers x %ld micro-batches would make %.3g ops, above the limit "
                              "of %.3g (set TPSIM_MAX_OPS to raise it; run.layers simulates fewer)",
                              layers, mbs, nops, mdl_max_ops());
