@@ -1,6 +1,6 @@
 /* collective.c - collective algorithm names, tree shapes and closed forms (see collective.h).
  *
- * Per-step schedules, which sim/coll.c replays message by message:
+ * Per-step schedules, which sim/replay.c replays message by message:
  *   ring all-reduce       2(m-1) steps of S/m to the next member
  *   ring all-gather/RS    m-1 steps of S/m
  *   direct                the same step counts, step j sends to member i+j and receives from i-j

@@ -7,7 +7,7 @@
  * link bandwidth they deliver (LL sends a flag with every 4 data bytes, LL128 one per 120 bytes).
  * The closed forms assume every route of a phase has latency alpha and bandwidth B and that no
  * two transfers share a link except as the algorithm itself loads them; the simulator must match
- * them exactly there (tests/sim/test_coll.c). Units: bytes, seconds, bytes/s.
+ * them exactly there (tests/sim/test_replay.c). Units: bytes, seconds, bytes/s.
  */
 #ifndef MDL_COLLECTIVE_H
 #define MDL_COLLECTIVE_H

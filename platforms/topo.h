@@ -51,6 +51,13 @@ struct plat_route {
     double bw_Bps; /* bottleneck bandwidth of the route alone */
 };
 
+/* A GPU pair that exchanges messages, with its route's latency and bandwidth (the tuner lists
+ * them; the SimGrid XML gets a route for each). */
+struct plat_pair {
+    int src, dst;
+    double lat_s, bw_Bps;
+};
+
 /* Search state reused by every route query (routes are computed on demand). */
 struct plat_scratch {
     unsigned *stamp; /* per node: search generation that reached it */

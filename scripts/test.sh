@@ -17,7 +17,7 @@ fi
 cmake -S . -B "$dir" "${flags[@]}"
 cmake --build "$dir" -j"$(nproc)"
 # Only sim/ may include SimGrid.
-if grep -rlE '#include <(simgrid|xbt)/' common models platforms validate 2>/dev/null; then
+if grep -rlE '#include <(simgrid|xbt)/' common models platforms core pipeline validate cli 2>/dev/null; then
   echo "test.sh: SimGrid included outside sim/" >&2
   exit 1
 fi

@@ -6,7 +6,7 @@
  * stream); streams are in order, cross-stream dependencies wait on a per-rank condition
  * variable. Units: seconds, bytes.
  */
-#include "engine.h"
+#include "sim/engine.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,8 +21,8 @@
 #include <xbt/log.h>
 #include <xbt/sysdep.h>
 
-#include "engine_int.h"
-#include "platxml.h"
+#include "sim/engine_int.h"
+#include "platforms/simxml.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_engine, "tpsim replay engine");
 
@@ -83,7 +83,7 @@ static void stream_actor(int argc, char **argv)
         wait_deps(c, a->rank, op);
         op->t_start = simgrid_get_clock();
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
-            sim_coll_run(c, a->rank, op);
+            sim_replay_run(c, a->rank, op);
         else if (op->dur_s > 0)
             sg_actor_sleep_for(op->dur_s);
         op->t_end = simgrid_get_clock();
@@ -148,7 +148,7 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         const struct mdl_group *gr = &p->groups[g];
         c->mb[g] = calloc((size_t)gr->n * SIM_SLOTS, sizeof *c->mb[g]);
         c->pos[g] = malloc((size_t)p->nranks * sizeof *c->pos[g]);
-        if (!c->mb[g] || !c->pos[g] || sim_hier_layout(t, gr, &c->hier[g]) != 0) return -1;
+        if (!c->mb[g] || !c->pos[g] || tune_hier_layout(t, gr, &c->hier[g]) != 0) return -1;
         for (int r = 0; r < p->nranks; r++)
             c->pos[g][r] = -1;
         for (int i = 0; i < gr->n; i++)
@@ -171,7 +171,7 @@ static int child_write(int fd, const void *buf, size_t len)
 }
 
 static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t, const char *xml,
-                                 const struct sim_pair *pairs, int npairs, int fd)
+                                 const struct plat_pair *pairs, int npairs, int fd)
 {
     /* Stacks are mmap'ed with a guard page, touched only as used; past ~30k actors the
      * mappings run out (simgrid.md), so large runs drop the guard and use small stacks, which
@@ -276,10 +276,10 @@ static int read_all(int fd, void *buf, size_t len)
 /* Writes the platform XML for the pairs the chosen algorithms use; *pairs receives them with
  * their route latency and bandwidth (sorted by source, then destination). */
 static int write_platform(const struct mdl_program *p, const struct plat_topo *t, char *path,
-                          struct sim_pair **pairs, int *npairs, struct tps_error *err)
+                          struct plat_pair **pairs, int *npairs, struct tps_error *err)
 {
     int(*pr)[2] = NULL, n = 0;
-    int rc = sim_collplan_pairs(p, t, &pr, &n, err);
+    int rc = tune_pairs(p, t, &pr, &n, err);
     if (rc) return rc;
     *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
     if (!*pairs) {
@@ -287,7 +287,7 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
         return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     for (int i = 0; i < n; i++)
-        (*pairs)[i] = (struct sim_pair){.src = pr[i][0], .dst = pr[i][1]};
+        (*pairs)[i] = (struct plat_pair){.src = pr[i][0], .dst = pr[i][1]};
     free(pr);
     *npairs = n;
     if (t->xml_path[0]) return TPS_OK;
@@ -299,7 +299,7 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
         if (fd >= 0) close(fd);
         return rc;
     }
-    rc = sim_platxml_write(t, *pairs, n, f, err);
+    rc = plat_simxml_write(t, *pairs, n, f, err);
     if (fclose(f) != 0 && rc == TPS_OK)
         rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return rc;
@@ -322,11 +322,11 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     int rc = check_program(p, t, err);
     if (rc) return rc;
     double w0 = wall_now();
-    if ((rc = sim_collplan_program(p, t, err))) return rc;
+    if ((rc = tune_program(p, t, err))) return rc;
     double w1 = wall_now();
     char tmp[64] = "";
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
-    struct sim_pair *pairs = NULL;
+    struct plat_pair *pairs = NULL;
     int npairs = 0;
     if ((rc = write_platform(p, t, tmp, &pairs, &npairs, err))) {
         if (tmp[0]) unlink(tmp);

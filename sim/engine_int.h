@@ -1,4 +1,4 @@
-/* engine_int.h - state shared by engine.c and coll.c inside the simulation child process.
+/* engine_int.h - state shared by engine.c and replay.c inside the simulation child process.
  * Never included outside sim/. */
 #ifndef SIM_ENGINE_INT_H
 #define SIM_ENGINE_INT_H
@@ -8,10 +8,10 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 
-#include "collplan.h"
+#include "core/tune.h"
 #include "models/program.h"
 
-#define SIM_SLOTS 4 /* mailboxes per group member, see coll.c */
+#define SIM_SLOTS 4 /* mailboxes per group member, see replay.c */
 
 struct sim_rank_state {
     sg_mutex_t mtx; /* guards done[] for cond waits */
@@ -30,9 +30,9 @@ struct sim_ctx {
     sg_host_t *hosts;              /* per rank */
     const struct mdl_nccl *p_nccl; /* the platform's collective tuning */
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
-    const struct sim_pair *pairs;  /* sorted by (src, dst) */
+    const struct plat_pair *pairs;  /* sorted by (src, dst) */
     int npairs;
-    struct sim_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
+    struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
     double *bytes_sent;        /* per rank, bytes */
@@ -41,6 +41,6 @@ struct sim_ctx {
 };
 
 /* Runs collective `op` of `rank` to completion (blocking the calling actor). */
-void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op);
+void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "platforms/spec.h"
-#include "sim/collplan.h"
+#include "core/tune.h"
 
 /* Builds the preset with its parameters, `param` replaced by value (bytes/s) when value > 0,
  * or by 0 seconds when value is 0 and param is a latency. */
@@ -66,7 +66,7 @@ static void pick_param(const struct plat_topo *t, int n, char *name, double *val
 
 /* Bandwidth-only and latency-only closed forms on a platform. */
 struct model {
-    struct sim_group_env ge;
+    struct tune_group_env ge;
     int ready;
 };
 
@@ -75,7 +75,7 @@ static double bw_time(const struct model *m, const struct cal_options *o, int al
     struct mdl_nccl nc;
     mdl_nccl_default(&nc);
     struct mdl_coll_env e;
-    sim_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
+    tune_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
     e.base_s = 0;
     e.all.alpha_s = e.intra.alpha_s = e.inter.alpha_s = 0;
     return mdl_coll_time((enum mdl_op_kind)o->op, (enum mdl_coll_algo)algo, S, &e);
@@ -87,7 +87,7 @@ static double lat_time(const struct model *m, const struct cal_options *o, int a
     mdl_nccl_default(&nc);
     nc.hop_s[MDL_PROTO_SIMPLE] = hop;
     struct mdl_coll_env e;
-    sim_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
+    tune_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
     e.base_s = 0;
     return mdl_coll_time((enum mdl_op_kind)o->op, (enum mdl_coll_algo)algo, 0, &e);
 }
@@ -185,14 +185,14 @@ int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_re
     for (int i = 0; !rc && i < o->ranks; i++)
         ranks[i] = i;
     struct mdl_group g = {.n = o->ranks, .ranks = ranks};
-    if (!rc && !(rc = sim_group_env(&t0, &g, &m0.ge, err))) m0.ready = 1;
-    if (!rc && !(rc = sim_group_env(&t2, &g, &m2.ge, err))) m2.ready = 1;
-    if (!rc && !(rc = sim_group_env(&tz, &g, &mz.ge, err))) mz.ready = 1;
+    if (!rc && !(rc = tune_group_env(&t0, &g, &m0.ge, err))) m0.ready = 1;
+    if (!rc && !(rc = tune_group_env(&t2, &g, &m2.ge, err))) m2.ready = 1;
+    if (!rc && !(rc = tune_group_env(&tz, &g, &mz.ge, err))) mz.ready = 1;
     r->algo = o->algo;
     if (!rc && !r->algo) {
         enum mdl_coll_algo a = MDL_ALGO_AUTO;
         enum mdl_coll_proto p = MDL_PROTO_SIMPLE;
-        if (sim_coll_choose(&m0.ge, &t0.nccl, (enum mdl_op_kind)o->op, lg->rows[n - 1].bytes, &a,
+        if (tune_choose(&m0.ge, &t0.nccl, (enum mdl_op_kind)o->op, lg->rows[n - 1].bytes, &a,
                             &p, err) < 0)
             rc = err->code;
         r->algo = a;
@@ -302,9 +302,9 @@ int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_re
         r->max_err = e[n - 1];
         r->nrows = n;
     }
-    if (m0.ready) sim_group_env_release(&m0.ge);
-    if (m2.ready) sim_group_env_release(&m2.ge);
-    if (mz.ready) sim_group_env_release(&mz.ge);
+    if (m0.ready) tune_group_env_release(&m0.ge);
+    if (m2.ready) tune_group_env_release(&m2.ge);
+    if (mz.ready) tune_group_env_release(&mz.ge);
     free(ranks);
     free(buf);
     free(P);

@@ -3,8 +3,8 @@
  * what it wrote. */
 #include "fuzz.h"
 #include "models/program.h"
-#include "sim/trace.h"
-#include "sim/tracemerge.h"
+#include "core/trace.h"
+#include "core/tracemerge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
@@ -22,10 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     struct tps_error err = {0};
     char out[700];
     snprintf(out, sizeof out, "%s/merged", dir);
-    if (sim_trace_merge(dir, NULL, "dgx-a100", 1, &err) == 0) {
+    if (trace_merge(dir, NULL, "dgx-a100", 1, &err) == 0) {
         struct mdl_program p;
         struct tps_error e2 = {0};
-        sim_trace_read(out, &p, NULL, 0, &e2);
+        trace_read(out, &p, NULL, 0, &e2);
         mdl_program_release(&p);
     }
     return 0;

@@ -1,7 +1,7 @@
 /* fuzz_scenario.c - libFuzzer target: the scenario loader (YAML, model, device, platform,
  * strategy, run) on arbitrary bytes. Any input must give TPS_OK or an error, never a crash. */
 #include "fuzz.h"
-#include "sim/scenario.h"
+#include "core/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

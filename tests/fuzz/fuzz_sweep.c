@@ -1,8 +1,8 @@
 /* fuzz_sweep.c - libFuzzer target: a scenario's sweep section, the scenario of its first and last
  * points (libyaml's emitter), and the loader on them. */
 #include "fuzz.h"
-#include "sim/scenario.h"
-#include "sim/sweep.h"
+#include "core/scenario.h"
+#include "core/sweep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

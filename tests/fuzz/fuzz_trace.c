@@ -2,7 +2,7 @@
  * cut from the input at "=====" lines. */
 #include "fuzz.h"
 #include "models/program.h"
-#include "sim/trace.h"
+#include "core/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     struct mdl_program p;
     struct tps_error err = {0};
     char plat[256];
-    sim_trace_read(fuzz_scratch(), &p, plat, sizeof plat, &err);
+    trace_read(fuzz_scratch(), &p, plat, sizeof plat, &err);
     mdl_program_release(&p); /* released even on failure, as trace.h says */
     return 0;
 }

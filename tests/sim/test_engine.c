@@ -12,11 +12,11 @@
 
 #include "models/strategy.h"
 #include "platforms/spec.h"
-#include "sim/collplan.h"
+#include "core/tune.h"
 #include "sim/engine.h"
-#include "sim/plan.h"
-#include "sim/report.h"
-#include "sim/trace.h"
+#include "pipeline/planner.h"
+#include "core/report.h"
+#include "core/trace.h"
 
 static void setup(void)
 {
@@ -173,8 +173,8 @@ Test(engine, trace_written_then_replayed_equals_the_direct_run)
     char dir[] = "/tmp/tpsim-replay-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_trace_write(&a, "dgx-a100", dir, &err), 0));
-    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_write(&a, "dgx-a100", dir, &err), 0));
+    cr_assert(eq(int, trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
     double ta = run_program(&a, &t), tb = run_program(&b, &t);
     cr_assert(eq(dbl, ta, tb));
     for (int r = 0; r < a.nranks; r++)
@@ -215,15 +215,15 @@ Test(engine, overlap_comes_from_the_schedule)
     double ts = run_program(&sync, &t), ta = run_program(&async, &t);
     struct sim_stats st = {.end_s = ta};
     st.bytes_sent = calloc(8, sizeof(double));
-    struct sim_report r;
-    sim_report_build(&async, &st, &r);
+    struct report r;
+    report_build(&async, &st, &r);
     /* the overlapped schedule is faster, but no faster than its compute or its communication */
     cr_assert(lt(dbl, ta, ts));
     cr_assert(ge(dbl, ta, r.compute_s));
     cr_assert(ge(dbl, ta, r.comm_s));
     cr_assert(le(dbl, ta, r.compute_s + r.comm_s + 1e-12));
     cr_assert(lt(dbl, r.exposed_comm_s, r.comm_s));
-    sim_report_release(&r);
+    report_release(&r);
     free(st.bytes_sent);
     mdl_program_release(&sync);
     mdl_program_release(&async);
@@ -388,8 +388,8 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
             struct tps_error err = {0};
             cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err), 0), "%s", err.msg);
             /* the hand-computed schedule: in-order streams, dependencies, closed-form
-             * collectives, computed without SimGrid (sim/plan.c) */
-            double ref = sim_predict_schedule(&p, &t, &err);
+             * collectives, computed without SimGrid (pipeline/planner.c) */
+            double ref = planner_predict(&p, &t, &err);
             double sim = run_program(&p, &t), compute, comm;
             busy_times(&p, &compute, &comm);
             cr_assert(le(dbl, fabs(sim - ref), 1e-9 * ref), "%dx%d k=%d: %.12g vs %.12g", d1, d2,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/trace.h"
+#include "core/trace.h"
 
 #include "../testdir.h"
 
@@ -61,7 +61,7 @@ Test(tracer, records_sizes_groups_order_and_times_of_a_mock_run)
     char plat[128];
     char merged[400];
     snprintf(merged, sizeof merged, "%s/merged", dir);
-    cr_assert(eq(int, sim_trace_read(merged, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_read(merged, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
     cr_assert(eq(str, plat, "dgx-a100"));
     cr_assert(eq(int, p.nranks, 2));
     /* the communicator, and one group per send/recv direction */
@@ -159,7 +159,7 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
     struct tps_error err = {0};
     char merged[400];
     snprintf(merged, sizeof merged, "%s/merged", dir);
-    cr_assert(eq(int, sim_trace_read(merged, &p, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_read(merged, &p, NULL, 0, &err), 0), "%s", err.msg);
     double recorded = 0;
     for (int r = 0; r < p.nranks; r++)
         for (int i = 0; i < p.ranks[r].nops; i++)

@@ -5,7 +5,7 @@
 #include <gsl/gsl_errno.h>
 #include <string.h>
 
-#include "sim/scenario.h"
+#include "core/scenario.h"
 
 #define BAD TPSIM_SOURCE_DIR "/tests/data/bad/"
 

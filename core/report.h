@@ -6,21 +6,21 @@
  * backward) time is, per micro-batch, from the first start to the last end of its ops over all
  * ranks, averaged over micro-batches. Units: seconds, FLOP/s.
  */
-#ifndef SIM_REPORT_H
-#define SIM_REPORT_H
+#ifndef CORE_REPORT_H
+#define CORE_REPORT_H
 
 #include <stdio.h>
 
 #include "common/error.h"
-#include "engine.h"
+#include "sim/engine.h"
 #include "models/strategy.h"
 
-struct sim_layer_time {
+struct report_layer {
     double fwd_s; /* forward time of the layer, s */
     double bwd_s; /* backward time of the layer, s */
 };
 
-struct sim_report {
+struct report {
     double iteration_s;    /* simulated time of the whole program */
     double compute_s;      /* mean busy time of the compute stream */
     double comm_s;         /* mean busy time of the communication streams */
@@ -39,7 +39,7 @@ struct sim_report {
     int nranks;
     int nlayers;
     int micro_batches;
-    struct sim_layer_time *layers; /* owned, nlayers entries */
+    struct report_layer *layers; /* owned, nlayers entries */
     /* Memory per GPU against the device, when the report comes from a scenario. */
     int has_memory;
     struct mdl_memory memory;
@@ -47,7 +47,7 @@ struct sim_report {
     int memory_fits;         /* memory.total <= device_mem_bytes */
 };
 
-struct sim_report_meta {
+struct report_meta {
     const char *scenario; /* scenario file or trace dir */
     const char *model;    /* model description */
     const char *device;   /* device preset */
@@ -55,24 +55,24 @@ struct sim_report_meta {
     const char *strategy; /* strategy description */
 };
 
-int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r);
-void sim_report_release(struct sim_report *r);
+int report_build(const struct mdl_program *p, const struct sim_stats *st, struct report *r);
+void report_release(struct report *r);
 /* Adds the memory per GPU and the device's capacity to the report. */
-void sim_report_set_memory(struct sim_report *r, const struct mdl_memory *m, double capacity);
+void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity);
 /* When the memory does not fit: one warning line naming the need, the capacity and the
  * shortfall (nothing otherwise). */
-void sim_report_warn_memory(const struct sim_report *r, const char *device, FILE *f);
-void sim_report_print(const struct sim_report *r, const struct sim_report_meta *m, FILE *f);
-int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
+void report_warn_memory(const struct report *r, const char *device, FILE *f);
+void report_print(const struct report *r, const struct report_meta *m, FILE *f);
+int report_write_json(const struct report *r, const struct report_meta *m,
                           const char *path, struct tps_error *err);
-int sim_report_write_csv(const struct sim_report *r, const struct sim_report_meta *m,
+int report_write_csv(const struct report *r, const struct report_meta *m,
                          const char *path, struct tps_error *err);
 /* Chrome trace JSON (opens in Perfetto): one process per GPU, one thread per stream. */
-int sim_report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err);
+int report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err);
 
 /* Measure of the union of n intervals [s_i, e_i) and of its intersection with another union.
  * Exposed in the header because tests check the interval arithmetic directly. */
-double sim_interval_union(double (*iv)[2], int n);
-double sim_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb);
+double report_interval_union(double (*iv)[2], int n);
+double report_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb);
 
 #endif

@@ -1,19 +1,19 @@
-/* plan.c - analytic schedule prediction and the strategy planner (see plan.h). */
-#include "plan.h"
+/* planner.c - analytic schedule prediction and the strategy planner (see planner.h). */
+#include "pipeline/planner.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "collplan.h"
-#include "engine.h"
+#include "core/tune.h"
+#include "sim/engine.h"
 #include "common/grow.h"
 
-double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
+double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
 {
-    if (sim_collplan_program(p, t, err)) return -1;
+    if (tune_program(p, t, err)) return -1;
     const struct mdl_rank *rk = &p->ranks[0];
     double *end = calloc((size_t)rk->nops + 1, sizeof *end), free_at[MDL_MAX_STREAMS] = {0};
-    struct sim_group_env *env = calloc((size_t)p->ngroups + 1, sizeof *env);
+    struct tune_group_env *env = calloc((size_t)p->ngroups + 1, sizeof *env);
     char *ready = calloc((size_t)p->ngroups + 1, 1);
     double last = -1;
     if (!end || !env || !ready) {
@@ -40,7 +40,7 @@ double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, st
                         seen = set[k] == &p->groups[h];
                     if (h >= 0 && !seen) set[ns++] = &p->groups[h];
                 }
-                int bad = !set || sim_group_env_set(t, set, ns, &env[g], err);
+                int bad = !set || tune_group_env_set(t, set, ns, &env[g], err);
                 free(set);
                 if (bad) {
                     if (!set) tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -50,7 +50,7 @@ double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, st
                 ready[g] = 1;
             }
             struct mdl_coll_env e;
-            sim_coll_env(&env[g], &t->nccl, (enum mdl_coll_proto)op->proto, &e);
+            tune_coll_env(&env[g], &t->nccl, (enum mdl_coll_proto)op->proto, &e);
             dur = mdl_coll_time((enum mdl_op_kind)op->kind, (enum mdl_coll_algo)op->algo, op->bytes,
                                 &e);
             if (dur < 0) dur = 0; /* a group of one */
@@ -61,7 +61,7 @@ double sim_predict_schedule(struct mdl_program *p, const struct plat_topo *t, st
     }
 done:
     for (int g = 0; env && ready && g < p->ngroups; g++)
-        if (ready[g]) sim_group_env_release(&env[g]);
+        if (ready[g]) tune_group_env_release(&env[g]);
     free(end);
     free(env);
     free(ready);
@@ -70,7 +70,7 @@ done:
 
 struct list {
     int n, cap;
-    struct sim_plan_row *v;
+    struct planner_row *v;
 };
 
 static int add(struct list *l, const struct mdl_strategy *st)
@@ -84,7 +84,7 @@ static int add(struct list *l, const struct mdl_strategy *st)
 }
 
 /* Every candidate strategy the model admits. */
-static int enumerate(const struct scn_scenario *s, const struct sim_plan_opts *o, struct list *l)
+static int enumerate(const struct scn_scenario *s, const struct planner_opts *o, struct list *l)
 {
     const struct mdl_strategy *base = &s->strategy;
     int d = base->tp;
@@ -115,21 +115,21 @@ static int enumerate(const struct scn_scenario *s, const struct sim_plan_opts *o
 
 static int by_prediction(const void *a, const void *b)
 {
-    const struct sim_plan_row *x = a, *y = b;
+    const struct planner_row *x = a, *y = b;
     return (x->predicted_s > y->predicted_s) - (x->predicted_s < y->predicted_s);
 }
 
 static int by_result(const void *a, const void *b)
 {
-    const struct sim_plan_row *x = a, *y = b;
+    const struct planner_row *x = a, *y = b;
     int sx = x->simulated_s > 0, sy = y->simulated_s > 0;
     if (sx != sy) return sy - sx;
     double u = sx ? x->simulated_s : x->predicted_s, v = sx ? y->simulated_s : y->predicted_s;
     return (u > v) - (u < v);
 }
 
-int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
-             struct sim_plan_row **rows, int *nrows, struct sim_plan_info *info,
+int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
+             struct planner_row **rows, int *nrows, struct planner_info *info,
              struct tps_error *err)
 {
     struct list l = {0};
@@ -151,7 +151,7 @@ int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
     int kept = 0;
     double least = -1;
     for (int i = 0; i < l.n; i++) {
-        struct sim_plan_row *row = &l.v[i];
+        struct planner_row *row = &l.v[i];
         mdl_strategy_memory(&row->st, &s->model, (int)s->model.layers, &row->mem);
         row->fits = row->mem.total <= s->device.mem_bytes;
         if (least < 0 || row->mem.total < least) least = row->mem.total;
@@ -173,7 +173,7 @@ int sim_plan(const struct scn_scenario *s, const struct sim_plan_opts *o,
     for (int i = 0; i < l.n && !rc; i++) {
         struct mdl_program p;
         rc = mdl_strategy_lower(&l.v[i].st, &s->model, &s->device, 1, 1, &p, err);
-        double t = rc ? -1 : sim_predict_schedule(&p, &s->topo, err);
+        double t = rc ? -1 : planner_predict(&p, &s->topo, err);
         if (!rc && t < 0) rc = err->code ? err->code : TPS_EINVAL;
         l.v[i].predicted_s = t * scale;
         mdl_program_release(&p);

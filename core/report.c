@@ -1,6 +1,6 @@
 /* report.c - summaries of a replay: times, TFLOP/s, per-layer table; printed, JSON (jansson),
  * CSV and Chrome-trace timeline (see report.h). Units: seconds, FLOP, bytes. */
-#include "report.h"
+#include "core/report.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -31,7 +31,7 @@ static int merge(double (*iv)[2], int n)
     return m;
 }
 
-double sim_interval_union(double (*iv)[2], int n)
+double report_interval_union(double (*iv)[2], int n)
 {
     int m = merge(iv, n);
     double sum = 0;
@@ -40,7 +40,7 @@ double sim_interval_union(double (*iv)[2], int n)
     return sum;
 }
 
-double sim_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
+double report_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
 {
     int ma = merge(a, na), mb = merge(b, nb);
     double total = 0, inter = 0;
@@ -58,7 +58,7 @@ double sim_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
     return total - inter;
 }
 
-int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, struct sim_report *r)
+int report_build(const struct mdl_program *p, const struct sim_stats *st, struct report *r)
 {
     memset(r, 0, sizeof *r);
     r->nranks = p->nranks;
@@ -81,7 +81,7 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
         free(comp);
         free(comm);
         free(span);
-        sim_report_release(r);
+        report_release(r);
         return TPS_ENOMEM;
     }
     for (size_t i = 0; i < nspan; i++) {
@@ -104,9 +104,9 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
             if (op->t_end > span[s][1]) span[s][1] = op->t_end;
         }
         /* union() merges in place; exposed() merging again gives the same union */
-        r->compute_s += sim_interval_union(comp, nc);
-        r->comm_s += sim_interval_union(comm, nm);
-        r->exposed_comm_s += sim_interval_exposed(comm, nm, comp, nc);
+        r->compute_s += report_interval_union(comp, nc);
+        r->comm_s += report_interval_union(comm, nm);
+        r->exposed_comm_s += report_interval_exposed(comm, nm, comp, nc);
         r->bytes_sent += st->bytes_sent ? st->bytes_sent[k] : 0;
     }
     r->compute_s /= p->nranks;
@@ -134,13 +134,13 @@ int sim_report_build(const struct mdl_program *p, const struct sim_stats *st, st
     return TPS_OK;
 }
 
-void sim_report_release(struct sim_report *r)
+void report_release(struct report *r)
 {
     free(r->layers);
     r->layers = NULL;
 }
 
-void sim_report_set_memory(struct sim_report *r, const struct mdl_memory *m, double capacity)
+void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity)
 {
     r->has_memory = 1;
     r->memory = *m;
@@ -148,7 +148,7 @@ void sim_report_set_memory(struct sim_report *r, const struct mdl_memory *m, dou
     r->memory_fits = m->total <= capacity;
 }
 
-void sim_report_warn_memory(const struct sim_report *r, const char *device, FILE *f)
+void report_warn_memory(const struct report *r, const char *device, FILE *f)
 {
     if (!r->has_memory || r->memory_fits) return;
     fprintf(f,
@@ -163,7 +163,7 @@ static const char *or_dash(const char *s)
     return s && s[0] ? s : "-";
 }
 
-void sim_report_print(const struct sim_report *r, const struct sim_report_meta *m, FILE *f)
+void report_print(const struct report *r, const struct report_meta *m, FILE *f)
 {
     fprintf(f, "scenario        %s\n", or_dash(m->scenario));
     fprintf(f, "model           %s\n", or_dash(m->model));
@@ -208,7 +208,7 @@ void sim_report_print(const struct sim_report *r, const struct sim_report_meta *
     }
 }
 
-static json_t *meta_json(const struct sim_report_meta *m)
+static json_t *meta_json(const struct report_meta *m)
 {
     return json_pack("{s:s, s:s, s:s, s:s, s:s}", "scenario", or_dash(m->scenario), "model",
                      or_dash(m->model), "device", or_dash(m->device), "platform",
@@ -230,7 +230,7 @@ static json_t *num_or_null(double v)
     return v > 0 ? json_real(v) : json_null();
 }
 
-int sim_report_write_json(const struct sim_report *r, const struct sim_report_meta *m,
+int report_write_json(const struct report *r, const struct report_meta *m,
                           const char *path, struct tps_error *err)
 {
     json_t *layers = json_array();
@@ -263,7 +263,7 @@ int sim_report_write_json(const struct sim_report *r, const struct sim_report_me
     return dump(j, path, err);
 }
 
-int sim_report_write_csv(const struct sim_report *r, const struct sim_report_meta *m,
+int report_write_csv(const struct report *r, const struct report_meta *m,
                          const char *path, struct tps_error *err)
 {
     FILE *f = fopen(path, "w");
@@ -289,7 +289,7 @@ int sim_report_write_csv(const struct sim_report *r, const struct sim_report_met
     return TPS_OK;
 }
 
-int sim_report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err)
+int report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err)
 {
     static const char *const stream_names[] = {"compute", "comm", "comm2", "comm3"};
     json_t *ev = json_array();

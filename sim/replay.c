@@ -1,15 +1,15 @@
-/* coll.c - collective algorithms replayed as point-to-point messages between SimGrid actors.
+/* replay.c - collective algorithms replayed as point-to-point messages between SimGrid actors.
  *
- * Each rank runs its part of the algorithm chosen for the op (sim/collplan.c) with the schedules
+ * Each rank runs its part of the algorithm chosen for the op (core/tune.c) with the schedules
  * of models/collective.c. Per-step granularity sends every round's messages; flow-level sends,
  * per phase, one message per peer carrying all the phase's bytes after sleeping the phase's
  * latency terms, so an uncontended flow-level phase costs what its per-step twin costs, while
  * shared links still slow it down. A protocol costs its base latency once per collective, adds
  * its per-step latency to every route latency, and inflates the bytes on the wire by 1/eff.
- * Route latencies are slept before sending (links carry none, see platxml.h).
+ * Route latencies are slept before sending (links carry none, see simxml.h).
  * Units: bytes, seconds.
  */
-#include "engine_int.h"
+#include "sim/engine_int.h"
 
 #include <math.h>
 #include <simgrid/actor.h>
@@ -49,12 +49,12 @@ static sg_mailbox_t mailbox(struct sim_ctx *c, int g, int member, int slot)
     return *m;
 }
 
-static const struct sim_pair *pair_of(const struct sim_ctx *c, int src, int dst)
+static const struct plat_pair *pair_of(const struct sim_ctx *c, int src, int dst)
 {
     int lo = 0, hi = c->npairs - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        const struct sim_pair *p = &c->pairs[mid];
+        const struct plat_pair *p = &c->pairs[mid];
         if (p->src == src && p->dst == dst) return p;
         if (p->src < src || (p->src == src && p->dst < dst))
             lo = mid + 1;
@@ -67,14 +67,14 @@ static const struct sim_pair *pair_of(const struct sim_ctx *c, int src, int dst)
 /* Route latency plus protocol hop latency towards group member m. */
 static double alpha_to(const struct xfer *x, int m)
 {
-    const struct sim_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
+    const struct plat_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
     return (p ? p->lat_s : 0) + x->hop;
 }
 
 /* Route bandwidth times efficiency towards member m (0 when unknown). */
 static double bw_to(const struct xfer *x, int m)
 {
-    const struct sim_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
+    const struct plat_pair *p = pair_of(x->c, x->rank, x->g->ranks[m]);
     return p ? p->bw_Bps * x->eff : 0;
 }
 
@@ -288,7 +288,7 @@ static void tree(struct xfer *x, int n, int me, double bytes)
 
 static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
 {
-    const struct sim_hier *h = &x->c->hier[x->group];
+    const struct tune_hier *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
     const int *local = &h->member[j * L], *rail = &h->member[l];
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
@@ -297,7 +297,7 @@ static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
 }
 
-void sim_coll_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
+void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
     const struct mdl_group *g = &c->p->groups[op->group];
     int n = g->n;

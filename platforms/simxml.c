@@ -1,6 +1,6 @@
-/* platxml.c - SimGrid XML generation from a topology (see platxml.h). Units in the XML:
+/* simxml.c - SimGrid XML generation from a topology (see simxml.h). Units in the XML:
  * bandwidth in Bps (bytes/s), latency 0s. */
-#include "platxml.h"
+#include "platforms/simxml.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +114,7 @@ static int zkey_cmp(const void *x, const void *y)
 }
 
 /* Writes the zoned platform; returns 1 when the routes do not fit zones (caller writes flat). */
-static int write_zoned(const struct plat_topo *t, const struct sim_pair *pairs, int n,
+static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs, int n,
                        const struct plat_route *routes, FILE *f)
 {
     int M = t->machines;
@@ -250,7 +250,7 @@ static int write_zoned(const struct plat_topo *t, const struct sim_pair *pairs, 
     return rc;
 }
 
-int sim_platxml_write(const struct plat_topo *t, struct sim_pair *pairs, int npairs, FILE *f,
+int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, FILE *f,
                       struct tps_error *err)
 {
     struct plat_route *routes = malloc((size_t)(npairs + 1) * sizeof *routes);

@@ -20,11 +20,11 @@
 #include "platforms/preset.h"
 #include "platforms/spec.h"
 #include "sim/engine.h"
-#include "sim/report.h"
-#include "sim/scenario.h"
-#include "sim/trace.h"
-#include "sim/tracemerge.h"
-#include "sim/cliutil.h"
+#include "core/report.h"
+#include "core/scenario.h"
+#include "core/trace.h"
+#include "core/tracemerge.h"
+#include "cli/cliutil.h"
 
 #ifndef TPSIM_VERSION
 #define TPSIM_VERSION "dev"
@@ -58,7 +58,7 @@ struct run_opts {
 /* Simulates p on t and writes the report; `mem` (NULL for traces) is the memory per GPU,
  * checked against `capacity` bytes. */
 static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
-                               const struct sim_report_meta *meta, const struct run_opts *o,
+                               const struct report_meta *meta, const struct run_opts *o,
                                const struct mdl_memory *mem, double capacity)
 {
     struct tps_error err = {0};
@@ -71,20 +71,20 @@ static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
         sim_stats_release(&st);
         return cli_report_error(&err);
     }
-    struct sim_report r;
-    rc = sim_report_build(p, &st, &r);
+    struct report r;
+    rc = report_build(p, &st, &r);
     sim_stats_release(&st);
     if (rc) {
         fprintf(stderr, "tpsim: out of memory\n");
         return CLI_EXIT_SIM;
     }
-    if (mem) sim_report_set_memory(&r, mem, capacity);
-    sim_report_warn_memory(&r, meta->device, stderr);
-    if (!o->quiet) sim_report_print(&r, meta, stdout);
-    if (o->json) rc = sim_report_write_json(&r, meta, o->json, &err);
-    if (!rc && o->csv) rc = sim_report_write_csv(&r, meta, o->csv, &err);
-    if (!rc && o->timeline) rc = sim_report_write_timeline(p, o->timeline, &err);
-    sim_report_release(&r);
+    if (mem) report_set_memory(&r, mem, capacity);
+    report_warn_memory(&r, meta->device, stderr);
+    if (!o->quiet) report_print(&r, meta, stdout);
+    if (o->json) rc = report_write_json(&r, meta, o->json, &err);
+    if (!rc && o->csv) rc = report_write_csv(&r, meta, o->csv, &err);
+    if (!rc && o->timeline) rc = report_write_timeline(p, o->timeline, &err);
+    report_release(&r);
     return rc ? cli_report_error(&err) : 0;
 }
 
@@ -100,7 +100,7 @@ static int run_trace_dir(const struct run_opts *o)
     struct mdl_program p;
     char recorded[512], buf[1024];
     const char *dir = cli_trace_dir(o->input, buf, sizeof buf);
-    int rc = sim_trace_read(dir, &p, recorded, sizeof recorded, &err);
+    int rc = trace_read(dir, &p, recorded, sizeof recorded, &err);
     struct plat_topo t = {0};
     const char *spec = o->platform ? o->platform : recorded;
     if (!rc && !spec[0])
@@ -110,7 +110,7 @@ static int run_trace_dir(const struct run_opts *o)
     if (!rc && p.nranks > t.ngpus) {
         char meta[1100];
         snprintf(meta, sizeof meta, "%s/meta.tps", dir);
-        rc = tps_error_set(&err, TPS_EINVAL, meta, sim_trace_meta_line(dir, "ranks"), 1, "ranks",
+        rc = tps_error_set(&err, TPS_EINVAL, meta, trace_meta_line(dir, "ranks"), 1, "ranks",
                            "the trace has %d ranks, but platform '%s' has only %d GPUs", p.nranks,
                            spec, t.ngpus);
     }
@@ -118,7 +118,7 @@ static int run_trace_dir(const struct run_opts *o)
     if (!rc) {
         char model[64];
         snprintf(model, sizeof model, "trace (%d ranks)", p.nranks);
-        struct sim_report_meta meta = {o->input, model, "as recorded", spec, "as recorded"};
+        struct report_meta meta = {o->input, model, "as recorded", spec, "as recorded"};
         code = simulate_and_report(&p, &t, &meta, o, NULL, 0);
     }
     plat_topo_release(&t);
@@ -141,7 +141,7 @@ static int run_scenario(const struct run_opts *o)
         scn_describe_model(&s, model, sizeof model);
         scn_describe_strategy(&s, strat, sizeof strat);
         snprintf(plat, sizeof plat, "%s (%s)", s.platform_spec, s.topo.desc);
-        struct sim_report_meta meta = {s.path, model, s.device.name, plat, strat};
+        struct report_meta meta = {s.path, model, s.device.name, plat, strat};
         struct mdl_memory mem;
         mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
         code = simulate_and_report(&p, &s.topo, &meta, o, &mem, s.device.mem_bytes);
@@ -223,7 +223,7 @@ static int cmd_trace(int argc, char **argv)
     if (!rc)
         rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
                                 &err);
-    if (!rc) rc = sim_trace_write(&p, s.platform_spec, out, &err);
+    if (!rc) rc = trace_write(&p, s.platform_spec, out, &err);
     if (!rc) printf("wrote %d rank file(s) to %s\n", p.nranks, out);
     mdl_program_release(&p);
     scn_release(&s);
@@ -592,7 +592,7 @@ static int cmd_trace_merge(int argc, char **argv)
     }
     if (!dir) return cli_usage_error("trace-merge", "%s", "missing DIR");
     struct tps_error err = {0};
-    if (sim_trace_merge(dir, out, plat, force, &err)) return cli_report_error(&err);
+    if (trace_merge(dir, out, plat, force, &err)) return cli_report_error(&err);
     if (out)
         fprintf(stderr, "tpsim trace-merge: %s is ready to replay\n", out);
     else

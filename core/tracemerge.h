@@ -1,8 +1,8 @@
 /* tracemerge.h - assembling the per-rank output of the CUDA/NCCL tracer (validate/tracer) into a
  * trace directory that `tpsim run`/`tpsim replay` read: groups from the communicators every rank
  * recorded, and meta.tps. No SimGrid here. */
-#ifndef SIM_TRACEMERGE_H
-#define SIM_TRACEMERGE_H
+#ifndef CORE_TRACEMERGE_H
+#define CORE_TRACEMERGE_H
 
 #include "common/error.h"
 
@@ -10,7 +10,7 @@
  * and renamed into place, so the recording itself is never changed. `platform` (or NULL) is
  * recorded as the trace's platform. Refuses a dir that is a trace already, and an existing
  * `out` unless `force`. */
-int sim_trace_merge(const char *dir, const char *out, const char *platform, int force,
+int trace_merge(const char *dir, const char *out, const char *platform, int force,
                     struct tps_error *err);
 
 #endif

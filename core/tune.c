@@ -1,12 +1,12 @@
-/* collplan.c - collective tuner and message pairs (see collplan.h). Units: bytes, s, bytes/s. */
-#include "collplan.h"
+/* tune.c - collective tuner and message pairs (see tune.h). Units: bytes, s, bytes/s. */
+#include "core/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 
-void sim_hier_release(struct sim_hier *h)
+void tune_hier_release(struct tune_hier *h)
 {
     free(h->node_of);
     free(h->local_of);
@@ -14,7 +14,7 @@ void sim_hier_release(struct sim_hier *h)
     memset(h, 0, sizeof *h);
 }
 
-int sim_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct sim_hier *h)
+int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h)
 {
     memset(h, 0, sizeof *h);
     if (t->xml_path[0] || t->machines < 2 || g->n < 4) return 0;
@@ -49,7 +49,7 @@ int sim_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct
     free(order);
     free(count);
     if (rc || !h->local) {
-        sim_hier_release(h);
+        tune_hier_release(h);
         return rc;
     }
     return 0;
@@ -99,13 +99,13 @@ static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n, d
     return rc;
 }
 
-void sim_group_env_release(struct sim_group_env *e)
+void tune_group_env_release(struct tune_group_env *e)
 {
-    sim_hier_release(&e->hier);
+    tune_hier_release(&e->hier);
 }
 
 /* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails. */
-static int ring_pairs(const struct mdl_group *g, const struct sim_hier *h, int which, int (*out)[2])
+static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which, int (*out)[2])
 {
     int n = g->n, k = 0;
     if (which == 0) {
@@ -126,8 +126,8 @@ static int ring_pairs(const struct mdl_group *g, const struct sim_hier *h, int w
     return k;
 }
 
-int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                      struct sim_group_env *e, struct tps_error *err)
+int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                      struct tune_group_env *e, struct tps_error *err)
 {
     memset(e, 0, sizeof *e);
     const struct mdl_group *g = groups[0];
@@ -142,10 +142,10 @@ int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *
     for (int k = 0; k < ng; k++)
         total += groups[k]->n;
     int(*pairs)[2] = malloc((size_t)total * sizeof *pairs);
-    struct sim_hier *hs = calloc((size_t)ng, sizeof *hs);
+    struct tune_hier *hs = calloc((size_t)ng, sizeof *hs);
     int rc = pairs && hs ? 0 : -1;
     for (int k = 0; !rc && k < ng; k++)
-        rc = sim_hier_layout(t, groups[k], &hs[k]);
+        rc = tune_hier_layout(t, groups[k], &hs[k]);
     double *lat[3] = {&e->flat_lat, &e->intra_lat, &e->inter_lat};
     double *bw[3] = {&e->flat_bw, &e->intra_bw, &e->inter_bw};
     for (int which = 0; !rc && which < 3; which++) {
@@ -160,24 +160,24 @@ int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *
         memset(&hs[0], 0, sizeof hs[0]);
     }
     for (int k = 0; hs && k < ng; k++)
-        sim_hier_release(&hs[k]);
+        tune_hier_release(&hs[k]);
     free(hs);
     free(pairs);
     if (rc) {
-        sim_group_env_release(e);
+        tune_group_env_release(e);
         return rc < 0 ? tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory")
                       : tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route inside group");
     }
     return TPS_OK;
 }
 
-int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
+int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                   struct tps_error *err)
 {
-    return sim_group_env_set(t, &g, 1, e, err);
+    return tune_group_env_set(t, &g, 1, e, err);
 }
 
-void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
+void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
                   struct mdl_coll_env *out)
 {
     memset(out, 0, sizeof *out);
@@ -192,7 +192,7 @@ void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enu
     out->inter = (struct mdl_coll_path){ge->inter_lat + hop, ge->inter_bw * eff};
 }
 
-double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc,
+double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc,
                        enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
                        enum mdl_coll_proto *proto, struct tps_error *err)
 {
@@ -212,7 +212,7 @@ double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
             struct mdl_coll_env e;
-            sim_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
+            tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
             if (tm >= 0 && (best < 0 || tm < best)) {
                 best = tm;
@@ -241,10 +241,10 @@ struct choice {
     int out_algo, out_proto;
 };
 
-int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
+int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
 {
     for (int g = 0; g < p->ngroups; g++) {
-        struct sim_group_env ge;
+        struct tune_group_env ge;
         int env_ready = 0, rc = 0, nch = 0, cap = 0;
         struct choice *ch = NULL;
         for (int r = 0; r < p->nranks && !rc; r++) {
@@ -258,11 +258,11 @@ int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struc
                                    ch[c].algo != op->algo || ch[c].proto != op->proto))
                     c++;
                 if (c == nch) {
-                    if (!env_ready && (rc = sim_group_env(t, &p->groups[g], &ge, err))) break;
+                    if (!env_ready && (rc = tune_group_env(t, &p->groups[g], &ge, err))) break;
                     env_ready = 1;
                     enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
                     enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
-                    if (sim_coll_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a,
+                    if (tune_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a,
                                         &pr, err) < 0) {
                         if (p->groups[g].n >= 2) {
                             rc = err->code;
@@ -282,7 +282,7 @@ int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struc
             }
         }
         free(ch);
-        if (env_ready) sim_group_env_release(&ge);
+        if (env_ready) tune_group_env_release(&ge);
         if (rc) return rc;
     }
     return TPS_OK;
@@ -343,8 +343,8 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
             }
         break;
     case MDL_ALGO_HIER: {
-        struct sim_hier h;
-        if (sim_hier_layout(t, g, &h) != 0) {
+        struct tune_hier h;
+        if (tune_hier_layout(t, g, &h) != 0) {
             ps->oom = 1;
             return;
         }
@@ -354,7 +354,7 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                 pair_add(ps, R[h.member[j * L + l]], R[h.member[j * L + (l + 1) % L]]);
                 pair_add(ps, R[h.member[j * L + l]], R[h.member[((j + 1) % N) * L + l]]);
             }
-        sim_hier_release(&h);
+        tune_hier_release(&h);
         break;
     }
     default: /* ring and broadcast chain */
@@ -363,7 +363,7 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
     }
 }
 
-int sim_collplan_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
+int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
                        int *npairs, struct tps_error *err)
 {
     struct pairs ps = {0};

@@ -21,10 +21,10 @@
 #include "common/ydoc.h"
 #include "models/collective.h"
 #include "platforms/spec.h"
-#include "sim/cliutil.h"
+#include "cli/cliutil.h"
 #include "sim/engine.h"
-#include "sim/scenario.h"
-#include "sim/trace.h"
+#include "core/scenario.h"
+#include "core/trace.h"
 #include "models/compute.h"
 #include "validate/calibrate.h"
 #include "validate/ncclog.h"
@@ -521,7 +521,7 @@ static int validate_trace(int argc, char **argv)
     char recorded_plat[512], dirbuf[1024];
     struct scn_scenario s;
     dir = cli_trace_dir(dir, dirbuf, sizeof dirbuf);
-    int have_scn = 0, rc = sim_trace_read(dir, &p, recorded_plat, sizeof recorded_plat, &err);
+    int have_scn = 0, rc = trace_read(dir, &p, recorded_plat, sizeof recorded_plat, &err);
     struct plat_topo own; /* the platform, unless the scenario's is used */
     plat_topo_init(&own, "");
     const struct plat_topo *tp = &own;

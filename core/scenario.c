@@ -1,6 +1,6 @@
 /* scenario.c - YAML scenario loader (see scenario.h, docs/scenarios.md). Uses common/ydoc for
  * positioned errors, models/ presets and platforms/spec for the platform section. */
-#include "scenario.h"
+#include "core/scenario.h"
 
 #include <stdio.h>
 #include <string.h>

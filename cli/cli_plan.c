@@ -1,13 +1,13 @@
-/* cli_plan.c - `tpsim plan SCENARIO`: the ranked strategy table (sim/plan.h). */
+/* cli_plan.c - `tpsim plan SCENARIO`: the ranked strategy table (pipeline/planner.c). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cliutil.h"
-#include "sim/collplan.h"
-#include "sim/plan.h"
-#include "sim/scenario.h"
+#include "cli/cliutil.h"
+#include "core/tune.h"
+#include "pipeline/planner.h"
+#include "core/scenario.h"
 
 static const char plan_help[] =
     "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
@@ -41,21 +41,21 @@ static void print_axes(const struct scn_scenario *s, const struct mdl_strategy *
         for (int k = 0; k < n; k++)
             ranks[k] = axis ? mdl_strategy_device(st, 0, k) : mdl_strategy_device(st, k, 0);
         struct mdl_group g = {.n = n, .ranks = ranks};
-        struct sim_group_env e;
+        struct tune_group_env e;
         struct tps_error err = {0};
-        if (sim_group_env(&s->topo, &g, &e, &err)) continue;
+        if (tune_group_env(&s->topo, &g, &e, &err)) continue;
         printf("  %s axis (%d GPUs, e.g. %d..%d): ring bandwidth %.1f GB/s per GPU, route "
                "latency %.2f us\n",
                axis ? "d2 (rows)" : "d1 (columns)", n, ranks[0], ranks[n - 1], e.flat_bw / 1e9,
                e.flat_lat * 1e6);
-        sim_group_env_release(&e);
+        tune_group_env_release(&e);
     }
 }
 
 int cli_plan(int argc, char **argv)
 {
     const char *path = NULL, *json = NULL;
-    struct sim_plan_opts o = {.simulate = 8};
+    struct planner_opts o = {.simulate = 8};
     int top = 20;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -96,11 +96,11 @@ int cli_plan(int argc, char **argv)
         scn_release(&s);
         return cli_report_error(&err);
     }
-    struct sim_plan_row *rows = NULL;
-    struct sim_plan_info info;
+    struct planner_row *rows = NULL;
+    struct planner_info info;
     int n = 0;
     fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
-    int rc = sim_plan(&s, &o, &rows, &n, &info, &err);
+    int rc = planner_run(&s, &o, &rows, &n, &info, &err);
     if (rc) {
         scn_release(&s);
         return cli_report_error(&err);
@@ -136,7 +136,7 @@ int cli_plan(int argc, char **argv)
     if (json) {
         json_t *arr = json_array();
         for (int i = 0; i < n; i++) {
-            const struct sim_plan_row *w = &rows[i];
+            const struct planner_row *w = &rows[i];
             double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
             double tf = t > 0 ? info.model_flop / t / w->st.tp / 1e12 : 0;
             json_t *row = json_pack(

@@ -21,11 +21,11 @@
 #include "common/csv.h"
 #include "common/readall.h"
 #include "models/strategy.h"
-#include "sim/cliutil.h"
+#include "cli/cliutil.h"
 #include "sim/engine.h"
-#include "sim/report.h"
-#include "sim/scenario.h"
-#include "sim/sweep.h"
+#include "core/report.h"
+#include "core/scenario.h"
+#include "core/sweep.h"
 
 static const char sweep_help[] =
     "usage: tpsim sweep SCENARIO [-j N] [-o FILE.csv] [--resume] [--plot]\n"
@@ -104,7 +104,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct mdl_program p;
     struct sim_stats st = {0};
-    struct sim_report r = {0};
+    struct report r = {0};
     int lowered = 0;
     if (!rc) {
         rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
@@ -112,7 +112,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
         lowered = 1;
     }
     if (!rc) rc = sim_engine_run(&p, &s.topo, &st, &err);
-    if (!rc) rc = sim_report_build(&p, &st, &r) ? TPS_ENOMEM : 0;
+    if (!rc) rc = report_build(&p, &st, &r) ? TPS_ENOMEM : 0;
     size_t n = (size_t)snprintf(line, sizeof line, "%ld", i);
     for (int k = 0; k < sw->nkeys; k++) {
         sweep_display(sw->vals[k][sweep_index(sw, i, k)], field, sizeof field);
@@ -121,7 +121,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     if (!rc) {
         struct mdl_memory mem;
         mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
-        sim_report_set_memory(&r, &mem, s.device.mem_bytes);
+        report_set_memory(&r, &mem, s.device.mem_bytes);
         n += (size_t)snprintf(line + n, sizeof line - n,
                               ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,", r.iteration_s,
                               r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
@@ -136,7 +136,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
         tps_csv_put(line, sizeof line, &n, msg);
     }
     snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
-    sim_report_release(&r);
+    report_release(&r);
     sim_stats_release(&st);
     if (lowered) mdl_program_release(&p);
     if (loaded) scn_release(&s);

@@ -1,4 +1,4 @@
-/* platxml.h - turns a plain-data topology into a SimGrid platform XML file.
+/* simxml.h - turns a plain-data topology into a SimGrid platform XML file.
  *
  * Links: a SPLITDUPLEX link per full-duplex link, a SHARED link per shared link and per
  * forwarding node (root complex, socket). Only the GPU pairs that exchange messages get routes.
@@ -10,17 +10,16 @@
  * message, so that max-min sharing treats every flow alike (SimGrid weights flows by route
  * latency otherwise).
  */
-#ifndef SIM_PLATXML_H
-#define SIM_PLATXML_H
+#ifndef PLAT_SIMXML_H
+#define PLAT_SIMXML_H
 
 #include <stdio.h>
 
-#include "collplan.h"
 #include "common/error.h"
 #include "platforms/topo.h"
 
 /* Writes the platform for the npairs (src, dst) GPU pairs, and fills their lat_s and bw_Bps. */
-int sim_platxml_write(const struct plat_topo *t, struct sim_pair *pairs, int npairs, FILE *f,
+int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, FILE *f,
                       struct tps_error *err);
 
 #endif

@@ -6,7 +6,7 @@
  * communicator was traced on all its ranks, rewrites the group columns to global group ids and
  * writes meta.tps.
  */
-#include "tracemerge.h"
+#include "core/tracemerge.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "core/trace.h"
 #include "common/grow.h"
 
 #define MAX_LOCAL 256
@@ -112,9 +112,9 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
         char *lend, *gend;
         long layer = strtol(tok[4], &lend, 10), g = strtol(tok[10], &gend, 10);
         if (*gend || g < -1 || g > MAX_LOCAL) g = MAX_LOCAL; /* reported below */
-        if (*lend || layer < -1 || layer >= SIM_TRACE_MAX_LAYERS) {
+        if (*lend || layer < -1 || layer >= TRACE_MAX_LAYERS) {
             rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "layer",
-                               "expected a layer in -1..%d, got '%s'", SIM_TRACE_MAX_LAYERS - 1,
+                               "expected a layer in -1..%d, got '%s'", TRACE_MAX_LAYERS - 1,
                                tok[4]);
             break;
         }
@@ -158,7 +158,7 @@ static void remove_trace_dir(const char *d)
     rmdir(d);
 }
 
-int sim_trace_merge(const char *dir, const char *outdir, const char *platform, int force,
+int trace_merge(const char *dir, const char *outdir, const char *platform, int force,
                     struct tps_error *err)
 {
     char odef[1024], odir[1100];
@@ -262,7 +262,7 @@ int sim_trace_merge(const char *dir, const char *outdir, const char *platform, i
             rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
         } else {
             fprintf(f, "tpsim-trace %d\n# merged by tpsim trace-merge from a tracer recording\n",
-                    SIM_TRACE_VERSION);
+                    TRACE_VERSION);
             fprintf(f, "ranks %d\nlayers %d\nmicro_batches 1\n", R,
                     max_layer + 1 > 0 ? max_layer + 1 : 1);
             if (platform && platform[0]) fprintf(f, "platform %s\n", platform);

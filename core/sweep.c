@@ -1,6 +1,6 @@
 /* sweep.c - sweep section reading and point scenarios (see sweep.h). Uses libyaml's document
  * API and emitter. */
-#include "sweep.h"
+#include "core/sweep.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* cliutil.c - helpers shared by the tpsim commands (see cliutil.h). */
-#include "cliutil.h"
+#include "cli/cliutil.h"
 
 #include <jansson.h>
 #include <stdio.h>

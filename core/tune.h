@@ -1,4 +1,4 @@
-/* collplan.h - how each collective of a program runs on a platform: the tuner.
+/* tune.h - how each collective of a program runs on a platform: the tuner.
  *
  * For a group of GPUs the planner measures the routes each algorithm would use (latency, and
  * bandwidth once the algorithm's own concurrent transfers share the links) and, like NCCL's
@@ -7,63 +7,57 @@
  * pairs that exchange messages, which is all the platform XML needs. No SimGrid here.
  * Units: bytes, seconds, bytes/s.
  */
-#ifndef SIM_COLLPLAN_H
-#define SIM_COLLPLAN_H
+#ifndef CORE_TUNE_H
+#define CORE_TUNE_H
 
 #include "common/error.h"
 #include "models/collective.h"
 #include "models/program.h"
 #include "platforms/topo.h"
 
-/* A GPU pair that exchanges messages, with its route's latency and bandwidth. */
-struct sim_pair {
-    int src, dst;
-    double lat_s, bw_Bps;
-};
-
 /* Machine layout of a group for the hierarchical algorithm. */
-struct sim_hier {
+struct tune_hier {
     int local, nodes; /* members per machine and machines; 0 when irregular or one machine */
     int *node_of;     /* owned, per member: machine order (0..nodes-1) */
     int *local_of;    /* owned, per member: index among its machine's members */
     int *member;      /* owned, [node * local + l]: member index */
 };
-int sim_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct sim_hier *h);
-void sim_hier_release(struct sim_hier *h);
+int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);
+void tune_hier_release(struct tune_hier *h);
 
 /* Route figures of a group, protocol-free. */
-struct sim_group_env {
+struct tune_group_env {
     int n;
-    struct sim_hier hier;
+    struct tune_hier hier;
     double flat_lat, flat_bw;   /* ring neighbours */
     double intra_lat, intra_bw; /* inside machines (hierarchical) */
     double inter_lat, inter_bw; /* rails across machines (hierarchical) */
 };
-int sim_group_env(const struct plat_topo *t, const struct mdl_group *g, struct sim_group_env *e,
+int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                   struct tps_error *err);
 /* The same when groups[1..ng-1] run the same collective at the same time on other ranks (the
  * other rows or columns of a mesh): links are split among all their transfers. */
-int sim_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                      struct sim_group_env *e, struct tps_error *err);
-void sim_group_env_release(struct sim_group_env *e);
+int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                      struct tune_group_env *e, struct tps_error *err);
+void tune_group_env_release(struct tune_group_env *e);
 /* The closed-form environment of protocol p on that group. */
-void sim_coll_env(const struct sim_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
+void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
                   struct mdl_coll_env *out);
 
 /* Chooses algorithm and protocol for collective k of `bytes`. A choice already in *algo or *proto
  * is binding; nc's apply when those are AUTO (its algorithm only for collectives it runs).
  * Returns the predicted time, or -1 with *err set when a forced algorithm cannot run this
  * collective on this group. */
-double sim_coll_choose(const struct sim_group_env *ge, const struct mdl_nccl *nc,
+double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc,
                        enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
                        enum mdl_coll_proto *proto, struct tps_error *err);
 
 /* Fills algo/proto/gran of every collective op of p (keeping values already set). */
-int sim_collplan_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);
+int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);
 
 /* Unique (src, dst) rank pairs that exchange messages under the chosen algorithms, sorted.
  * *pairs is malloc'ed. */
-int sim_collplan_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
+int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
                        int *npairs, struct tps_error *err);
 
 #endif

@@ -3,31 +3,31 @@
  * validate/ (through trace-merge) too, and `tpsim run` replays either alike. Doubles are written
  * with 17 significant digits so a written-then-read program is bit-identical.
  */
-#ifndef SIM_TRACE_H
-#define SIM_TRACE_H
+#ifndef TRACE_H
+#define TRACE_H
 
 #include "common/error.h"
 #include "models/program.h"
 
-#define SIM_TRACE_VERSION 2 /* reads 1 and 2 */
+#define TRACE_VERSION 2 /* reads 1 and 2 */
 
 /* Bounds a trace's meta.tps must respect (docs/trace-format.md): layers, micro-batches, and
  * their product, for which reports keep a time span each. */
-#define SIM_TRACE_MAX_LAYERS (1 << 20)
-#define SIM_TRACE_MAX_SPANS  (1 << 22)
+#define TRACE_MAX_LAYERS (1 << 20)
+#define TRACE_MAX_SPANS  (1 << 22)
 
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */
-int sim_trace_write(const struct mdl_program *p, const char *platform, const char *dir,
+int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
                     struct tps_error *err);
 
 /* Reads a trace directory into *p (initialised here; release it even on failure). If
  * platform is not NULL it receives the recorded platform spec ("" if none). */
-int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
+int trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
                    struct tps_error *err);
 
 /* The line of meta.tps in dir that starts with `key` ("ranks"), or 0: for errors that only a
  * replay's platform reveals (more ranks than GPUs). */
-int sim_trace_meta_line(const char *dir, const char *key);
+int trace_meta_line(const char *dir, const char *key);
 
 #endif

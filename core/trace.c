@@ -1,7 +1,7 @@
 /* trace.c - reading and writing the text trace format (see trace.h, docs/trace-format.md).
  * Lines are whitespace-separated tokens; errors name file, line, column and field.
  * Units: seconds, FLOP, bytes. */
-#include "trace.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,7 +20,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    fprintf(f, "tpsim-trace %d rank %d\n", SIM_TRACE_VERSION, r);
+    fprintf(f, "tpsim-trace %d rank %d\n", TRACE_VERSION, r);
     fprintf(f,
             "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
@@ -41,7 +41,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     return TPS_OK;
 }
 
-int sim_trace_write(const struct mdl_program *p, const char *platform, const char *dir,
+int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
                     struct tps_error *err)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
@@ -52,7 +52,7 @@ int sim_trace_write(const struct mdl_program *p, const char *platform, const cha
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", SIM_TRACE_VERSION,
+    fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", TRACE_VERSION,
             p->nranks, p->layers, p->micro_batches);
     if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
     if (p->model_flop > 0) fprintf(f, "model_flop %.17g\n", p->model_flop);
@@ -168,10 +168,10 @@ static int header(struct lexer *L, FILE *f, struct tps_error *err)
     long v;
     if ((rc = tok_long(L, 1, "version", 1, 1000, &v, err))) return rc;
     L->version = (int)v;
-    if (v < 1 || v > SIM_TRACE_VERSION) {
+    if (v < 1 || v > TRACE_VERSION) {
         char msg[96];
         snprintf(msg, sizeof msg, "unsupported trace version (this tpsim reads version %d)",
-                 SIM_TRACE_VERSION);
+                 TRACE_VERSION);
         return fail(L, 1, "version", err, msg, L->tok[1]);
     }
     return TPS_OK;
@@ -207,13 +207,13 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
                 goto done;
             }
         } else if (!strcmp(k, "layers")) {
-            if ((rc = tok_long(L, 1, "layers", 0, SIM_TRACE_MAX_LAYERS, &layers, err))) goto done;
+            if ((rc = tok_long(L, 1, "layers", 0, TRACE_MAX_LAYERS, &layers, err))) goto done;
         } else if (!strcmp(k, "micro_batches")) {
-            if ((rc = tok_long(L, 1, "micro_batches", 1, SIM_TRACE_MAX_LAYERS, &mbs, err)))
+            if ((rc = tok_long(L, 1, "micro_batches", 1, TRACE_MAX_LAYERS, &mbs, err)))
                 goto done;
         }
         if ((!strcmp(k, "layers") || !strcmp(k, "micro_batches")) &&
-            layers * mbs > SIM_TRACE_MAX_SPANS) {
+            layers * mbs > TRACE_MAX_SPANS) {
             rc = fail(L, 1, k, err, "layers x micro_batches is above the limit of 4194304",
                       L->tok[1]);
             goto done;
@@ -404,7 +404,7 @@ static int op_line(const char *path, int op)
     return found;
 }
 
-int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
+int trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
                    struct tps_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -428,7 +428,7 @@ int sim_trace_read(const char *dir, struct mdl_program *p, char *platform, size_
     return tps_error_set(err, rc, path, 0, 0, e.field, "%s", e.msg);
 }
 
-int sim_trace_meta_line(const char *dir, const char *key)
+int trace_meta_line(const char *dir, const char *key)
 {
     char path[1024], buf[4096];
     snprintf(path, sizeof path, "%s/meta.tps", dir);

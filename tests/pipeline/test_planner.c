@@ -1,15 +1,15 @@
-/* test_plan.c - the planner: analytic ranking, simulation of the best, placement choice. */
+/* test_planner.c - the planner: analytic ranking, simulation of the best, placement choice. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
 #include <string.h>
 
-#include "sim/plan.h"
-#include "sim/scenario.h"
+#include "pipeline/planner.h"
+#include "core/scenario.h"
 
 TestSuite(plan, .timeout = 300);
 
-static const struct sim_plan_row *find(const struct sim_plan_row *r, int n, int d1, int d2,
+static const struct planner_row *find(const struct planner_row *r, int n, int d1, int d2,
                                        enum mdl_placement pl)
 {
     for (int i = 0; i < n; i++)
@@ -25,19 +25,19 @@ Test(plan, ranks_every_mesh_and_picks_the_placement_that_keeps_the_heavy_axis_in
     struct tps_error err = {0};
     cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-2node.yaml", &s, &err), 0),
               "%s", err.msg);
-    struct sim_plan_opts o = {.simulate = 4};
-    struct sim_plan_row *rows;
-    struct sim_plan_info info;
+    struct planner_opts o = {.simulate = 4};
+    struct planner_row *rows;
+    struct planner_info info;
     int n;
-    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     /* d1 in {1, 2, 4, 8} (it must divide 40 heads), two placements for 2D, k in 1..8, Oases */
     cr_assert(eq(int, n, (1 + 2 * 3) * 4 * 2 + 0 * 1), "candidates: %d", n);
     double bsh = 2048.0 * 5120;
     const int meshes[][2] = {{2, 8}, {4, 4}, {8, 2}};
     for (int k = 0; k < 3; k++) {
         int d1 = meshes[k][0], d2 = meshes[k][1];
-        const struct sim_plan_row *row = find(rows, n, d1, d2, MDL_ROW_FIRST);
-        const struct sim_plan_row *col = find(rows, n, d1, d2, MDL_COLUMN_FIRST);
+        const struct planner_row *row = find(rows, n, d1, d2, MDL_ROW_FIRST);
+        const struct planner_row *col = find(rows, n, d1, d2, MDL_COLUMN_FIRST);
         cr_assert(ne(ptr, (void *)row, NULL));
         cr_assert(ne(ptr, (void *)col, NULL));
         double v2 = 2.0 * (d2 - 1) / d2 * 12 * bsh / d1, v1 = 2.0 * (d1 - 1) / d1 * 4 * bsh / d2;
@@ -64,11 +64,11 @@ Test(plan, analytic_ranking_sees_groups_contending_for_a_shared_nic)
     struct tps_error err = {0};
     cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-1nic.yaml", &s, &err), 0),
               "%s", err.msg);
-    struct sim_plan_opts o = {.simulate = 12};
-    struct sim_plan_row *rows;
-    struct sim_plan_info info;
+    struct planner_opts o = {.simulate = 12};
+    struct planner_row *rows;
+    struct planner_info info;
     int n;
-    cr_assert(eq(int, sim_plan(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     for (int i = 0; i < 12; i++)
         cr_assert(
             le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.01 * rows[i].predicted_s),

@@ -2,14 +2,14 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "sim/report.h"
+#include "core/report.h"
 
 TestSuite(report);
 
 Test(report, union_merges_overlaps)
 {
     double iv[][2] = {{5, 7}, {0, 2}, {1, 3}, {6, 8}};
-    cr_assert(eq(dbl, sim_interval_union(iv, 4), 6.0));
+    cr_assert(eq(dbl, report_interval_union(iv, 4), 6.0));
 }
 
 Test(report, exposed_is_comm_outside_compute)
@@ -17,7 +17,7 @@ Test(report, exposed_is_comm_outside_compute)
     double comm[][2] = {{1, 4}, {6, 9}};
     double comp[][2] = {{0, 2}, {3, 7}};
     /* comm [1,4)+[6,9) = 6; covered by compute: [1,2) [3,4) [6,7) = 3 */
-    cr_assert(eq(dbl, sim_interval_exposed(comm, 2, comp, 2), 3.0));
+    cr_assert(eq(dbl, report_interval_exposed(comm, 2, comp, 2), 3.0));
 }
 
 Test(report, builds_layer_times_from_op_spans)
@@ -45,8 +45,8 @@ Test(report, builds_layer_times_from_op_spans)
     mdl_program_add(&p, 0, &b);
     double sent = 0;
     struct sim_stats st = {.end_s = 4, .bytes_sent = &sent, .nranks = 1};
-    struct sim_report r;
-    cr_assert(eq(int, sim_report_build(&p, &st, &r), 0));
+    struct report r;
+    cr_assert(eq(int, report_build(&p, &st, &r), 0));
     cr_assert(eq(dbl, r.layers[0].fwd_s, 1.0));
     cr_assert(eq(dbl, r.layers[0].bwd_s, 2.0));
     cr_assert(eq(dbl, r.compute_s, 3.0));
@@ -55,14 +55,14 @@ Test(report, builds_layer_times_from_op_spans)
     /* model FLOPs unknown (a recorded trace): no model throughput, no MFU */
     cr_assert(eq(dbl, r.model_flop, 0));
     cr_assert(eq(dbl, r.mfu, 0));
-    sim_report_release(&r);
+    report_release(&r);
     /* model FLOPs given by the lowering: throughput and MFU from them, not from the ops */
     p.model_flop = 3e12;
     p.peak_flops = 2e12;
-    cr_assert(eq(int, sim_report_build(&p, &st, &r), 0));
+    cr_assert(eq(int, report_build(&p, &st, &r), 0));
     cr_assert(eq(dbl, r.model_tflops_per_gpu, 3e12 / 4 / 1e12));
     cr_assert(eq(dbl, r.mfu, 3e12 / 4 / 2e12));
     cr_assert(eq(dbl, r.hardware_tflops_per_gpu, 4e12 / 4 / 1e12));
-    sim_report_release(&r);
+    report_release(&r);
     mdl_program_release(&p);
 }

@@ -10,8 +10,8 @@
  * missing key is added; a preset name standing where a mapping is needed becomes
  * {preset: name}), written as YAML with libyaml's emitter. No SimGrid here.
  */
-#ifndef SIM_SWEEP_H
-#define SIM_SWEEP_H
+#ifndef CORE_SWEEP_H
+#define CORE_SWEEP_H
 
 #include "common/error.h"
 

@@ -1,4 +1,4 @@
-/* test_coll.c - every collective algorithm, per-step and flow-level, against its closed form;
+/* test_replay.c - every collective algorithm, per-step and flow-level, against its closed form;
  * the tuner; flow-level contention; zoned platforms at multi-node scale. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -6,7 +6,7 @@
 
 #include "models/collective.h"
 #include "platforms/spec.h"
-#include "sim/collplan.h"
+#include "core/tune.h"
 #include "sim/engine.h"
 
 TestSuite(coll, .timeout = 300);
@@ -47,13 +47,13 @@ static double formula(const struct plat_topo *t, enum mdl_op_kind k, int n, doub
     for (int r = 0; r < n; r++)
         ranks[r] = r;
     struct mdl_group g = {.n = n, .ranks = ranks};
-    struct sim_group_env ge;
+    struct tune_group_env ge;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_group_env(t, &g, &ge, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, tune_group_env(t, &g, &ge, &err), 0), "%s", err.msg);
     struct mdl_coll_env e;
-    sim_coll_env(&ge, &t->nccl, pr, &e);
+    tune_coll_env(&ge, &t->nccl, pr, &e);
     double v = mdl_coll_time(k, a, bytes, &e);
-    sim_group_env_release(&ge);
+    tune_group_env_release(&ge);
     free(ranks);
     return v;
 }
@@ -142,39 +142,39 @@ Test(coll, tuner_picks_latency_bound_protocols_for_small_and_simple_for_large)
     platform("dgx-a100", &t);
     int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     struct mdl_group g = {.n = 8, .ranks = ranks};
-    struct sim_group_env ge;
+    struct tune_group_env ge;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_group_env(&t, &g, &ge, &err), 0));
+    cr_assert(eq(int, tune_group_env(&t, &g, &ge, &err), 0));
     enum mdl_coll_algo a = MDL_ALGO_AUTO;
     enum mdl_coll_proto p = MDL_PROTO_AUTO;
-    cr_assert(gt(dbl, sim_coll_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, 1024, &a, &p, &err), 0));
+    cr_assert(gt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, 1024, &a, &p, &err), 0));
     cr_assert(eq(int, p, MDL_PROTO_LL));
     a = MDL_ALGO_AUTO;
     p = MDL_PROTO_AUTO;
-    cr_assert(gt(dbl, sim_coll_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, 1 << 30, &a, &p, &err), 0));
+    cr_assert(gt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, 1 << 30, &a, &p, &err), 0));
     cr_assert(eq(int, p, MDL_PROTO_SIMPLE));
     /* a forced algorithm that cannot run the collective is an error naming it */
     a = MDL_ALGO_TREE;
     p = MDL_PROTO_AUTO;
-    cr_assert(lt(dbl, sim_coll_choose(&ge, &t.nccl, MDL_OP_ALL_GATHER, 1024, &a, &p, &err), 0));
+    cr_assert(lt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_GATHER, 1024, &a, &p, &err), 0));
     cr_assert(ne(ptr, strstr(err.msg, "tree"), NULL), "%s", err.msg);
     /* a platform-wide algorithm applies where it can: send/recv still gets direct */
     struct mdl_nccl nc = t.nccl;
     nc.algo = MDL_ALGO_RING;
     a = MDL_ALGO_AUTO;
     p = MDL_PROTO_AUTO;
-    cr_assert(gt(dbl, sim_coll_choose(&ge, &nc, MDL_OP_ALL_REDUCE, 1 << 30, &a, &p, &err), 0));
+    cr_assert(gt(dbl, tune_choose(&ge, &nc, MDL_OP_ALL_REDUCE, 1 << 30, &a, &p, &err), 0));
     cr_assert(eq(int, a, MDL_ALGO_RING));
-    sim_group_env_release(&ge);
+    tune_group_env_release(&ge);
     int pair[2] = {0, 1};
     struct mdl_group g2 = {.n = 2, .ranks = pair};
-    cr_assert(eq(int, sim_group_env(&t, &g2, &ge, &err), 0));
+    cr_assert(eq(int, tune_group_env(&t, &g2, &ge, &err), 0));
     a = MDL_ALGO_AUTO;
     p = MDL_PROTO_AUTO;
-    cr_assert(gt(dbl, sim_coll_choose(&ge, &nc, MDL_OP_SEND_RECV, 4096, &a, &p, &err), 0), "%s",
+    cr_assert(gt(dbl, tune_choose(&ge, &nc, MDL_OP_SEND_RECV, 4096, &a, &p, &err), 0), "%s",
               err.msg);
     cr_assert(eq(int, a, MDL_ALGO_DIRECT));
-    sim_group_env_release(&ge);
+    tune_group_env_release(&ge);
     plat_topo_release(&t);
 }
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "models/strategy.h"
-#include "sim/trace.h"
+#include "core/trace.h"
 
 TestSuite(trace);
 
@@ -44,9 +44,9 @@ Test(trace, written_then_read_is_identical)
     char dir[64];
     tmpdir(dir);
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_trace_write(&a, "dgx-h100 nodes=1", dir, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_write(&a, "dgx-h100 nodes=1", dir, &err), 0), "%s", err.msg);
     char plat[128];
-    cr_assert(eq(int, sim_trace_read(dir, &b, plat, sizeof plat, &err), 0), "%s:%d: %s", err.path,
+    cr_assert(eq(int, trace_read(dir, &b, plat, sizeof plat, &err), 0), "%s:%d: %s", err.path,
               err.line, err.msg);
     cr_assert(eq(str, plat, "dgx-h100 nodes=1"));
     cr_assert(eq(int, b.nranks, a.nranks));
@@ -112,9 +112,9 @@ Test(trace, rejects_bad_lines_naming_line_column_and_field)
         char dir[64];
         tmpdir(dir);
         struct tps_error err = {0};
-        sim_trace_write(&a, NULL, dir, &err);
+        trace_write(&a, NULL, dir, &err);
         corrupt(dir, 3, cases[i].text);
-        cr_assert(ne(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "case %zu accepted", i);
+        cr_assert(ne(int, trace_read(dir, &b, NULL, 0, &err), 0), "case %zu accepted", i);
         cr_assert(strstr(err.path, "rank-00000.tps") != NULL);
         cr_assert(eq(int, err.line, 3), "case %zu line %d", i, err.line);
         cr_assert(eq(int, err.col, cases[i].col), "case %zu col %d (%s)", i, err.col, err.msg);
@@ -136,7 +136,7 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     fclose(f);
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(ne(int, sim_trace_read(dir, &p, NULL, 0, &err), 0));
+    cr_assert(ne(int, trace_read(dir, &p, NULL, 0, &err), 0));
     cr_assert(eq(str, err.field, "version"));
     cr_assert(eq(int, err.line, 1));
     mdl_program_release(&p);
@@ -144,7 +144,7 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     fputs("tpsim-trace 1\nlayers 2\n", f);
     fclose(f);
     struct tps_error e2 = {0};
-    cr_assert(ne(int, sim_trace_read(dir, &p, NULL, 0, &e2), 0));
+    cr_assert(ne(int, trace_read(dir, &p, NULL, 0, &e2), 0));
     cr_assert(eq(str, e2.field, "ranks"));
     mdl_program_release(&p);
     rmdir_all(dir);
@@ -162,8 +162,8 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
     char dir[64];
     tmpdir(dir);
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_trace_write(&a, NULL, dir, &err), 0));
-    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_write(&a, NULL, dir, &err), 0));
+    cr_assert(eq(int, trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
     for (int i = 0; i < a.ranks[0].nops; i++) {
         cr_assert(eq(int, b.ranks[0].ops[i].recorded, 1));
         cr_assert(eq(dbl, b.ranks[0].ops[i].rec_start, a.ranks[0].ops[i].rec_start));
@@ -196,7 +196,7 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
         fclose(out);
         rename(tmp, path);
     }
-    cr_assert(eq(int, sim_trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
     cr_assert(eq(int, b.ranks[0].nops, a.ranks[0].nops));
     cr_assert(eq(int, b.ranks[0].ops[0].recorded, 0));
     mdl_program_release(&a);

@@ -1,7 +1,7 @@
-/* cliutil.h - helpers shared by the tpsim commands (cli.c, cli_validate.c): error reporting,
+/* cliutil.h - helpers shared by the tpsim commands (cli/main.c, cli_validate.c): error reporting,
  * usage errors, --help detection, and the --platform argument. */
-#ifndef SIM_CLIUTIL_H
-#define SIM_CLIUTIL_H
+#ifndef CLI_CLIUTIL_H
+#define CLI_CLIUTIL_H
 
 #include <jansson.h>
 
