@@ -7,24 +7,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/csv.h"
+#include "common/gnuplot.h"
 #include "common/readall.h"
 #include "models/strategy.h"
 #include "cli/cliutil.h"
-#include "sim/engine.h"
-#include "core/report.h"
-#include "core/scenario.h"
+#include "pipeline/pipeline.h"
+#include "core/pool.h"
 #include "core/sweep.h"
 
 static const char sweep_help[] =
@@ -92,40 +89,24 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     int tfd = mkstemp(tmp);
     if (tfd >= 0) close(tfd);
     struct tps_error err = {0};
-    struct scn_scenario s;
-    memset(&s, 0, sizeof s);
+    struct pipeline_job j;
+    memset(&j, 0, sizeof j);
     int rc = tfd < 0 ? tps_error_set(&err, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
                      : sweep_write_point(sw, i, tmp, &err);
-    int loaded = 0;
-    if (!rc) {
-        rc = scn_load_in(tmp, sw->path, &s, &err);
-        loaded = 1;
-    }
+    if (!rc) rc = pipeline_load_scenario(tmp, sw->path, &j, &err);
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
-    struct mdl_program p;
-    struct sim_stats st = {0};
     struct report r = {0};
-    int lowered = 0;
-    if (!rc) {
-        rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
-                                &err);
-        lowered = 1;
-    }
-    if (!rc) rc = sim_engine_run(&p, &s.topo, &st, &err);
-    if (!rc) rc = report_build(&p, &st, &r) ? TPS_ENOMEM : 0;
+    if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
     size_t n = (size_t)snprintf(line, sizeof line, "%ld", i);
     for (int k = 0; k < sw->nkeys; k++) {
         sweep_display(sw->vals[k][sweep_index(sw, i, k)], field, sizeof field);
         put(line, sizeof line, &n, field);
     }
     if (!rc) {
-        struct mdl_memory mem;
-        mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
-        report_set_memory(&r, &mem, s.device.mem_bytes);
         n += (size_t)snprintf(line + n, sizeof line - n,
                               ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,", r.iteration_s,
                               r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
-                              r.exposed_comm_s, r.compute_s, r.comm_s, mem.total / 1e9,
+                              r.exposed_comm_s, r.compute_s, r.comm_s, j.mem.total / 1e9,
                               r.memory_fits ? "true" : "false");
     } else {
         char msg[700];
@@ -137,9 +118,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     }
     snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
     report_release(&r);
-    sim_stats_release(&st);
-    if (lowered) mdl_program_release(&p);
-    if (loaded) scn_release(&s);
+    pipeline_release(&j);
     unlink(tmp);
     ssize_t w = write(fd, line, strlen(line));
     _exit(w == (ssize_t)strlen(line) ? 0 : 3);
@@ -398,17 +377,37 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
         }
         fprintf(g, "unset multiplot\n");
     }
-    fclose(g);
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", gp);
-    int st = system(cmd);
-    if (st != 0)
+    if (fclose(g) != 0 || tps_gnuplot_run(gp) != 0)
         fprintf(stderr,
                 "tpsim sweep: gnuplot failed or is missing (apt-get install gnuplot-nox); "
                 "script kept in %s\n",
                 gp);
     else
         fprintf(stderr, "tpsim sweep: plots in %s.png and %s.svg\n", base, base);
+}
+
+/* What the pool's callbacks need. */
+struct point_ctx {
+    const struct sweep *sw;
+    const struct rows *R;
+    int fd; /* the CSV, rows appended */
+    double t0;
+};
+
+static int point_wanted(long i, void *ctx)
+{
+    return !((struct point_ctx *)ctx)->R->line[i];
+}
+
+static void point_work(long i, void *ctx)
+{
+    const struct point_ctx *pc = ctx;
+    run_point(pc->sw, i, pc->fd);
+}
+
+static void point_progress(long finished, long todo, long failed, void *ctx)
+{
+    progress(finished, todo, failed, ((struct point_ctx *)ctx)->t0);
 }
 
 /* Runs the sweep into csv; returns the exit status. */
@@ -453,7 +452,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         rows_release(&R);
         return CLI_EXIT_SIM;
     }
-    long todo = 0, finished = 0, failed = 0;
+    long todo = 0, failed = 0;
     for (long i = 0; i < sw->npoints; i++)
         todo += !R.line[i];
     struct timespec ts;
@@ -461,38 +460,9 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     double t0 = ts.tv_sec + ts.tv_nsec * 1e-9;
     fprintf(stderr, "tpsim sweep: %ld points (%ld to run) on %d workers, rows in %s\n", sw->npoints,
             todo, jobs, csv);
-    fflush(NULL);
-    pid_t parent = getpid();
-    long next = 0;
-    int running = 0;
-    while (finished < todo) {
-        while (running < jobs && next < sw->npoints) {
-            if (R.line[next]) {
-                next++;
-                continue;
-            }
-            pid_t pid = fork();
-            if (pid == 0) {
-                /* a worker dies with the sweep: no orphan appends rows after a kill */
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != parent) _exit(4);
-                run_point(sw, next, wfd);
-            }
-            if (pid < 0) break;
-            running++;
-            next++;
-        }
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        running--;
-        finished++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
-        progress(finished, todo, failed, t0);
-    }
+    struct point_ctx pc = {sw, &R, wfd, t0};
+    static const struct pool_ops ops = {point_wanted, point_work, point_progress};
+    failed = pool_run(sw->npoints, jobs, &ops, &pc);
     if (isatty(2)) fprintf(stderr, "\n");
     /* every row in point order, so that a rerun writes the same file */
     rows_release(&R);

@@ -15,10 +15,6 @@ int cli_report_error(const struct tps_error *err);
 /* Prints "tpsim CMD: <message>" and a pointer to --help; returns CLI_EXIT_INPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int cli_is_help(const char *a);
-/* Builds the topology of a --platform argument "NAME_OR_FILE [key=value ...]". Splits the words
- * into `words` (at most 64) kept in `buf`; *nwords/words may be NULL. */
-int cli_platform(const char *spec, struct plat_topo *t, struct tps_error *err);
-int cli_split_words(const char *spec, char *buf, size_t len, char **words, int max);
 /* Writes JSON value j (released here; NULL means it could not be built) to path with 17-digit
  * reals; returns 0 or CLI_EXIT_INPUT after a message naming cmd and path. */
 int cli_write_json(json_t *j, const char *path, const char *cmd);
@@ -28,10 +24,6 @@ int cli_write_json(json_t *j, const char *path, const char *cmd);
  * is build/tpsim), else under the source directory it was configured from. Writes the path into
  * out and returns it; `rel` itself when neither exists. */
 const char *cli_project_path(const char *rel, char *out, size_t len);
-
-/* The trace directory to read for `input`: input itself, or input/merged when input is a
- * tracer recording that trace-merge has merged (no meta.tps of its own). Uses buf. */
-const char *cli_trace_dir(const char *input, char *buf, size_t len);
 
 /* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);

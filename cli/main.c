@@ -19,11 +19,9 @@
 #include "models/strategy.h"
 #include "platforms/preset.h"
 #include "platforms/spec.h"
-#include "sim/engine.h"
-#include "core/report.h"
-#include "core/scenario.h"
 #include "core/trace.h"
 #include "core/tracemerge.h"
+#include "pipeline/pipeline.h"
 #include "cli/cliutil.h"
 
 #ifndef TPSIM_VERSION
@@ -55,100 +53,36 @@ struct run_opts {
     int quiet;
 };
 
-/* Simulates p on t and writes the report; `mem` (NULL for traces) is the memory per GPU,
- * checked against `capacity` bytes. */
-static int simulate_and_report(struct mdl_program *p, const struct plat_topo *t,
-                               const struct report_meta *meta, const struct run_opts *o,
-                               const struct mdl_memory *mem, double capacity)
-{
-    struct tps_error err = {0};
-    struct sim_stats st;
-    if (!o->quiet && isatty(2))
-        fprintf(stderr, "tpsim: simulating %d layer(s) x %d micro-batch(es) on %d GPU(s)...\n",
-                p->layers, p->micro_batches, p->nranks);
-    int rc = sim_engine_run(p, t, &st, &err);
-    if (rc) {
-        sim_stats_release(&st);
-        return cli_report_error(&err);
-    }
-    struct report r;
-    rc = report_build(p, &st, &r);
-    sim_stats_release(&st);
-    if (rc) {
-        fprintf(stderr, "tpsim: out of memory\n");
-        return CLI_EXIT_SIM;
-    }
-    if (mem) report_set_memory(&r, mem, capacity);
-    report_warn_memory(&r, meta->device, stderr);
-    if (!o->quiet) report_print(&r, meta, stdout);
-    if (o->json) rc = report_write_json(&r, meta, o->json, &err);
-    if (!rc && o->csv) rc = report_write_csv(&r, meta, o->csv, &err);
-    if (!rc && o->timeline) rc = report_write_timeline(p, o->timeline, &err);
-    report_release(&r);
-    return rc ? cli_report_error(&err) : 0;
-}
-
 static int is_dir(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static int run_trace_dir(const struct run_opts *o)
+/* Loads the input, simulates it and writes the report. */
+static int run_input(const struct run_opts *o)
 {
     struct tps_error err = {0};
-    struct mdl_program p;
-    char recorded[512], buf[1024];
-    const char *dir = cli_trace_dir(o->input, buf, sizeof buf);
-    int rc = trace_read(dir, &p, recorded, sizeof recorded, &err);
-    struct plat_topo t = {0};
-    const char *spec = o->platform ? o->platform : recorded;
-    if (!rc && !spec[0])
-        rc = tps_error_set(&err, TPS_EINVAL, o->input, 0, 0, "platform",
-                           "the trace records no platform: give --platform");
-    if (!rc) rc = cli_platform(spec, &t, &err);
-    if (!rc && p.nranks > t.ngpus) {
-        char meta[1100];
-        snprintf(meta, sizeof meta, "%s/meta.tps", dir);
-        rc = tps_error_set(&err, TPS_EINVAL, meta, trace_meta_line(dir, "ranks"), 1, "ranks",
-                           "the trace has %d ranks, but platform '%s' has only %d GPUs", p.nranks,
-                           spec, t.ngpus);
-    }
-    int code = rc ? cli_report_error(&err) : 0;
+    struct pipeline_job j;
+    int rc = is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, &j, &err)
+                              : pipeline_load_scenario(o->input, NULL, &j, &err);
+    if (!rc && !o->quiet && isatty(2))
+        fprintf(stderr, "tpsim: simulating %d layer(s) x %d micro-batch(es) on %d GPU(s)...\n",
+                j.prog.layers, j.prog.micro_batches, j.prog.nranks);
+    struct timing tm = {0};
+    struct report r = {0};
+    if (!rc) rc = pipeline_simulate(&j, &tm, &r, &err);
     if (!rc) {
-        char model[64];
-        snprintf(model, sizeof model, "trace (%d ranks)", p.nranks);
-        struct report_meta meta = {o->input, model, "as recorded", spec, "as recorded"};
-        code = simulate_and_report(&p, &t, &meta, o, NULL, 0);
+        report_warn_memory(&r, j.meta.device, stderr);
+        if (!o->quiet) report_print(&r, &j.meta, stdout);
     }
-    plat_topo_release(&t);
-    mdl_program_release(&p);
-    return code;
-}
-
-static int run_scenario(const struct run_opts *o)
-{
-    struct tps_error err = {0};
-    struct scn_scenario s;
-    int rc = scn_load(o->input, &s, &err);
-    struct mdl_program p = {0};
-    if (!rc)
-        rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
-                                &err);
-    int code = rc ? cli_report_error(&err) : 0;
-    if (!rc) {
-        char model[256], strat[128], plat[400];
-        scn_describe_model(&s, model, sizeof model);
-        scn_describe_strategy(&s, strat, sizeof strat);
-        snprintf(plat, sizeof plat, "%s (%s)", s.platform_spec, s.topo.desc);
-        struct report_meta meta = {s.path, model, s.device.name, plat, strat};
-        struct mdl_memory mem;
-        mdl_strategy_memory(&s.strategy, &s.model, (int)s.model.layers, &mem);
-        code = simulate_and_report(&p, &s.topo, &meta, o, &mem, s.device.mem_bytes);
-    }
-    mdl_program_release(&p);
-    scn_release(&s);
-    return code;
+    if (!rc && o->json) rc = report_write_json(&r, &j.meta, o->json, &err);
+    if (!rc && o->csv) rc = report_write_csv(&r, &j.meta, o->csv, &err);
+    if (!rc && o->timeline) rc = report_write_timeline(&j.prog, &tm, o->timeline, &err);
+    report_release(&r);
+    timing_release(&tm);
+    pipeline_release(&j);
+    return rc ? cli_report_error(&err) : 0;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -178,9 +112,9 @@ static int cmd_run(int argc, char **argv)
         }
     }
     if (!o.input) return cli_usage_error("run", "%s", "missing SCENARIO");
-    if (is_dir(o.input)) return run_trace_dir(&o);
-    if (o.platform) return cli_usage_error("run", "%s", "--platform applies to trace directories");
-    return run_scenario(&o);
+    if (o.platform && !is_dir(o.input))
+        return cli_usage_error("run", "%s", "--platform applies to trace directories");
+    return run_input(&o);
 }
 
 /* ------------------------------------------------------------------ trace */
@@ -217,16 +151,11 @@ static int cmd_trace(int argc, char **argv)
     }
     if (!in || !out) return cli_usage_error("trace", "%s", "need SCENARIO and -o DIR");
     struct tps_error err = {0};
-    struct scn_scenario s;
-    struct mdl_program p = {0};
-    int rc = scn_load(in, &s, &err);
-    if (!rc)
-        rc = mdl_strategy_lower(&s.strategy, &s.model, &s.device, s.layers, s.micro_batches, &p,
-                                &err);
-    if (!rc) rc = trace_write(&p, s.platform_spec, out, &err);
-    if (!rc) printf("wrote %d rank file(s) to %s\n", p.nranks, out);
-    mdl_program_release(&p);
-    scn_release(&s);
+    struct pipeline_job j;
+    int rc = pipeline_load_scenario(in, NULL, &j, &err);
+    if (!rc) rc = trace_write(&j.prog, j.scn.platform_spec, out, &err);
+    if (!rc) printf("wrote %d rank file(s) to %s\n", j.prog.nranks, out);
+    pipeline_release(&j);
     return rc ? cli_report_error(&err) : 0;
 }
 
@@ -261,7 +190,7 @@ static const char coll_help[] =
 /* The granularity a collective over GPUs 0..ranks-1 ran at. "auto" resolves per phase: phases
  * over more than the platform's flow_threshold ranks run flow-level, so a hierarchical one can be
  * per-step inside machines and flow-level across them ("step+flow"). */
-static const char *gran_used(const struct plat_topo *t, const struct sim_coll_how *how, int ranks)
+static const char *gran_used(const struct plat_topo *t, const struct pipeline_coll_how *how, int ranks)
 {
     if (how->gran != MDL_GRAN_AUTO) return mdl_gran_name((enum mdl_coll_gran)how->gran);
     int thr = t->nccl.flow_threshold;
@@ -279,7 +208,7 @@ static int cmd_collective(int argc, char **argv)
     const char *plat = NULL, *op = "all_reduce", *json = NULL;
     double bytes = 0, lo = 0, hi = 0, factor = 2;
     long ranks = 0;
-    struct sim_coll_how force = {0};
+    struct pipeline_coll_how force = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) {
@@ -337,7 +266,7 @@ static int cmd_collective(int argc, char **argv)
         return cli_usage_error("collective", "%s", "give --bytes or --min <= --max");
     struct tps_error err = {0};
     struct plat_topo t;
-    if (cli_platform(plat, &t, &err)) {
+    if (plat_spec_from_line(plat, &t, &err)) {
         plat_topo_release(&t);
         return cli_report_error(&err);
     }
@@ -354,8 +283,8 @@ static int cmd_collective(int argc, char **argv)
     int nrows = 0;
     for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
         double size = floor(s), time = 0;
-        struct sim_coll_how how = force;
-        int rc = sim_collective_time(&t, kind, (int)ranks, size, &how, &time, &err);
+        struct pipeline_coll_how how = force;
+        int rc = pipeline_collective(&t, kind, (int)ranks, size, &how, &time, &err);
         if (rc) {
             code = cli_report_error(&err);
             break;

@@ -69,6 +69,11 @@ int tps_error_set(struct tps_error *err, int code, const char *path, int line, i
     return code;
 }
 
+int tps_error_oom(struct tps_error *err)
+{
+    return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
 void tps_error_format(const struct tps_error *err, char *buf, size_t len)
 {
     size_t n = 0;

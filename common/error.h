@@ -41,6 +41,9 @@ const char *tps_errname(int code);
 int tps_error_set(struct tps_error *err, int code, const char *path, int line, int col,
                   const char *field, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* The one out-of-memory error: sets "out of memory" (TPS_ENOMEM) and returns TPS_ENOMEM. */
+int tps_error_oom(struct tps_error *err);
+
 /* Renders "path:line:col: field 'f': msg" into buf. */
 void tps_error_format(const struct tps_error *err, char *buf, size_t len);
 

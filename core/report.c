@@ -58,13 +58,13 @@ double report_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
     return total - inter;
 }
 
-int report_build(const struct mdl_program *p, const struct sim_stats *st, struct report *r)
+int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r)
 {
     memset(r, 0, sizeof *r);
     r->nranks = p->nranks;
     r->nlayers = p->layers;
     r->micro_batches = p->micro_batches > 0 ? p->micro_batches : 1;
-    r->iteration_s = st->end_s;
+    r->iteration_s = tm->end_s;
     r->hardware_flop = mdl_program_flop(p);
     r->model_flop = p->model_flop;
     r->peak_flops = p->peak_flops;
@@ -92,22 +92,23 @@ int report_build(const struct mdl_program *p, const struct sim_stats *st, struct
         int nc = 0, nm = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
+            const struct timing_span *ts = timing_op(tm, k, i);
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
-            (*dst)[0] = op->t_start;
-            (*dst)[1] = op->t_end;
+            (*dst)[0] = ts->start;
+            (*dst)[1] = ts->end;
             if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
                 op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
                 continue;
             size_t s =
                 ((size_t)op->layer * (size_t)r->micro_batches + (size_t)op->mb) * 2 + op->phase;
-            if (op->t_start < span[s][0]) span[s][0] = op->t_start;
-            if (op->t_end > span[s][1]) span[s][1] = op->t_end;
+            if (ts->start < span[s][0]) span[s][0] = ts->start;
+            if (ts->end > span[s][1]) span[s][1] = ts->end;
         }
         /* union() merges in place; exposed() merging again gives the same union */
         r->compute_s += report_interval_union(comp, nc);
         r->comm_s += report_interval_union(comm, nm);
         r->exposed_comm_s += report_interval_exposed(comm, nm, comp, nc);
-        r->bytes_sent += st->bytes_sent ? st->bytes_sent[k] : 0;
+        r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
     }
     r->compute_s /= p->nranks;
     r->comm_s /= p->nranks;
@@ -289,7 +290,8 @@ int report_write_csv(const struct report *r, const struct report_meta *m,
     return TPS_OK;
 }
 
-int report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err)
+int report_write_timeline(const struct mdl_program *p, const struct timing *tm, const char *path,
+                          struct tps_error *err)
 {
     static const char *const stream_names[] = {"compute", "comm", "comm2", "comm3"};
     json_t *ev = json_array();
@@ -304,6 +306,7 @@ int report_write_timeline(const struct mdl_program *p, const char *path, struct 
                                                 "args", "name", stream_names[s]));
         for (int i = 0; i < p->ranks[r].nops; i++) {
             const struct mdl_op *op = &p->ranks[r].ops[i];
+            const struct timing_span *ts = timing_op(tm, r, i);
             json_t *args = json_pack("{s:s, s:i, s:i, s:s}", "kind",
                                      mdl_op_kind_name((enum mdl_op_kind)op->kind), "layer",
                                      op->layer, "micro_batch", op->mb, "phase",
@@ -315,7 +318,7 @@ int report_write_timeline(const struct mdl_program *p, const char *path, struct 
             json_array_append_new(
                 ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat",
                               op->stream == MDL_STREAM_COMPUTE ? "compute" : "comm", "ph", "X",
-                              "ts", op->t_start * 1e6, "dur", (op->t_end - op->t_start) * 1e6,
+                              "ts", ts->start * 1e6, "dur", (ts->end - ts->start) * 1e6,
                               "pid", r, "tid", op->stream, "args", args));
         }
     }

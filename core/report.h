@@ -1,6 +1,6 @@
 /* report.h - what a replay means to a person: iteration time, where it goes, per layer.
  *
- * Built from the op times the engine filled in. Per rank, compute time is the union of its
+ * Built from a program and the op times the engine produced for it (core/timing.h). Per rank, compute time is the union of its
  * compute-stream intervals, and exposed communication time the part of its communication-stream
  * intervals during which no compute runs; both are averaged over ranks. A layer's forward (or
  * backward) time is, per micro-batch, from the first start to the last end of its ops over all
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "sim/engine.h"
+#include "core/timing.h"
 #include "models/strategy.h"
 
 struct report_layer {
@@ -55,7 +55,7 @@ struct report_meta {
     const char *strategy; /* strategy description */
 };
 
-int report_build(const struct mdl_program *p, const struct sim_stats *st, struct report *r);
+int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
 void report_release(struct report *r);
 /* Adds the memory per GPU and the device's capacity to the report. */
 void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity);
@@ -68,7 +68,8 @@ int report_write_json(const struct report *r, const struct report_meta *m,
 int report_write_csv(const struct report *r, const struct report_meta *m,
                          const char *path, struct tps_error *err);
 /* Chrome trace JSON (opens in Perfetto): one process per GPU, one thread per stream. */
-int report_write_timeline(const struct mdl_program *p, const char *path, struct tps_error *err);
+int report_write_timeline(const struct mdl_program *p, const struct timing *tm, const char *path,
+                          struct tps_error *err);
 
 /* Measure of the union of n intervals [s_i, e_i) and of its intersection with another union.
  * Exposed in the header because tests check the interval arithmetic directly. */

@@ -94,7 +94,7 @@ static int read_range(const struct tps_ydoc *d, int id, const char *f, struct sw
     for (double v = from; !rc && v <= to * (1 + 1e-12); v = factor ? v * factor : v + step) {
         char t[64];
         snprintf(t, sizeof t, "%.15g", v);
-        if (push(sw, k, t)) rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if (push(sw, k, t)) rc = tps_error_oom(err);
         if (sw->nvals[k] > 10000) rc = tps_ydoc_fail(d, id, f, err, "more than 10000 values");
     }
     return rc;
@@ -141,7 +141,7 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
                 char t[512];
                 rc = flow_text(&d, tps_ydoc_seq_at(&d, v, j), f, t, sizeof t, err);
                 if (!rc && push(sw, k, t))
-                    rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                    rc = tps_error_oom(err);
             }
         } else {
             rc = tps_ydoc_fail(&d, v, f, err,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LINE_MAX_LEN 8192
 #define MAX_TOK      4200
@@ -443,4 +444,13 @@ int trace_meta_line(const char *dir, const char *key)
     }
     fclose(f);
     return found;
+}
+
+const char *trace_dir_resolve(const char *input, char *buf, size_t len)
+{
+    struct stat sb;
+    snprintf(buf, len, "%s/meta.tps", input);
+    if (access(buf, F_OK) == 0) return input;
+    snprintf(buf, len, "%s/merged", input);
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? buf : input;
 }

@@ -30,4 +30,8 @@ int trace_read(const char *dir, struct mdl_program *p, char *platform, size_t pl
  * replay's platform reveals (more ranks than GPUs). */
 int trace_meta_line(const char *dir, const char *key);
 
+/* The trace directory to read for `input`: input itself, or input/merged when input is a
+ * tracer recording that trace-merge has merged (no meta.tps of its own). Uses buf. */
+const char *trace_dir_resolve(const char *input, char *buf, size_t len);
+
 #endif

@@ -204,7 +204,7 @@ int trace_merge(const char *dir, const char *outdir, const char *platform, int f
                 break;
             }
             if (tps_grow(&m, &cap, nm + 1, sizeof *m, 64)) {
-                rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                rc = tps_error_oom(err);
                 break;
             }
             m[nm++] = x;
@@ -239,12 +239,12 @@ int trace_merge(const char *dir, const char *outdir, const char *platform, int f
     }
     struct groups G = {0};
     if (!rc && reserve(&G, ng + 1))
-        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        rc = tps_error_oom(err);
     for (int g = 0; !rc && g < ng; g++) {
         G.g[g].n = gstart[g][1] - gstart[g][0];
         G.g[g].ranks = malloc((size_t)G.g[g].n * sizeof(int));
         if (!G.g[g].ranks) {
-            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            rc = tps_error_oom(err);
             break;
         }
         for (int k = gstart[g][0]; k < gstart[g][1]; k++)

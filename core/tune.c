@@ -165,7 +165,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     free(pairs);
     if (rc) {
         tune_group_env_release(e);
-        return rc < 0 ? tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory")
+        return rc < 0 ? tps_error_oom(err)
                       : tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route inside group");
     }
     return TPS_OK;
@@ -272,7 +272,7 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
                         pr = MDL_PROTO_SIMPLE;
                     }
                     if (tps_grow(&ch, &cap, nch + 1, sizeof *ch, 8)) {
-                        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                        rc = tps_error_oom(err);
                         break;
                     }
                     ch[nch++] = (struct choice){op->kind, op->algo, op->proto, op->bytes, a, pr};
@@ -369,7 +369,7 @@ int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pa
     struct pairs ps = {0};
     /* one entry per (group, kind, algorithm) in use */
     unsigned char *seen = calloc((size_t)p->ngroups * MDL_OP_NKINDS * MDL_ALGO_N + 1, 1);
-    if (!seen) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!seen) return tps_error_oom(err);
     for (int r = 0; r < p->nranks; r++)
         for (int i = 0; i < p->ranks[r].nops; i++) {
             const struct mdl_op *op = &p->ranks[r].ops[i];
@@ -382,7 +382,7 @@ int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pa
     free(seen);
     if (ps.oom) {
         free(ps.v);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     }
     if (ps.n) qsort(ps.v, (size_t)ps.n, sizeof *ps.v, pair_cmp);
     int u = 0;

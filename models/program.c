@@ -175,7 +175,7 @@ static int check_groups(struct check *C, struct tps_error *err)
         if (p->groups[g].n < 1)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "group", "group %d has no rank", g);
         C->sorted[g] = malloc((size_t)p->groups[g].n * sizeof **C->sorted);
-        if (!C->sorted[g]) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if (!C->sorted[g]) return tps_error_oom(err);
         memcpy(C->sorted[g], p->groups[g].ranks, (size_t)p->groups[g].n * sizeof **C->sorted);
         qsort(C->sorted[g], (size_t)p->groups[g].n, sizeof **C->sorted, int_cmp);
         for (int m = 0; m < p->groups[g].n; m++) {
@@ -236,7 +236,7 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
             C->stream[g] = op->stream;
             if (G->ranks[0] == r) {
                 if (tps_grow(&C->ref[g], &C->cref[g], C->nref[g] + 1, sizeof **C->ref, 16))
-                    return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                    return tps_error_oom(err);
                 C->ref[g][C->nref[g]++] = (struct coll_sig){op->kind, op->bytes};
             }
             continue;
@@ -278,7 +278,7 @@ static int build_membership(struct check *C, struct tps_error *err)
         total += (size_t)p->groups[g].n;
     C->mgroups = malloc((total + 1) * sizeof *C->mgroups);
     if (!C->mstart || !C->mgroups)
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     for (int g = 0; g < p->ngroups; g++)
         for (int m = 0; m < p->groups[g].n; m++)
             C->mstart[p->groups[g].ranks[m] + 2]++;
@@ -303,7 +303,7 @@ int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, stru
                       .stream = calloc(ng, sizeof *C.stream)};
     int rc = C.sorted && C.ref && C.nref && C.cref && C.count && C.stream
                  ? check_groups(&C, err)
-                 : tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                 : tps_error_oom(err);
     if (!rc) rc = build_membership(&C, err);
     for (int pass = 1; pass <= 2; pass++)
         for (int r = 0; !rc && r < p->nranks; r++)

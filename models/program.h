@@ -43,7 +43,7 @@ struct mdl_op {
     uint8_t phase;              /* enum mdl_phase */
     uint8_t ndeps;              /* entries used in deps */
     uint8_t algo, proto, gran;  /* collectives: enum mdl_coll_{algo,proto,gran} (collective.h);
-                                   0 = let the tuner choose, filled in by the engine */
+                                   0 = let the tuner choose (core/tune.h) */
     int32_t name;               /* index into program names */
     int32_t layer;              /* transformer layer, -1 if none */
     int32_t mb;                 /* micro-batch index, -1 if none */
@@ -52,8 +52,6 @@ struct mdl_op {
     double dur_s;               /* compute duration, s (compute ops) */
     double flop;                /* FLOPs this op executes (GEMM and attention ops) */
     double bytes;               /* collective full size, or bytes a compute op moves */
-    double t_start;             /* filled by the engine: start time, s */
-    double t_end;               /* filled by the engine: end time, s */
     double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
 };

@@ -484,7 +484,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct mdl_program *out, struct tps_error *err)
 {
     if (mdl_program_init(out, st->tp) != 0)
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     int rc = mdl_strategy_check(st, m, err);
     if (rc) return rc;
     out->layers = layers;
@@ -500,6 +500,6 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                              "(TPSIM_MAX_OPS): simulate fewer layers or micro-batches",
                              nops, mdl_max_ops());
     if (lower_rank0(st, m, dev, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     return TPS_OK;
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/tune.h"
-#include "sim/engine.h"
+#include "pipeline/pipeline.h"
 #include "common/grow.h"
 
 double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
@@ -17,7 +17,7 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
     char *ready = calloc((size_t)p->ngroups + 1, 1);
     double last = -1;
     if (!end || !env || !ready) {
-        tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        tps_error_oom(err);
         goto done;
     }
     last = 0;
@@ -43,7 +43,7 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
                 int bad = !set || tune_group_env_set(t, set, ns, &env[g], err);
                 free(set);
                 if (bad) {
-                    if (!set) tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                    if (!set) tps_error_oom(err);
                     last = -1;
                     break;
                 }
@@ -139,7 +139,7 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     info->model_flop = mdl_model_flop(&s->model, s->layers, s->micro_batches);
     if (enumerate(s, o, &l)) {
         free(l.v);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     }
     if (l.n == 0) {
         free(l.v);
@@ -172,7 +172,7 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     int rc = TPS_OK;
     for (int i = 0; i < l.n && !rc; i++) {
         struct mdl_program p;
-        rc = mdl_strategy_lower(&l.v[i].st, &s->model, &s->device, 1, 1, &p, err);
+        rc = pipeline_lower(s, &l.v[i].st, 1, 1, &p, err);
         double t = rc ? -1 : planner_predict(&p, &s->topo, err);
         if (!rc && t < 0) rc = err->code ? err->code : TPS_EINVAL;
         l.v[i].predicted_s = t * scale;
@@ -181,11 +181,11 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
     for (int i = 0; i < l.n && i < o->simulate && !rc; i++) {
         struct mdl_program p;
-        struct sim_stats st = {0};
-        rc = mdl_strategy_lower(&l.v[i].st, &s->model, &s->device, 1, 1, &p, err);
-        if (!rc) rc = sim_engine_run(&p, &s->topo, &st, err);
-        if (!rc) l.v[i].simulated_s = st.end_s * scale;
-        sim_stats_release(&st);
+        struct timing tm = {0};
+        rc = pipeline_lower(s, &l.v[i].st, 1, 1, &p, err);
+        if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
+        if (!rc) l.v[i].simulated_s = tm.end_s * scale;
+        timing_release(&tm);
         mdl_program_release(&p);
     }
     if (rc) {

@@ -206,7 +206,7 @@ int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct t
             t->links[uplink].bw_Bps = leaf_nics * p->nic_Bps / p->oversub;
         }
     }
-    if (b.oom) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (b.oom) return tps_error_oom(err);
     snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
              p->nodes > 1 ? "s" : "");
     return plat_topo_finish(t, err);

@@ -254,7 +254,7 @@ int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int np
                       struct tps_error *err)
 {
     struct plat_route *routes = malloc((size_t)(npairs + 1) * sizeof *routes);
-    if (!routes) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!routes) return tps_error_oom(err);
     for (int i = 0; i < npairs; i++) {
         if (plat_topo_route(t, pairs[i].src, pairs[i].dst, &routes[i]) != 0) {
             free(routes);
@@ -270,7 +270,7 @@ int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int np
     int rc = t->machines > 1 ? write_zoned(t, pairs, npairs, routes, f) : 1;
     if (rc < 0) {
         free(routes);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     }
     if (rc == 1) {
         fprintf(f, "<zone id=\"tpsim\" routing=\"Full\">\n");

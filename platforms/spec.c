@@ -438,11 +438,11 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
         char name[32];
         snprintf(name, sizeof name, "gpu%ld", g);
         if (plat_topo_node(t, name, PLAT_GPU, (int)(g / per), 0) < 0)
-            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            return tps_error_oom(err);
     }
     t->machines = (int)((ngpu + per - 1) / per);
     if (tps_strindex_update(x, t->nnodes, node_key, t))
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     int nodes = tps_ydoc_get(d, id, "nodes");
     join(f, sizeof f, field, "nodes");
     if (nodes && !tps_ydoc_is_seq(d, nodes))
@@ -474,7 +474,7 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
         if (fn && (rc = tps_ydoc_rate(d, fn, fk, &fwd, err))) return rc;
         if (plat_topo_node(t, name, k, -1, fwd) < 0 ||
             tps_strindex_update(x, t->nnodes, node_key, t))
-            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            return tps_error_oom(err);
     }
     int links = tps_ydoc_get(d, id, "links");
     join(f, sizeof f, field, "links");
@@ -526,7 +526,7 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
         char name[64];
         snprintf(name, sizeof name, "l%d", i);
         if (plat_topo_link(t, name, ends[0], ends[1], bw, lat, shared, (enum plat_level)level) < 0)
-            return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            return tps_error_oom(err);
     }
     struct tps_error e2 = {0};
     if (plat_topo_finish(t, &e2)) {
@@ -706,4 +706,26 @@ int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *
     if (rc == TPS_OK) rc = plat_spec_parse(&d, tps_ydoc_root(&d), "platform", ".", out, err);
     tps_ydoc_release(&d);
     return rc;
+}
+
+int plat_spec_split_words(const char *spec, char *buf, size_t len, char **words, int max)
+{
+    snprintf(buf, len, "%s", spec);
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w && n < max; w = strtok_r(NULL, " ", &save))
+        words[n++] = w;
+    return n;
+}
+
+int plat_spec_from_line(const char *spec, struct plat_topo *t, struct tps_error *err)
+{
+    char buf[1024];
+    char *words[64];
+    int n = plat_spec_split_words(spec, buf, sizeof buf, words, 64);
+    if (n == 0) {
+        plat_topo_init(t, "");
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "platform", "empty platform");
+    }
+    return plat_spec_from_args(words[0], n - 1, words + 1, t, err);
 }

@@ -25,6 +25,12 @@ int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct 
 int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *out,
                         struct tps_error *err);
 
+/* The same for one line "NAME_OR_FILE [key=value ...]" (a --platform argument, a trace's
+ * recorded platform). */
+int plat_spec_from_line(const char *line, struct plat_topo *out, struct tps_error *err);
+/* Splits a line at spaces into at most `max` words kept in buf; returns their count. */
+int plat_spec_split_words(const char *line, char *buf, size_t len, char **words, int max);
+
 /* Directory part of path into out ("." when it has none). */
 void plat_path_dir(const char *path, char *out, size_t len);
 /* Joins base_dir and a relative path into out (absolute paths are kept). */

@@ -40,12 +40,6 @@ struct actor_arg {
     int stream;
 };
 
-void sim_stats_release(struct sim_stats *st)
-{
-    free(st->bytes_sent);
-    st->bytes_sent = NULL;
-}
-
 /* Monotonic wall clock, s (TPSIM_TIMING=1 prints where a run's time goes). */
 static double wall_now(void)
 {
@@ -75,18 +69,19 @@ static void stream_actor(int argc, char **argv)
     (void)argv;
     struct actor_arg *a = sg_actor_self_get_data();
     struct sim_ctx *c = a->c;
-    struct mdl_rank *rk = &c->p->ranks[a->rank];
+    const struct mdl_rank *rk = &c->p->ranks[a->rank];
     struct sim_rank_state *rs = &c->rs[a->rank];
     for (int i = 0; i < rk->nops; i++) {
-        struct mdl_op *op = &rk->ops[i];
+        const struct mdl_op *op = &rk->ops[i];
         if (op->stream != a->stream) continue;
         wait_deps(c, a->rank, op);
-        op->t_start = simgrid_get_clock();
+        struct timing_span *ts = timing_op(c->tm, a->rank, i);
+        ts->start = simgrid_get_clock();
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
             sim_replay_run(c, a->rank, op);
         else if (op->dur_s > 0)
             sg_actor_sleep_for(op->dur_s);
-        op->t_end = simgrid_get_clock();
+        ts->end = simgrid_get_clock();
         rs->done[i] = 1;
         rs->ndone++;
         sg_cond_notify_all(rs->cond);
@@ -129,14 +124,13 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
 
 static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
-    struct mdl_program *p = c->p;
+    const struct mdl_program *p = c->p;
     c->hosts = calloc((size_t)p->nranks, sizeof *c->hosts);
     c->rs = calloc((size_t)p->nranks, sizeof *c->rs);
-    c->bytes_sent = calloc((size_t)p->nranks, sizeof *c->bytes_sent);
     c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
     c->hier = calloc((size_t)p->ngroups + 1, sizeof *c->hier);
     c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
-    if (!c->hosts || !c->rs || !c->bytes_sent || !c->mb || !c->hier || !c->pos) return -1;
+    if (!c->hosts || !c->rs || !c->mb || !c->hier || !c->pos) return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();
@@ -170,8 +164,9 @@ static int child_write(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *t, const char *xml,
-                                 const struct plat_pair *pairs, int npairs, int fd)
+static _Noreturn void child_main(const struct mdl_program *p, const struct plat_topo *t,
+                                 const char *xml, const struct plat_pair *pairs, int npairs,
+                                 struct timing *tm, int fd)
 {
     /* Stacks are mmap'ed with a guard page, touched only as used; past ~30k actors the
      * mappings run out (simgrid.md), so large runs drop the guard and use small stacks, which
@@ -205,7 +200,8 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
     if (!t->xml_path[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(xml);
     double t1 = wall_now();
     struct child_header h = {.status = CHILD_OK};
-    struct sim_ctx c = {.p = p, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
+    struct sim_ctx c = {
+        .p = p, .tm = tm, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
     if (child_setup(&c, t, &h) != 0) {
         h.status = CHILD_SETUP;
         if (!h.msg[0]) snprintf(h.msg, sizeof h.msg, "out of memory");
@@ -251,10 +247,8 @@ static _Noreturn void child_main(struct mdl_program *p, const struct plat_topo *
     }
     int ok = child_write(fd, &h, sizeof h);
     if (h.status != CHILD_OK) _exit(ok == 0 ? 0 : 3); /* the parent reads only the header */
-    for (int r = 0; r < p->nranks && ok == 0; r++)
-        for (int i = 0; i < p->ranks[r].nops && ok == 0; i++)
-            ok = child_write(fd, &p->ranks[r].ops[i].t_start, 2 * sizeof(double));
-    if (ok == 0) ok = child_write(fd, c.bytes_sent, (size_t)p->nranks * sizeof(double));
+    if (ok == 0) ok = child_write(fd, tm->span, tm->first[p->nranks] * sizeof *tm->span);
+    if (ok == 0) ok = child_write(fd, tm->bytes_sent, (size_t)p->nranks * sizeof(double));
     _exit(ok == 0 ? 0 : 3);
 }
 
@@ -284,7 +278,7 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
     *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
     if (!*pairs) {
         free(pr);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tps_error_oom(err);
     }
     for (int i = 0; i < n; i++)
         (*pairs)[i] = (struct plat_pair){.src = pr[i][0], .dst = pr[i][1]};
@@ -305,24 +299,32 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
     return rc;
 }
 
-static int check_program(const struct mdl_program *p, const struct plat_topo *t,
-                         struct tps_error *err)
+/* What the engine takes for granted but checks cheaply, since a violation would hang or crash
+ * the simulation: ranks fit on the platform, and every collective was tuned. */
+static int check_preconditions(const struct mdl_program *p, const struct plat_topo *t,
+                               struct tps_error *err)
 {
     if (p->nranks > t->ngpus)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "the program has %d ranks but the platform only %d GPUs", p->nranks,
                              t->ngpus);
-    return mdl_program_check(p, NULL, err);
+    for (int r = 0; r < p->nranks; r++)
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            if (mdl_op_is_coll((enum mdl_op_kind)op->kind) &&
+                (op->algo == MDL_ALGO_AUTO || op->proto == MDL_PROTO_AUTO))
+                return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                                     "internal: collective op %d of rank %d was not tuned", i, r);
+        }
+    return TPS_OK;
 }
 
-int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_stats *st,
+int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
                    struct tps_error *err)
 {
-    memset(st, 0, sizeof *st);
-    int rc = check_program(p, t, err);
+    memset(tm, 0, sizeof *tm);
+    int rc = check_preconditions(p, t, err);
     if (rc) return rc;
-    double w0 = wall_now();
-    if ((rc = tune_program(p, t, err))) return rc;
     double w1 = wall_now();
     char tmp[64] = "";
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
@@ -333,17 +335,15 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
         free(pairs);
         return rc;
     }
-    st->nranks = p->nranks;
-    st->bytes_sent = calloc((size_t)p->nranks, sizeof *st->bytes_sent);
     int fds[2];
-    if (!st->bytes_sent || pipe(fds) != 0) {
+    if (timing_init(tm, p) != TPS_OK || pipe(fds) != 0) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot start the simulation");
     }
     if (getenv("TPSIM_TIMING"))
-        fprintf(stderr, "tpsim timing: tuner %.3f s, routes and platform XML %.3f s (%d pairs)\n",
-                w1 - w0, wall_now() - w1, npairs);
+        fprintf(stderr, "tpsim timing: routes and platform XML %.3f s (%d pairs)\n",
+                wall_now() - w1, npairs);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -355,16 +355,15 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(p, t, xml, pairs, npairs, fds[1]);
+        child_main(p, t, xml, pairs, npairs, tm, fds[1]);
     }
     close(fds[1]);
     struct child_header h;
     int got = read_all(fds[0], &h, sizeof h) == 0;
-    for (int r = 0; got && h.status == CHILD_OK && r < p->nranks; r++)
-        for (int i = 0; got && i < p->ranks[r].nops; i++)
-            got = read_all(fds[0], &p->ranks[r].ops[i].t_start, 2 * sizeof(double)) == 0;
     if (got && h.status == CHILD_OK)
-        got = read_all(fds[0], st->bytes_sent, (size_t)p->nranks * sizeof(double)) == 0;
+        got = read_all(fds[0], tm->span, tm->first[p->nranks] * sizeof *tm->span) == 0;
+    if (got && h.status == CHILD_OK)
+        got = read_all(fds[0], tm->bytes_sent, (size_t)p->nranks * sizeof(double)) == 0;
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -385,48 +384,6 @@ int sim_engine_run(struct mdl_program *p, const struct plat_topo *t, struct sim_
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
     if (h.status != CHILD_OK) return tps_error_set(err, TPS_ESIM, NULL, 0, 0, NULL, "%s", h.msg);
-    st->end_s = h.end_s;
+    tm->end_s = h.end_s;
     return TPS_OK;
-}
-
-int sim_collective_time(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
-                        struct sim_coll_how *how, double *time_s, struct tps_error *err)
-{
-    struct mdl_program p;
-    int *members = malloc((size_t)ranks * sizeof *members);
-    if (!members || mdl_program_init(&p, ranks) != 0) {
-        free(members);
-        return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
-    for (int r = 0; r < ranks; r++)
-        members[r] = r;
-    int g = mdl_program_group(&p, ranks, members), nm = mdl_program_name(&p, mdl_op_kind_name(k));
-    free(members);
-    int rc = g < 0 || nm < 0;
-    for (int r = 0; !rc && r < ranks; r++) {
-        struct mdl_op o = {.kind = (uint8_t)k,
-                           .stream = MDL_STREAM_COMM,
-                           .phase = MDL_PHASE_OTHER,
-                           .name = nm,
-                           .layer = -1,
-                           .mb = -1,
-                           .group = g,
-                           .bytes = bytes,
-                           .algo = (uint8_t)how->algo,
-                           .proto = (uint8_t)how->proto,
-                           .gran = (uint8_t)how->gran};
-        rc = mdl_program_add(&p, r, &o) < 0;
-    }
-    struct sim_stats st = {0};
-    if (rc)
-        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    else if ((rc = sim_engine_run(&p, t, &st, err)) == 0) {
-        *time_s = st.end_s;
-        how->algo = p.ranks[0].ops[0].algo;
-        how->proto = p.ranks[0].ops[0].proto;
-        how->gran = p.ranks[0].ops[0].gran;
-    }
-    sim_stats_release(&st);
-    mdl_program_release(&p);
-    return rc;
 }

@@ -8,6 +8,7 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 
+#include "core/timing.h"
 #include "core/tune.h"
 #include "models/program.h"
 
@@ -26,7 +27,8 @@ struct sim_tree_memo {
 };
 
 struct sim_ctx {
-    struct mdl_program *p;
+    const struct mdl_program *p;
+    struct timing *tm;             /* op times and bytes sent, written here */
     sg_host_t *hosts;              /* per rank */
     const struct mdl_nccl *p_nccl; /* the platform's collective tuning */
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
@@ -35,7 +37,6 @@ struct sim_ctx {
     struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
-    double *bytes_sent;        /* per rank, bytes */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

@@ -97,7 +97,7 @@ static void post_send(struct xfer *x, int member, int slot, double payload)
     long size = (long)llround(payload / x->eff);
     x->comms[x->ncomms++] =
         sg_mailbox_put_async(mailbox(x->c, x->group, member, slot), &token, size);
-    x->c->bytes_sent[x->rank] += payload;
+    x->c->tm->bytes_sent[x->rank] += payload;
 }
 
 static void finish(struct xfer *x)

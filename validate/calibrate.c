@@ -20,7 +20,7 @@ static int build(const struct cal_options *o, const char *param, double value, s
     int is_lat = strstr(param, "latency") != NULL;
     char **kv = malloc(((size_t)o->nkv + 1) * sizeof *kv);
     char extra[64];
-    if (!kv) return tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!kv) return tps_error_oom(err);
     int n = 0;
     size_t plen = strlen(param);
     for (int i = 0; i < o->nkv; i++)

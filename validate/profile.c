@@ -10,6 +10,7 @@
 
 #include "models/compute.h"
 #include "models/strategy.h"
+#include "pipeline/pipeline.h"
 #include "common/grow.h"
 
 #define MAX_OPS 64
@@ -62,9 +63,14 @@ static int lower_row(const struct mdl_device *dev, long hidden, long tp, long bs
                           .micro_batch = bs,
                           .dtype = MDL_FP32};
     snprintf(m.name, sizeof m.name, "profile");
-    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = (int)tp, .async_grad_allreduce = true};
+    struct scn_scenario one = {
+        .model = m,
+        .device = *dev,
+        .strategy = {.kind = MDL_STRAT_1D, .tp = (int)tp, .async_grad_allreduce = true},
+        .layers = 1,
+        .micro_batches = 1};
     struct mdl_program p;
-    int rc = mdl_strategy_lower(&st, &m, dev, 1, 1, &p, err);
+    int rc = pipeline_lower(&one, NULL, 0, 0, &p, err);
     for (int k = 0; k < 4; k++) {
         memset(&out[k], 0, sizeof out[k]);
         out[k].measured_s = ms[k] * 1e-3;
@@ -115,7 +121,7 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
         }
         if (hidden % 64 || (hidden / 64) % tp) continue; /* not a shape 1D TP can take */
         if (tps_grow(&subs, &cap, n + 4, sizeof *subs, 64)) {
-            rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            rc = tps_error_oom(err);
             break;
         }
         if ((rc = lower_row(dev, hidden, tp, bs, ms, &subs[n], err))) break;
@@ -125,7 +131,7 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
     fclose(f);
     if (!rc && n == 0) rc = tps_error_set(err, TPS_EINVAL, csv, lineno, 1, NULL, "no usable row");
     double *e = rc ? NULL : malloc((size_t)n * sizeof *e);
-    if (!rc && !e) rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!rc && !e) rc = tps_error_oom(err);
     if (!rc) {
         errors(dev, subs, n, e, &r->median_before, &r->max_before);
         struct mdl_device d = *dev, best = *dev;

@@ -34,17 +34,16 @@ Test(report, builds_layer_times_from_op_spans)
                        .layer = 0,
                        .mb = 0,
                        .group = -1,
-                       .flop = 2e12,
-                       .t_start = 0,
-                       .t_end = 1};
+                       .flop = 2e12};
     struct mdl_op b = a;
     b.phase = MDL_PHASE_BWD;
-    b.t_start = 1;
-    b.t_end = 3;
     mdl_program_add(&p, 0, &a);
     mdl_program_add(&p, 0, &b);
-    double sent = 0;
-    struct sim_stats st = {.end_s = 4, .bytes_sent = &sent, .nranks = 1};
+    struct timing st;
+    cr_assert(eq(int, timing_init(&st, &p), 0));
+    st.end_s = 4;
+    *timing_op(&st, 0, 0) = (struct timing_span){0, 1};
+    *timing_op(&st, 0, 1) = (struct timing_span){1, 3};
     struct report r;
     cr_assert(eq(int, report_build(&p, &st, &r), 0));
     cr_assert(eq(dbl, r.layers[0].fwd_s, 1.0));
@@ -64,5 +63,6 @@ Test(report, builds_layer_times_from_op_spans)
     cr_assert(eq(dbl, r.mfu, 3e12 / 4 / 2e12));
     cr_assert(eq(dbl, r.hardware_tflops_per_gpu, 4e12 / 4 / 1e12));
     report_release(&r);
+    timing_release(&st);
     mdl_program_release(&p);
 }

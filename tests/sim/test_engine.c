@@ -14,6 +14,7 @@
 #include "platforms/spec.h"
 #include "core/tune.h"
 #include "sim/engine.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/planner.h"
 #include "core/report.h"
 #include "core/trace.h"
@@ -56,12 +57,12 @@ static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int 
                             .bytes = bytes};
         mdl_program_add(&p, r, &op);
     }
-    struct sim_stats st;
+    struct timing st;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_engine_run(&p, t, &st, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_run_program(&p, t, &st, &err), 0), "%s", err.msg);
     double end = st.end_s;
     if (sent0) *sent0 = st.bytes_sent[0];
-    sim_stats_release(&st);
+    timing_release(&st);
     mdl_program_release(&p);
     return end;
 }
@@ -140,28 +141,38 @@ Test(engine, simulated_bytes_equal_the_1d_volume_formula)
     for (int sp = 0; sp <= 1; sp++) {
         struct mdl_program p;
         lower(8, sp, true, 2, 1, &p);
-        struct sim_stats st;
+        struct timing st;
         struct tps_error err = {0};
-        cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), 0), "%s", err.msg);
+        cr_assert(eq(int, pipeline_run_program(&p, &t, &st, &err), 0), "%s", err.msg);
         double b = 1, s = 2048, h = 4096, d = 8;
         double expect = 2 * 8 * b * s * h * (d - 1) / d * 2; /* 2 layers, 2-byte bf16 */
         for (int r = 0; r < 8; r++)
             cr_assert(eq(dbl, st.bytes_sent[r], expect), "sp=%d rank %d: %.0f", sp, r,
                       st.bytes_sent[r]);
-        sim_stats_release(&st);
+        timing_release(&st);
         mdl_program_release(&p);
     }
     plat_topo_release(&t);
 }
 
+/* Simulates p on t; keeps the op times in *keep (NULL: released). */
+static double run_program_keep(struct mdl_program *p, const struct plat_topo *t,
+                               struct timing *keep)
+{
+    struct timing st;
+    struct tps_error err = {0};
+    cr_assert(eq(int, pipeline_run_program(p, t, &st, &err), 0), "%s", err.msg);
+    double end = st.end_s;
+    if (keep)
+        *keep = st;
+    else
+        timing_release(&st);
+    return end;
+}
+
 static double run_program(struct mdl_program *p, const struct plat_topo *t)
 {
-    struct sim_stats st;
-    struct tps_error err = {0};
-    cr_assert(eq(int, sim_engine_run(p, t, &st, &err), 0), "%s", err.msg);
-    double end = st.end_s;
-    sim_stats_release(&st);
-    return end;
+    return run_program_keep(p, t, NULL);
 }
 
 Test(engine, trace_written_then_replayed_equals_the_direct_run)
@@ -175,13 +186,16 @@ Test(engine, trace_written_then_replayed_equals_the_direct_run)
     struct tps_error err = {0};
     cr_assert(eq(int, trace_write(&a, "dgx-a100", dir, &err), 0));
     cr_assert(eq(int, trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
-    double ta = run_program(&a, &t), tb = run_program(&b, &t);
+    struct timing sa, sb;
+    double ta = run_program_keep(&a, &t, &sa), tb = run_program_keep(&b, &t, &sb);
     cr_assert(eq(dbl, ta, tb));
     for (int r = 0; r < a.nranks; r++)
         for (int i = 0; i < a.ranks[r].nops; i++) {
-            cr_assert(eq(dbl, a.ranks[r].ops[i].t_start, b.ranks[r].ops[i].t_start));
-            cr_assert(eq(dbl, a.ranks[r].ops[i].t_end, b.ranks[r].ops[i].t_end));
+            cr_assert(eq(dbl, timing_op(&sa, r, i)->start, timing_op(&sb, r, i)->start));
+            cr_assert(eq(dbl, timing_op(&sa, r, i)->end, timing_op(&sb, r, i)->end));
         }
+    timing_release(&sa);
+    timing_release(&sb);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert(eq(int, system(cmd), 0));
@@ -212,9 +226,8 @@ Test(engine, overlap_comes_from_the_schedule)
     struct mdl_program sync, async;
     lower(8, false, false, 2, 1, &sync);
     lower(8, false, true, 2, 1, &async);
-    double ts = run_program(&sync, &t), ta = run_program(&async, &t);
-    struct sim_stats st = {.end_s = ta};
-    st.bytes_sent = calloc(8, sizeof(double));
+    struct timing st;
+    double ts = run_program(&sync, &t), ta = run_program_keep(&async, &t, &st);
     struct report r;
     report_build(&async, &st, &r);
     /* the overlapped schedule is faster, but no faster than its compute or its communication */
@@ -224,7 +237,7 @@ Test(engine, overlap_comes_from_the_schedule)
     cr_assert(le(dbl, ta, r.compute_s + r.comm_s + 1e-12));
     cr_assert(lt(dbl, r.exposed_comm_s, r.comm_s));
     report_release(&r);
-    free(st.bytes_sent);
+    timing_release(&st);
     mdl_program_release(&sync);
     mdl_program_release(&async);
     plat_topo_release(&t);
@@ -253,11 +266,32 @@ Test(engine, mismatched_collective_order_is_reported_as_deadlock)
     mdl_program_add(&p, 1, &b); /* rank 1 issues them in the other order */
     mdl_program_add(&p, 1, &a);
     mdl_program_add(&p, 2, &b);
-    struct sim_stats st;
+    struct timing st;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_ESIM));
+    cr_assert(eq(int, pipeline_run_program(&p, &t, &st, &err), TPS_ESIM));
     cr_assert(strstr(err.msg, "deadlock") != NULL, "%s", err.msg);
-    sim_stats_release(&st);
+    timing_release(&st);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+}
+
+Test(engine, refuses_a_program_whose_collectives_were_not_tuned)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    lower(8, false, true, 1, 1, &p);
+    struct timing st;
+    struct tps_error err = {0};
+    /* the engine decides nothing: the tuner runs before, in the pipeline */
+    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_EINVAL));
+    cr_assert(strstr(err.msg, "not tuned") != NULL, "%s", err.msg);
+    timing_release(&st);
+    memset(&err, 0, sizeof err);
+    cr_assert(eq(int, tune_program(&p, &t, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), 0), "%s", err.msg);
+    cr_assert(gt(dbl, st.end_s, 0));
+    timing_release(&st);
     mdl_program_release(&p);
     plat_topo_release(&t);
 }
@@ -292,11 +326,11 @@ Test(engine, simgrid_abort_becomes_an_error)
                             .bytes = 1e6};
         mdl_program_add(&p, r, &op);
     }
-    struct sim_stats st;
+    struct timing st;
     struct tps_error err = {0};
-    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_ESIM));
+    cr_assert(eq(int, pipeline_run_program(&p, &t, &st, &err), TPS_ESIM));
     cr_assert(strstr(err.msg, "SimGrid") != NULL, "%s", err.msg);
-    sim_stats_release(&st);
+    timing_release(&st);
     mdl_program_release(&p);
     plat_topo_release(&t);
     remove(path);
@@ -319,11 +353,11 @@ static double mesh_time(const struct plat_topo *t, int d1, int d2, enum mdl_plac
     struct mdl_program p;
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &p, &err), 0), "%s", err.msg);
-    struct sim_stats s;
-    cr_assert(eq(int, sim_engine_run(&p, t, &s, &err), 0), "%s", err.msg);
+    struct timing s;
+    cr_assert(eq(int, pipeline_run_program(&p, t, &s, &err), 0), "%s", err.msg);
     double end = s.end_s;
     *sent0 = s.bytes_sent[0];
-    sim_stats_release(&s);
+    timing_release(&s);
     mdl_program_release(&p);
     return end;
 }
@@ -353,13 +387,14 @@ Test(engine, row_first_wins_exactly_when_the_heavier_d2_axis_stays_in_a_node)
 }
 
 /* Busy time of rank 0's compute ops and of its collectives as simulated. */
-static void busy_times(const struct mdl_program *p, double *compute, double *comm)
+static void busy_times(const struct mdl_program *p, const struct timing *tm, double *compute,
+                       double *comm)
 {
     *compute = *comm = 0;
     for (int i = 0; i < p->ranks[0].nops; i++) {
         const struct mdl_op *op = &p->ranks[0].ops[i];
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
-            *comm += op->t_end - op->t_start;
+            *comm += timing_op(tm, 0, i)->end - timing_op(tm, 0, i)->start;
         else
             *compute += op->dur_s;
     }
@@ -390,8 +425,10 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
             /* the hand-computed schedule: in-order streams, dependencies, closed-form
              * collectives, computed without SimGrid (pipeline/planner.c) */
             double ref = planner_predict(&p, &t, &err);
-            double sim = run_program(&p, &t), compute, comm;
-            busy_times(&p, &compute, &comm);
+            struct timing tm;
+            double sim = run_program_keep(&p, &t, &tm), compute, comm;
+            busy_times(&p, &tm, &compute, &comm);
+            timing_release(&tm);
             cr_assert(le(dbl, fabs(sim - ref), 1e-9 * ref), "%dx%d k=%d: %.12g vs %.12g", d1, d2,
                       chunks, sim, ref);
             double lo = compute > comm ? compute : comm;

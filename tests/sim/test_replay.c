@@ -8,6 +8,7 @@
 #include "platforms/spec.h"
 #include "core/tune.h"
 #include "sim/engine.h"
+#include "pipeline/pipeline.h"
 
 TestSuite(coll, .timeout = 300);
 
@@ -31,10 +32,10 @@ static void platform(const char *spec, struct plat_topo *t)
 static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
                       enum mdl_coll_algo a, enum mdl_coll_proto pr, enum mdl_coll_gran gran)
 {
-    struct sim_coll_how how = {a, pr, gran};
+    struct pipeline_coll_how how = {a, pr, gran};
     struct tps_error err = {0};
     double time = 0;
-    cr_assert(eq(int, sim_collective_time(t, k, n, bytes, &how, &time, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_collective(t, k, n, bytes, &how, &time, &err), 0), "%s", err.msg);
     cr_assert(eq(int, how.algo, a));
     return time;
 }

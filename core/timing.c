@@ -1,0 +1,36 @@
+/* timing.c - op times of a simulated program (see timing.h). */
+#include "core/timing.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+int timing_init(struct timing *tm, const struct mdl_program *p)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->nranks = p->nranks;
+    tm->first = malloc(((size_t)p->nranks + 1) * sizeof *tm->first);
+    tm->bytes_sent = calloc((size_t)p->nranks + 1, sizeof *tm->bytes_sent);
+    if (!tm->first || !tm->bytes_sent) goto oom;
+    size_t n = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        tm->first[r] = n;
+        n += (size_t)p->ranks[r].nops;
+    }
+    tm->first[p->nranks] = n;
+    tm->span = calloc(n + 1, sizeof *tm->span);
+    if (!tm->span) goto oom;
+    return TPS_OK;
+oom:
+    timing_release(tm);
+    return TPS_ENOMEM;
+}
+
+void timing_release(struct timing *tm)
+{
+    free(tm->first);
+    free(tm->span);
+    free(tm->bytes_sent);
+    memset(tm, 0, sizeof *tm);
+}

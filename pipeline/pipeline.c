@@ -1,0 +1,159 @@
+/* pipeline.c - scenario or trace -> program -> check and tune -> simulation -> report (see
+ * pipeline.h). */
+#include "pipeline/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/trace.h"
+#include "core/tune.h"
+#include "models/strategy.h"
+#include "platforms/spec.h"
+#include "sim/engine.h"
+
+int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                   int micro_batches, struct mdl_program *p, struct tps_error *err)
+{
+    if (!st) {
+        st = &s->strategy;
+        layers = s->layers;
+        micro_batches = s->micro_batches;
+    }
+    return mdl_strategy_lower(st, &s->model, &s->device, layers, micro_batches, p, err);
+}
+
+int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
+                           struct tps_error *err)
+{
+    memset(j, 0, sizeof *j);
+    snprintf(j->input, sizeof j->input, "%s", path);
+    int rc = scn_load_in(path, like, &j->scn, err);
+    if (rc) return rc;
+    j->topo = &j->scn.topo;
+    if ((rc = pipeline_lower(&j->scn, NULL, 0, 0, &j->prog, err))) return rc;
+    const struct scn_scenario *s = &j->scn;
+    scn_describe_model(s, j->model, sizeof j->model);
+    scn_describe_strategy(s, j->strategy, sizeof j->strategy);
+    snprintf(j->device, sizeof j->device, "%s", s->device.name);
+    snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
+    j->meta = (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy};
+    mdl_strategy_memory(&s->strategy, &s->model, (int)s->model.layers, &j->mem);
+    j->capacity = s->device.mem_bytes;
+    j->has_memory = 1;
+    return TPS_OK;
+}
+
+int pipeline_load_trace(const char *input, const char *platform, const struct plat_topo *on,
+                        struct pipeline_job *j, struct tps_error *err)
+{
+    memset(j, 0, sizeof *j);
+    j->from_trace = 1;
+    j->topo = &j->trace_topo;
+    snprintf(j->input, sizeof j->input, "%s", input);
+    char recorded[512], buf[1024];
+    const char *dir = trace_dir_resolve(input, buf, sizeof buf);
+    snprintf(j->trace_dir, sizeof j->trace_dir, "%s", dir);
+    int rc = trace_read(dir, &j->prog, recorded, sizeof recorded, err);
+    if (rc) return rc;
+    const char *spec = platform ? platform : recorded;
+    if (!platform && on) {
+        j->topo = on;
+        spec = on->desc[0] ? on->desc : on->name;
+    } else if (!spec[0]) {
+        return tps_error_set(err, TPS_EINVAL, input, 0, 0, "platform",
+                             "the trace records no platform: give --platform");
+    } else if ((rc = plat_spec_from_line(spec, &j->trace_topo, err))) {
+        return rc;
+    }
+    if (j->prog.nranks > j->topo->ngpus) {
+        char meta[1100];
+        snprintf(meta, sizeof meta, "%s/meta.tps", dir);
+        return tps_error_set(err, TPS_EINVAL, meta, trace_meta_line(dir, "ranks"), 1, "ranks",
+                             "the trace has %d ranks, but platform '%s' has only %d GPUs",
+                             j->prog.nranks, spec, j->topo->ngpus);
+    }
+    snprintf(j->model, sizeof j->model, "trace (%d ranks)", j->prog.nranks);
+    snprintf(j->device, sizeof j->device, "as recorded");
+    snprintf(j->strategy, sizeof j->strategy, "as recorded");
+    snprintf(j->platform, sizeof j->platform, "%s", spec);
+    j->meta = (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy};
+    return TPS_OK;
+}
+
+void pipeline_release(struct pipeline_job *j)
+{
+    mdl_program_release(&j->prog);
+    scn_release(&j->scn);
+    plat_topo_release(&j->trace_topo);
+    memset(j, 0, sizeof *j);
+}
+
+int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
+                         struct tps_error *err)
+{
+    memset(tm, 0, sizeof *tm);
+    if (p->nranks > t->ngpus)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                             "the program has %d ranks but the platform only %d GPUs", p->nranks,
+                             t->ngpus);
+    int rc = mdl_program_check(p, NULL, err);
+    if (!rc) rc = tune_program(p, t, err);
+    if (!rc) rc = sim_engine_run(p, t, tm, err);
+    return rc;
+}
+
+int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,
+                      struct tps_error *err)
+{
+    struct timing own;
+    struct timing *t = tm ? tm : &own;
+    memset(r, 0, sizeof *r);
+    int rc = pipeline_run_program(&j->prog, j->topo, t, err);
+    if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+    if (!tm) timing_release(&own);
+    return rc;
+}
+
+int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
+                        struct pipeline_coll_how *how, double *time_s, struct tps_error *err)
+{
+    struct mdl_program p;
+    int *members = malloc((size_t)ranks * sizeof *members);
+    if (!members || mdl_program_init(&p, ranks) != 0) {
+        free(members);
+        return tps_error_oom(err);
+    }
+    for (int r = 0; r < ranks; r++)
+        members[r] = r;
+    int g = mdl_program_group(&p, ranks, members), nm = mdl_program_name(&p, mdl_op_kind_name(k));
+    free(members);
+    int rc = g < 0 || nm < 0;
+    for (int r = 0; !rc && r < ranks; r++) {
+        struct mdl_op o = {.kind = (uint8_t)k,
+                           .stream = MDL_STREAM_COMM,
+                           .phase = MDL_PHASE_OTHER,
+                           .name = nm,
+                           .layer = -1,
+                           .mb = -1,
+                           .group = g,
+                           .bytes = bytes,
+                           .algo = (uint8_t)how->algo,
+                           .proto = (uint8_t)how->proto,
+                           .gran = (uint8_t)how->gran};
+        rc = mdl_program_add(&p, r, &o) < 0;
+    }
+    struct timing tm = {0};
+    if (rc)
+        rc = tps_error_oom(err);
+    else if ((rc = pipeline_run_program(&p, t, &tm, err)) == 0) {
+        *time_s = tm.end_s;
+        how->algo = p.ranks[0].ops[0].algo;
+        how->proto = p.ranks[0].ops[0].proto;
+        how->gran = p.ranks[0].ops[0].gran;
+    }
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return rc;
+}

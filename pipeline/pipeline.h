@@ -1,0 +1,74 @@
+/* pipeline.h - the one chain every command runs: a scenario (or a trace) becomes a program, the
+ * program is checked and its collectives tuned, the engine simulates it, and a report says what
+ * the times mean.
+ *
+ *   scn_load (core/scenario.h)  -> pipeline_lower (the only caller of mdl_strategy_lower)
+ *   trace_read (core/trace.h)   -/
+ *   -> mdl_program_check (models/program.h) -> tune_program (core/tune.h)
+ *   -> sim_engine_run (sim/engine.h) -> report_build (core/report.h)
+ *
+ * run, trace, sweep, plan, validate and profile all go through here; validate/ reaches the
+ * engine only through this header. Units: seconds, bytes.
+ */
+#ifndef PIPELINE_PIPELINE_H
+#define PIPELINE_PIPELINE_H
+
+#include "common/error.h"
+#include "core/report.h"
+#include "core/scenario.h"
+#include "core/timing.h"
+#include "models/program.h"
+#include "platforms/topo.h"
+
+/* A loaded input, ready to simulate. */
+struct pipeline_job {
+    int from_trace;               /* 1: a trace directory, 0: a scenario */
+    struct scn_scenario scn;      /* the scenario (from_trace == 0) */
+    struct plat_topo trace_topo;  /* the platform a trace runs on (from_trace) */
+    const struct plat_topo *topo; /* &scn.topo, &trace_topo, or a borrowed one */
+    struct mdl_program prog;      /* lowered or read; tuned by pipeline_simulate */
+    int has_memory;               /* a scenario: memory per GPU against the device */
+    struct mdl_memory mem;
+    double capacity;         /* bytes of one GPU */
+    struct report_meta meta; /* descriptions for reports; point into the buffers below */
+    char input[512], trace_dir[1024], model[256], strategy[128], device[64], platform[1100];
+};
+
+/* Loads scenario `path` and lowers it. `like` (or NULL) is the file whose directory resolves the
+ * scenario's relative paths (scn_load_in). Release *j even on failure. */
+int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
+                           struct tps_error *err);
+/* Reads trace directory `dir` (a merged recording is found by trace_dir_resolve) to run on
+ * `platform` (a --platform line); when that is NULL, on `on` (borrowed, may be NULL), else on the
+ * platform the trace records. Release *j even on failure. */
+int pipeline_load_trace(const char *dir, const char *platform, const struct plat_topo *on,
+                        struct pipeline_job *j, struct tps_error *err);
+void pipeline_release(struct pipeline_job *j);
+
+/* Lowers `layers` layers and `micro_batches` micro-batches of the scenario's model on its device
+ * with strategy st (NULL: the scenario's own, with its layers and micro-batches). *p is
+ * initialised here; release it even on failure. */
+int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                   int micro_batches, struct mdl_program *p, struct tps_error *err);
+
+/* Checks p (mdl_program_check), tunes its collectives for t (tune_program, writing the choices
+ * into p's ops) and simulates it into *tm (release it even on failure). */
+int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
+                         struct tps_error *err);
+
+/* pipeline_run_program on the job's program, then its report (with the memory for a scenario).
+ * *tm (may be NULL) keeps the op times; release *r and *tm even on failure. */
+int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,
+                      struct tps_error *err);
+
+/* How a lone collective runs: enum mdl_coll_{algo,proto,gran} values, 0 = tuner's choice. */
+struct pipeline_coll_how {
+    int algo, proto, gran;
+};
+
+/* Simulates one collective k of `bytes` over GPUs 0..ranks-1 and stores its time; *how gives
+ * forced choices and receives those made. */
+int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
+                        struct pipeline_coll_how *how, double *time_s, struct tps_error *err);
+
+#endif

@@ -1,0 +1,145 @@
+/* compare.c - recorded against simulated op times of a trace (see compare.h). */
+#include "validate/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/gnuplot.h"
+#include "models/compute.h"
+#include "pipeline/pipeline.h"
+
+static int by_error(const void *a, const void *b)
+{
+    const struct cmp_op *x = a, *y = b;
+    double ex = fabs(x->simulated_s - x->recorded_s), ey = fabs(y->simulated_s - y->recorded_s);
+    return (ey > ex) - (ey < ex);
+}
+
+/* Fills r from the trace's program, its simulated times and (may be NULL) a scenario. */
+static int compare(struct cmp_result *r, const struct timing *tm, const struct scn_scenario *s)
+{
+    const struct mdl_program *p = &r->prog;
+    r->simulated_end_s = tm->end_s;
+    r->has_model = s != NULL;
+    r->ops = calloc((size_t)r->recorded + 1, sizeof *r->ops);
+    r->worst = calloc((size_t)r->recorded + 1, sizeof *r->worst);
+    r->layers = calloc((size_t)p->layers + 2, sizeof *r->layers);
+    if (!r->ops || !r->worst || !r->layers) return TPS_ENOMEM;
+    for (int k = 0; k < p->nranks; k++)
+        for (int i = 0; i < p->ranks[k].nops; i++) {
+            const struct mdl_op *o = &p->ranks[k].ops[i];
+            if (!o->recorded) continue;
+            const struct timing_span *ts = timing_op(tm, k, i);
+            double rd = o->rec_end - o->rec_start, sd = ts->end - ts->start, md = -1;
+            if (o->rec_end > r->recorded_end_s) r->recorded_end_s = o->rec_end;
+            if (s && !mdl_op_is_coll((enum mdl_op_kind)o->kind))
+                md = o->kind == MDL_OP_MEM
+                         ? mdl_mem_time(&s->device, o->bytes)
+                         : mdl_gemm_time_wb(&s->device, s->model.dtype, o->flop, o->bytes);
+            struct cmp_kind *ck = &r->kind[o->kind];
+            ck->n++;
+            ck->recorded_s += rd;
+            ck->simulated_s += sd;
+            if (md >= 0) ck->model_s += md;
+            r->ops[r->nops++] = (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md};
+        }
+    for (int l = -1; l < p->layers; l++) {
+        double r0 = 1e300, r1 = -1, s0 = 1e300, s1 = -1;
+        for (int k = 0; k < p->nranks; k++)
+            for (int i = 0; i < p->ranks[k].nops; i++) {
+                const struct mdl_op *o = &p->ranks[k].ops[i];
+                if (o->layer != l || !o->recorded) continue;
+                const struct timing_span *ts = timing_op(tm, k, i);
+                r0 = fmin(r0, o->rec_start), r1 = fmax(r1, o->rec_end);
+                s0 = fmin(s0, ts->start), s1 = fmax(s1, ts->end);
+            }
+        if (r1 < 0) continue;
+        r->layers[r->nlayers++] = (struct cmp_layer){l, r1 - r0, s1 - s0};
+    }
+    memcpy(r->worst, r->ops, (size_t)r->nops * sizeof *r->ops);
+    qsort(r->worst, (size_t)r->nops, sizeof *r->worst, by_error);
+    return TPS_OK;
+}
+
+int cmp_trace(const char *dir, const char *platform, const char *scenario, struct cmp_result *r,
+              struct tps_error *err)
+{
+    memset(r, 0, sizeof *r);
+    struct scn_scenario s;
+    memset(&s, 0, sizeof s);
+    struct pipeline_job j;
+    memset(&j, 0, sizeof j);
+    int rc = scenario ? scn_load(scenario, &s, err) : TPS_OK;
+    if (!rc) rc = pipeline_load_trace(dir, platform, scenario ? &s.topo : NULL, &j, err);
+    if (!rc) {
+        snprintf(r->trace, sizeof r->trace, "%s", j.trace_dir);
+        snprintf(r->platform, sizeof r->platform, "%s",
+                 j.topo->desc[0] ? j.topo->desc : j.platform);
+        r->nranks = j.prog.nranks;
+        for (int k = 0; k < j.prog.nranks; k++)
+            for (int i = 0; i < j.prog.ranks[k].nops; i++)
+                r->recorded += j.prog.ranks[k].ops[i].recorded;
+        if (!r->recorded)
+            rc = tps_error_set(err, TPS_EINVAL, j.trace_dir, 0, 0, "rec_start",
+                               "the trace has no recorded times (it was not written by the "
+                               "tracer)");
+    }
+    struct timing tm = {0};
+    if (!rc) rc = pipeline_run_program(&j.prog, j.topo, &tm, err);
+    if (!rc) {
+        r->prog = j.prog; /* the result keeps the program (op names) */
+        memset(&j.prog, 0, sizeof j.prog);
+        if (compare(r, &tm, scenario ? &s : NULL) != TPS_OK) rc = tps_error_oom(err);
+    }
+    timing_release(&tm);
+    pipeline_release(&j);
+    scn_release(&s);
+    return rc;
+}
+
+void cmp_release(struct cmp_result *r)
+{
+    free(r->ops);
+    free(r->worst);
+    free(r->layers);
+    mdl_program_release(&r->prog);
+    memset(r, 0, sizeof *r);
+}
+
+int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct tps_error *err)
+{
+    if (plotted) *plotted = 0;
+    char path[1200];
+    if (mkdir(out, 0777) != 0 && errno != EEXIST)
+        return tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    snprintf(path, sizeof path, "%s/ops.dat", out);
+    FILE *dat = fopen(path, "w");
+    if (!dat)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(dat, "# rank op kind recorded_s simulated_s model_s\n");
+    for (int x = 0; x < r->nops; x++) {
+        const struct cmp_op *o = &r->ops[x];
+        fprintf(dat, "%d %d %s %.9g %.9g %.9g\n", o->rank, o->op,
+                mdl_op_kind_name((enum mdl_op_kind)o->kind), o->recorded_s, o->simulated_s,
+                o->model_s);
+    }
+    if (fclose(dat) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    snprintf(path, sizeof path, "%s/ops.gp", out);
+    FILE *g = fopen(path, "w");
+    if (!g) return TPS_OK; /* the data are written; the plot is a convenience */
+    for (int term = 0; term < 2; term++)
+        fprintf(g,
+                "set terminal %s size 640,560\nset output '%s/ops.%s'\nset logscale xy\n"
+                "set xlabel 'recorded duration (s)'\nset ylabel 'simulated duration (s)'\n"
+                "set key top left\nset grid\nset title 'tpsim validate trace: %s' noenhanced\n"
+                "plot '%s/ops.dat' using 4:($4 > 0 && $5 > 0 ? $5 : 1/0) with points pt 7 "
+                "title 'ops', x with lines title 'equal'\n",
+                term ? "svg" : "pngcairo", out, term ? "svg" : "png", r->trace, out);
+    if (plotted) *plotted = fclose(g) == 0 && tps_gnuplot_run(path) == 0;
+    else fclose(g);
+    return TPS_OK;
+}
