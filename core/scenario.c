@@ -241,7 +241,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
             if ((rc =
                      tps_ydoc_count(d, tps_ydoc_seq_at(d, mid, i), "strategy.mesh", &dims[i], err)))
                 return rc;
-        if (dims[0] > 4096 || dims[1] > 4096)
+        if (dims[0] > MDL_MAX_TP || dims[1] > MDL_MAX_TP)
             return tps_ydoc_fail(d, mid, "strategy.mesh", err, "too large");
         st->d1 = (int)dims[0];
         st->d2 = (int)dims[1];

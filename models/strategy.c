@@ -154,6 +154,7 @@ static int emit(struct lower *L, struct mdl_op *op, const char *name)
 static void take_pending(struct lower *L, struct mdl_op *op)
 {
     if (L->pending >= 0) {
+        TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
         op->deps[op->ndeps++] = L->pending;
         L->pending = -1;
     }
@@ -191,6 +192,7 @@ static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double
 {
     if ((axis == AXIS_D1 ? L->d1 : L->d2) <= 1 || L->no_comm) return -1;
     struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM, .group = axis};
+    TPS_ASSERT(after >= 0 || L->oom);
     op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     int idx = emit(L, &op, name);
@@ -469,7 +471,7 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
                         const struct mdl_device *dev, long layers, long micro_batches)
 {
     struct tps_error e = {0};
-    if (mdl_strategy_check(st, m, &e) != 0 || st->tp > 4096) return -1;
+    if (mdl_strategy_check(st, m, &e) != 0 || st->tp > MDL_MAX_TP) return -1;
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
     int rc = lower_rank0(st, m, dev, 1, 1, &p);
@@ -491,8 +493,9 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     out->micro_batches = micro_batches;
     out->model_flop = mdl_model_flop(m, layers, micro_batches);
     out->peak_flops = dev->peak_flops[m->dtype];
-    if (st->tp > 4096)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most 4096, got %d", st->tp);
+    if (st->tp > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
+                             st->tp);
     double nops = mdl_strategy_ops(st, m, dev, layers, micro_batches);
     if (nops > mdl_max_ops())
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "layers",

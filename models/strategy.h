@@ -64,6 +64,9 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
 
 /* The most ops a lowered program may hold, all ranks together, unless the environment variable
  * TPSIM_MAX_OPS says otherwise: 20 million ops, about 2.4 GB of program (docs/reliability.md). */
+/* Largest TP degree (and mesh side) a strategy may have. */
+#define MDL_MAX_TP 4096
+
 #define MDL_MAX_OPS_DEFAULT 20000000.0
 double mdl_max_ops(void);
 

@@ -9,6 +9,7 @@
  * Route latencies are slept before sending (links carry none, see simxml.h).
  * Units: bytes, seconds.
  */
+#include "common/error.h"
 #include "sim/engine_int.h"
 
 #include <math.h>
@@ -299,6 +300,9 @@ static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
 
 void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
+    /* mdl_program_check ran in the pipeline: a bad group here is a bug */
+    TPS_ASSERT(op->group >= 0 && op->group < c->p->ngroups);
+    TPS_ASSERT(c->pos[op->group][rank] >= 0);
     const struct mdl_group *g = &c->p->groups[op->group];
     int n = g->n;
     if (n <= 1) return;
