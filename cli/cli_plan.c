@@ -52,43 +52,56 @@ static void print_axes(const struct scn_scenario *s, const struct mdl_strategy *
     }
 }
 
+struct plan_args {
+    struct planner_opts o;
+    int top;
+    const char *json;
+};
+
+static int plan_option(int opt, const char *v, void *ctx)
+{
+    struct plan_args *a = ctx;
+    long n;
+    int rc = 0;
+    switch (opt) {
+    case 's':
+        a->o.sequence_parallel = 1;
+        break;
+    case 'i':
+        a->o.ignore_memory = 1;
+        break;
+    case 'j':
+        a->json = v;
+        break;
+    case 'n':
+    case 't':
+        if ((rc = cli_parse_count("plan", opt == 'n' ? "--simulate" : "--top", v, 0, 100000, &n)))
+            return rc;
+        if (opt == 'n')
+            a->o.simulate = (int)n;
+        else
+            a->top = (int)n;
+        break;
+    }
+    return 0;
+}
+
 int cli_plan(int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL;
-    struct planner_opts o = {.simulate = 8};
-    int top = 20;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(plan_help, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--sp")) {
-            o.sequence_parallel = 1;
-        } else if (!strcmp(a, "--ignore-memory")) {
-            o.ignore_memory = 1;
-        } else if (!strcmp(a, "--simulate") || !strcmp(a, "--top") || !strcmp(a, "--json")) {
-            if (i + 1 >= argc) return cli_usage_error("plan", "option '%s' needs a value", a);
-            const char *v = argv[++i];
-            char *end;
-            if (!strcmp(a, "--json")) {
-                json = v;
-                continue;
-            }
-            long n = strtol(v, &end, 10);
-            if (*end || n < 0 || n > 100000) return cli_usage_error("plan", "bad count '%s'", v);
-            if (!strcmp(a, "--top"))
-                top = (int)n;
-            else
-                o.simulate = (int)n;
-        } else if (a[0] == '-') {
-            return cli_usage_error("plan", "unknown option '%s'", a);
-        } else if (path) {
-            return cli_usage_error("plan", "unexpected argument '%s'", a);
-        } else {
-            path = a;
-        }
-    }
+    static const struct option longs[] = {{"sp", no_argument, NULL, 's'},
+                                          {"ignore-memory", no_argument, NULL, 'i'},
+                                          {"simulate", required_argument, NULL, 'n'},
+                                          {"top", required_argument, NULL, 't'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {0}};
+    struct plan_args a = {.o = {.simulate = 8}, .top = 20};
+    const char *path = NULL;
+    int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "", longs, plan_option, &a, &path,
+                              1, &npos);
+    if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
+    const char *json = a.json;
+    struct planner_opts o = a.o;
+    int top = a.top;
     if (!path) return cli_usage_error("plan", "%s", "missing SCENARIO");
     struct scn_scenario s;
     struct tps_error err = {0};

@@ -493,38 +493,42 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     return code;
 }
 
+struct sweep_args {
+    const char *csv;
+    long jobs;
+    int resume, plot;
+};
+
+static int sweep_option(int opt, const char *v, void *ctx)
+{
+    struct sweep_args *a = ctx;
+    switch (opt) {
+    case 'r':
+        a->resume = 1;
+        break;
+    case 'p':
+        a->plot = 1;
+        break;
+    case 'o':
+        a->csv = v;
+        break;
+    case 'j':
+        return cli_parse_count("sweep", "-j", v, 1, 1024, &a->jobs);
+    }
+    return 0;
+}
+
 int cli_sweep(int argc, char **argv)
 {
-    const char *path = NULL, *csv = NULL;
-    int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), resume = 0, want_plot = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(sweep_help, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--resume"))
-            resume = 1;
-        else if (!strcmp(a, "--plot"))
-            want_plot = 1;
-        else if (!strcmp(a, "-j") || !strcmp(a, "-o")) {
-            if (i + 1 >= argc) return cli_usage_error("sweep", "option '%s' needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "-o")) {
-                csv = v;
-            } else {
-                char *end;
-                jobs = (int)strtol(v, &end, 10);
-                if (*end || jobs < 1 || jobs > 1024)
-                    return cli_usage_error("sweep", "bad -j '%s'", v);
-            }
-        } else if (a[0] == '-')
-            return cli_usage_error("sweep", "unknown option '%s'", a);
-        else if (path)
-            return cli_usage_error("sweep", "unexpected argument '%s'", a);
-        else
-            path = a;
-    }
+    static const struct option longs[] = {
+        {"resume", no_argument, NULL, 'r'}, {"plot", no_argument, NULL, 'p'}, {0}};
+    struct sweep_args a = {.jobs = (long)sysconf(_SC_NPROCESSORS_ONLN)};
+    const char *path = NULL;
+    int npos, prc = cli_parse(argc, argv, 1, "sweep", sweep_help, "j:o:", longs, sweep_option, &a,
+                              &path, 1, &npos);
+    if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
+    const char *csv = a.csv;
+    int jobs = (int)a.jobs, resume = a.resume, want_plot = a.plot;
     if (!path) return cli_usage_error("sweep", "%s", "missing SCENARIO");
     if (jobs < 1) jobs = 1;
     struct tps_error err = {0};

@@ -53,43 +53,43 @@ static const char cal_help[] =
     "  -o FILE          write the calibrated platform here\n"
     "  -h, --help       show this help\n";
 
+/* Options whose value is a string, stored by the option's val ('a'..'z') into slots[val-'a']. */
+static int store_option(int opt, const char *arg, void *ctx)
+{
+    if (opt >= 'a' && opt <= 'z') ((const char **)ctx)[opt - 'a'] = arg;
+    return 0;
+}
+
 int cli_calibrate(int argc, char **argv)
 {
-    const char *log = NULL, *plat = NULL, *outp = NULL;
+    static const struct option longs[] = {{"platform", required_argument, NULL, 'p'},
+                                          {"op", required_argument, NULL, 'k'},
+                                          {"ranks", required_argument, NULL, 'r'},
+                                          {"algorithm", required_argument, NULL, 'a'},
+                                          {0}};
+    const char *v[26] = {0}, *log = NULL;
+    int n, rc = cli_parse(argc, argv, 1, "calibrate", cal_help, "o:", longs, store_option, v, &log,
+                          1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *plat = v['p' - 'a'], *outp = v['o' - 'a'];
     int op = -1, ranks = 0, algo = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(cal_help, stdout);
-            return 0;
-        }
-        if (a[0] != '-') {
-            if (log) return cli_usage_error("calibrate", "unexpected argument '%s'", a);
-            log = a;
-            continue;
-        }
-        if (i + 1 >= argc) return cli_usage_error("calibrate", "option '%s' needs a value", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--platform"))
-            plat = v;
-        else if (!strcmp(a, "-o"))
-            outp = v;
-        else if (!strcmp(a, "--op")) {
-            enum mdl_op_kind k;
-            if (mdl_op_kind_parse(v, &k) || !mdl_op_is_coll(k))
-                return cli_usage_error("calibrate", "unknown --op '%s'", v);
-            op = k;
-        } else if (!strcmp(a, "--ranks")) {
-            char *end;
-            ranks = (int)strtol(v, &end, 10);
-            if (*end || ranks < 2) return cli_usage_error("calibrate", "bad --ranks '%s'", v);
-        } else if (!strcmp(a, "--algorithm")) {
-            enum mdl_coll_algo x;
-            if (mdl_algo_parse(v, &x))
-                return cli_usage_error("calibrate", "unknown --algorithm '%s'", v);
-            algo = x;
-        } else
-            return cli_usage_error("calibrate", "unknown option '%s'", a);
+    if (v['k' - 'a']) {
+        enum mdl_op_kind k;
+        if (mdl_op_kind_parse(v['k' - 'a'], &k) || !mdl_op_is_coll(k))
+            return cli_usage_error("calibrate", "unknown --op '%s'", v['k' - 'a']);
+        op = k;
+    }
+    if (v['r' - 'a']) {
+        long r;
+        if ((rc = cli_parse_count("calibrate", "--ranks", v['r' - 'a'], 2, 1L << 24, &r)))
+            return rc;
+        ranks = (int)r;
+    }
+    if (v['a' - 'a']) {
+        enum mdl_coll_algo x;
+        if (mdl_algo_parse(v['a' - 'a'], &x))
+            return cli_usage_error("calibrate", "unknown --algorithm '%s'", v['a' - 'a']);
+        algo = x;
     }
     if (!log) return cli_usage_error("calibrate", "%s", "missing LOG");
     if (!plat) return cli_usage_error("calibrate", "%s", "missing --platform");
@@ -104,7 +104,7 @@ int cli_calibrate(int argc, char **argv)
     if (ncl_log_read(log, &l, &err)) return cli_report_error(&err);
     struct cal_result r;
     struct cal_options o = {.preset = words[0], .nkv = nw - 1, .kv = words + 1, .algo = algo};
-    int rc = man_log_shape(&l, log, &op, &ranks, &err);
+    rc = man_log_shape(&l, log, &op, &ranks, &err);
     o.op = op;
     o.ranks = ranks;
     if (!rc) rc = cal_fit(&l, &o, &r, &err);
@@ -246,24 +246,17 @@ static const char prof_help[] =
 
 static int validate_profile(int argc, char **argv)
 {
+    static const struct option longs[] = {
+        {"profile", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'd'}, {0}};
     char csvbuf[1024];
-    const char *csv = cli_project_path(TPSIM_REFDATA_DEFAULT "/profiles/oases_profile_3090.csv",
-                                       csvbuf, sizeof csvbuf),
-               *dev = "RTX-3090";
-    for (int i = 2; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(prof_help, stdout);
-            return 0;
-        }
-        if (i + 1 >= argc)
-            return cli_usage_error("validate profile", "option '%s' needs a value", argv[i]);
-        if (!strcmp(argv[i], "--profile"))
-            csv = argv[++i];
-        else if (!strcmp(argv[i], "--device"))
-            dev = argv[++i];
-        else
-            return cli_usage_error("validate profile", "unknown option '%s'", argv[i]);
-    }
+    const char *v[26] = {0};
+    v['p' - 'a'] = cli_project_path(TPSIM_REFDATA_DEFAULT "/profiles/oases_profile_3090.csv",
+                                    csvbuf, sizeof csvbuf);
+    v['d' - 'a'] = "RTX-3090";
+    int n, rc = cli_parse(argc, argv, 2, "validate profile", prof_help, "", longs, store_option, v,
+                          NULL, 0, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *csv = v['p' - 'a'], *dev = v['d' - 'a'];
     struct mdl_device d;
     if (mdl_device_preset(dev, &d) != 0)
         return cli_usage_error("validate profile", "unknown device '%s'", dev);
@@ -297,32 +290,20 @@ static const char trace_help[] =
 
 static int validate_trace(int argc, char **argv)
 {
-    const char *dir = NULL, *plat = NULL, *scn_path = NULL, *out = "validation-trace";
-    for (int i = 2; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(trace_help, stdout);
-            return 0;
-        }
-        if (argv[i][0] != '-') {
-            if (dir) return cli_usage_error("validate trace", "unexpected argument '%s'", argv[i]);
-            dir = argv[i];
-            continue;
-        }
-        if (i + 1 >= argc)
-            return cli_usage_error("validate trace", "option '%s' needs a value", argv[i]);
-        if (!strcmp(argv[i], "--platform"))
-            plat = argv[++i];
-        else if (!strcmp(argv[i], "--scenario"))
-            scn_path = argv[++i];
-        else if (!strcmp(argv[i], "--out"))
-            out = argv[++i];
-        else
-            return cli_usage_error("validate trace", "unknown option '%s'", argv[i]);
-    }
+    static const struct option longs[] = {{"platform", required_argument, NULL, 'p'},
+                                          {"scenario", required_argument, NULL, 's'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {0}};
+    const char *v[26] = {0}, *dir = NULL;
+    v['o' - 'a'] = "validation-trace";
+    int n, rc = cli_parse(argc, argv, 2, "validate trace", trace_help, "", longs, store_option, v,
+                          &dir, 1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *plat = v['p' - 'a'], *scn_path = v['s' - 'a'], *out = v['o' - 'a'];
     if (!dir) return cli_usage_error("validate trace", "%s", "missing TRACE_DIR");
     struct tps_error err = {0};
     struct cmp_result r;
-    int rc = cmp_trace(dir, plat, scn_path, &r, &err);
+    rc = cmp_trace(dir, plat, scn_path, &r, &err);
     int plotted = 0;
     if (!rc) rc = cmp_write(&r, out, &plotted, &err);
     if (rc) {
@@ -379,28 +360,21 @@ int cli_validate(int argc, char **argv)
     if (strcmp(argv[1], "nccl"))
         return cli_usage_error(
             "validate", "unknown subcommand '%s' (expected nccl, profile or trace)", argv[1]);
+    static const struct option longs[] = {{"manifest", required_argument, NULL, 'm'},
+                                          {"refdata", required_argument, NULL, 'r'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"markdown", required_argument, NULL, 'd'},
+                                          {0}};
     char mbuf[1024], rbuf[1024];
-    const char *manifest = cli_project_path("scenarios/validation/nccl.yaml", mbuf, sizeof mbuf),
-               *refdata = cli_project_path(TPSIM_REFDATA_DEFAULT, rbuf, sizeof rbuf);
-    const char *out = "validation-out", *md = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(val_help, stdout);
-            return 0;
-        }
-        if (i + 1 >= argc) return cli_usage_error("validate", "option '%s' needs a value", argv[i]);
-        const char *v = argv[++i];
-        if (!strcmp(argv[i - 1], "--manifest"))
-            manifest = v;
-        else if (!strcmp(argv[i - 1], "--refdata"))
-            refdata = v;
-        else if (!strcmp(argv[i - 1], "--out"))
-            out = v;
-        else if (!strcmp(argv[i - 1], "--markdown"))
-            md = v;
-        else
-            return cli_usage_error("validate", "unknown option '%s'", argv[i - 1]);
-    }
+    const char *v[26] = {0};
+    v['m' - 'a'] = cli_project_path("scenarios/validation/nccl.yaml", mbuf, sizeof mbuf);
+    v['r' - 'a'] = cli_project_path(TPSIM_REFDATA_DEFAULT, rbuf, sizeof rbuf);
+    v['o' - 'a'] = "validation-out";
+    int n, rc = cli_parse(argc, argv, 2, "validate", val_help, "", longs, store_option, v, NULL, 0,
+                          &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *manifest = v['m' - 'a'], *refdata = v['r' - 'a'], *out = v['o' - 'a'],
+               *md = v['d' - 'a'];
     /* the output directory first: a bad --out fails before minutes of simulation */
     if (mkdir(out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "tpsim validate: cannot create %s: %s\n", out, strerror(errno));
@@ -409,7 +383,7 @@ int cli_validate(int argc, char **argv)
     struct tps_error err = {0};
     struct man_result res;
     int tty = isatty(2);
-    int rc = man_run(manifest, refdata, tty ? progress_line : NULL, NULL, &res, &err);
+    rc = man_run(manifest, refdata, tty ? progress_line : NULL, NULL, &res, &err);
     if (tty) fprintf(stderr, "\n");
     int code = rc ? cli_report_error(&err) : 0;
     if (!rc) {

@@ -1,11 +1,12 @@
 /* cliutil.c - helpers shared by the tpsim commands (see cliutil.h). */
 #include "cli/cliutil.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
-
 
 int cli_report_error(const struct tps_error *err)
 {
@@ -26,6 +27,65 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 int cli_is_help(const char *a)
 {
     return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
+              const char *shorts, const struct option *longs, cli_option_fn on, void *ctx,
+              const char **pos, int maxpos, int *npos)
+{
+    char sopt[64];
+    snprintf(sopt, sizeof sopt, ":h%s", shorts);
+    struct option lopt[32];
+    int nl = 0;
+    for (; longs && longs[nl].name && nl < 30; nl++)
+        lopt[nl] = longs[nl];
+    lopt[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+    lopt[nl] = (struct option){0};
+    *npos = 0;
+    /* getopt_long reads from argv[optind]; the command's own words come before `first` */
+    int gargc = argc - first + 1;
+    char **gargv = argv + first - 1;
+    opterr = 0;
+    optind = 0; /* 0: full reinitialisation (GNU), since commands parse more than once */
+    for (;;) {
+        int li = -1, c = getopt_long(gargc, gargv, sopt, lopt, &li);
+        if (c == -1) break;
+        const char *as = gargv[optind - 1 < gargc ? optind - 1 : gargc - 1];
+        if (c == 'h') {
+            fputs(help, stdout);
+            return CLI_HELP_SHOWN;
+        }
+        if (c == ':') return cli_usage_error(cmd, "option '%s' needs a value", as);
+        if (c == '?') {
+            char name[64];
+            if (optopt && strncmp(as, "--", 2) != 0)
+                snprintf(name, sizeof name, "-%c", optopt);
+            else
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(as, "="), as);
+            return cli_usage_error(cmd, "unknown option '%s'", name);
+        }
+        int rc = on ? on(c, optarg, ctx) : 0;
+        if (rc) return rc;
+    }
+    for (int i = optind; i < gargc; i++) {
+        if (*npos == maxpos) return cli_usage_error(cmd, "unexpected argument '%s'", gargv[i]);
+        pos[(*npos)++] = gargv[i];
+    }
+    return 0;
+}
+
+int cli_parse_count(const char *cmd, const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < lo || n > hi) {
+        char fmt[96];
+        snprintf(fmt, sizeof fmt, "bad %s '%%s' (%ld to %ld)", opt, lo, hi);
+        return cli_usage_error(cmd, fmt, v);
+    }
+    *out = n;
+    return 0;
 }
 
 int cli_write_json(json_t *j, const char *path, const char *cmd)

@@ -3,6 +3,7 @@
 #ifndef CLI_CLIUTIL_H
 #define CLI_CLIUTIL_H
 
+#include <getopt.h>
 #include <jansson.h>
 
 #include "common/error.h"
@@ -15,6 +16,22 @@ int cli_report_error(const struct tps_error *err);
 /* Prints "tpsim CMD: <message>" and a pointer to --help; returns CLI_EXIT_INPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int cli_is_help(const char *a);
+
+/* What a command's option handler is told: the option (getopt_long's val) and its value. It
+ * returns 0, or an exit status after printing a usage error (cli_usage_error). */
+typedef int (*cli_option_fn)(int opt, const char *arg, void *ctx);
+
+/* Parses argv[first..] with getopt_long: `shorts` and `longs` as getopt_long takes them (-h and
+ * --help are added and print `help`), options anywhere among the operands. Calls on() for each
+ * option and stores at most maxpos operands in pos (*npos). Unknown options, missing values and
+ * surplus operands get one usage error naming cmd. Returns 0 to go on, CLI_EXIT_INPUT after an
+ * error, or CLI_HELP_SHOWN when the help was printed (the command then exits 0). */
+enum { CLI_HELP_SHOWN = -1 };
+int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
+              const char *shorts, const struct option *longs, cli_option_fn on, void *ctx,
+              const char **pos, int maxpos, int *npos);
+/* A count option's value: an integer in [lo, hi]; otherwise a usage error "bad OPTION 'V'". */
+int cli_parse_count(const char *cmd, const char *opt, const char *v, long lo, long hi, long *out);
 /* Writes JSON value j (released here; NULL means it could not be built) to path with 17-digit
  * reals; returns 0 or CLI_EXIT_INPUT after a message naming cmd and path. */
 int cli_write_json(json_t *j, const char *path, const char *cmd);

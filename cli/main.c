@@ -85,36 +85,53 @@ static int run_input(const struct run_opts *o)
     return rc ? cli_report_error(&err) : 0;
 }
 
-static int cmd_run(int argc, char **argv)
+static const struct option run_longs[] = {
+    {"json", required_argument, NULL, 'j'},     {"csv", required_argument, NULL, 'c'},
+    {"timeline", required_argument, NULL, 't'}, {"platform", required_argument, NULL, 'p'},
+    {"quiet", no_argument, NULL, 'q'},          {0}};
+
+static int run_option(int opt, const char *arg, void *ctx)
+{
+    struct run_opts *o = ctx;
+    switch (opt) {
+    case 'j':
+        o->json = arg;
+        break;
+    case 'c':
+        o->csv = arg;
+        break;
+    case 't':
+        o->timeline = arg;
+        break;
+    case 'p':
+        o->platform = arg;
+        break;
+    case 'q':
+        o->quiet = 1;
+        break;
+    }
+    return 0;
+}
+
+/* run and replay: the same options; replay needs a trace directory and --platform. */
+static int run_command(int argc, char **argv, const char *cmd, const char *help)
 {
     struct run_opts o = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(run_help, stdout);
-            return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-        } else if (!strcmp(a, "--json") || !strcmp(a, "--csv") || !strcmp(a, "--timeline") ||
-                   !strcmp(a, "--platform")) {
-            if (i + 1 >= argc) return cli_usage_error("run", "option '%s' needs a value", a);
-            const char **dst = !strcmp(a, "--json")       ? &o.json
-                               : !strcmp(a, "--csv")      ? &o.csv
-                               : !strcmp(a, "--timeline") ? &o.timeline
-                                                          : &o.platform;
-            *dst = argv[++i];
-        } else if (a[0] == '-') {
-            return cli_usage_error("run", "unknown option '%s'", a);
-        } else if (o.input) {
-            return cli_usage_error("run", "unexpected argument '%s'", a);
-        } else {
-            o.input = a;
-        }
-    }
-    if (!o.input) return cli_usage_error("run", "%s", "missing SCENARIO");
+    int n,
+        rc = cli_parse(argc, argv, 1, cmd, help, "q", run_longs, run_option, &o, &o.input, 1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    int replay = !strcmp(cmd, "replay");
+    if (!o.input)
+        return cli_usage_error(cmd, "%s", replay ? "missing TRACE_DIR" : "missing SCENARIO");
+    if (replay && !o.platform) return cli_usage_error(cmd, "%s", "missing --platform");
     if (o.platform && !is_dir(o.input))
-        return cli_usage_error("run", "%s", "--platform applies to trace directories");
+        return cli_usage_error(cmd, "%s", "--platform applies to trace directories");
     return run_input(&o);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    return run_command(argc, argv, "run", run_help);
 }
 
 /* ------------------------------------------------------------------ trace */
@@ -130,29 +147,23 @@ static const char trace_help[] =
     "  -o, --output DIR   directory to write (created if needed)\n"
     "  -h, --help         show this help\n";
 
+static int trace_option(int opt, const char *arg, void *ctx)
+{
+    if (opt == 'o') *(const char **)ctx = arg;
+    return 0;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
+    static const struct option longs[] = {{"output", required_argument, NULL, 'o'}, {0}};
     const char *in = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(trace_help, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("trace", "option '%s' needs a value", argv[i]);
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("trace", "unknown option '%s'", argv[i]);
-        } else if (in) {
-            return cli_usage_error("trace", "unexpected argument '%s'", argv[i]);
-        } else {
-            in = argv[i];
-        }
-    }
+    int n, rc = cli_parse(argc, argv, 1, "trace", trace_help, "o:", longs, trace_option, &out, &in,
+                          1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (!in || !out) return cli_usage_error("trace", "%s", "need SCENARIO and -o DIR");
     struct tps_error err = {0};
     struct pipeline_job j;
-    int rc = pipeline_load_scenario(in, NULL, &j, &err);
+    rc = pipeline_load_scenario(in, NULL, &j, &err);
     if (!rc) rc = trace_write(&j.prog, j.scn.platform_spec, out, &err);
     if (!rc) printf("wrote %d rank file(s) to %s\n", j.prog.nranks, out);
     pipeline_release(&j);
@@ -190,7 +201,8 @@ static const char coll_help[] =
 /* The granularity a collective over GPUs 0..ranks-1 ran at. "auto" resolves per phase: phases
  * over more than the platform's flow_threshold ranks run flow-level, so a hierarchical one can be
  * per-step inside machines and flow-level across them ("step+flow"). */
-static const char *gran_used(const struct plat_topo *t, const struct pipeline_coll_how *how, int ranks)
+static const char *gran_used(const struct plat_topo *t, const struct pipeline_coll_how *how,
+                             int ranks)
 {
     if (how->gran != MDL_GRAN_AUTO) return mdl_gran_name((enum mdl_coll_gran)how->gran);
     int thr = t->nccl.flow_threshold;
@@ -203,60 +215,83 @@ static const char *gran_used(const struct plat_topo *t, const struct pipeline_co
     return ranks > thr ? "flow" : "step";
 }
 
+struct coll_opts {
+    const char *plat, *op, *json;
+    double bytes, lo, hi, factor;
+    long ranks;
+    struct pipeline_coll_how force;
+};
+
+static int coll_option(int opt, const char *v, void *ctx)
+{
+    struct coll_opts *o = ctx;
+    char *end = NULL;
+    switch (opt) {
+    case 'p':
+        o->plat = v;
+        break;
+    case 'o':
+        o->op = v;
+        break;
+    case 'j':
+        o->json = v;
+        break;
+    case 'r':
+        return cli_parse_count("collective", "--ranks", v, 1, 1L << 24, &o->ranks);
+    case 'b':
+    case 'm':
+    case 'M': {
+        double *dst = opt == 'b' ? &o->bytes : opt == 'm' ? &o->lo : &o->hi;
+        if (tps_units_size(v, dst) != 0 || !(*dst > 0))
+            return cli_usage_error("collective", "bad size '%s'", v);
+        break;
+    }
+    case 'f':
+        o->factor = strtod(v, &end);
+        if (*end || !(o->factor > 1)) return cli_usage_error("collective", "bad --factor '%s'", v);
+        break;
+    case 'a': {
+        enum mdl_coll_algo x;
+        if (mdl_algo_parse(v, &x))
+            return cli_usage_error("collective", "unknown --algorithm '%s'", v);
+        o->force.algo = x;
+        break;
+    }
+    case 'P': {
+        enum mdl_coll_proto x;
+        if (mdl_proto_parse(v, &x))
+            return cli_usage_error("collective", "unknown --protocol '%s'", v);
+        o->force.proto = x;
+        break;
+    }
+    case 'g': {
+        enum mdl_coll_gran x;
+        if (mdl_gran_parse(v, &x))
+            return cli_usage_error("collective", "unknown --granularity '%s'", v);
+        o->force.gran = x;
+        break;
+    }
+    }
+    return 0;
+}
+
 static int cmd_collective(int argc, char **argv)
 {
-    const char *plat = NULL, *op = "all_reduce", *json = NULL;
-    double bytes = 0, lo = 0, hi = 0, factor = 2;
-    long ranks = 0;
-    struct pipeline_coll_how force = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(coll_help, stdout);
-            return 0;
-        }
-        if (a[0] != '-' || i + 1 >= argc)
-            return cli_usage_error(
-                "collective",
-                a[0] == '-' ? "option '%s' needs a value" : "unexpected argument '%s'", a);
-        const char *v = argv[++i];
-        char *end = NULL;
-        if (!strcmp(a, "--platform"))
-            plat = v;
-        else if (!strcmp(a, "--op"))
-            op = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--ranks")) {
-            errno = 0;
-            ranks = strtol(v, &end, 10);
-            if (*end || errno || ranks < 1 || ranks > (1L << 24))
-                return cli_usage_error("collective", "bad --ranks '%s' (1 to 16777216)", v);
-        } else if (!strcmp(a, "--bytes") || !strcmp(a, "--min") || !strcmp(a, "--max")) {
-            double *dst = !strcmp(a, "--bytes") ? &bytes : !strcmp(a, "--min") ? &lo : &hi;
-            if (tps_units_size(v, dst) != 0 || !(*dst > 0))
-                return cli_usage_error("collective", "bad size '%s'", v);
-        } else if (!strcmp(a, "--factor")) {
-            factor = strtod(v, &end);
-            if (*end || !(factor > 1)) return cli_usage_error("collective", "bad --factor '%s'", v);
-        } else if (!strcmp(a, "--algorithm")) {
-            enum mdl_coll_algo x;
-            if (mdl_algo_parse(v, &x))
-                return cli_usage_error("collective", "unknown --algorithm '%s'", v);
-            force.algo = x;
-        } else if (!strcmp(a, "--protocol")) {
-            enum mdl_coll_proto x;
-            if (mdl_proto_parse(v, &x))
-                return cli_usage_error("collective", "unknown --protocol '%s'", v);
-            force.proto = x;
-        } else if (!strcmp(a, "--granularity")) {
-            enum mdl_coll_gran x;
-            if (mdl_gran_parse(v, &x))
-                return cli_usage_error("collective", "unknown --granularity '%s'", v);
-            force.gran = x;
-        } else
-            return cli_usage_error("collective", "unknown option '%s'", a);
-    }
+    static const struct option longs[] = {
+        {"platform", required_argument, NULL, 'p'},    {"op", required_argument, NULL, 'o'},
+        {"json", required_argument, NULL, 'j'},        {"ranks", required_argument, NULL, 'r'},
+        {"bytes", required_argument, NULL, 'b'},       {"min", required_argument, NULL, 'm'},
+        {"max", required_argument, NULL, 'M'},         {"factor", required_argument, NULL, 'f'},
+        {"algorithm", required_argument, NULL, 'a'},   {"protocol", required_argument, NULL, 'P'},
+        {"granularity", required_argument, NULL, 'g'}, {0}};
+    struct coll_opts o = {.op = "all_reduce", .factor = 2};
+    int n, rc = cli_parse(argc, argv, 1, "collective", coll_help, "", longs, coll_option, &o, NULL,
+                          0, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *plat = o.plat, *op = o.op, *json = o.json;
+    double bytes = o.bytes, lo = o.lo, hi = o.hi, factor = o.factor;
+    long ranks = o.ranks;
+    struct pipeline_coll_how force = o.force;
     enum mdl_op_kind kind;
     if (mdl_op_kind_parse(op, &kind) != 0 || !mdl_op_is_coll(kind))
         return cli_usage_error("collective", "unknown --op '%s'", op);
@@ -284,7 +319,7 @@ static int cmd_collective(int argc, char **argv)
     for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
         double size = floor(s), time = 0;
         struct pipeline_coll_how how = force;
-        int rc = pipeline_collective(&t, kind, (int)ranks, size, &how, &time, &err);
+        rc = pipeline_collective(&t, kind, (int)ranks, size, &how, &time, &err);
         if (rc) {
             code = cli_report_error(&err);
             break;
@@ -438,19 +473,20 @@ static void show_topology(const struct plat_topo *t)
 
 static int cmd_platform(int argc, char **argv)
 {
-    if (argc < 2 || cli_is_help(argv[1])) {
-        fputs(platform_help, argc < 2 ? stderr : stdout);
-        return argc < 2 ? CLI_EXIT_INPUT : 0;
+    const char *pos[66];
+    int n,
+        rc = cli_parse(argc, argv, 1, "platform", platform_help, "", NULL, NULL, NULL, pos, 66, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    if (n < 1) {
+        fputs(platform_help, stderr);
+        return CLI_EXIT_INPUT;
     }
-    if (strcmp(argv[1], "show"))
-        return cli_usage_error("platform", "unknown subcommand '%s'", argv[1]);
-    if (argc < 3 || cli_is_help(argv[2])) {
-        fputs(platform_help, argc < 3 ? stderr : stdout);
-        return argc < 3 ? CLI_EXIT_INPUT : 0;
-    }
+    if (strcmp(pos[0], "show"))
+        return cli_usage_error("platform", "unknown subcommand '%s'", pos[0]);
+    if (n < 2) return cli_usage_error("platform show", "%s", "missing NAME or FILE");
     struct tps_error err = {0};
     struct plat_topo t;
-    int rc = plat_spec_from_args(argv[2], argc - 3, argv + 3, &t, &err);
+    rc = plat_spec_from_args(pos[1], n - 2, (char **)pos + 2, &t, &err);
     if (!rc) show_topology(&t);
     plat_topo_release(&t);
     return rc ? cli_report_error(&err) : 0;
@@ -468,18 +504,7 @@ static const char replay_help[] =
 
 static int cmd_replay(int argc, char **argv)
 {
-    int has_platform = 0, has_dir = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(replay_help, stdout);
-            return 0;
-        }
-        has_platform |= !strcmp(argv[i], "--platform");
-        has_dir |= argv[i][0] != '-' && (i == 1 || argv[i - 1][0] != '-');
-    }
-    if (!has_dir) return cli_usage_error("replay", "%s", "missing TRACE_DIR");
-    if (!has_platform) return cli_usage_error("replay", "%s", "missing --platform");
-    return cmd_run(argc, argv);
+    return run_command(argc, argv, "replay", replay_help);
 }
 
 static const char merge_help[] =
@@ -497,28 +522,31 @@ static const char merge_help[] =
     "  --force          replace OUT when it exists (a recording merged before)\n"
     "  -h, --help       show this help\n";
 
+struct merge_opts {
+    const char *plat, *out;
+    int force;
+};
+
+static int merge_option(int opt, const char *arg, void *ctx)
+{
+    struct merge_opts *o = ctx;
+    if (opt == 'p') o->plat = arg;
+    if (opt == 'o') o->out = arg;
+    if (opt == 'f') o->force = 1;
+    return 0;
+}
+
 static int cmd_trace_merge(int argc, char **argv)
 {
-    const char *dir = NULL, *plat = NULL, *out = NULL;
-    int force = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(merge_help, stdout);
-            return 0;
-        }
-        if ((!strcmp(argv[i], "--platform") || !strcmp(argv[i], "-o")) && i + 1 < argc) {
-            if (argv[i][1] == 'o')
-                out = argv[++i];
-            else
-                plat = argv[++i];
-        } else if (!strcmp(argv[i], "--force")) {
-            force = 1;
-        } else if (argv[i][0] == '-' || dir) {
-            return cli_usage_error("trace-merge", "unexpected argument '%s'", argv[i]);
-        } else {
-            dir = argv[i];
-        }
-    }
+    static const struct option longs[] = {
+        {"platform", required_argument, NULL, 'p'}, {"force", no_argument, NULL, 'f'}, {0}};
+    struct merge_opts o = {0};
+    const char *dir = NULL;
+    int n, rc = cli_parse(argc, argv, 1, "trace-merge", merge_help, "o:", longs, merge_option, &o,
+                          &dir, 1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *plat = o.plat, *out = o.out;
+    int force = o.force;
     if (!dir) return cli_usage_error("trace-merge", "%s", "missing DIR");
     struct tps_error err = {0};
     if (trace_merge(dir, out, plat, force, &err)) return cli_report_error(&err);
@@ -532,51 +560,69 @@ static int cmd_trace_merge(int argc, char **argv)
 
 /* ------------------------------------------------------------------ main */
 
-static const char main_help[] =
-    "usage: tpsim COMMAND [options]\n"
-    "\n"
-    "tpsim simulates tensor-parallel training of transformers on modelled GPU fabrics with\n"
-    "SimGrid, and tells how long an iteration takes and where the time goes.\n"
-    "\n"
-    "commands:\n"
-    "  run SCENARIO|TRACE_DIR      simulate one iteration and report (tpsim run --help)\n"
-    "  trace SCENARIO -o DIR       write the scenario's per-rank operations as a trace\n"
-    "  collective --platform P ... simulate one collective, nccl-tests style table\n"
-    "  platform show NAME|FILE     print a topology and its GPU-to-GPU bandwidth matrix\n"
-    "  plan SCENARIO               rank TP strategies (1D, 2D meshes, overlap) for a scenario\n"
-    "  replay DIR --platform P     replay a recorded trace on another fabric\n"
-    "  trace-merge DIR             assemble the CUDA/NCCL tracer's per-rank output\n"
-    "  sweep SCENARIO -j N         run the scenario's sweep: points in parallel, rows to a CSV\n"
-    "  calibrate LOG --platform P  fit a platform's links and latencies to an nccl-tests log\n"
-    "  validate nccl               compare simulated collectives with real nccl-tests logs\n"
-    "\n"
-    "  -h, --help                  show this help; 'tpsim COMMAND --help' for a command\n"
-    "  --version                   print the version\n"
-    "\n"
-    "Exit status: 0 success, 1 simulation failure, 2 usage or input error.\n";
+/* The commands: dispatch and the main help both read this table. */
+struct command {
+    const char *name;
+    const char *synopsis; /* operands shown in the help */
+    const char *summary;  /* one line */
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+    {"run", "SCENARIO|TRACE_DIR", "simulate one iteration and report (tpsim run --help)", cmd_run},
+    {"trace", "SCENARIO -o DIR", "write the scenario's per-rank operations as a trace", cmd_trace},
+    {"collective", "--platform P ...", "simulate one collective, nccl-tests style table",
+     cmd_collective},
+    {"platform", "show NAME|FILE", "print a topology and its GPU-to-GPU bandwidth matrix",
+     cmd_platform},
+    {"plan", "SCENARIO", "rank TP strategies (1D, 2D meshes, overlap) for a scenario", cli_plan},
+    {"replay", "DIR --platform P", "replay a recorded trace on another fabric", cmd_replay},
+    {"trace-merge", "DIR", "assemble the CUDA/NCCL tracer's per-rank output", cmd_trace_merge},
+    {"sweep", "SCENARIO -j N", "run the scenario's sweep: points in parallel, rows to a CSV",
+     cli_sweep},
+    {"calibrate", "LOG --platform P", "fit a platform's links and latencies to an nccl-tests log",
+     cli_calibrate},
+    {"validate", "nccl|profile|trace", "compare simulations with real logs, profiles, traces",
+     cli_validate},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof *commands)
+
+static void main_help(FILE *f)
+{
+    fputs("usage: tpsim COMMAND [options]\n"
+          "\n"
+          "tpsim simulates tensor-parallel training of transformers on modelled GPU fabrics with\n"
+          "SimGrid, and tells how long an iteration takes and where the time goes.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (int i = 0; i < NCOMMANDS; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].synopsis);
+        fprintf(f, "  %-30s %s\n", head, commands[i].summary);
+    }
+    fputs("\n"
+          "  -h, --help                     show this help; 'tpsim COMMAND --help' for a command\n"
+          "  --version                      print the version\n"
+          "\n"
+          "Exit status: 0 success, 1 simulation failure, 2 usage or input error.\n",
+          f);
+}
 
 /* Runs the command named by argv[1]. */
 static int dispatch(int argc, char **argv)
 {
     const char *cmd = argv[1];
     if (cli_is_help(cmd) || !strcmp(cmd, "help")) {
-        fputs(main_help, stdout);
+        main_help(stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
         printf("tpsim %s\n", TPSIM_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
-    if (!strcmp(cmd, "collective")) return cmd_collective(argc - 1, argv + 1);
-    if (!strcmp(cmd, "platform")) return cmd_platform(argc - 1, argv + 1);
-    if (!strcmp(cmd, "calibrate")) return cli_calibrate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "plan")) return cli_plan(argc - 1, argv + 1);
-    if (!strcmp(cmd, "replay")) return cmd_replay(argc - 1, argv + 1);
-    if (!strcmp(cmd, "trace-merge")) return cmd_trace_merge(argc - 1, argv + 1);
-    if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
-    if (!strcmp(cmd, "validate")) return cli_validate(argc - 1, argv + 1);
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "tpsim: unknown command '%s'\nTry 'tpsim --help'.\n", cmd);
     return CLI_EXIT_INPUT;
 }
@@ -585,7 +631,7 @@ int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     if (argc < 2) {
-        fputs(main_help, stderr);
+        main_help(stderr);
         return CLI_EXIT_INPUT;
     }
     int code = dispatch(argc, argv);

@@ -231,8 +231,8 @@ static json_t *num_or_null(double v)
     return v > 0 ? json_real(v) : json_null();
 }
 
-int report_write_json(const struct report *r, const struct report_meta *m,
-                          const char *path, struct tps_error *err)
+int report_write_json(const struct report *r, const struct report_meta *m, const char *path,
+                      struct tps_error *err)
 {
     json_t *layers = json_array();
     for (int l = 0; l < r->nlayers; l++)
@@ -264,8 +264,8 @@ int report_write_json(const struct report *r, const struct report_meta *m,
     return dump(j, path, err);
 }
 
-int report_write_csv(const struct report *r, const struct report_meta *m,
-                         const char *path, struct tps_error *err)
+int report_write_csv(const struct report *r, const struct report_meta *m, const char *path,
+                     struct tps_error *err)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -318,8 +318,8 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
             json_array_append_new(
                 ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat",
                               op->stream == MDL_STREAM_COMPUTE ? "compute" : "comm", "ph", "X",
-                              "ts", ts->start * 1e6, "dur", (ts->end - ts->start) * 1e6,
-                              "pid", r, "tid", op->stream, "args", args));
+                              "ts", ts->start * 1e6, "dur", (ts->end - ts->start) * 1e6, "pid", r,
+                              "tid", op->stream, "args", args));
         }
     }
     json_t *j = json_pack("{s:o, s:s}", "traceEvents", ev, "displayTimeUnit", "ns");

@@ -1,10 +1,10 @@
 /* report.h - what a replay means to a person: iteration time, where it goes, per layer.
  *
- * Built from a program and the op times the engine produced for it (core/timing.h). Per rank, compute time is the union of its
- * compute-stream intervals, and exposed communication time the part of its communication-stream
- * intervals during which no compute runs; both are averaged over ranks. A layer's forward (or
- * backward) time is, per micro-batch, from the first start to the last end of its ops over all
- * ranks, averaged over micro-batches. Units: seconds, FLOP/s.
+ * Built from a program and the op times the engine produced for it (core/timing.h). Per rank,
+ * compute time is the union of its compute-stream intervals, and exposed communication time the
+ * part of its communication-stream intervals during which no compute runs; both are averaged over
+ * ranks. A layer's forward (or backward) time is, per micro-batch, from the first start to the last
+ * end of its ops over all ranks, averaged over micro-batches. Units: seconds, FLOP/s.
  */
 #ifndef CORE_REPORT_H
 #define CORE_REPORT_H
@@ -63,10 +63,10 @@ void report_set_memory(struct report *r, const struct mdl_memory *m, double capa
  * shortfall (nothing otherwise). */
 void report_warn_memory(const struct report *r, const char *device, FILE *f);
 void report_print(const struct report *r, const struct report_meta *m, FILE *f);
-int report_write_json(const struct report *r, const struct report_meta *m,
-                          const char *path, struct tps_error *err);
-int report_write_csv(const struct report *r, const struct report_meta *m,
-                         const char *path, struct tps_error *err);
+int report_write_json(const struct report *r, const struct report_meta *m, const char *path,
+                      struct tps_error *err);
+int report_write_csv(const struct report *r, const struct report_meta *m, const char *path,
+                     struct tps_error *err);
 /* Chrome trace JSON (opens in Perfetto): one process per GPU, one thread per stream. */
 int report_write_timeline(const struct mdl_program *p, const struct timing *tm, const char *path,
                           struct tps_error *err);

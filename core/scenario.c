@@ -292,7 +292,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
         if (!strcmp(e2.field, "sequence_parallel")) at = tps_ydoc_get(d, id, "sequence_parallel");
-        char f[64];
+        char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
         return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);
     }

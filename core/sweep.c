@@ -140,8 +140,7 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
             for (int j = 0; !rc && j < tps_ydoc_len(&d, v); j++) {
                 char t[512];
                 rc = flow_text(&d, tps_ydoc_seq_at(&d, v, j), f, t, sizeof t, err);
-                if (!rc && push(sw, k, t))
-                    rc = tps_error_oom(err);
+                if (!rc && push(sw, k, t)) rc = tps_error_oom(err);
             }
         } else {
             rc = tps_ydoc_fail(&d, v, f, err,

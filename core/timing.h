@@ -17,7 +17,7 @@ struct timing_span {
 };
 
 struct timing {
-    double end_s;             /* simulated time when the last op ended */
+    double end_s; /* simulated time when the last op ended */
     int nranks;
     size_t *first;            /* owned, nranks + 1 entries: rank r's ops start at first[r] */
     struct timing_span *span; /* owned, first[nranks] entries */

@@ -43,7 +43,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
 }
 
 int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
-                    struct tps_error *err)
+                struct tps_error *err)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create directory: %s",
@@ -53,8 +53,8 @@ int trace_write(const struct mdl_program *p, const char *platform, const char *d
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", TRACE_VERSION,
-            p->nranks, p->layers, p->micro_batches);
+    fprintf(f, "tpsim-trace %d\nranks %d\nlayers %d\nmicro_batches %d\n", TRACE_VERSION, p->nranks,
+            p->layers, p->micro_batches);
     if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
     if (p->model_flop > 0) fprintf(f, "model_flop %.17g\n", p->model_flop);
     if (p->peak_flops > 0) fprintf(f, "peak_flops %.17g\n", p->peak_flops);
@@ -210,8 +210,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
         } else if (!strcmp(k, "layers")) {
             if ((rc = tok_long(L, 1, "layers", 0, TRACE_MAX_LAYERS, &layers, err))) goto done;
         } else if (!strcmp(k, "micro_batches")) {
-            if ((rc = tok_long(L, 1, "micro_batches", 1, TRACE_MAX_LAYERS, &mbs, err)))
-                goto done;
+            if ((rc = tok_long(L, 1, "micro_batches", 1, TRACE_MAX_LAYERS, &mbs, err))) goto done;
         }
         if ((!strcmp(k, "layers") || !strcmp(k, "micro_batches")) &&
             layers * mbs > TRACE_MAX_SPANS) {
@@ -406,7 +405,7 @@ static int op_line(const char *path, int op)
 }
 
 int trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
-                   struct tps_error *err)
+               struct tps_error *err)
 {
     memset(p, 0, sizeof *p);
     if (platform && platform_len) platform[0] = '\0';

@@ -19,12 +19,12 @@
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */
 int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
-                    struct tps_error *err);
+                struct tps_error *err);
 
 /* Reads a trace directory into *p (initialised here; release it even on failure). If
  * platform is not NULL it receives the recorded platform spec ("" if none). */
 int trace_read(const char *dir, struct mdl_program *p, char *platform, size_t platform_len,
-                   struct tps_error *err);
+               struct tps_error *err);
 
 /* The line of meta.tps in dir that starts with `key` ("ranks"), or 0: for errors that only a
  * replay's platform reveals (more ranks than GPUs). */

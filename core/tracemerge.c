@@ -82,7 +82,7 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
                         struct groups *G, const struct member *m, int (*span)[2],
                         struct tps_error *err)
 {
-    char path[1024], tmp[1100], line[8192];
+    char path[1100], tmp[1100 + 32], line[8192];
     snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
     snprintf(tmp, sizeof tmp, "%s/rank-%05d.tps", odir, r);
     FILE *in = fopen(path, "r"), *out = in ? fopen(tmp, "w") : NULL;
@@ -113,9 +113,9 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
         long layer = strtol(tok[4], &lend, 10), g = strtol(tok[10], &gend, 10);
         if (*gend || g < -1 || g > MAX_LOCAL) g = MAX_LOCAL; /* reported below */
         if (*lend || layer < -1 || layer >= TRACE_MAX_LAYERS) {
-            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "layer",
-                               "expected a layer in -1..%d, got '%s'", TRACE_MAX_LAYERS - 1,
-                               tok[4]);
+            rc =
+                tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "layer",
+                              "expected a layer in -1..%d, got '%s'", TRACE_MAX_LAYERS - 1, tok[4]);
             break;
         }
         if (layer > *max_layer) *max_layer = (int)layer;
@@ -148,7 +148,7 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
 /* Removes a directory of trace files (meta.tps, rank-*.tps) and the directory. */
 static void remove_trace_dir(const char *d)
 {
-    char path[1100];
+    char path[1100 + 32];
     snprintf(path, sizeof path, "%s/meta.tps", d);
     remove(path);
     for (int r = 0;; r++) {
@@ -159,7 +159,7 @@ static void remove_trace_dir(const char *d)
 }
 
 int trace_merge(const char *dir, const char *outdir, const char *platform, int force,
-                    struct tps_error *err)
+                struct tps_error *err)
 {
     char odef[1024], odir[1100];
     if (!outdir) {
@@ -238,8 +238,7 @@ int trace_merge(const char *dir, const char *outdir, const char *platform, int f
         i = j;
     }
     struct groups G = {0};
-    if (!rc && reserve(&G, ng + 1))
-        rc = tps_error_oom(err);
+    if (!rc && reserve(&G, ng + 1)) rc = tps_error_oom(err);
     for (int g = 0; !rc && g < ng; g++) {
         G.g[g].n = gstart[g][1] - gstart[g][0];
         G.g[g].ranks = malloc((size_t)G.g[g].n * sizeof(int));

@@ -11,6 +11,6 @@
  * recorded as the trace's platform. Refuses a dir that is a trace already, and an existing
  * `out` unless `force`. */
 int trace_merge(const char *dir, const char *out, const char *platform, int force,
-                    struct tps_error *err);
+                struct tps_error *err);
 
 #endif

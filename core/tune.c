@@ -105,7 +105,8 @@ void tune_group_env_release(struct tune_group_env *e)
 }
 
 /* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails. */
-static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which, int (*out)[2])
+static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which,
+                      int (*out)[2])
 {
     int n = g->n, k = 0;
     if (which == 0) {
@@ -127,7 +128,7 @@ static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int 
 }
 
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                      struct tune_group_env *e, struct tps_error *err)
+                       struct tune_group_env *e, struct tps_error *err)
 {
     memset(e, 0, sizeof *e);
     const struct mdl_group *g = groups[0];
@@ -172,13 +173,13 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
 }
 
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
-                  struct tps_error *err)
+                   struct tps_error *err)
 {
     return tune_group_env_set(t, &g, 1, e, err);
 }
 
-void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
-                  struct mdl_coll_env *out)
+void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
+                   enum mdl_coll_proto p, struct mdl_coll_env *out)
 {
     memset(out, 0, sizeof *out);
     out->n = ge->n;
@@ -192,9 +193,9 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
     out->inter = (struct mdl_coll_path){ge->inter_lat + hop, ge->inter_bw * eff};
 }
 
-double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc,
-                       enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
-                       enum mdl_coll_proto *proto, struct tps_error *err)
+double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_op_kind k,
+                   double bytes, enum mdl_coll_algo *algo, enum mdl_coll_proto *proto,
+                   struct tps_error *err)
 {
     /* an op's own choice is binding; the platform's applies where it can run the collective
      * (forcing ring for all-reduces must not break a send/recv) */
@@ -262,8 +263,8 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
                     env_ready = 1;
                     enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
                     enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
-                    if (tune_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a,
-                                        &pr, err) < 0) {
+                    if (tune_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a, &pr,
+                                    err) < 0) {
                         if (p->groups[g].n >= 2) {
                             rc = err->code;
                             break;
@@ -364,7 +365,7 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
 }
 
 int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
-                       int *npairs, struct tps_error *err)
+               int *npairs, struct tps_error *err)
 {
     struct pairs ps = {0};
     /* one entry per (group, kind, algorithm) in use */

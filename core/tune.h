@@ -34,23 +34,23 @@ struct tune_group_env {
     double inter_lat, inter_bw; /* rails across machines (hierarchical) */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
-                  struct tps_error *err);
+                   struct tps_error *err);
 /* The same when groups[1..ng-1] run the same collective at the same time on other ranks (the
  * other rows or columns of a mesh): links are split among all their transfers. */
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                      struct tune_group_env *e, struct tps_error *err);
+                       struct tune_group_env *e, struct tps_error *err);
 void tune_group_env_release(struct tune_group_env *e);
 /* The closed-form environment of protocol p on that group. */
-void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_coll_proto p,
-                  struct mdl_coll_env *out);
+void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
+                   enum mdl_coll_proto p, struct mdl_coll_env *out);
 
 /* Chooses algorithm and protocol for collective k of `bytes`. A choice already in *algo or *proto
  * is binding; nc's apply when those are AUTO (its algorithm only for collectives it runs).
  * Returns the predicted time, or -1 with *err set when a forced algorithm cannot run this
  * collective on this group. */
-double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc,
-                       enum mdl_op_kind k, double bytes, enum mdl_coll_algo *algo,
-                       enum mdl_coll_proto *proto, struct tps_error *err);
+double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_op_kind k,
+                   double bytes, enum mdl_coll_algo *algo, enum mdl_coll_proto *proto,
+                   struct tps_error *err);
 
 /* Fills algo/proto/gran of every collective op of p (keeping values already set). */
 int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);
@@ -58,6 +58,6 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
 /* Unique (src, dst) rank pairs that exchange messages under the chosen algorithms, sorted.
  * *pairs is malloc'ed. */
 int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
-                       int *npairs, struct tps_error *err);
+               int *npairs, struct tps_error *err);
 
 #endif

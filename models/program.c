@@ -277,8 +277,7 @@ static int build_membership(struct check *C, struct tps_error *err)
     for (int g = 0; g < p->ngroups; g++)
         total += (size_t)p->groups[g].n;
     C->mgroups = malloc((total + 1) * sizeof *C->mgroups);
-    if (!C->mstart || !C->mgroups)
-        return tps_error_oom(err);
+    if (!C->mstart || !C->mgroups) return tps_error_oom(err);
     for (int g = 0; g < p->ngroups; g++)
         for (int m = 0; m < p->groups[g].n; m++)
             C->mstart[p->groups[g].ranks[m] + 2]++;
@@ -301,9 +300,8 @@ int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, stru
                       .cref = calloc(ng, sizeof *C.cref),
                       .count = calloc(ng, sizeof *C.count),
                       .stream = calloc(ng, sizeof *C.stream)};
-    int rc = C.sorted && C.ref && C.nref && C.cref && C.count && C.stream
-                 ? check_groups(&C, err)
-                 : tps_error_oom(err);
+    int rc = C.sorted && C.ref && C.nref && C.cref && C.count && C.stream ? check_groups(&C, err)
+                                                                          : tps_error_oom(err);
     if (!rc) rc = build_membership(&C, err);
     for (int pass = 1; pass <= 2; pass++)
         for (int r = 0; !rc && r < p->nranks; r++)

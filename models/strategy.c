@@ -485,8 +485,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, int layers, int micro_batches,
                        struct mdl_program *out, struct tps_error *err)
 {
-    if (mdl_program_init(out, st->tp) != 0)
-        return tps_error_oom(err);
+    if (mdl_program_init(out, st->tp) != 0) return tps_error_oom(err);
     int rc = mdl_strategy_check(st, m, err);
     if (rc) return rc;
     out->layers = layers;

@@ -129,8 +129,8 @@ static int by_result(const void *a, const void *b)
 }
 
 int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
-             struct planner_row **rows, int *nrows, struct planner_info *info,
-             struct tps_error *err)
+                struct planner_row **rows, int *nrows, struct planner_info *info,
+                struct tps_error *err)
 {
     struct list l = {0};
     *rows = NULL;

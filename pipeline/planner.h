@@ -20,8 +20,7 @@
 /* Rank 0's schedule with every op in order on its stream, after its dependencies, compute ops
  * lasting their duration and collectives their closed form (algorithm and protocol from the
  * tuner, filled into the ops). Returns the end time, or -1 with *err set. */
-double planner_predict(struct mdl_program *p, const struct plat_topo *t,
-                            struct tps_error *err);
+double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);
 
 struct planner_opts {
     int sequence_parallel; /* also try 1D with sequence parallelism */
@@ -49,7 +48,7 @@ struct planner_info {
  * with the candidates that fit in the device's memory (all of them with o->ignore_memory), and
  * *info. When none fits, fails naming the smallest need. */
 int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
-             struct planner_row **rows, int *nrows, struct planner_info *info,
-             struct tps_error *err);
+                struct planner_row **rows, int *nrows, struct planner_info *info,
+                struct tps_error *err);
 
 #endif

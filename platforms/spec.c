@@ -40,12 +40,11 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* "a.b" (or "b") into out, ending in "..." when it does not fit: a field name in a message. */
 static void join(char *out, size_t len, const char *a, const char *b)
 {
-    if (a && a[0])
-        snprintf(out, len, "%s.%s", a, b);
-    else
-        snprintf(out, len, "%s", b);
+    int n = a && a[0] ? snprintf(out, len, "%s.%s", a, b) : snprintf(out, len, "%s", b);
+    if (n >= (int)len && len > 4) memcpy(out + len - 4, "...", 4);
 }
 
 /* ------------------------------------------------------------ SimGrid XML platform files */
@@ -376,7 +375,14 @@ static int parse_file_override(const struct tps_ydoc *d, int id, const char *fie
     if (!rc) rc = read_preset(&fd, root, "", preset_keys, &p, &nc, err);
     if (!rc) rc = read_preset(d, id, field, keys, &p, &nc, err);
     if (!rc) rc = build_preset(d, id, field, &p, &nc, out, err);
-    if (!rc) snprintf(out->name, sizeof out->name, "%s", path);
+    /* the name shown for the platform: the file's path, shortened at its start if it must be */
+    size_t pl = strlen(path), cap = sizeof out->name;
+    if (!rc && pl < cap) {
+        memcpy(out->name, path, pl + 1);
+    } else if (!rc) {
+        memcpy(out->name, "...", 3);
+        memcpy(out->name + 3, path + pl - (cap - 4), cap - 3); /* with the final NUL */
+    }
     tps_ydoc_release(&fd);
     return rc;
 }
@@ -437,19 +443,17 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
     for (long g = 0; g < ngpu; g++) {
         char name[32];
         snprintf(name, sizeof name, "gpu%ld", g);
-        if (plat_topo_node(t, name, PLAT_GPU, (int)(g / per), 0) < 0)
-            return tps_error_oom(err);
+        if (plat_topo_node(t, name, PLAT_GPU, (int)(g / per), 0) < 0) return tps_error_oom(err);
     }
     t->machines = (int)((ngpu + per - 1) / per);
-    if (tps_strindex_update(x, t->nnodes, node_key, t))
-        return tps_error_oom(err);
+    if (tps_strindex_update(x, t->nnodes, node_key, t)) return tps_error_oom(err);
     int nodes = tps_ydoc_get(d, id, "nodes");
     join(f, sizeof f, field, "nodes");
     if (nodes && !tps_ydoc_is_seq(d, nodes))
         return tps_ydoc_fail(d, nodes, f, err, "expected a list of nodes");
     for (int i = 0; i < tps_ydoc_len(d, nodes); i++) {
         int n = tps_ydoc_seq_at(d, nodes, i);
-        char fi[160], fk[192];
+        char fi[176], fk[200];
         snprintf(fi, sizeof fi, "%s[%d]", f, i);
         if ((rc = tps_ydoc_check_map(d, n, fi, node_keys, err))) return rc;
         const char *name, *kind = "switch";
@@ -483,7 +487,7 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
     static const char *const lvl_names[] = {"nvlink", "pcie", "xsocket", "net"};
     for (int i = 0; i < tps_ydoc_len(d, links); i++) {
         int l = tps_ydoc_seq_at(d, links, i);
-        char fi[160], fk[192];
+        char fi[176], fk[200];
         snprintf(fi, sizeof fi, "%s[%d]", f, i);
         if ((rc = tps_ydoc_check_map(d, l, fi, link_keys, err))) return rc;
         snprintf(fk, sizeof fk, "%s.between", fi);

@@ -138,8 +138,7 @@ static int check_routes(const struct plat_topo *t, struct tps_error *err)
 {
     int *hops = malloc((size_t)t->nnodes * sizeof *hops);
     int *queue = malloc((size_t)t->nnodes * sizeof *queue);
-    int rc =
-        hops && queue ? TPS_OK : tps_error_oom(err);
+    int rc = hops && queue ? TPS_OK : tps_error_oom(err);
     int every = 0;
     for (int g = 0; !rc && g < (every ? t->ngpus : 1); g++) {
         route_hops(t, t->gpu_node[g], hops, queue);
@@ -171,8 +170,7 @@ int plat_topo_finish(struct plat_topo *t, struct tps_error *err)
         n += t->nodes[i].kind == PLAT_GPU;
     free(t->gpu_node);
     t->gpu_node = malloc((size_t)(n ? n : 1) * sizeof *t->gpu_node);
-    if (!t->gpu_node || build_adjacency(t) != 0 || scratch_alloc(t) != 0)
-        return tps_error_oom(err);
+    if (!t->gpu_node || build_adjacency(t) != 0 || scratch_alloc(t) != 0) return tps_error_oom(err);
     t->ngpus = 0;
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].kind == PLAT_GPU) t->gpu_node[t->ngpus++] = i;

@@ -2,12 +2,21 @@
 # test.sh - README command 2: build and run the whole Criterion suite with CTest.
 #   scripts/test.sh              normal build in build/
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+#   scripts/test.sh --release    gcc Release build (-O3) in build-release/
+#   scripts/test.sh --clang      clang Release build in build-clang/
+# Every build treats warnings as errors (TPSIM_WERROR), so each must be warning-free.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+if [ "${1:-}" = "--clang" ]; then scripts/install-deps.sh clang; else scripts/install-deps.sh; fi
 dir=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPSIM_WERROR=ON)
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--release" ]; then
+  dir=build-release
+  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON)
+elif [ "${1:-}" = "--clang" ]; then
+  dir=build-clang
+  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON -DCMAKE_C_COMPILER=clang)
+elif [ "${1:-}" = "--sanitize" ]; then
   dir=build-asan
   flags=(-DCMAKE_BUILD_TYPE=Debug -DTPSIM_SANITIZE=ON -DTPSIM_WERROR=ON)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

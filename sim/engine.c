@@ -200,8 +200,7 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
     if (!t->xml_path[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(xml);
     double t1 = wall_now();
     struct child_header h = {.status = CHILD_OK};
-    struct sim_ctx c = {
-        .p = p, .tm = tm, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
+    struct sim_ctx c = {.p = p, .tm = tm, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
     if (child_setup(&c, t, &h) != 0) {
         h.status = CHILD_SETUP;
         if (!h.msg[0]) snprintf(h.msg, sizeof h.msg, "out of memory");

@@ -32,9 +32,9 @@ struct sim_ctx {
     sg_host_t *hosts;              /* per rank */
     const struct mdl_nccl *p_nccl; /* the platform's collective tuning */
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
-    const struct plat_pair *pairs;  /* sorted by (src, dst) */
+    const struct plat_pair *pairs; /* sorted by (src, dst) */
     int npairs;
-    struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
+    struct tune_hier *hier;    /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];

@@ -101,9 +101,13 @@ static void post_send(struct xfer *x, int member, int slot, double payload)
     x->c->tm->bytes_sent[x->rank] += payload;
 }
 
+/* Waits for every pending comm. One wait per comm rather than sg_comm_wait_all, which SimGrid
+ * 4.1 removed (activity sets replace it): the comms progress together in simulated time either
+ * way, so the actor resumes when the last one ends, on SimGrid 3.32 through 4.x alike. */
 static void finish(struct xfer *x)
 {
-    if (x->ncomms) sg_comm_wait_all(x->comms, (size_t)x->ncomms);
+    for (int i = 0; i < x->ncomms; i++)
+        sg_comm_wait(x->comms[i]);
     x->ncomms = 0;
 }
 

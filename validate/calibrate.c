@@ -192,8 +192,8 @@ int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_re
     if (!rc && !r->algo) {
         enum mdl_coll_algo a = MDL_ALGO_AUTO;
         enum mdl_coll_proto p = MDL_PROTO_SIMPLE;
-        if (tune_choose(&m0.ge, &t0.nccl, (enum mdl_op_kind)o->op, lg->rows[n - 1].bytes, &a,
-                            &p, err) < 0)
+        if (tune_choose(&m0.ge, &t0.nccl, (enum mdl_op_kind)o->op, lg->rows[n - 1].bytes, &a, &p,
+                        err) < 0)
             rc = err->code;
         r->algo = a;
     }

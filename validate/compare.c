@@ -139,7 +139,9 @@ int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct 
                 "plot '%s/ops.dat' using 4:($4 > 0 && $5 > 0 ? $5 : 1/0) with points pt 7 "
                 "title 'ops', x with lines title 'equal'\n",
                 term ? "svg" : "pngcairo", out, term ? "svg" : "png", r->trace, out);
-    if (plotted) *plotted = fclose(g) == 0 && tps_gnuplot_run(path) == 0;
-    else fclose(g);
+    if (plotted)
+        *plotted = fclose(g) == 0 && tps_gnuplot_run(path) == 0;
+    else
+        fclose(g);
     return TPS_OK;
 }

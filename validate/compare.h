@@ -27,24 +27,24 @@ struct cmp_layer {
 
 struct cmp_op {
     int rank, op;
-    int kind;           /* enum mdl_op_kind */
-    const char *name;   /* the op's name (owned by the result's program) */
+    int kind;         /* enum mdl_op_kind */
+    const char *name; /* the op's name (owned by the result's program) */
     double recorded_s, simulated_s;
-    double model_s;     /* -1 when not priced */
+    double model_s; /* -1 when not priced */
 };
 
 struct cmp_result {
-    char trace[1024];    /* the directory read */
-    char platform[1100]; /* the platform it ran on */
+    char trace[1024];     /* the directory read */
+    char platform[1100];  /* the platform it ran on */
     int nranks, recorded; /* ranks, recorded ops */
-    int has_model;       /* a scenario priced the compute ops */
+    int has_model;        /* a scenario priced the compute ops */
     double recorded_end_s, simulated_end_s;
     struct cmp_kind kind[MDL_OP_NKINDS];
     int nlayers;
     struct cmp_layer *layers; /* owned: layers with recorded ops, in order */
     int nops;
-    struct cmp_op *ops;   /* owned: every recorded op, in program order (rank, then op) */
-    struct cmp_op *worst; /* owned: the same ops, largest |simulated - recorded| first */
+    struct cmp_op *ops;      /* owned: every recorded op, in program order (rank, then op) */
+    struct cmp_op *worst;    /* owned: the same ops, largest |simulated - recorded| first */
     struct mdl_program prog; /* owned: the trace */
 };
 

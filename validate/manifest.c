@@ -30,7 +30,7 @@ static void meta_path(const char *log, char *out, size_t len)
 
 /* The collective and rank count of a log: options first, then the log, then its meta file. */
 int man_log_shape(const struct ncl_log *l, const char *path, int *op, int *ranks,
-                     struct tps_error *err)
+                  struct tps_error *err)
 {
     char mp[1024];
     meta_path(path, mp, sizeof mp);
@@ -231,4 +231,3 @@ int man_write(const struct man_result *res, const char *out, int *plotted, struc
 fail:
     return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
 }
-

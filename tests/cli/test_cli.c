@@ -18,7 +18,7 @@ TestSuite(cli, .timeout = 300);
 /* Runs "tpsim ARGS" and returns its exit status; output (stdout+stderr or stderr only) into out. */
 static int tpsim(char *out, size_t len, const char *args, int stderr_only)
 {
-    char cmd[2048];
+    char cmd[4096 + 64];
     snprintf(cmd, sizeof cmd, "%s %s %s", TPSIM_BIN, args,
              stderr_only ? "2>&1 >/dev/null" : "2>&1");
     return testcmd_run(out, len, cmd);

@@ -10,7 +10,7 @@
 TestSuite(plan, .timeout = 300);
 
 static const struct planner_row *find(const struct planner_row *r, int n, int d1, int d2,
-                                       enum mdl_placement pl)
+                                      enum mdl_placement pl)
 {
     for (int i = 0; i < n; i++)
         if (r[i].st.d1 == d1 && r[i].st.d2 == d2 && r[i].st.chunks <= 1 && !r[i].st.oases &&
