@@ -405,3 +405,61 @@ int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, doubl
     *out = v;
     return TPS_OK;
 }
+
+int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
+                      const struct tps_ykey *keys, void *base, struct tps_error *err)
+{
+    const char *allowed[65];
+    int nk = 0;
+    for (; keys[nk].key && nk < 64; nk++)
+        allowed[nk] = keys[nk].key;
+    allowed[nk] = NULL;
+    int rc = tps_ydoc_check_map(d, id, field, allowed, err);
+    int len = rc ? 0 : tps_ydoc_len(d, id);
+    for (int i = 0; i < len && !rc; i++) {
+        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
+        int v = tps_ydoc_map_val(d, id, i);
+        const struct tps_ykey *row = keys;
+        while (strcmp(row->key, k))
+            row++;
+        char f[128];
+        join(f, sizeof f, field, k);
+        void *dst = (char *)base + row->off;
+        long n = 0;
+        double x = 0;
+        switch (row->kind) {
+        case TPS_YK_SKIP:
+            break;
+        case TPS_YK_INT:
+        case TPS_YK_LONG:
+            if ((rc = tps_ydoc_count(d, v, f, &n, err))) break;
+            if (row->hi > 0 && n > row->hi)
+                rc = tps_ydoc_fail(d, v, f, err, "too large: %ld (at most %.0f)", n, row->hi);
+            else if (row->kind == TPS_YK_INT)
+                *(int *)dst = (int)n;
+            else
+                *(long *)dst = n;
+            break;
+        case TPS_YK_BOOL:
+            rc = tps_ydoc_bool(d, v, f, (bool *)dst, err);
+            break;
+        case TPS_YK_RATE:
+            rc = tps_ydoc_rate(d, v, f, (double *)dst, err);
+            break;
+        case TPS_YK_TIME:
+            rc = tps_ydoc_time(d, v, f, (double *)dst, err);
+            break;
+        case TPS_YK_POSITIVE:
+            if ((rc = tps_ydoc_positive(d, v, f, &x, err))) break;
+            if (row->hi > 0 && x > row->hi)
+                rc = tps_ydoc_fail(d, v, f, err, "must be at most %g, got %g", row->hi, x);
+            else
+                *(double *)dst = x;
+            break;
+        case TPS_YK_FN:
+            rc = row->fn(d, v, f, dst, err);
+            break;
+        }
+    }
+    return rc;
+}

@@ -81,4 +81,34 @@ int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *ou
 int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, double *out,
                       struct tps_error *err);
 
+/* Table-driven reading of a mapping: one row per allowed key says what kind of value it holds,
+ * where it goes (an offset into the caller's struct) and its bounds, so that a key is added in
+ * one place. */
+enum tps_ykind {
+    TPS_YK_SKIP,     /* allowed here, read by the caller */
+    TPS_YK_INT,      /* int count: >= 1, and <= hi when hi > 0 */
+    TPS_YK_LONG,     /* long count: >= 1, and <= hi when hi > 0 */
+    TPS_YK_BOOL,     /* bool */
+    TPS_YK_RATE,     /* double, bytes/s with units (tps_ydoc_rate) */
+    TPS_YK_TIME,     /* double, seconds with units (tps_ydoc_time) */
+    TPS_YK_POSITIVE, /* double > 0, and <= hi when hi > 0 */
+    TPS_YK_FN,       /* read by fn */
+};
+
+struct tps_ykey {
+    const char *key;
+    enum tps_ykind kind;
+    size_t off; /* where the value goes: offsetof(struct ..., field) */
+    double hi;  /* upper bound (counts, positives), 0 for none */
+    /* TPS_YK_FN: reads node id (field names it) into the value at dst */
+    int (*fn)(const struct tps_ydoc *d, int id, const char *field, void *dst,
+              struct tps_error *err);
+};
+
+/* Checks that `id` is a mapping whose keys are all in the table (ended by a row with key NULL),
+ * each once, then reads every present key that is not TPS_YK_SKIP into base + off, in document
+ * order, naming errors `field.key`. */
+int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
+                      const struct tps_ykey *keys, void *base, struct tps_error *err);
+
 #endif

@@ -2,6 +2,7 @@
  * positioned errors, models/ presets and platforms/spec for the platform section. */
 #include "core/scenario.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,39 +13,84 @@
 static const char *const top_keys[] = {"name",     "description", "model", "device",
                                        "platform", "strategy",    "run",   "collectives",
                                        "sweep",    NULL};
-static const char *const model_keys[] = {"preset", "layers",      "hidden", "heads", "ffn",
-                                         "seq",    "micro_batch", "dtype",  NULL};
-static const char *const device_keys[] = {"preset",          "peak_tflops",     "hbm_bandwidth",
-                                          "gemm_efficiency", "gemm_overhead",   "gemm_table",
-                                          "mem_efficiency",  "kernel_overhead", NULL};
-static const char *const strategy_keys[] = {"kind",
-                                            "tp",
-                                            "sequence_parallel",
-                                            "async_grad_allreduce",
-                                            "mesh",
-                                            "placement",
-                                            "extra_allgathers",
-                                            "chunks",
-                                            "oases",
-                                            "recompute",
-                                            NULL};
-static const char *const run_keys[] = {"layers", "micro_batches", NULL};
+static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                      struct tps_error *err)
+{
+    const char *t;
+    int rc = tps_ydoc_str(d, v, f, &t, err);
+    if (!rc && mdl_dtype_parse(t, (enum mdl_dtype *)dst) != 0)
+        rc = tps_ydoc_fail(d, v, f, err, "expected fp32, fp16 or bf16, got '%s'", t);
+    return rc;
+}
 
-/* Reads an optional count into *dst (long field); keeps *dst when absent. */
-static int opt_count(const struct tps_ydoc *d, int map, const char *sec, const char *key, long *dst,
+static int read_peak(const struct tps_ydoc *d, int v, const char *f, void *dst,
                      struct tps_error *err)
 {
-    int id = tps_ydoc_get(d, map, key);
-    if (!id) return TPS_OK;
-    char f[96];
-    snprintf(f, sizeof f, "%s.%s", sec, key);
-    long v;
-    int rc = tps_ydoc_count(d, id, f, &v, err);
-    if (rc) return rc;
-    if (v > 100000000L) return tps_ydoc_fail(d, id, f, err, "too large: %ld", v);
-    *dst = v;
-    return TPS_OK;
+    double x;
+    int rc = tps_ydoc_positive(d, v, f, &x, err);
+    if (!rc && (x < 1e-3 || x > 1e6))
+        rc = tps_ydoc_fail(d, v, f, err, "must be between 0.001 and 1e6 TFLOP/s, got %g", x);
+    if (!rc) *(double *)dst = x * 1e12;
+    return rc;
 }
+
+#define MAX_COUNT 1e8 /* any count of a scenario: layers, hidden, sequence, micro-batches */
+
+/* Each section's keys, read by tps_ydoc_read_map; SKIP rows are read by the loaders below. */
+#define M(field) offsetof(struct mdl_model, field)
+static const struct tps_ykey model_keys[] = {
+    {"preset", TPS_YK_SKIP, 0, 0, NULL},
+    {"layers", TPS_YK_LONG, M(layers), MAX_COUNT, NULL},
+    {"hidden", TPS_YK_LONG, M(hidden), MAX_COUNT, NULL},
+    {"heads", TPS_YK_LONG, M(heads), MAX_COUNT, NULL},
+    {"ffn", TPS_YK_LONG, M(ffn), MAX_COUNT, NULL},
+    {"seq", TPS_YK_LONG, M(seq), MAX_COUNT, NULL},
+    {"micro_batch", TPS_YK_LONG, M(micro_batch), MAX_COUNT, NULL},
+    {"dtype", TPS_YK_FN, M(dtype), 0, read_dtype},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef M
+
+/* The device section reads into a preset device plus the peak, which the model's dtype places. */
+struct device_in {
+    struct mdl_device dev;
+    double peak_flops; /* 0: the preset's */
+};
+#define D(field) offsetof(struct device_in, field)
+static const struct tps_ykey device_keys[] = {
+    {"preset", TPS_YK_SKIP, 0, 0, NULL},
+    {"peak_tflops", TPS_YK_FN, D(peak_flops), 0, read_peak},
+    {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, NULL},
+    {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, NULL},
+    {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, NULL},
+    {"gemm_table", TPS_YK_SKIP, 0, 0, NULL},
+    {"mem_efficiency", TPS_YK_POSITIVE, D(dev.mem_eff), 1, NULL},
+    {"kernel_overhead", TPS_YK_TIME, D(dev.kernel_overhead_s), 0, NULL},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef D
+
+#define S(field) offsetof(struct mdl_strategy, field)
+static const struct tps_ykey strategy_keys[] = {
+    {"kind", TPS_YK_SKIP, 0, 0, NULL},
+    {"tp", TPS_YK_SKIP, 0, 0, NULL},
+    {"sequence_parallel", TPS_YK_BOOL, S(sequence_parallel), 0, NULL},
+    {"async_grad_allreduce", TPS_YK_BOOL, S(async_grad_allreduce), 0, NULL},
+    {"mesh", TPS_YK_SKIP, 0, 0, NULL},
+    {"placement", TPS_YK_SKIP, 0, 0, NULL},
+    {"extra_allgathers", TPS_YK_BOOL, S(extra_allgathers), 0, NULL},
+    {"chunks", TPS_YK_INT, S(chunks), 64, NULL},
+    {"oases", TPS_YK_BOOL, S(oases), 0, NULL},
+    {"recompute", TPS_YK_BOOL, S(recompute), 0, NULL},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef S
+
+/* run: counts read into longs. */
+struct run_in {
+    long layers, micro_batches;
+};
+static const struct tps_ykey run_keys[] = {
+    {"layers", TPS_YK_LONG, offsetof(struct run_in, layers), MAX_COUNT, NULL},
+    {"micro_batches", TPS_YK_LONG, offsetof(struct run_in, micro_batches), 100000, NULL},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
 
 /* Fills *m from preset `name` (node id of d), or fails listing the presets. */
 static int model_preset(const struct tps_ydoc *d, int id, const char *field, const char *name,
@@ -65,7 +111,8 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
     if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "model", err, "missing section");
     if (tps_ydoc_is_scalar(d, id))
         return model_preset(d, id, "model", tps_ydoc_text(d, id), m, err);
-    if ((rc = tps_ydoc_check_map(d, id, "model", model_keys, err))) return rc;
+    if (!tps_ydoc_is_map(d, id))
+        return tps_ydoc_fail(d, id, "model", err, "expected a mapping of keys to values");
     int pid = tps_ydoc_get(d, id, "preset");
     memset(m, 0, sizeof *m);
     m->micro_batch = 1;
@@ -76,31 +123,17 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
         if ((rc = tps_ydoc_str(d, pid, "model.preset", &name, err))) return rc;
         if ((rc = model_preset(d, pid, "model.preset", name, m, err))) return rc;
     }
-    long ffn = 0;
     static const char *const req[] = {"layers", "hidden", "heads", "seq"};
-    long *dst[] = {&m->layers, &m->hidden, &m->heads, &m->seq};
-    for (int i = 0; i < 4; i++) {
-        if (!pid && !tps_ydoc_get(d, id, req[i])) {
-            char f[64];
-            snprintf(f, sizeof f, "model.%s", req[i]);
-            return tps_ydoc_fail(d, id, f, err, "missing: give model.preset or model.%s", req[i]);
-        }
-        if ((rc = opt_count(d, id, "model", req[i], dst[i], err))) return rc;
+    for (int i = 0; !pid && i < 4; i++) {
+        if (tps_ydoc_get(d, id, req[i])) continue;
+        char f[64];
+        snprintf(f, sizeof f, "model.%s", req[i]);
+        return tps_ydoc_fail(d, id, f, err, "missing: give model.preset or model.%s", req[i]);
     }
-    if ((rc = opt_count(d, id, "model", "ffn", &ffn, err))) return rc;
-    if ((rc = opt_count(d, id, "model", "micro_batch", &m->micro_batch, err))) return rc;
-    if (ffn)
-        m->ffn = ffn;
-    else if (!pid || tps_ydoc_get(d, id, "hidden"))
-        m->ffn = 4 * m->hidden;
-    int tid = tps_ydoc_get(d, id, "dtype");
-    if (tid) {
-        const char *t;
-        if ((rc = tps_ydoc_str(d, tid, "model.dtype", &t, err))) return rc;
-        if (mdl_dtype_parse(t, &m->dtype) != 0)
-            return tps_ydoc_fail(d, tid, "model.dtype", err,
-                                 "expected fp32, fp16 or bf16, got '%s'", t);
-    }
+    long preset_ffn = m->ffn;
+    if ((rc = tps_ydoc_read_map(d, id, "model", model_keys, m, err))) return rc;
+    if (!tps_ydoc_get(d, id, "ffn"))
+        m->ffn = !pid || tps_ydoc_get(d, id, "hidden") ? 4 * m->hidden : preset_ffn;
     if (m->hidden % m->heads)
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "heads") ? tps_ydoc_get(d, id, "heads") : id,
                              "model.heads", err, "must divide model.hidden (%ld), got %ld",
@@ -116,7 +149,8 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "device", err, "missing section");
     int pid = id;
     if (!tps_ydoc_is_scalar(d, id)) {
-        if ((rc = tps_ydoc_check_map(d, id, "device", device_keys, err))) return rc;
+        if (!tps_ydoc_is_map(d, id))
+            return tps_ydoc_fail(d, id, "device", err, "expected a mapping of keys to values");
         pid = tps_ydoc_get(d, id, "preset");
         if (!pid) return tps_ydoc_fail(d, id, "device.preset", err, "missing");
     }
@@ -130,34 +164,11 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
                              list);
     }
     if (pid == id) return TPS_OK;
+    struct device_in in = {.dev = *dev};
+    if ((rc = tps_ydoc_read_map(d, id, "device", device_keys, &in, err))) return rc;
+    if (in.peak_flops > 0) in.dev.peak_flops[s->model.dtype] = in.peak_flops;
+    *dev = in.dev;
     int v;
-    double x;
-    if ((v = tps_ydoc_get(d, id, "peak_tflops"))) {
-        if ((rc = tps_ydoc_positive(d, v, "device.peak_tflops", &x, err))) return rc;
-        if (x < 1e-3 || x > 1e6)
-            return tps_ydoc_fail(d, v, "device.peak_tflops", err,
-                                 "must be between 0.001 and 1e6 TFLOP/s, got %g", x);
-        dev->peak_flops[s->model.dtype] = x * 1e12;
-    }
-    if ((v = tps_ydoc_get(d, id, "hbm_bandwidth")) &&
-        (rc = tps_ydoc_rate(d, v, "device.hbm_bandwidth", &dev->hbm_Bps, err)))
-        return rc;
-    static const char *const fracs[] = {"gemm_efficiency", "mem_efficiency"};
-    double *fdst[] = {&dev->gemm_eff_max, &dev->mem_eff};
-    for (int i = 0; i < 2; i++) {
-        char f[64];
-        snprintf(f, sizeof f, "device.%s", fracs[i]);
-        if (!(v = tps_ydoc_get(d, id, fracs[i]))) continue;
-        if ((rc = tps_ydoc_positive(d, v, f, &x, err))) return rc;
-        if (x > 1) return tps_ydoc_fail(d, v, f, err, "must be in (0, 1], got %g", x);
-        *fdst[i] = x;
-    }
-    if ((v = tps_ydoc_get(d, id, "gemm_overhead")) &&
-        (rc = tps_ydoc_time(d, v, "device.gemm_overhead", &dev->gemm_overhead_s, err)))
-        return rc;
-    if ((v = tps_ydoc_get(d, id, "kernel_overhead")) &&
-        (rc = tps_ydoc_time(d, v, "device.kernel_overhead", &dev->kernel_overhead_s, err)))
-        return rc;
     if ((v = tps_ydoc_get(d, id, "gemm_table"))) {
         const char *t;
         if ((rc = tps_ydoc_str(d, v, "device.gemm_table", &t, err))) return rc;
@@ -213,7 +224,8 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     st->sequence_parallel = false;
     st->async_grad_allreduce = true;
     if (!id) return tps_ydoc_fail(d, tps_ydoc_root(d), "strategy", err, "missing section");
-    if ((rc = tps_ydoc_check_map(d, id, "strategy", strategy_keys, err))) return rc;
+    st->chunks = 1;
+    if ((rc = tps_ydoc_read_map(d, id, "strategy", strategy_keys, st, err))) return rc;
     int v;
     if ((v = tps_ydoc_get(d, id, "kind"))) {
         const char *k;
@@ -255,9 +267,6 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
                 return tps_ydoc_fail(d, v, "strategy.placement", err,
                                      "expected row-first or column-first, got '%s'", pl);
         }
-        if ((v = tps_ydoc_get(d, id, "extra_allgathers")) &&
-            (rc = tps_ydoc_bool(d, v, "strategy.extra_allgathers", &st->extra_allgathers, err)))
-            return rc;
     }
     int tpid = tps_ydoc_get(d, id, "tp");
     if (!tpid && st->kind != MDL_STRAT_2D)
@@ -270,24 +279,6 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
                              "TP degree %ld is larger than the platform's %d GPUs", tp,
                              s->topo.ngpus);
     st->tp = (int)tp;
-    if ((v = tps_ydoc_get(d, id, "sequence_parallel")) &&
-        (rc = tps_ydoc_bool(d, v, "strategy.sequence_parallel", &st->sequence_parallel, err)))
-        return rc;
-    long chunks = 1;
-    if ((rc = opt_count(d, id, "strategy", "chunks", &chunks, err))) return rc;
-    if (chunks > 64)
-        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "chunks"), "strategy.chunks", err,
-                             "at most 64, got %ld", chunks);
-    st->chunks = (int)chunks;
-    if ((v = tps_ydoc_get(d, id, "oases")) &&
-        (rc = tps_ydoc_bool(d, v, "strategy.oases", &st->oases, err)))
-        return rc;
-    if ((v = tps_ydoc_get(d, id, "recompute")) &&
-        (rc = tps_ydoc_bool(d, v, "strategy.recompute", &st->recompute, err)))
-        return rc;
-    if ((v = tps_ydoc_get(d, id, "async_grad_allreduce")) &&
-        (rc = tps_ydoc_bool(d, v, "strategy.async_grad_allreduce", &st->async_grad_allreduce, err)))
-        return rc;
     struct tps_error e2 = {0};
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
@@ -301,19 +292,13 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
 
 static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, struct tps_error *err)
 {
-    long layers = s->model.layers, mbs = 1;
+    struct run_in in = {.layers = s->model.layers, .micro_batches = 1};
     int rc;
-    if (id) {
-        if ((rc = tps_ydoc_check_map(d, id, "run", run_keys, err))) return rc;
-        if ((rc = opt_count(d, id, "run", "layers", &layers, err))) return rc;
-        if ((rc = opt_count(d, id, "run", "micro_batches", &mbs, err))) return rc;
-        if (layers > s->model.layers)
-            return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,
-                                 "the model has only %ld layers, got %ld", s->model.layers, layers);
-        if (mbs > 100000)
-            return tps_ydoc_fail(d, tps_ydoc_get(d, id, "micro_batches"), "run.micro_batches", err,
-                                 "at most 100000, got %ld", mbs);
-    }
+    if (id && (rc = tps_ydoc_read_map(d, id, "run", run_keys, &in, err))) return rc;
+    long layers = in.layers, mbs = in.micro_batches;
+    if (layers > s->model.layers)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,
+                             "the model has only %ld layers, got %ld", s->model.layers, layers);
     /* refuse, before anything is allocated, a program larger than the documented bound */
     double nops = mdl_strategy_ops(&s->strategy, &s->model, &s->device, layers, mbs);
     if (nops > mdl_max_ops()) {

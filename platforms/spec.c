@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,25 +140,6 @@ done:
 
 /* ------------------------------------------------------------ preset with parameters */
 
-static const char *const preset_keys[] = {"preset",
-                                          "nodes",
-                                          "pcie_gen",
-                                          "sockets",
-                                          "nvlink_bridges",
-                                          "nics_per_node",
-                                          "ib",
-                                          "nic_rate",
-                                          "oversubscription",
-                                          "leaf_ports",
-                                          "gpu_link",
-                                          "xsocket",
-                                          "nvlink_latency",
-                                          "pcie_latency",
-                                          "net_latency",
-                                          "pcie_rate",
-                                          "nccl",
-                                          NULL};
-
 static int parse_ib(const struct tps_ydoc *d, int id, const char *f, double *out,
                     struct tps_error *err)
 {
@@ -198,74 +180,132 @@ static int parse_per_proto(const struct tps_ydoc *d, int id, const char *field, 
     return rc;
 }
 
+static int read_algo(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                     struct tps_error *err)
+{
+    const char *str = tps_ydoc_text(d, v);
+    enum mdl_coll_algo a;
+    if (!str || mdl_algo_parse(str, &a))
+        return tps_ydoc_fail(d, v, f, err,
+                             "expected auto, ring, tree, direct or hierarchical, got '%s'",
+                             str ? str : "");
+    *(int *)dst = a;
+    return TPS_OK;
+}
+
+static int read_proto(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                      struct tps_error *err)
+{
+    const char *str = tps_ydoc_text(d, v);
+    enum mdl_coll_proto pr;
+    if (!str || mdl_proto_parse(str, &pr))
+        return tps_ydoc_fail(d, v, f, err, "expected auto, LL, LL128 or Simple, got '%s'",
+                             str ? str : "");
+    *(int *)dst = pr;
+    return TPS_OK;
+}
+
+static int read_gran(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                     struct tps_error *err)
+{
+    const char *str = tps_ydoc_text(d, v);
+    enum mdl_coll_gran g;
+    if (!str || mdl_gran_parse(str, &g))
+        return tps_ydoc_fail(d, v, f, err, "expected auto, step or flow, got '%s'", str ? str : "");
+    *(int *)dst = g;
+    return TPS_OK;
+}
+
+static int read_chunk(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                      struct tps_error *err)
+{
+    const char *str = tps_ydoc_text(d, v);
+    if (!str || tps_units_size(str, (double *)dst) || !(*(double *)dst >= 1))
+        return tps_ydoc_fail(d, v, f, err, "expected a size such as 4MiB, got '%s'",
+                             str ? str : "");
+    return TPS_OK;
+}
+
+static int read_per_proto(const struct tps_ydoc *d, int v, const char *f, int is_time, void *dst,
+                          struct tps_error *err)
+{
+    if (!tps_ydoc_is_map(d, v))
+        return tps_ydoc_fail(d, v, f, err, "expected a mapping of LL, LL128 and Simple");
+    return parse_per_proto(d, v, f, is_time, (double *)dst, err);
+}
+
+static int read_latencies(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                          struct tps_error *err)
+{
+    return read_per_proto(d, v, f, 1, dst, err);
+}
+
+static int read_efficiencies(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                             struct tps_error *err)
+{
+    return read_per_proto(d, v, f, 0, dst, err);
+}
+
+#define NC(field) offsetof(struct mdl_nccl, field)
+static const struct tps_ykey nccl_keys[] = {
+    {"algorithm", TPS_YK_FN, NC(algo), 0, read_algo},
+    {"protocol", TPS_YK_FN, NC(proto), 0, read_proto},
+    {"granularity", TPS_YK_FN, NC(gran), 0, read_gran},
+    {"flow_threshold", TPS_YK_INT, NC(flow_threshold), 0, NULL},
+    {"chunk", TPS_YK_FN, NC(chunk_bytes), 0, read_chunk},
+    {"base_latency", TPS_YK_FN, NC(base_s), 0, read_latencies},
+    {"hop_latency", TPS_YK_FN, NC(hop_s), 0, read_latencies},
+    {"efficiency", TPS_YK_FN, NC(eff), 0, read_efficiencies},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef NC
+
 int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct mdl_nccl *n,
                     struct tps_error *err)
 {
-    static const char *const keys[] = {"algorithm",      "protocol",   "granularity",
-                                       "flow_threshold", "chunk",      "base_latency",
-                                       "hop_latency",    "efficiency", NULL};
-    int rc = tps_ydoc_check_map(d, id, field, keys, err);
-    int len = rc ? 0 : tps_ydoc_len(d, id);
-    for (int i = 0; i < len && !rc; i++) {
-        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
-        int v = tps_ydoc_map_val(d, id, i);
-        char f[200];
-        join(f, sizeof f, field, k);
-        const char *str = tps_ydoc_text(d, v);
-        if (!strcmp(k, "algorithm")) {
-            enum mdl_coll_algo a;
-            if (!str || mdl_algo_parse(str, &a))
-                rc = tps_ydoc_fail(d, v, f, err,
-                                   "expected auto, ring, tree, direct or hierarchical, got '%s'",
-                                   str ? str : "");
-            else
-                n->algo = a;
-        } else if (!strcmp(k, "protocol")) {
-            enum mdl_coll_proto pr;
-            if (!str || mdl_proto_parse(str, &pr))
-                rc = tps_ydoc_fail(d, v, f, err, "expected auto, LL, LL128 or Simple, got '%s'",
-                                   str ? str : "");
-            else
-                n->proto = pr;
-        } else if (!strcmp(k, "granularity")) {
-            enum mdl_coll_gran g;
-            if (!str || mdl_gran_parse(str, &g))
-                rc = tps_ydoc_fail(d, v, f, err, "expected auto, step or flow, got '%s'",
-                                   str ? str : "");
-            else
-                n->gran = g;
-        } else if (!strcmp(k, "flow_threshold")) {
-            long x;
-            if (!(rc = tps_ydoc_count(d, v, f, &x, err))) n->flow_threshold = (int)x;
-        } else if (!strcmp(k, "chunk")) {
-            if (!str || tps_units_size(str, &n->chunk_bytes) || !(n->chunk_bytes >= 1))
-                rc = tps_ydoc_fail(d, v, f, err, "expected a size such as 4MiB, got '%s'",
-                                   str ? str : "");
-        } else {
-            double *dst = !strcmp(k, "base_latency")  ? n->base_s
-                          : !strcmp(k, "hop_latency") ? n->hop_s
-                                                      : n->eff;
-            if (!tps_ydoc_is_map(d, v))
-                rc = tps_ydoc_fail(d, v, f, err, "expected a mapping of LL, LL128 and Simple");
-            else
-                rc = parse_per_proto(d, v, f, dst != n->eff, dst, err);
-        }
-    }
-    return rc;
+    return tps_ydoc_read_map(d, id, field, nccl_keys, n, err);
 }
+
+static int read_ib(const struct tps_ydoc *d, int v, const char *f, void *dst, struct tps_error *err)
+{
+    return parse_ib(d, v, f, (double *)dst, err);
+}
+
+/* The keys of a preset with parameters: "preset" and "nccl" are read by read_preset. */
+#define PP(field) offsetof(struct plat_params, field)
+static const struct tps_ykey preset_keys[] = {
+    {"preset", TPS_YK_SKIP, 0, 0, NULL},
+    {"nodes", TPS_YK_INT, PP(nodes), 65536, NULL},
+    {"pcie_gen", TPS_YK_INT, PP(pcie_gen), 65536, NULL},
+    {"sockets", TPS_YK_INT, PP(sockets), 65536, NULL},
+    {"nvlink_bridges", TPS_YK_BOOL, PP(nvlink_bridges), 0, NULL},
+    {"nics_per_node", TPS_YK_INT, PP(nics_per_node), 65536, NULL},
+    {"ib", TPS_YK_FN, PP(nic_Bps), 0, read_ib},
+    {"nic_rate", TPS_YK_RATE, PP(nic_Bps), 0, NULL},
+    {"oversubscription", TPS_YK_POSITIVE, PP(oversub), 0, NULL},
+    {"leaf_ports", TPS_YK_INT, PP(leaf_ports), 65536, NULL},
+    {"gpu_link", TPS_YK_RATE, PP(gpu_link_Bps), 0, NULL},
+    {"xsocket", TPS_YK_RATE, PP(xsocket_Bps), 0, NULL},
+    {"nvlink_latency", TPS_YK_TIME, PP(lat_nvlink_s), 0, NULL},
+    {"pcie_latency", TPS_YK_TIME, PP(lat_pcie_s), 0, NULL},
+    {"net_latency", TPS_YK_TIME, PP(lat_net_s), 0, NULL},
+    {"pcie_rate", TPS_YK_RATE, PP(pcie_Bps), 0, NULL},
+    {"nccl", TPS_YK_SKIP, 0, 0, NULL},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef PP
 
 /* Applies the preset parameters of mapping `id` onto *pp and *nc; a `preset:` key starts from
  * that preset's defaults. */
 static int read_preset(const struct tps_ydoc *d, int id, const char *field,
-                       const char *const *allowed, struct plat_params *pp, struct mdl_nccl *nc,
+                       const struct tps_ykey *keys, struct plat_params *pp, struct mdl_nccl *nc,
                        struct tps_error *err)
 {
-    int rc = tps_ydoc_check_map(d, id, field, allowed, err);
-    if (rc) return rc;
+    if (!tps_ydoc_is_map(d, id))
+        return tps_ydoc_fail(d, id, field, err, "expected a mapping of keys to values");
     char f[160];
     join(f, sizeof f, field, "preset");
     int pid = tps_ydoc_get(d, id, "preset");
     const char *name;
+    int rc;
     if (pid) {
         if ((rc = tps_ydoc_str(d, pid, f, &name, err))) return rc;
         if (plat_params_default(name, pp) != 0) {
@@ -278,47 +318,10 @@ static int read_preset(const struct tps_ydoc *d, int id, const char *field,
     }
     struct plat_params p = *pp;
     struct mdl_nccl nccl = *nc;
-    int len = tps_ydoc_len(d, id);
-    for (int i = 0; i < len; i++) {
-        const char *k = tps_ydoc_text(d, tps_ydoc_map_key(d, id, i));
-        int v = tps_ydoc_map_val(d, id, i);
-        join(f, sizeof f, field, k);
-        long n = 0;
-        if (!strcmp(k, "nodes") || !strcmp(k, "pcie_gen") || !strcmp(k, "sockets") ||
-            !strcmp(k, "leaf_ports") || !strcmp(k, "nics_per_node")) {
-            if ((rc = tps_ydoc_count(d, v, f, &n, err))) return rc;
-            if (n > 65536) return tps_ydoc_fail(d, v, f, err, "too large: %ld", n);
-            int *dst = !strcmp(k, "nodes")        ? &p.nodes
-                       : !strcmp(k, "pcie_gen")   ? &p.pcie_gen
-                       : !strcmp(k, "sockets")    ? &p.sockets
-                       : !strcmp(k, "leaf_ports") ? &p.leaf_ports
-                                                  : &p.nics_per_node;
-            *dst = (int)n;
-        } else if (!strcmp(k, "nvlink_bridges")) {
-            rc = tps_ydoc_bool(d, v, f, &p.nvlink_bridges, err);
-        } else if (!strcmp(k, "ib")) {
-            rc = parse_ib(d, v, f, &p.nic_Bps, err);
-        } else if (!strcmp(k, "nic_rate")) {
-            rc = tps_ydoc_rate(d, v, f, &p.nic_Bps, err);
-        } else if (!strcmp(k, "oversubscription")) {
-            rc = tps_ydoc_positive(d, v, f, &p.oversub, err);
-        } else if (!strcmp(k, "gpu_link")) {
-            rc = tps_ydoc_rate(d, v, f, &p.gpu_link_Bps, err);
-        } else if (!strcmp(k, "xsocket")) {
-            rc = tps_ydoc_rate(d, v, f, &p.xsocket_Bps, err);
-        } else if (!strcmp(k, "nvlink_latency")) {
-            rc = tps_ydoc_time(d, v, f, &p.lat_nvlink_s, err);
-        } else if (!strcmp(k, "pcie_latency")) {
-            rc = tps_ydoc_time(d, v, f, &p.lat_pcie_s, err);
-        } else if (!strcmp(k, "net_latency")) {
-            rc = tps_ydoc_time(d, v, f, &p.lat_net_s, err);
-        } else if (!strcmp(k, "pcie_rate")) {
-            rc = tps_ydoc_rate(d, v, f, &p.pcie_Bps, err);
-        } else if (!strcmp(k, "nccl")) {
-            rc = plat_nccl_parse(d, v, f, &nccl, err);
-        }
-        if (rc) return rc;
-    }
+    if ((rc = tps_ydoc_read_map(d, id, field, keys, &p, err))) return rc;
+    int nid = tps_ydoc_get(d, id, "nccl");
+    join(f, sizeof f, field, "nccl");
+    if (nid && (rc = plat_nccl_parse(d, nid, f, &nccl, err))) return rc;
     *pp = p;
     *nc = nccl;
     return TPS_OK;
@@ -357,12 +360,12 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
 static int parse_file_override(const struct tps_ydoc *d, int id, const char *field,
                                const char *path, struct plat_topo *out, struct tps_error *err)
 {
-    static const char *keys[sizeof preset_keys / sizeof preset_keys[0] + 1];
+    struct tps_ykey keys[sizeof preset_keys / sizeof preset_keys[0] + 1];
     int k = 0;
-    for (; preset_keys[k]; k++)
+    for (; preset_keys[k].key; k++)
         keys[k] = preset_keys[k];
-    keys[k++] = "file";
-    keys[k] = NULL;
+    keys[k++] = (struct tps_ykey){"file", TPS_YK_SKIP, 0, 0, NULL};
+    keys[k] = (struct tps_ykey){NULL, TPS_YK_SKIP, 0, 0, NULL};
     struct tps_ydoc fd;
     int rc = tps_ydoc_load_file(&fd, path, err);
     if (rc) return rc;
