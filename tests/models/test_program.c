@@ -1,0 +1,137 @@
+/* test_program.c - mdl_program_check as plain data: each rule it states, and where it points. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "models/program.h"
+
+/* Two ranks in one group, each: a GEMM, then an all-reduce that waits for it. */
+static void two_ranks(struct mdl_program *p)
+{
+    cr_assert(eq(int, mdl_program_init(p, 2), 0));
+    int ranks[] = {0, 1};
+    int g = mdl_program_group(p, 2, ranks), nm = mdl_program_name(p, "x");
+    for (int r = 0; r < 2; r++) {
+        struct mdl_op gemm = {.kind = MDL_OP_GEMM,
+                              .stream = 0,
+                              .name = nm,
+                              .group = -1,
+                              .layer = 0,
+                              .mb = 0,
+                              .dur_s = 1e-3};
+        struct mdl_op ar = {.kind = MDL_OP_ALL_REDUCE,
+                            .stream = 1,
+                            .name = nm,
+                            .group = g,
+                            .layer = 0,
+                            .mb = 0,
+                            .bytes = 1e6,
+                            .ndeps = 1,
+                            .deps = {0}};
+        cr_assert(ge(int, mdl_program_add(p, r, &gemm), 0));
+        cr_assert(ge(int, mdl_program_add(p, r, &ar), 0));
+    }
+}
+
+/* Checks p, expecting a failure on `field` at (rank, op). */
+static void expect_fail(struct mdl_program *p, const char *field, int rank, int op)
+{
+    struct tps_error err = {0};
+    struct mdl_check_at at;
+    cr_assert(ne(int, mdl_program_check(p, &at, &err), 0), "accepted, expected %s", field);
+    cr_assert(eq(str, err.field, (char *)field), "%s: %s", err.field, err.msg);
+    cr_assert(eq(int, at.rank, rank), "%s", err.msg);
+    cr_assert(eq(int, at.op, op), "%s", err.msg);
+    mdl_program_release(p);
+}
+
+Test(program_check, accepts_a_well_formed_program)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    struct tps_error err = {0};
+    struct mdl_check_at at;
+    cr_assert(eq(int, mdl_program_check(&p, &at, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, at.rank, -1));
+    mdl_program_release(&p);
+}
+
+Test(program_check, dependency_on_a_later_op)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[1].ops[1].deps[0] = 1; /* itself */
+    expect_fail(&p, "deps", 1, 1);
+}
+
+Test(program_check, compute_op_on_a_communication_stream)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[0].ops[0].stream = 1;
+    expect_fail(&p, "stream", 0, 0);
+}
+
+Test(program_check, collective_on_the_compute_stream)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[1].ops[1].stream = 0;
+    expect_fail(&p, "stream", 1, 1);
+}
+
+Test(program_check, unknown_group)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[0].ops[1].group = 7;
+    expect_fail(&p, "group", 0, 1);
+}
+
+Test(program_check, rank_outside_its_collectives_group)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    int only0[] = {0};
+    int g = mdl_program_group(&p, 1, only0);
+    p.ranks[1].ops[1].group = g;
+    struct tps_error err = {0};
+    cr_assert(ne(int, mdl_program_check(&p, NULL, &err), 0));
+    cr_assert(eq(str, err.field, "group"), "%s", err.msg);
+    mdl_program_release(&p);
+}
+
+Test(program_check, members_disagree_on_a_collectives_size)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[1].ops[1].bytes = 2e6;
+    struct tps_error err = {0};
+    cr_assert(ne(int, mdl_program_check(&p, NULL, &err), 0));
+    cr_assert(eq(str, err.field, "bytes"), "%s", err.msg);
+    mdl_program_release(&p);
+}
+
+Test(program_check, a_member_issues_fewer_collectives)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[1].nops = 1; /* rank 1 never joins the all-reduce */
+    struct tps_error err = {0};
+    cr_assert(ne(int, mdl_program_check(&p, NULL, &err), 0));
+    cr_assert(eq(str, err.field, "group"), "%s", err.msg);
+    p.ranks[1].nops = 2;
+    mdl_program_release(&p);
+}
+
+Test(program_check, group_with_a_rank_out_of_range)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.groups[0].ranks[1] = 5;
+    struct tps_error err = {0};
+    cr_assert(ne(int, mdl_program_check(&p, NULL, &err), 0));
+    cr_assert(eq(str, err.field, "group"), "%s", err.msg);
+    mdl_program_release(&p);
+}

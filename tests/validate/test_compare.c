@@ -1,0 +1,178 @@
+/* test_compare.c - the analysis behind `tpsim validate trace` and `tpsim validate nccl`, checked
+ * on the structs validate/ returns: a recorded trace against its replay, and one real nccl-tests
+ * log against the simulated collective. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/trace.h"
+#include "models/program.h"
+#include "validate/compare.h"
+#include "validate/manifest.h"
+
+#include "../testdir.h"
+
+TestSuite(compare, .timeout = 120);
+
+/* Two ranks: a GEMM (1 ms, recorded 1.2 ms), then an all-reduce of 1 MB recorded at 0.3 ms. */
+static void write_recording(const char *dir, int recorded)
+{
+    struct mdl_program p;
+    cr_assert(eq(int, mdl_program_init(&p, 2), 0));
+    p.layers = 1;
+    p.micro_batches = 1;
+    int ranks[] = {0, 1};
+    int g = mdl_program_group(&p, 2, ranks), gemm = mdl_program_name(&p, "fc1"),
+        ar = mdl_program_name(&p, "allreduce");
+    for (int r = 0; r < 2; r++) {
+        struct mdl_op a = {.kind = MDL_OP_GEMM,
+                           .stream = 0,
+                           .name = gemm,
+                           .group = -1,
+                           .layer = 0,
+                           .mb = 0,
+                           .dur_s = 1e-3,
+                           .recorded = (uint8_t)recorded,
+                           .rec_start = 0,
+                           .rec_end = 1.2e-3};
+        struct mdl_op b = {.kind = MDL_OP_ALL_REDUCE,
+                           .stream = 1,
+                           .name = ar,
+                           .group = g,
+                           .layer = 0,
+                           .mb = 0,
+                           .bytes = 1e6,
+                           .ndeps = 1,
+                           .deps = {0},
+                           .recorded = (uint8_t)recorded,
+                           .rec_start = 1.2e-3,
+                           .rec_end = 1.5e-3};
+        mdl_program_add(&p, r, &a);
+        mdl_program_add(&p, r, &b);
+    }
+    struct tps_error err = {0};
+    cr_assert(eq(int, trace_write(&p, "dgx-a100", dir, &err), 0), "%s", err.msg);
+    mdl_program_release(&p);
+}
+
+Test(compare, recorded_against_simulated_per_kind_layer_and_op)
+{
+    char d[256], tr[300], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_recording(testdir_path(tr, sizeof tr, d, "trace"), 1);
+    struct cmp_result r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, cmp_trace(tr, NULL, NULL, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.nranks, 2));
+    cr_assert(eq(int, r.recorded, 4));
+    cr_assert(eq(int, r.has_model, 0));
+    /* compute ops replay their duration: 2 x 1 ms against 2 x 1.2 ms recorded */
+    cr_assert(eq(int, r.kind[MDL_OP_GEMM].n, 2));
+    cr_assert(le(dbl, fabs(r.kind[MDL_OP_GEMM].recorded_s - 2.4e-3), 1e-15));
+    cr_assert(le(dbl, fabs(r.kind[MDL_OP_GEMM].simulated_s - 2e-3), 1e-15));
+    cr_assert(eq(int, r.kind[MDL_OP_ALL_REDUCE].n, 2));
+    cr_assert(gt(dbl, r.kind[MDL_OP_ALL_REDUCE].simulated_s, 0));
+    cr_assert(eq(dbl, r.recorded_end_s, 1.5e-3));
+    cr_assert(gt(dbl, r.simulated_end_s, 1e-3));
+    /* one layer span, from the first start to the last end over both ranks */
+    cr_assert(eq(int, r.nlayers, 1));
+    cr_assert(eq(int, r.layers[0].layer, 0));
+    cr_assert(le(dbl, fabs(r.layers[0].recorded_s - 1.5e-3), 1e-15));
+    cr_assert(le(dbl, fabs(r.layers[0].simulated_s - r.simulated_end_s), 1e-15));
+    /* ops in program order; worst first by |simulated - recorded| */
+    cr_assert(eq(int, r.nops, 4));
+    cr_assert(eq(int, r.ops[0].rank, 0));
+    cr_assert(eq(int, r.ops[0].op, 0));
+    cr_assert(eq(int, r.ops[3].rank, 1));
+    cr_assert(eq(str, (char *)r.ops[0].name, "fc1"));
+    for (int i = 1; i < r.nops; i++) {
+        double a = fabs(r.worst[i - 1].simulated_s - r.worst[i - 1].recorded_s);
+        double b = fabs(r.worst[i].simulated_s - r.worst[i].recorded_s);
+        cr_assert(ge(dbl, a, b), "worst list out of order at %d", i);
+    }
+    /* the data file has a header and one line per recorded op */
+    int plotted = -1;
+    cr_assert(eq(int, cmp_write(&r, testdir_path(out, sizeof out, d, "out"), &plotted, &err), 0),
+              "%s", err.msg);
+    cr_assert(plotted == 0 || plotted == 1);
+    char dat[400], line[256];
+    FILE *f = fopen(testdir_path(dat, sizeof dat, out, "ops.dat"), "r");
+    cr_assert(ne(ptr, f, NULL));
+    int lines = 0;
+    while (fgets(line, sizeof line, f))
+        lines++;
+    fclose(f);
+    cr_assert(eq(int, lines, 5));
+    cmp_release(&r);
+    testdir_remove(d);
+}
+
+Test(compare, a_trace_without_recorded_times_is_refused)
+{
+    char d[256], tr[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_recording(testdir_path(tr, sizeof tr, d, "trace"), 0);
+    struct cmp_result r;
+    struct tps_error err = {0};
+    cr_assert(ne(int, cmp_trace(tr, NULL, NULL, &r, &err), 0));
+    cr_assert(strstr(err.msg, "no recorded times") != NULL, "%s", err.msg);
+    cmp_release(&r);
+    testdir_remove(d);
+}
+
+Test(manifest, one_real_log_against_the_simulated_collective)
+{
+    char d[256], man[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    FILE *f = fopen(testdir_path(man, sizeof man, d, "m.yaml"), "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs("logs:\n  - log: abci_a100_1node_8gpu_all_reduce\n    platform: dgx-a100\n", f);
+    fclose(f);
+    struct man_result res;
+    struct tps_error err = {0};
+    cr_assert(eq(int, man_run(man, TPSIM_REFDATA, NULL, NULL, &res, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, res.n, 1));
+    const struct man_log *l = &res.logs[0];
+    cr_assert(eq(int, l->op, MDL_OP_ALL_REDUCE));
+    cr_assert(eq(int, l->ranks, 8));
+    cr_assert(eq(int, l->fit, 0));
+    cr_assert(gt(int, l->nrows, 10));
+    double errs[256];
+    int scored = 0;
+    for (int i = 0; i < l->nrows; i++) {
+        const struct man_row *w = &l->rows[i];
+        cr_assert(gt(dbl, w->sim_us, 0));
+        cr_assert(le(dbl, fabs(w->err - (w->sim_us - w->meas_us) / w->meas_us * 100), 1e-9));
+        if (i) cr_assert(gt(dbl, w->bytes, l->rows[i - 1].bytes));
+        if (w->bytes >= 1 << 20 && scored < 256) errs[scored++] = fabs(w->err);
+    }
+    cr_assert(eq(int, l->scored, scored));
+    double med, max;
+    man_summarize(errs, scored, &med, &max);
+    cr_assert(eq(dbl, l->median, med));
+    cr_assert(eq(dbl, l->max, max));
+    int nsizes;
+    man_eval_summary(&res, &nsizes, &med, &max);
+    cr_assert(eq(int, nsizes, scored));
+    cr_assert(eq(dbl, max, l->max));
+    man_release(&res);
+    testdir_remove(d);
+}
+
+Test(manifest, an_unknown_key_is_named)
+{
+    char d[256], man[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    FILE *f = fopen(testdir_path(man, sizeof man, d, "m.yaml"), "w");
+    fputs("logs:\n  - log: x\n    platform: dgx-a100\n    rolle: fit\n", f);
+    fclose(f);
+    struct man_result res;
+    struct tps_error err = {0};
+    cr_assert(ne(int, man_run(man, TPSIM_REFDATA, NULL, NULL, &res, &err), 0));
+    cr_assert(eq(str, err.field, "logs[0].rolle"), "%s", err.msg);
+    cr_assert(eq(int, err.line, 4));
+    man_release(&res);
+    testdir_remove(d);
+}
