@@ -52,6 +52,74 @@ static void print_axes(const struct scn_scenario *s, const struct mdl_strategy *
     }
 }
 
+/* The ranked table, the best strategy and its mesh axes. */
+static void print_plan(const struct scn_scenario *s, const struct planner_opts *o, int top,
+                       const struct planner_row *rows, int n, const struct planner_info *info)
+{
+    char model[256];
+    scn_describe_model(s, model, sizeof model);
+    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\niteration  %d layer(s) x %d "
+           "micro-batch(es); %d candidates, %d simulated\n",
+           model, s->platform_spec, s->topo.desc, s->device.name, s->device.mem_bytes / 1e9,
+           s->layers, s->micro_batches, info->candidates, o->simulate < n ? o->simulate : n);
+    if (info->dropped)
+        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info->dropped,
+               info->candidates, s->device.mem_bytes / 1e9,
+               o->ignore_memory ? "ranked anyway (--ignore-memory)"
+                                : "left out (--ignore-memory keeps them)");
+    double peak = s->device.peak_flops[s->model.dtype];
+    printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
+           "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
+    for (int i = 0; i < n && (top == 0 || i < top); i++) {
+        char sim[32] = "-";
+        if (rows[i].simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", rows[i].simulated_s * 1e3);
+        double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
+        double tf = t > 0 ? info->model_flop / t / rows[i].st.tp / 1e12 : 0;
+        printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
+               rows[i].predicted_s * 1e3, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0,
+               rows[i].mem.total / 1e9, rows[i].fits ? "" : "!");
+    }
+    printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
+    if (info->dropped && o->ignore_memory) printf("(! does not fit in the device's memory)\n");
+    printf("\nbest: %s\n", rows[0].desc);
+    print_axes(s, &rows[0].st);
+}
+
+/* The table as JSON (docs/output.md). */
+static int write_plan_json(const struct scn_scenario *s, const char *path, const char *json,
+                           const struct planner_row *rows, int n, const struct planner_info *info)
+{
+    double peak = s->device.peak_flops[s->model.dtype];
+    int code = 0;
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const struct planner_row *w = &rows[i];
+        double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
+        double tf = t > 0 ? info->model_flop / t / w->st.tp / 1e12 : 0;
+        json_t *row = json_pack(
+            "{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}", "strategy",
+            w->desc, "tp", w->st.tp, "d1", w->st.d1, "d2", w->st.d2, "placement",
+            w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
+            w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
+            w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
+            w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(), "model_tflops_per_gpu",
+            tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0, "memory_gb_per_gpu", w->mem.total / 1e9,
+            "memory_fits", w->fits);
+        json_object_set_new(row, "memory",
+                            json_pack("{s:f, s:f, s:f, s:f}", "weights_gb", w->mem.weights / 1e9,
+                                      "gradients_gb", w->mem.gradients / 1e9, "optimizer_gb",
+                                      w->mem.optimizer / 1e9, "activations_gb",
+                                      w->mem.activations / 1e9));
+        json_array_append_new(arr, row);
+    }
+    code = cli_write_json(json_pack("{s:s, s:f, s:f, s:i, s:i, s:o}", "scenario", path,
+                                    "model_flop", info->model_flop, "device_memory_gb",
+                                    s->device.mem_bytes / 1e9, "candidates", info->candidates,
+                                    "dropped_for_memory", info->dropped, "rows", arr),
+                          json, "plan");
+    return code;
+}
+
 struct plan_args {
     struct planner_opts o;
     int top;
@@ -105,74 +173,19 @@ int cli_plan(int argc, char **argv)
     if (!path) return cli_usage_error("plan", "%s", "missing SCENARIO");
     struct scn_scenario s;
     struct tps_error err = {0};
-    if (scn_load(path, &s, &err)) {
-        scn_release(&s);
-        return cli_report_error(&err);
-    }
     struct planner_row *rows = NULL;
     struct planner_info info;
-    int n = 0;
-    fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
-    int rc = planner_run(&s, &o, &rows, &n, &info, &err);
+    int n = 0, code = 0;
+    int rc = scn_load(path, &s, &err);
+    if (!rc) {
+        fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
+        rc = planner_run(&s, &o, &rows, &n, &info, &err);
+    }
     if (rc) {
-        scn_release(&s);
-        return cli_report_error(&err);
-    }
-    char model[256];
-    scn_describe_model(&s, model, sizeof model);
-    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\niteration  %d layer(s) x %d "
-           "micro-batch(es); %d candidates, %d simulated\n",
-           model, s.platform_spec, s.topo.desc, s.device.name, s.device.mem_bytes / 1e9, s.layers,
-           s.micro_batches, info.candidates, o.simulate < n ? o.simulate : n);
-    if (info.dropped)
-        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info.dropped,
-               info.candidates, s.device.mem_bytes / 1e9,
-               o.ignore_memory ? "ranked anyway (--ignore-memory)"
-                               : "left out (--ignore-memory keeps them)");
-    double peak = s.device.peak_flops[s.model.dtype];
-    printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
-           "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
-    for (int i = 0; i < n && (top == 0 || i < top); i++) {
-        char sim[32] = "-";
-        if (rows[i].simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", rows[i].simulated_s * 1e3);
-        double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
-        double tf = t > 0 ? info.model_flop / t / rows[i].st.tp / 1e12 : 0;
-        printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
-               rows[i].predicted_s * 1e3, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0,
-               rows[i].mem.total / 1e9, rows[i].fits ? "" : "!");
-    }
-    printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
-    if (info.dropped && o.ignore_memory) printf("(! does not fit in the device's memory)\n");
-    printf("\nbest: %s\n", rows[0].desc);
-    print_axes(&s, &rows[0].st);
-    int code = 0;
-    if (json) {
-        json_t *arr = json_array();
-        for (int i = 0; i < n; i++) {
-            const struct planner_row *w = &rows[i];
-            double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
-            double tf = t > 0 ? info.model_flop / t / w->st.tp / 1e12 : 0;
-            json_t *row = json_pack(
-                "{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}",
-                "strategy", w->desc, "tp", w->st.tp, "d1", w->st.d1, "d2", w->st.d2, "placement",
-                w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
-                w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
-                w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
-                w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
-                "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
-                "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
-            json_object_set_new(
-                row, "memory",
-                json_pack("{s:f, s:f, s:f, s:f}", "weights_gb", w->mem.weights / 1e9,
-                          "gradients_gb", w->mem.gradients / 1e9, "optimizer_gb",
-                          w->mem.optimizer / 1e9, "activations_gb", w->mem.activations / 1e9));
-            json_array_append_new(arr, row);
-        }
-        code = cli_write_json(json_pack("{s:s, s:f, s:f, s:i, s:i, s:o}", "scenario", path,
-                                        "model_flop", info.model_flop, "device_memory_gb",
-                                        s.device.mem_bytes / 1e9, "candidates", info.candidates,
-                                        "dropped_for_memory", info.dropped, "rows", arr),
-                              json, "plan");
+        code = cli_report_error(&err);
+    } else {
+        print_plan(&s, &o, top, rows, n, &info);
+        if (json) code = write_plan_json(&s, path, json, rows, n, &info);
     }
     free(rows);
     scn_release(&s);
