@@ -275,58 +275,30 @@ static int coll_option(int opt, const char *v, void *ctx)
     return 0;
 }
 
-static int cmd_collective(int argc, char **argv)
+/* Simulates the collective at every size and prints the nccl-tests table (and the JSON). */
+static int collective_table(const struct plat_topo *tp, const struct coll_opts *o,
+                            enum mdl_op_kind kind)
 {
-    static const struct option longs[] = {
-        {"platform", required_argument, NULL, 'p'},    {"op", required_argument, NULL, 'o'},
-        {"json", required_argument, NULL, 'j'},        {"ranks", required_argument, NULL, 'r'},
-        {"bytes", required_argument, NULL, 'b'},       {"min", required_argument, NULL, 'm'},
-        {"max", required_argument, NULL, 'M'},         {"factor", required_argument, NULL, 'f'},
-        {"algorithm", required_argument, NULL, 'a'},   {"protocol", required_argument, NULL, 'P'},
-        {"granularity", required_argument, NULL, 'g'}, {0}};
-    struct coll_opts o = {.op = "all_reduce", .factor = 2};
-    int n, rc = cli_parse(argc, argv, 1, "collective", coll_help, "", longs, coll_option, &o, NULL,
-                          0, &n);
-    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
-    const char *plat = o.plat, *op = o.op, *json = o.json;
-    double bytes = o.bytes, lo = o.lo, hi = o.hi, factor = o.factor;
-    long ranks = o.ranks;
-    struct pipeline_coll_how force = o.force;
-    enum mdl_op_kind kind;
-    if (mdl_op_kind_parse(op, &kind) != 0 || !mdl_op_is_coll(kind))
-        return cli_usage_error("collective", "unknown --op '%s'", op);
-    if (!plat) return cli_usage_error("collective", "%s", "missing --platform");
-    if (bytes > 0) lo = hi = bytes;
-    if (!(lo > 0) || hi < lo)
-        return cli_usage_error("collective", "%s", "give --bytes or --min <= --max");
+    const char *plat = o->plat, *op = o->op, *json = o->json;
+    double lo = o->bytes > 0 ? o->bytes : o->lo, hi = o->bytes > 0 ? o->bytes : o->hi;
+    double factor = o->factor;
+    long ranks = o->ranks;
     struct tps_error err = {0};
-    struct plat_topo t;
-    if (plat_spec_from_line(plat, &t, &err)) {
-        plat_topo_release(&t);
-        return cli_report_error(&err);
-    }
-    if (!ranks) ranks = kind == MDL_OP_SEND_RECV ? 2 : t.ngpus;
-    if (ranks > t.ngpus) {
-        fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
-                ranks, t.ngpus);
-        plat_topo_release(&t);
-        return CLI_EXIT_INPUT;
-    }
     json_t *rows = json_array();
     int code = 0;
     double bus_sum = 0;
     int nrows = 0;
     for (double s = lo; s <= hi * (1 + 1e-12) && !code; s *= factor) {
         double size = floor(s), time = 0;
-        struct pipeline_coll_how how = force;
-        rc = pipeline_collective(&t, kind, (int)ranks, size, &how, &time, &err);
+        struct pipeline_coll_how how = o->force;
+        int rc = pipeline_collective(tp, kind, (int)ranks, size, &how, &time, &err);
         if (rc) {
             code = cli_report_error(&err);
             break;
         }
         if (nrows == 0) { /* the header once the first size ran: an error prints nothing else */
             printf("# Collective test starting: %s_perf (simulated by tpsim on %s)\n", op,
-                   t.desc[0] ? t.desc : plat);
+                   tp->desc[0] ? tp->desc : plat);
             printf("# tpsim: %ld ranks, platform \"%s\"\n#\n", ranks, plat);
             printf("#%77s\n", "out-of-place");
             printf("#%12s %12s %9s %7s %6s %10s %8s %8s %7s  %s\n", "size", "count", "type",
@@ -349,7 +321,7 @@ static int cmd_collective(int argc, char **argv)
                                         "time_s", time, "algbw_GBps", alg, "busbw_GBps", bus,
                                         "algorithm", mdl_algo_name((enum mdl_coll_algo)how.algo),
                                         "protocol", mdl_proto_name((enum mdl_coll_proto)how.proto),
-                                        "granularity", gran_used(&t, &how, (int)ranks)));
+                                        "granularity", gran_used(tp, &how, (int)ranks)));
     }
     if (!code) {
         printf("# Out of bounds values : 0 OK\n");
@@ -361,6 +333,48 @@ static int cmd_collective(int argc, char **argv)
                               json, "collective");
     }
     json_decref(rows);
+    return code;
+}
+
+static int cmd_collective(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"platform", required_argument, NULL, 'p'},    {"op", required_argument, NULL, 'o'},
+        {"json", required_argument, NULL, 'j'},        {"ranks", required_argument, NULL, 'r'},
+        {"bytes", required_argument, NULL, 'b'},       {"min", required_argument, NULL, 'm'},
+        {"max", required_argument, NULL, 'M'},         {"factor", required_argument, NULL, 'f'},
+        {"algorithm", required_argument, NULL, 'a'},   {"protocol", required_argument, NULL, 'P'},
+        {"granularity", required_argument, NULL, 'g'}, {0}};
+    struct coll_opts o = {.op = "all_reduce", .factor = 2};
+    int n, rc = cli_parse(argc, argv, 1, "collective", coll_help, "", longs, coll_option, &o, NULL,
+                          0, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    const char *plat = o.plat, *op = o.op;
+    double bytes = o.bytes, lo = o.lo, hi = o.hi;
+    long ranks = o.ranks;
+    enum mdl_op_kind kind;
+    if (mdl_op_kind_parse(op, &kind) != 0 || !mdl_op_is_coll(kind))
+        return cli_usage_error("collective", "unknown --op '%s'", op);
+    if (!plat) return cli_usage_error("collective", "%s", "missing --platform");
+    if (bytes > 0) lo = hi = bytes;
+    if (!(lo > 0) || hi < lo)
+        return cli_usage_error("collective", "%s", "give --bytes or --min <= --max");
+    struct tps_error err = {0};
+    struct plat_topo t;
+    int code = 0;
+    if (plat_spec_from_line(plat, &t, &err)) {
+        code = cli_report_error(&err);
+    } else {
+        if (!ranks) ranks = kind == MDL_OP_SEND_RECV ? 2 : t.ngpus;
+        if (ranks > t.ngpus) {
+            fprintf(stderr, "tpsim collective: --ranks %ld is larger than the platform's %d GPUs\n",
+                    ranks, t.ngpus);
+            code = CLI_EXIT_INPUT;
+        } else {
+            o.ranks = ranks;
+            code = collective_table(&t, &o, kind);
+        }
+    }
     plat_topo_release(&t);
     return code;
 }
