@@ -22,8 +22,8 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d rank %d\n", TRACE_VERSION, r);
-    fprintf(f,
-            "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end\n");
+    fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end "
+               "launch_s\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];
         fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d ", i, op->stream,
@@ -34,9 +34,10 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
         for (int d = 0; d < op->ndeps; d++)
             fprintf(f, "%s%d", d ? "," : "", op->deps[d]);
         if (op->recorded)
-            fprintf(f, " %.17g %.17g\n", op->rec_start, op->rec_end);
+            fprintf(f, " %.17g %.17g", op->rec_start, op->rec_end);
         else
-            fputs(" - -\n", f);
+            fputs(" - -", f);
+        fprintf(f, " %.17g\n", op->launch_s);
     }
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
@@ -303,14 +304,16 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         struct mdl_op op = {0};
         long id, stream, layer, mb, group;
         enum mdl_op_kind kind;
-        int nf = L->version >= 2 ? 14 : 12;
+        int nf = L->version >= 3 ? 15 : L->version == 2 ? 14 : 12;
         if (L->ntok != nf) {
             char msg[96];
             snprintf(msg, sizeof msg, "expected %d fields, found %d", nf, L->ntok);
             rc = fail(L, L->ntok < nf ? L->ntok - 1 : nf, "op", err, msg, NULL);
             goto done;
         }
-        if (nf == 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
+        if (nf == 15 && (rc = tok_double(L, 14, "launch_s", MAX_SECONDS, &op.launch_s, err)))
+            goto done;
+        if (nf >= 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
             if ((rc = tok_double(L, 12, "rec_start", MAX_SECONDS, &op.rec_start, err))) goto done;
             if ((rc = tok_double(L, 13, "rec_end", MAX_SECONDS, &op.rec_end, err))) goto done;
             if (op.rec_end < op.rec_start) {

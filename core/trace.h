@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "models/program.h"
 
-#define TRACE_VERSION 2 /* reads 1 and 2 */
+#define TRACE_VERSION 3 /* reads 1, 2 and 3 (3 adds launch_s) */
 
 /* Bounds a trace's meta.tps must respect (docs/trace-format.md): layers, micro-batches, and
  * their product, for which reports keep a time span each. */

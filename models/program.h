@@ -5,6 +5,8 @@
  * streams are. An op may also wait for up to MDL_MAX_DEPS earlier ops of the same rank (on any
  * stream): that is how a GEMM waits for the all-reduce that produced its input. Collectives
  * name a group; every member rank must issue the group's collectives in the same order.
+ * A rank's host launches its ops in program order, each taking the host `launch_s`; ops start
+ * on the GPU only once launched (all at once when no op costs launch time).
  * The program owns all its memory (ops, groups, names); mdl_program_release() frees it.
  * Units: seconds, FLOP, bytes.
  */
@@ -52,6 +54,9 @@ struct mdl_op {
     double dur_s;               /* compute duration, s (compute ops) */
     double flop;                /* FLOPs this op executes (GEMM and attention ops) */
     double bytes;               /* collective full size, or bytes a compute op moves */
+    double launch_s;            /* host time to launch this op (a kernel launched by the framework,
+                                   or the CUDA graph it opens); 0: launched with the op before it.
+                                   An op cannot start before its rank's host has launched it. */
     double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
 };

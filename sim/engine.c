@@ -63,6 +63,33 @@ static void wait_deps(struct sim_ctx *c, int rank, const struct mdl_op *op)
     }
 }
 
+/* The rank's host: launches its ops in program order, each costing the host its launch_s (a
+ * kernel launch from the framework, or a CUDA graph's launch); an op cannot start on the GPU
+ * before it is launched. The host never waits for the GPU (launches are asynchronous), so short
+ * kernels leave the GPU waiting for the host and long ones hide it. */
+static void host_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    struct actor_arg *a = sg_actor_self_get_data();
+    const struct mdl_rank *rk = &a->c->p->ranks[a->rank];
+    struct sim_rank_state *rs = &a->c->rs[a->rank];
+    for (int i = 0; i < rk->nops; i++) {
+        if (rk->ops[i].launch_s > 0) sg_actor_sleep_for(rk->ops[i].launch_s);
+        rs->launched = i + 1;
+        sg_cond_notify_all(rs->cond);
+    }
+}
+
+static void wait_launch(struct sim_rank_state *rs, int i)
+{
+    if (rs->launched > i) return;
+    sg_mutex_lock(rs->mtx);
+    while (rs->launched <= i)
+        sg_cond_wait(rs->cond, rs->mtx);
+    sg_mutex_unlock(rs->mtx);
+}
+
 static void stream_actor(int argc, char **argv)
 {
     (void)argc;
@@ -74,6 +101,7 @@ static void stream_actor(int argc, char **argv)
     for (int i = 0; i < rk->nops; i++) {
         const struct mdl_op *op = &rk->ops[i];
         if (op->stream != a->stream) continue;
+        wait_launch(rs, i);
         wait_deps(c, a->rank, op);
         struct timing_span *ts = timing_op(c->tm, a->rank, i);
         ts->start = simgrid_get_clock();
@@ -122,6 +150,14 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
     return rc;
 }
 
+/* Whether a rank's host must be simulated: some op costs launch time. */
+static int host_needed(const struct mdl_rank *rk)
+{
+    for (int i = 0; i < rk->nops; i++)
+        if (rk->ops[i].launch_s > 0) return 1;
+    return 0;
+}
+
 static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
     const struct mdl_program *p = c->p;
@@ -137,6 +173,7 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         c->rs[r].cond = sg_cond_init();
         c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
         if (!c->rs[r].done) return -1;
+        c->rs[r].launched = host_needed(&p->ranks[r]) ? 0 : p->ranks[r].nops;
     }
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *gr = &p->groups[g];
@@ -178,6 +215,7 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
             used[p->ranks[r].ops[i].stream] = 1;
         for (int s = 0; s < MDL_MAX_STREAMS; s++)
             actors += used[s];
+        actors += host_needed(&p->ranks[r]);
     }
     char *argv[16] = {"tpsim",
                       "--cfg=network/model:CM02",
@@ -208,8 +246,16 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
         _exit(0);
     }
     int nact = 0;
-    struct actor_arg *args = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *args);
+    struct actor_arg *args = calloc((size_t)p->nranks * (MDL_MAX_STREAMS + 1), sizeof *args);
     for (int r = 0; r < p->nranks; r++) {
+        if (c.rs[r].launched < p->ranks[r].nops) { /* the rank's host launches its ops */
+            char name[32];
+            snprintf(name, sizeof name, "r%d.host", r);
+            args[nact] = (struct actor_arg){.c = &c, .rank = r, .stream = -1};
+            sg_actor_t a = sg_actor_init(name, c.hosts[r]);
+            sg_actor_set_data(a, &args[nact++]);
+            sg_actor_start(a, host_actor, 0, NULL);
+        }
         int used[MDL_MAX_STREAMS] = {0};
         for (int i = 0; i < p->ranks[r].nops; i++)
             used[p->ranks[r].ops[i].stream] = 1;

@@ -16,9 +16,10 @@
 
 struct sim_rank_state {
     sg_mutex_t mtx; /* guards done[] for cond waits */
-    sg_cond_t cond; /* signalled whenever an op of this rank completes */
+    sg_cond_t cond; /* signalled whenever an op of this rank completes or is launched */
     uint8_t *done;  /* per op: completed */
     int ndone;      /* ops completed */
+    int launched;   /* ops 0..launched-1 have been launched by the rank's host */
 };
 
 #define SIM_TREE_MEMO 16

@@ -95,16 +95,17 @@ struct bad_line {
 Test(trace, rejects_bad_lines_naming_line_column_and_field)
 {
     static const struct bad_line cases[] = {
-        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 5, "kind"},
-        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 - - -\n", 21, "dur_s"},
+        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 - - - 0\n", 5, "kind"},
+        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 - - - 0\n", 21, "dur_s"},
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1\n", 32, "op"},
-        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 - - -\n", 9, "phase"},
-        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 - - -\n", 13, "layer"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5 - -\n", 35, "deps"},
-        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 3, "stream"},
-        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - -\n", 1, "id"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - 2.0 1.0\n", 41, "rec_end"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - x 1.0\n", 37, "rec_start"},
+        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 - - - 0\n", 9, "phase"},
+        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 - - - 0\n", 13, "layer"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5 - - 0\n", 35, "deps"},
+        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0\n", 3, "stream"},
+        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0\n", 1, "id"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - 2.0 1.0 0\n", 41, "rec_end"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - x 1.0 0\n", 37, "rec_start"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - x\n", 41, "launch_s"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mdl_program a, b;
@@ -132,7 +133,7 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     char path[128];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     FILE *f = fopen(path, "w");
-    fputs("tpsim-trace 3\nranks 1\n", f);
+    fputs("tpsim-trace 4\nranks 1\n", f);
     fclose(f);
     struct mdl_program p;
     struct tps_error err = {0};
@@ -182,10 +183,10 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
         FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
         for (int n = 1; fgets(buf, sizeof buf, in); n++) {
             if (n == 1) {
-                char *v = strstr(buf, "tpsim-trace 2");
+                char *v = strstr(buf, "tpsim-trace 3");
                 if (v) v[12] = '1';
             } else if (r >= 0 && buf[0] != '#') {
-                for (int k = 0; k < 2; k++) {
+                for (int k = 0; k < 3; k++) {
                     char *sp = strrchr(buf, ' ');
                     if (sp) strcpy(sp, "\n");
                 }

@@ -275,6 +275,47 @@ Test(engine, mismatched_collective_order_is_reported_as_deadlock)
     plat_topo_release(&t);
 }
 
+/* n kernels of d seconds on one rank, each launched by the host in launch_s. */
+static double launched_kernels(int n, double d, double launch_s)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    cr_assert(eq(int, mdl_program_init(&p, 1), 0));
+    p.layers = 1;
+    p.micro_batches = 1;
+    int nm = mdl_program_name(&p, "k");
+    for (int i = 0; i < n; i++) {
+        struct mdl_op op = {.kind = MDL_OP_MEM,
+                            .stream = 0,
+                            .name = nm,
+                            .group = -1,
+                            .layer = 0,
+                            .mb = 0,
+                            .dur_s = d,
+                            .launch_s = launch_s};
+        cr_assert(ge(int, mdl_program_add(&p, 0, &op), 0));
+    }
+    double end = run_program(&p, &t);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+    return end;
+}
+
+Test(engine, the_host_launches_kernels_in_order)
+{
+    /* short kernels wait for the host: n launches, then the last kernel */
+    double L = 10e-6, n = 20;
+    double got = launched_kernels((int)n, 2e-6, L);
+    cr_assert(le(dbl, fabs(got - (n * L + 2e-6)), 1e-12), "short kernels: %.9g", got);
+    /* long kernels hide the host: the first launch, then the kernels back to back */
+    got = launched_kernels((int)n, 50e-6, L);
+    cr_assert(le(dbl, fabs(got - (L + n * 50e-6)), 1e-12), "long kernels: %.9g", got);
+    /* no launch cost: the kernels alone */
+    got = launched_kernels((int)n, 50e-6, 0);
+    cr_assert(le(dbl, fabs(got - n * 50e-6), 1e-12), "no host: %.9g", got);
+}
+
 Test(engine, refuses_a_program_whose_collectives_were_not_tuned)
 {
     struct plat_topo t;
