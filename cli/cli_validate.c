@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@
 #include "platforms/spec.h"
 #include "cli/cliutil.h"
 #include "models/compute.h"
+#include "core/scenario.h"
 #include "validate/compare.h"
+#include "validate/layers.h"
 #include "validate/manifest.h"
 #include "validate/calibrate.h"
 #include "validate/ncclog.h"
@@ -158,6 +161,7 @@ static const char val_help[] =
     "usage: tpsim validate nccl [--manifest FILE] [--refdata DIR] [--out DIR] [--markdown FILE]\n"
     "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
     "       tpsim validate trace TRACE_DIR [--platform P | --scenario S]   (see -h there)\n"
+    "       tpsim validate layers [CSV] [--device D] [--json F]   (see -h there)\n"
     "\n"
     "Reads every nccl-tests log the manifest lists (default: the project's\n"
     "scenarios/validation/nccl.yaml; logs are NAME.raw.txt under DIR/nccl, DIR defaulting to the\n"
@@ -349,6 +353,105 @@ static int validate_trace(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ validate layers */
+
+static const char layers_help[] =
+    "usage: tpsim validate layers [CSV] [--device PRESET] [--set KEY=VALUE ...] [--json FILE]\n"
+    "\n"
+    "For each row of a layer-times CSV in the format of ../shared/refdata/layers/\n"
+    "h100_megatron_1d_layer_times.csv (default: that file), simulates the row's shard (one rank\n"
+    "of 1D tensor parallelism at degree tp, alone on one GPU, no communication) as eager PyTorch\n"
+    "ran it: unfused kernels, the row's attention (bmm or flash) and execution (eager: every\n"
+    "kernel launched by the host; graphs: one CUDA graph per layer forward and backward). Prints\n"
+    "measured against simulated forward and backward time per layer, each row's error on their\n"
+    "sum, and the median and max |error|.\n"
+    "\n"
+    "options:\n"
+    "  --device PRESET  the device (default H100-SXM)\n"
+    "  --set KEY=VALUE  change one of the device's parameters as a scenario's device: section\n"
+    "                   would (gemm_efficiency=0.75, launch_overhead=30us); repeatable\n"
+    "  --json FILE      write {rows: [{name, tp, batch, attn, execution, measured_s,\n"
+    "                   simulated_s, err_pct, ...}], median_abs_err_pct, max_abs_err_pct}\n"
+    "  -h, --help       show this help\n";
+
+struct layers_opts {
+    const char *v[26];
+    const char *set[32];
+    int nset;
+};
+
+static int layers_option(int opt, const char *arg, void *ctx)
+{
+    struct layers_opts *o = ctx;
+    if (opt == 's') {
+        if (o->nset == 32) return cli_usage_error("validate layers", "%s", "at most 32 --set");
+        o->set[o->nset++] = arg;
+        return 0;
+    }
+    return store_option(opt, arg, o->v);
+}
+
+static int validate_layers(int argc, char **argv)
+{
+    static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {"set", required_argument, NULL, 's'},
+                                          {0}};
+    char csvbuf[1024];
+    struct layers_opts o = {.v = {0}};
+    const char **v = o.v, *csv = NULL;
+    v['d' - 'a'] = "H100-SXM";
+    int n, rc = cli_parse(argc, argv, 2, "validate layers", layers_help, "", longs, layers_option,
+                          &o, &csv, 1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    if (!csv)
+        csv = cli_project_path(TPSIM_REFDATA_DEFAULT "/layers/h100_megatron_1d_layer_times.csv",
+                               csvbuf, sizeof csvbuf);
+    struct mdl_device d;
+    if (mdl_device_preset(v['d' - 'a'], &d) != 0)
+        return cli_usage_error("validate layers", "unknown device '%s'", v['d' - 'a']);
+    struct tps_error err = {0};
+    for (int i = 0; i < o.nset; i++)
+        if (scn_device_set(&d, MDL_BF16, o.set[i], &err)) return cli_report_error(&err);
+    struct lay_result res;
+    if ((rc = lay_run(csv, &d, &res, &err)) != 0) {
+        lay_release(&res);
+        return cli_report_error(&err);
+    }
+    printf("layers     %s (%d rows)\ndevice     %s\n\n", csv, res.n, v['d' - 'a']);
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "model", "tp", "batch", "attn",
+           "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error");
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "", "", "", "", "", "ms", "ms",
+           "ms", "ms", "fwd+bwd");
+    json_t *rows = json_array();
+    for (int i = 0; i < res.n; i++) {
+        const struct lay_row *w = &res.rows[i];
+        printf("%-10s %3ld %5ld %-5s %-6s %10.3f %10.3f %10.3f %10.3f %+7.1f%%\n", w->name, w->tp,
+               w->batch, w->attn, w->execution, w->meas_fwd_s * 1e3, w->sim_fwd_s * 1e3,
+               w->meas_bwd_s * 1e3, w->sim_bwd_s * 1e3, w->err_pct);
+        json_array_append_new(
+            rows, json_pack("{s:s, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "name",
+                            w->name, "tp", (int)w->tp, "batch", (int)w->batch, "attn", w->attn,
+                            "execution", w->execution, "measured_s", w->meas_fwd_s + w->meas_bwd_s,
+                            "simulated_s", w->sim_fwd_s + w->sim_bwd_s, "err_pct", w->err_pct,
+                            "measured_fwd_s", w->meas_fwd_s, "simulated_fwd_s", w->sim_fwd_s,
+                            "measured_bwd_s", w->meas_bwd_s, "simulated_bwd_s", w->sim_bwd_s));
+    }
+    printf("\nmedian |error| %.1f%%, max %.1f%% over %d rows (forward + backward per layer)\n",
+           res.median_abs_err_pct, res.max_abs_err_pct, res.n);
+    int code = 0;
+    if (v['j' - 'a'])
+        code = cli_write_json(json_pack("{s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device",
+                                        v['d' - 'a'], "rows", rows, "median_abs_err_pct",
+                                        res.median_abs_err_pct, "max_abs_err_pct",
+                                        res.max_abs_err_pct),
+                              v['j' - 'a'], "validate layers");
+    else
+        json_decref(rows);
+    lay_release(&res);
+    return code;
+}
+
 int cli_validate(int argc, char **argv)
 {
     if (argc < 2 || cli_is_help(argv[1])) {
@@ -357,9 +460,11 @@ int cli_validate(int argc, char **argv)
     }
     if (!strcmp(argv[1], "profile")) return validate_profile(argc, argv);
     if (!strcmp(argv[1], "trace")) return validate_trace(argc, argv);
+    if (!strcmp(argv[1], "layers")) return validate_layers(argc, argv);
     if (strcmp(argv[1], "nccl"))
-        return cli_usage_error(
-            "validate", "unknown subcommand '%s' (expected nccl, profile or trace)", argv[1]);
+        return cli_usage_error("validate",
+                               "unknown subcommand '%s' (expected nccl, profile, trace or layers)",
+                               argv[1]);
     static const struct option longs[] = {{"manifest", required_argument, NULL, 'm'},
                                           {"refdata", required_argument, NULL, 'r'},
                                           {"out", required_argument, NULL, 'o'},

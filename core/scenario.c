@@ -10,9 +10,9 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {"name",     "description", "model", "device",
-                                       "platform", "strategy",    "run",   "collectives",
-                                       "sweep",    NULL};
+static const char *const top_keys[] = {"name",      "description", "model", "device",
+                                       "platform",  "strategy",    "run",   "collectives",
+                                       "framework", "sweep",       NULL};
 static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -65,6 +65,12 @@ static const struct tps_ykey device_keys[] = {
     {"gemm_table", TPS_YK_SKIP, 0, 0, NULL},
     {"mem_efficiency", TPS_YK_POSITIVE, D(dev.mem_eff), 1, NULL},
     {"kernel_overhead", TPS_YK_TIME, D(dev.kernel_overhead_s), 0, NULL},
+    {"norm_efficiency", TPS_YK_POSITIVE, D(dev.norm_eff), 1, NULL},
+    {"softmax_efficiency", TPS_YK_POSITIVE, D(dev.softmax_eff), 1, NULL},
+    {"flash_efficiency", TPS_YK_POSITIVE, D(dev.flash_eff), 1, NULL},
+    {"launch_overhead", TPS_YK_TIME, D(dev.launch_s), 0, NULL},
+    {"backward_launch_overhead", TPS_YK_TIME, D(dev.bwd_launch_s), 0, NULL},
+    {"graph_launch_overhead", TPS_YK_TIME, D(dev.graph_launch_s), 0, NULL},
     {NULL, TPS_YK_SKIP, 0, 0, NULL}};
 #undef D
 
@@ -82,6 +88,41 @@ static const struct tps_ykey strategy_keys[] = {
     {"recompute", TPS_YK_BOOL, S(recompute), 0, NULL},
     {NULL, TPS_YK_SKIP, 0, 0, NULL}};
 #undef S
+
+static int read_launch(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                       struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, v);
+    if (!t || mdl_launch_parse(t, (enum mdl_launch *)dst))
+        return tps_ydoc_fail(d, v, f, err, "expected none, eager or graphs, got '%s'", t ? t : "");
+    return TPS_OK;
+}
+
+static int read_kernels(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                        struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, v);
+    if (!t || mdl_kernels_parse(t, (enum mdl_kernels *)dst))
+        return tps_ydoc_fail(d, v, f, err, "expected fused or eager, got '%s'", t ? t : "");
+    return TPS_OK;
+}
+
+static int read_attention(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                          struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, v);
+    if (!t || mdl_attention_parse(t, (enum mdl_attention *)dst))
+        return tps_ydoc_fail(d, v, f, err, "expected core or flash, got '%s'", t ? t : "");
+    return TPS_OK;
+}
+
+#define F(field) offsetof(struct mdl_framework, field)
+static const struct tps_ykey framework_keys[] = {
+    {"launch", TPS_YK_FN, F(launch), 0, read_launch},
+    {"kernels", TPS_YK_FN, F(kernels), 0, read_kernels},
+    {"attention", TPS_YK_FN, F(attention), 0, read_attention},
+    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+#undef F
 
 /* run: counts read into longs. */
 struct run_in {
@@ -300,7 +341,7 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,
                              "the model has only %ld layers, got %ld", s->model.layers, layers);
     /* refuse, before anything is allocated, a program larger than the documented bound */
-    double nops = mdl_strategy_ops(&s->strategy, &s->model, &s->device, layers, mbs);
+    double nops = mdl_strategy_ops(&s->strategy, &s->model, &s->device, &s->framework, layers, mbs);
     if (nops > mdl_max_ops()) {
         int lid = id ? tps_ydoc_get(d, id, "layers") : 0;
         int mid = id ? tps_ydoc_get(d, id, "micro_batches") : 0;
@@ -350,10 +391,39 @@ int scn_load_in(const char *path, const char *like, struct scn_scenario *s, stru
     if (rc == TPS_OK && tps_ydoc_get(&d, root, "collectives")) /* overrides the platform's */
         rc = plat_nccl_parse(&d, tps_ydoc_get(&d, root, "collectives"), "collectives",
                              &s->topo.nccl, err);
+    mdl_framework_default(&s->framework);
+    int fid = rc == TPS_OK ? tps_ydoc_get(&d, root, "framework") : 0;
+    if (fid) rc = tps_ydoc_read_map(&d, fid, "framework", framework_keys, &s->framework, err);
     if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
     if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
     tps_ydoc_release(&d);
     return rc;
+}
+
+int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
+                   struct tps_error *err)
+{
+    const char *eq = strchr(kv, '=');
+    char text[512];
+    if (!eq || eq == kv || strcspn(kv, ":{}[],#\n") < strlen(kv))
+        return tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "device",
+                             "expected KEY=VALUE, got '%s'", kv);
+    snprintf(text, sizeof text, "{%.*s: %s}", (int)(eq - kv), kv, eq + 1);
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_string(&d, text, "command line", err);
+    struct device_in in = {.dev = *dev};
+    if (!rc) rc = tps_ydoc_read_map(&d, tps_ydoc_root(&d), "device", device_keys, &in, err);
+    if (!rc && tps_ydoc_get(&d, tps_ydoc_root(&d), "preset"))
+        rc = tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "device.preset",
+                           "give the preset with --device");
+    if (!rc && tps_ydoc_get(&d, tps_ydoc_root(&d), "gemm_table"))
+        rc = tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "device.gemm_table",
+                           "not settable here");
+    tps_ydoc_release(&d);
+    if (rc) return rc;
+    if (in.peak_flops > 0) in.dev.peak_flops[dtype] = in.peak_flops;
+    *dev = in.dev;
+    return TPS_OK;
 }
 
 void scn_release(struct scn_scenario *s)

@@ -19,11 +19,12 @@ struct scn_scenario {
     struct mdl_model model;
     struct mdl_device device;
     struct mdl_strategy strategy;
-    struct plat_topo topo;   /* owned */
-    char platform_spec[512]; /* platform as a command-line spec, recorded in traces */
-    char gemm_table[512];    /* GEMM table the device was calibrated with, "" if none */
-    int layers;              /* layers to simulate */
-    int micro_batches;       /* micro-batches to simulate */
+    struct mdl_framework framework; /* how the framework runs a layer (framework: section) */
+    struct plat_topo topo;          /* owned */
+    char platform_spec[512];        /* platform as a command-line spec, recorded in traces */
+    char gemm_table[512];           /* GEMM table the device was calibrated with, "" if none */
+    int layers;                     /* layers to simulate */
+    int micro_batches;              /* micro-batches to simulate */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
@@ -32,6 +33,11 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
  * the scenario it came from. */
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err);
 void scn_release(struct scn_scenario *s);
+
+/* Applies "key=value" to a device as the scenario's device: section would (the same keys and
+ * checks: gemm_efficiency=0.75, launch_overhead=30us); the field names the command line. */
+int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
+                   struct tps_error *err);
 
 /* One-line descriptions for reports. */
 void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len);

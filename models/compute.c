@@ -26,7 +26,7 @@ double mdl_gemm_bytes(enum mdl_dtype t, double batch, double m, double n, double
 double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flop, double bytes)
 {
     double tc = d->gemm_overhead_s + flop / (d->gemm_eff_max * d->peak_flops[t]);
-    double tm = bytes / d->hbm_Bps;
+    double tm = bytes / (d->mem_eff * d->hbm_Bps); /* streaming operands, as any kernel */
     return tc > tm ? tc : tm;
 }
 
@@ -39,6 +39,14 @@ double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch,
 double mdl_mem_time(const struct mdl_device *d, double bytes)
 {
     return d->kernel_overhead_s + bytes / (d->mem_eff * d->hbm_Bps);
+}
+
+double mdl_mem_time_kind(const struct mdl_device *d, enum mdl_mem_kind k, double bytes)
+{
+    double eff = k == MDL_MEM_NORM      ? d->norm_eff
+                 : k == MDL_MEM_SOFTMAX ? d->softmax_eff
+                                        : d->mem_eff;
+    return d->kernel_overhead_s + bytes / (eff * d->hbm_Bps);
 }
 
 /* ---------------------------------------------------------------- GEMM table reading */

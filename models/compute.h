@@ -2,7 +2,7 @@
  * memory-bound kernels priced by bytes over HBM bandwidth.
  *
  * GEMM of batch x (m x k)(k x n), W = 2*batch*m*n*k FLOP, B = batch*(mk+kn+mn)*dtype bytes:
- *     t = max(overhead + W / (eff_max * peak), B / hbm)
+ *     t = max(overhead + W / (eff_max * peak), B / (mem_eff * hbm))
  * so the achieved efficiency W/(t*peak) rises with size towards eff_max. Memory-bound kernel of
  * B bytes: t = kernel_overhead + B / (mem_eff * hbm). Units: FLOP, bytes, seconds.
  * The two GEMM constants can be fitted to a measured GEMM table (mdl_compute_calibrate).
@@ -19,7 +19,11 @@ double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch,
 /* The same from the FLOPs and the bytes a GEMM moves (mdl_gemm_bytes). */
 double mdl_gemm_bytes(enum mdl_dtype t, double batch, double m, double n, double k);
 double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flop, double bytes);
+/* Memory-bound kernels by kind: streaming element-wise kernels reach mem_eff of the bandwidth,
+ * layer norms norm_eff and softmaxes softmax_eff (row reductions with fp32 arithmetic). */
+enum mdl_mem_kind { MDL_MEM_ELEMENTWISE, MDL_MEM_NORM, MDL_MEM_SOFTMAX };
 double mdl_mem_time(const struct mdl_device *d, double bytes);
+double mdl_mem_time_kind(const struct mdl_device *d, enum mdl_mem_kind k, double bytes);
 
 struct mdl_calib {
     int rows;          /* GEMM table rows used in the fit */

@@ -19,6 +19,13 @@ struct mdl_device {
     double gemm_overhead_s;         /* fixed time per GEMM kernel (launch, ramp, tail), s */
     double mem_eff;                 /* fraction of hbm_Bps reached by memory-bound kernels */
     double kernel_overhead_s;       /* fixed time per memory-bound kernel, s */
+    double norm_eff;    /* fraction of hbm_Bps reached by layer-norm kernels (row reductions) */
+    double softmax_eff; /* fraction of hbm_Bps reached by softmax kernels (fp32 row math) */
+    double flash_eff;   /* fraction of peak a fused (flash) attention kernel reaches */
+    /* The host that launches kernels (docs/compute-model.md, "The host"). */
+    double launch_s;       /* host time per kernel launched by the forward (Python, eager), s */
+    double bwd_launch_s;   /* host time per kernel launched by the backward (autograd), s */
+    double graph_launch_s; /* host time to launch one CUDA graph, s */
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */

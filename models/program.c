@@ -320,3 +320,48 @@ int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, stru
     free(C.mgroups);
     return rc;
 }
+
+int mdl_program_shard(const struct mdl_program *in, int rank, struct mdl_program *out)
+{
+    if (mdl_program_init(out, 1) != 0) return -1;
+    out->layers = in->layers;
+    out->micro_batches = in->micro_batches;
+    out->model_flop = in->model_flop / (in->nranks > 0 ? in->nranks : 1);
+    out->peak_flops = in->peak_flops;
+    const struct mdl_rank *rk = &in->ranks[rank];
+    /* new index of each op (-1: dropped), and the deps a dropped op stands for */
+    int *map = malloc(((size_t)rk->nops + 1) * sizeof *map);
+    struct deps {
+        int n;
+        int32_t d[MDL_MAX_DEPS];
+    } *via = malloc(((size_t)rk->nops + 1) * sizeof *via);
+    int rc = map && via ? 0 : -1;
+    for (int i = 0; !rc && i < rk->nops; i++) {
+        const struct mdl_op *op = &rk->ops[i];
+        struct deps nd = {0};
+        for (int k = 0; k < op->ndeps; k++) {
+            int d = op->deps[k];
+            const struct deps *src = map[d] >= 0 ? &(struct deps){1, {map[d]}} : &via[d];
+            for (int j = 0; j < src->n; j++) {
+                int dup = 0;
+                for (int q = 0; q < nd.n; q++)
+                    dup |= nd.d[q] == src->d[j];
+                if (!dup && nd.n < MDL_MAX_DEPS) nd.d[nd.n++] = src->d[j];
+            }
+        }
+        if (mdl_op_is_coll((enum mdl_op_kind)op->kind)) {
+            map[i] = -1;
+            via[i] = nd;
+            continue;
+        }
+        struct mdl_op c = *op;
+        c.ndeps = (uint8_t)nd.n;
+        memcpy(c.deps, nd.d, sizeof nd.d);
+        c.name = mdl_program_name(out, in->names[op->name]);
+        map[i] = c.name < 0 ? -1 : mdl_program_add(out, 0, &c);
+        if (map[i] < 0) rc = -1;
+    }
+    free(map);
+    free(via);
+    return rc;
+}

@@ -121,6 +121,12 @@ struct tps_error;
  * (field and message, no position) and, when an op is at fault, *at (may be NULL). */
 int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, struct tps_error *err);
 
+/* One rank's compute alone: rank `rank`'s compute ops of `in`, in order, without its
+ * collectives (as the rank runs with no other rank to talk to). A dependency on a dropped
+ * collective becomes a dependency on what that collective waited for. *out is initialised here
+ * (release it even on failure); returns 0, or -1 when out of memory. */
+int mdl_program_shard(const struct mdl_program *in, int rank, struct mdl_program *out);
+
 /* Executed FLOPs: the sum over all ops of all ranks (replicated work and recomputation
  * included). The model FLOPs are p->model_flop. */
 double mdl_program_flop(const struct mdl_program *p);

@@ -48,8 +48,8 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
                  st->sequence_parallel ? " +sequence-parallel" : "", opts);
 }
 
-double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers,
-                           struct mdl_memory *out)
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
+                           const struct mdl_framework *fw, int layers, struct mdl_memory *out)
 {
     /* Parameters per layer: QKV 3h^2+3h, projection h^2+h, FC1 h*f+f, FC2 f*h+h, two layer
      * norms 4h; split over all tp devices (Narayanan et al. 2021 neglect the small replicated
@@ -68,8 +68,10 @@ double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model
     double a = (double)m->heads, f = (double)m->ffn, t = st->tp;
     double params = layers * (4 * h * h + 2 * h * f + 9 * h + f) / t;
     double wb = mdl_dtype_bytes(m->dtype);
-    double act = st->sequence_parallel ? s * b * h * 34 / t + 5 * a * s * s * b / t
-                                       : s * b * h * (10.0 / d2 + 24 / t) + 5 * a * s * s * b / d1;
+    /* flash attention keeps no s x s tensor: the 5as^2b term goes */
+    double sq = fw && fw->attention == MDL_ATTENTION_FLASH ? 0 : 5 * a * s * s * b;
+    double act = st->sequence_parallel ? s * b * h * 34 / t + sq / t
+                                       : s * b * h * (10.0 / d2 + 24 / t) + sq / d1;
     double scale = wb / 2.0;
     double input = 2 * s * b * h / (st->sequence_parallel ? t : d2);
     out->weights = params * wb;
@@ -129,6 +131,7 @@ struct lower {
     const struct mdl_model *m;
     const struct mdl_device *dev;
     const struct mdl_strategy *st;
+    const struct mdl_framework *fw;
     double d1, d2; /* mesh */
     double frac;   /* share of the micro-batch being lowered: 1, or 1/2 for Oases sub-batches */
     int sub;       /* Oases: current sub-batch */
@@ -138,7 +141,26 @@ struct lower {
     uint8_t phase; /* current phase */
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
     int oom;       /* allocation failure seen */
+    int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
 };
+
+/* Host time to launch the next op: every kernel in eager mode; with CUDA graphs, the first op of
+ * each layer's forward or backward launches the graph that holds the rest. */
+static double launch_cost(struct lower *L)
+{
+    switch (L->fw->launch) {
+    case MDL_LAUNCH_EAGER:
+        return L->phase == MDL_PHASE_BWD ? L->dev->bwd_launch_s : L->dev->launch_s;
+    case MDL_LAUNCH_GRAPHS:
+        if (L->graph[0] == L->layer && L->graph[1] == L->mb && L->graph[2] == L->phase) return 0;
+        L->graph[0] = L->layer;
+        L->graph[1] = L->mb;
+        L->graph[2] = L->phase;
+        return L->dev->graph_launch_s;
+    default:
+        return 0;
+    }
+}
 
 static int emit(struct lower *L, struct mdl_op *op, const char *name)
 {
@@ -146,6 +168,7 @@ static int emit(struct lower *L, struct mdl_op *op, const char *name)
     op->layer = L->layer;
     op->mb = L->mb;
     op->phase = L->phase;
+    op->launch_s = launch_cost(L);
     int idx = op->name < 0 ? -1 : mdl_program_add(L->p, 0, op);
     if (idx < 0) L->oom = 1;
     return idx;
@@ -172,13 +195,42 @@ static int gemm(struct lower *L, enum mdl_op_kind kind, const char *name, double
     return emit(L, &op, name);
 }
 
-/* Memory-bound kernel touching `elems` elements in total. */
-static int mem(struct lower *L, const char *name, double elems)
+/* Memory-bound kernel of kind k touching `elems` elements in total. */
+static int mem_k(struct lower *L, enum mdl_mem_kind k, const char *name, double elems)
 {
     struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
-    op.dur_s = mdl_mem_time(L->dev, op.bytes);
+    op.dur_s = mdl_mem_time_kind(L->dev, k, op.bytes);
+    return emit(L, &op, name);
+}
+
+/* An element-wise memory-bound kernel. */
+static int mem(struct lower *L, const char *name, double elems)
+{
+    return mem_k(L, MDL_MEM_ELEMENTWISE, name, elems);
+}
+
+/* A memory-bound kernel PyTorch's unfused ops add (kernels: eager); none when fused. */
+static void eager_mem(struct lower *L, const char *name, double elems)
+{
+    if (L->fw->kernels == MDL_KERNELS_EAGER) mem(L, name, elems);
+}
+
+/* Fused attention (FlashAttention) of a batch x heads of s x s scores over head dim hd, forward
+ * (4 b a s^2 hd FLOPs: two GEMMs, scores never leave the chip; q, k, v read and o written) or
+ * backward (2.5 times the forward's FLOPs: the scores recomputed, five GEMMs; q, k, v, o, do read
+ * and dq, dk, dv written), at the device's flash efficiency. */
+static int flash(struct lower *L, const char *name, double bh, double s, double hd, int bwd)
+{
+    struct mdl_op op = {.kind = MDL_OP_ATTN, .stream = MDL_STREAM_COMPUTE, .group = -1};
+    take_pending(L, &op);
+    double fwd_flop = 4 * bh * s * s * hd;
+    op.flop = bwd ? 2.5 * fwd_flop : fwd_flop;
+    op.bytes = (bwd ? 8 : 4) * bh * s * hd * mdl_dtype_bytes(L->m->dtype);
+    double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
+    double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
+    op.dur_s = tc > tm ? tc : tm;
     return emit(L, &op, name);
 }
 
@@ -257,34 +309,69 @@ static struct dims dims_of(const struct lower *L)
     return D;
 }
 
+/* x + dropout(y) on n elements: one fused kernel (read x and y, write the sum), or PyTorch's
+ * dropout kernel (read y, write it and a one-byte mask) then the add. */
+static void dropout_add(struct lower *L, const char *name, double n)
+{
+    if (L->fw->kernels != MDL_KERNELS_EAGER) {
+        mem(L, name, 3 * n);
+        return;
+    }
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_dropout", name);
+    mem(L, nm, 2 * n + n / mdl_dtype_bytes(L->m->dtype));
+    snprintf(nm, sizeof nm, "%s_add", name);
+    mem(L, nm, 3 * n);
+}
+
+/* Layer norm backward over n elements: one fused kernel (read dy and x, write dx), or PyTorch's
+ * two (dx, then the weight and bias gradients reading dy and x again). */
+static int ln_bwd(struct lower *L, const char *name, double n)
+{
+    int x = mem_k(L, MDL_MEM_NORM, name, 3 * n);
+    if (L->fw->kernels == MDL_KERNELS_EAGER) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s_wgrad", name);
+        x = mem_k(L, MDL_MEM_NORM, nm, 2 * n);
+    }
+    return x;
+}
+
 static void attn_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
     double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
-    int x = mem(L, "ln1", 2 * tok * h / d2);
+    int x = mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
     extra_ag(L, "ag_ln1", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
     x = linear_reduce(L, "qkv", "ar_qkv", bs, 3 * h / d1, h / d2, AXIS_D2);
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
-    gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
-    mem(L, "softmax", 3 * b * (a / d1) * s * s);
-    x = gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
+    if (L->fw->attention == MDL_ATTENTION_FLASH) {
+        x = flash(L, "flash_attn", b * a / d1, s, h / a, 0);
+    } else {
+        gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
+        eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
+        mem_k(L, MDL_MEM_SOFTMAX, "softmax",
+              (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
+        x = gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
+    }
+    eager_mem(L, "attn_out_copy", 2 * bs * h / d1);
     extra_ag(L, "ag_attn_out", bs * h / d1, x);
     linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, AXIS_D1);
-    mem(L, "dropout_add", 3 * tok * h / d2);
+    dropout_add(L, "dropout_add", tok * h / d2);
 }
 
 static void mlp_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
-    int x = mem(L, "ln2", 2 * tok * h / d2);
+    int x = mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
     extra_ag(L, "ag_ln2", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
     linear_reduce(L, "fc1", "ar_fc1", bs, f / d1, h / d2, AXIS_D2);
     mem(L, "gelu", 2 * bs * f / d1);
     linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, AXIS_D1);
-    mem(L, "dropout_add2", 3 * tok * h / d2);
+    dropout_add(L, "dropout_add2", tok * h / d2);
 }
 
 /* Backward of a linear whose input-grad collective runs over `axis`: dgrad, the collective,
@@ -310,7 +397,7 @@ static void mlp_bwd(struct lower *L)
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
     mem(L, "gelu_bwd", 3 * bs * f / d1);
     column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d1, h / d2, AXIS_D1);
-    x = mem(L, "ln2_bwd", 3 * tok * h / d2);
+    x = ln_bwd(L, "ln2_bwd", tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
 }
 
@@ -319,18 +406,27 @@ static void attn_bwd(struct lower *L)
     struct dims D = dims_of(L);
     double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
     int x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
+    eager_mem(L, "residual_add_bwd", 3 * tok * h / d2);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
     linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, AXIS_D2);
     x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
-    gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
-    gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
-    mem(L, "softmax_bwd", 3 * b * (a / d1) * s * s);
-    gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
-    x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
+    if (L->fw->attention == MDL_ATTENTION_FLASH) {
+        x = flash(L, "flash_attn_bwd", b * a / d1, s, h / a, 1);
+    } else {
+        gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
+        gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
+        eager_mem(L, "softmax_grad_mul", 3 * b * (a / d1) * s * s);
+        mem_k(L, MDL_MEM_SOFTMAX, "softmax_bwd", 3 * b * (a / d1) * s * s);
+        eager_mem(L, "attn_scale_bwd", 2 * b * (a / d1) * s * s);
+        gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
+        x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
+    }
+    eager_mem(L, "qkv_grad_cat", 2 * bs * 3 * h / d1);
     extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
     column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, 3 * h / d1, h / d2, AXIS_D1);
-    x = mem(L, "ln1_bwd", 3 * tok * h / d2);
+    x = ln_bwd(L, "ln1_bwd", tok * h / d2);
+    eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);
 }
 
@@ -441,10 +537,17 @@ double mdl_max_ops(void)
 
 /* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
 static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
-                       const struct mdl_device *dev, int layers, int micro_batches,
-                       struct mdl_program *out)
+                       const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
+                       int micro_batches, struct mdl_program *out)
 {
-    struct lower L = {.p = out, .m = m, .dev = dev, .st = st, .pending = -1};
+    static const struct mdl_framework host_free = {0};
+    struct lower L = {.p = out,
+                      .m = m,
+                      .dev = dev,
+                      .st = st,
+                      .fw = fw ? fw : &host_free,
+                      .pending = -1,
+                      .graph = {-2, -2, -2}};
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     L.d1 = d1;
@@ -468,13 +571,14 @@ static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
 }
 
 double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m,
-                        const struct mdl_device *dev, long layers, long micro_batches)
+                        const struct mdl_device *dev, const struct mdl_framework *fw, long layers,
+                        long micro_batches)
 {
     struct tps_error e = {0};
     if (mdl_strategy_check(st, m, &e) != 0 || st->tp > MDL_MAX_TP) return -1;
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
-    int rc = lower_rank0(st, m, dev, 1, 1, &p);
+    int rc = lower_rank0(st, m, dev, fw, 1, 1, &p);
     double n =
         rc ? -1 : (double)p.ranks[0].nops * (double)st->tp * (double)layers * (double)micro_batches;
     mdl_program_release(&p);
@@ -482,8 +586,8 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
 }
 
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
-                       const struct mdl_device *dev, int layers, int micro_batches,
-                       struct mdl_program *out, struct tps_error *err)
+                       const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
+                       int micro_batches, struct mdl_program *out, struct tps_error *err)
 {
     if (mdl_program_init(out, st->tp) != 0) return tps_error_oom(err);
     int rc = mdl_strategy_check(st, m, err);
@@ -495,13 +599,13 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (st->tp > MDL_MAX_TP)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
                              st->tp);
-    double nops = mdl_strategy_ops(st, m, dev, layers, micro_batches);
+    double nops = mdl_strategy_ops(st, m, dev, fw, layers, micro_batches);
     if (nops > mdl_max_ops())
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "layers",
                              "the program would hold %.3g ops, above the limit of %.3g "
                              "(TPSIM_MAX_OPS): simulate fewer layers or micro-batches",
                              nops, mdl_max_ops());
-    if (lower_rank0(st, m, dev, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
+    if (lower_rank0(st, m, dev, fw, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
         return tps_error_oom(err);
     return TPS_OK;
 }

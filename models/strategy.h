@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "device.h"
+#include "framework.h"
 #include "program.h"
 #include "transformer.h"
 
@@ -54,8 +55,8 @@ struct mdl_memory {
 };
 
 /* Fills *out for `layers` layers of the model under the strategy and returns out->total. */
-double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m, int layers,
-                           struct mdl_memory *out);
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
+                           const struct mdl_framework *fw, int layers, struct mdl_memory *out);
 
 /* Checks the strategy against the model (d1 divides heads and ffn, d2 hidden; seq with SP).
  * On failure fills err->msg and err->field (relative: "tp"), leaving position to the caller. */
@@ -74,12 +75,15 @@ double mdl_max_ops(void);
  * counted exactly by lowering one layer of one micro-batch, without allocating the rest. -1 when
  * the strategy does not fit the model. */
 double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m,
-                        const struct mdl_device *dev, long layers, long micro_batches);
+                        const struct mdl_device *dev, const struct mdl_framework *fw, long layers,
+                        long micro_batches);
 
+/* fw (NULL: a zeroed framework: no host, fused kernels, attention as batched GEMMs) says which
+ * kernels a layer runs and what launching each costs the host (framework.h). */
 /* Lowers `layers` layers x `micro_batches` micro-batches into *out (initialised here; release
  * it with mdl_program_release even on failure). */
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
-                       const struct mdl_device *dev, int layers, int micro_batches,
-                       struct mdl_program *out, struct tps_error *err);
+                       const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
+                       int micro_batches, struct mdl_program *out, struct tps_error *err);
 
 #endif

@@ -20,7 +20,8 @@ int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, 
         layers = s->layers;
         micro_batches = s->micro_batches;
     }
-    return mdl_strategy_lower(st, &s->model, &s->device, layers, micro_batches, p, err);
+    return mdl_strategy_lower(st, &s->model, &s->device, &s->framework, layers, micro_batches, p,
+                              err);
 }
 
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
@@ -38,7 +39,7 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
     j->meta = (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy};
-    mdl_strategy_memory(&s->strategy, &s->model, (int)s->model.layers, &j->mem);
+    mdl_strategy_memory(&s->strategy, &s->model, &s->framework, (int)s->model.layers, &j->mem);
     j->capacity = s->device.mem_bytes;
     j->has_memory = 1;
     return TPS_OK;

@@ -21,9 +21,12 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
         goto done;
     }
     last = 0;
+    double launched = 0; /* when the host has launched op i (it launches in program order) */
     for (int i = 0; i < rk->nops; i++) {
         const struct mdl_op *op = &rk->ops[i];
-        double start = free_at[op->stream], dur = op->dur_s;
+        launched += op->launch_s;
+        double start = free_at[op->stream] > launched ? free_at[op->stream] : launched;
+        double dur = op->dur_s;
         for (int d = 0; d < op->ndeps; d++)
             if (end[op->deps[d]] > start) start = end[op->deps[d]];
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind)) {
@@ -152,7 +155,7 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     double least = -1;
     for (int i = 0; i < l.n; i++) {
         struct planner_row *row = &l.v[i];
-        mdl_strategy_memory(&row->st, &s->model, (int)s->model.layers, &row->mem);
+        mdl_strategy_memory(&row->st, &s->model, &s->framework, (int)s->model.layers, &row->mem);
         row->fits = row->mem.total <= s->device.mem_bytes;
         if (least < 0 || row->mem.total < least) least = row->mem.total;
         if (row->fits || o->ignore_memory) l.v[kept++] = *row;

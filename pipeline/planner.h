@@ -17,7 +17,8 @@
 #include "platforms/topo.h"
 #include "core/scenario.h"
 
-/* Rank 0's schedule with every op in order on its stream, after its dependencies, compute ops
+/* Rank 0's schedule with every op in order on its stream, after its dependencies and its launch
+ * by the host (launch costs summed in program order), compute ops
  * lasting their duration and collectives their closed form (algorithm and protocol from the
  * tuner, filled into the ops). Returns the end time, or -1 with *err set. */
 double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);

@@ -21,7 +21,7 @@ static void lower(struct mdl_program *p, bool sp)
     struct mdl_strategy st = {
         .kind = MDL_STRAT_1D, .tp = 4, .sequence_parallel = sp, .async_grad_allreduce = true};
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &d, 3, 2, p, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &d, NULL, 3, 2, p, &err), 0));
 }
 
 static void tmpdir(char *buf)

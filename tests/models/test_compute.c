@@ -33,10 +33,10 @@ Test(compute, skinny_gemm_is_memory_bound)
 {
     struct mdl_device d;
     mdl_device_preset("A100-80GB", &d);
-    /* (1 x 16384)(16384 x 16384): bytes dominate */
+    /* (1 x 16384)(16384 x 16384): bytes dominate, streamed at the memory-bound efficiency */
     double t = mdl_gemm_time(&d, MDL_BF16, 1, 1, 16384, 16384);
     double bytes = (16384.0 + 16384.0 * 16384 + 16384.0) * 2;
-    cr_assert(ieee_ulp_eq(dbl, t, bytes / d.hbm_Bps, 4));
+    cr_assert(ieee_ulp_eq(dbl, t, bytes / (d.mem_eff * d.hbm_Bps), 4));
 }
 
 Test(compute, mem_time_is_overhead_plus_bytes_over_bandwidth)
@@ -104,4 +104,17 @@ Test(compute, rejects_garbled_table_naming_line_and_column)
     cr_assert(eq(int, err.col, 6));
     cr_assert(eq(str, err.field, "n"));
     remove(path);
+}
+
+Test(compute, norms_and_softmaxes_stream_at_their_own_efficiency)
+{
+    struct mdl_device d;
+    mdl_device_preset("H100-SXM", &d);
+    double b = 1e8;
+    cr_assert(eq(dbl, mdl_mem_time_kind(&d, MDL_MEM_ELEMENTWISE, b), mdl_mem_time(&d, b)));
+    cr_assert(ieee_ulp_eq(dbl, mdl_mem_time_kind(&d, MDL_MEM_NORM, b),
+                          d.kernel_overhead_s + b / (d.norm_eff * d.hbm_Bps), 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_mem_time_kind(&d, MDL_MEM_SOFTMAX, b),
+                          d.kernel_overhead_s + b / (d.softmax_eff * d.hbm_Bps), 4));
+    cr_assert(gt(dbl, mdl_mem_time_kind(&d, MDL_MEM_NORM, b), mdl_mem_time(&d, b)));
 }

@@ -135,3 +135,31 @@ Test(program_check, group_with_a_rank_out_of_range)
     cr_assert(eq(str, err.field, "group"), "%s", err.msg);
     mdl_program_release(&p);
 }
+
+Test(program_shard, keeps_one_ranks_compute_and_waits_through_dropped_collectives)
+{
+    struct mdl_program p, s;
+    two_ranks(&p);
+    /* rank 1: a third op, a GEMM after the all-reduce */
+    struct mdl_op g = {.kind = MDL_OP_GEMM,
+                       .stream = 0,
+                       .name = 0,
+                       .group = -1,
+                       .layer = 0,
+                       .mb = 0,
+                       .dur_s = 1e-3,
+                       .ndeps = 1,
+                       .deps = {1}};
+    cr_assert(ge(int, mdl_program_add(&p, 1, &g), 0));
+    cr_assert(eq(int, mdl_program_shard(&p, 1, &s), 0));
+    cr_assert(eq(int, s.nranks, 1));
+    cr_assert(eq(int, s.ngroups, 0));
+    cr_assert(eq(int, s.ranks[0].nops, 2));
+    /* the GEMM waited for the all-reduce, which waited for op 0: it now waits for op 0 */
+    cr_assert(eq(int, s.ranks[0].ops[1].ndeps, 1));
+    cr_assert(eq(int, s.ranks[0].ops[1].deps[0], 0));
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_program_check(&s, NULL, &err), 0), "%s", err.msg);
+    mdl_program_release(&s);
+    mdl_program_release(&p);
+}

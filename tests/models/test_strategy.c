@@ -38,7 +38,8 @@ static void check_volume(int d, bool sp)
     struct mdl_program p;
     struct tps_error err = {0};
     int layers = 3;
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, 1, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, &p, &err), 0), "%s",
+              err.msg);
     double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden;
     double expect = layers * 8.0 * b * s * h * (d - 1) / d;
     for (int r = 0; r < d; r++)
@@ -67,7 +68,7 @@ Test(strategy, gemm_flops_per_layer_are_exact)
         .kind = MDL_STRAT_1D, .tp = 8, .sequence_parallel = false, .async_grad_allreduce = true};
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0));
     double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
     double gemm_fwd = 0, gemm_bwd = 0, attn_fwd = 0, attn_bwd = 0;
     for (int r = 0; r < p.nranks; r++) {
@@ -110,7 +111,7 @@ Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
                                   .async_grad_allreduce = async};
         struct mdl_program p;
         struct tps_error err = {0};
-        mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err);
+        mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err);
         int ar = -1, found = 0;
         for (int i = 0; i < p.ranks[0].nops; i++) {
             const struct mdl_op *op = &p.ranks[0].ops[i];
@@ -142,8 +143,8 @@ static void lower_2d(int d1, int d2, enum mdl_placement pl, bool extra, int laye
                               .placement = pl,
                               .extra_allgathers = extra};
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, 1, p, &err), 0), "%dx%d: %s", d1,
-              d2, err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, p, &err), 0), "%dx%d: %s",
+              d1, d2, err.msg);
 }
 
 /* Full sizes (elements) of rank r's collectives of kind k, summed per group size. */
@@ -207,7 +208,7 @@ Test(strategy, mesh_d_by_1_is_exactly_1d)
         struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = d, .async_grad_allreduce = true};
         struct mdl_program a, b;
         struct tps_error err = {0};
-        cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, 2, 1, &a, &err), 0));
+        cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, NULL, 2, 1, &a, &err), 0));
         lower_2d(d, 1, MDL_COLUMN_FIRST, false, 2, &b);
         cr_assert(eq(int, a.nranks, b.nranks));
         for (int r = 0; r < d; r++) {
@@ -284,13 +285,13 @@ Test(strategy, oases_and_recomputation_keep_flops_and_price_collectives_as_descr
     struct mdl_program base, oases, full, oases_rc;
     struct tps_error err = {0};
     struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 4, .async_grad_allreduce = true};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &base, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &base, &err), 0));
     st.oases = true;
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &oases, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &oases, &err), 0));
     st.recompute = true;
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &oases_rc, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &oases_rc, &err), 0));
     st.oases = false;
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &full, &err), 0));
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &full, &err), 0));
     /* two sub-batches of half the tokens: same FLOPs and bytes, twice the collectives */
     cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&oases), mdl_program_flop(&base), 8));
     cr_assert(ieee_ulp_eq(dbl, coll_elems(&oases), coll_elems(&base), 8));
@@ -338,10 +339,11 @@ Test(strategy, model_flop_is_the_same_under_every_strategy)
                                                       .async_grad_allreduce = true};
                             struct mdl_program p;
                             struct tps_error err = {0};
-                            cr_assert(eq(int,
-                                         mdl_strategy_lower(&st, &m, &dev, layers, mbs, &p, &err),
-                                         0),
-                                      "%s", err.msg);
+                            cr_assert(
+                                eq(int,
+                                   mdl_strategy_lower(&st, &m, &dev, NULL, layers, mbs, &p, &err),
+                                   0),
+                                "%s", err.msg);
                             cr_assert(ieee_ulp_eq(dbl, p.model_flop, expect, 4),
                                       "mesh %dx%d pl %d k %d oases %d recompute %d sp %d: %g", d1,
                                       d2, pl, k, oa, rc, sp, p.model_flop);
@@ -367,7 +369,7 @@ Test(strategy, memory_parts_follow_the_documented_formulas)
     for (int d = 1; d <= 8; d *= 2) {
         struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = d};
         struct mdl_memory mem;
-        double total = mdl_strategy_memory(&st, &m, (int)m.layers, &mem);
+        double total = mdl_strategy_memory(&st, &m, NULL, (int)m.layers, &mem);
         cr_assert(eq(dbl, total, mem.total));
         cr_assert(
             ieee_ulp_eq(dbl, mem.weights + mem.gradients + mem.optimizer, 16 * params / d, 8));
@@ -375,7 +377,106 @@ Test(strategy, memory_parts_follow_the_documented_formulas)
         double act = L * (s * b * h * (10 + 24.0 / d) + 5 * a * s * s * b / d);
         cr_assert(ieee_ulp_eq(dbl, mem.activations, act, 8), "d=%d", d);
         st.recompute = true; /* inputs of every layer plus one layer's activations */
-        mdl_strategy_memory(&st, &m, (int)m.layers, &mem);
+        mdl_strategy_memory(&st, &m, NULL, (int)m.layers, &mem);
         cr_assert(ieee_ulp_eq(dbl, mem.activations, L * 2 * s * b * h + act / L, 8), "d=%d", d);
     }
+}
+
+/* ------------------------------------------------------------------ framework */
+
+static void lower_fw(const struct mdl_framework *fw, int tp, struct mdl_program *p)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = tp, .async_grad_allreduce = true};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, fw, 2, 1, p, &err), 0), "%s", err.msg);
+}
+
+static int count(const struct mdl_program *p, enum mdl_op_kind k)
+{
+    int n = 0;
+    for (int i = 0; i < p->ranks[0].nops; i++)
+        n += p->ranks[0].ops[i].kind == k;
+    return n;
+}
+
+Test(strategy, eager_kernels_add_the_unfused_ops_and_keep_the_flops)
+{
+    struct mdl_framework fused = {0}, eager = {.kernels = MDL_KERNELS_EAGER};
+    struct mdl_program a, b;
+    lower_fw(&fused, 2, &a);
+    lower_fw(&eager, 2, &b);
+    /* per layer, as PyTorch's profiler shows eager kernels (refdata/traces): forward the score
+     * scale, the attention-output copy, dropout apart from its add (twice); backward the two
+     * residual-gradient adds, two layer-norm weight gradients, the softmax-gradient product, the
+     * scale and the q/k/v gradient concatenation */
+    cr_assert(eq(int, count(&b, MDL_OP_MEM) - count(&a, MDL_OP_MEM), 2 * (4 + 7)));
+    cr_assert(eq(int, count(&b, MDL_OP_GEMM), count(&a, MDL_OP_GEMM)));
+    cr_assert(eq(dbl, mdl_program_flop(&b), mdl_program_flop(&a)));
+    mdl_program_release(&a);
+    mdl_program_release(&b);
+}
+
+Test(strategy, flash_attention_is_one_kernel_with_flashattentions_flops)
+{
+    struct mdl_framework core = {0}, flash = {.attention = MDL_ATTENTION_FLASH};
+    struct mdl_program a, f;
+    lower_fw(&core, 4, &a);
+    lower_fw(&flash, 4, &f);
+    struct mdl_model m = model();
+    double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden;
+    double fwd = 4 * b * s * s * h / 4; /* per rank, per layer */
+    int nfl = 0;
+    for (int i = 0; i < f.ranks[0].nops; i++) {
+        const struct mdl_op *op = &f.ranks[0].ops[i];
+        const char *name = f.names[op->name];
+        if (!strcmp(name, "flash_attn")) {
+            cr_assert(ieee_ulp_eq(dbl, op->flop, fwd, 4));
+            nfl++;
+        }
+        if (!strcmp(name, "flash_attn_bwd")) cr_assert(ieee_ulp_eq(dbl, op->flop, 2.5 * fwd, 4));
+        cr_assert(strcmp(name, "softmax") && strcmp(name, "attn_score"), "%s under flash", name);
+    }
+    cr_assert(eq(int, nfl, 2));
+    /* the core path's four attention GEMMs forward and backward became two kernels per layer */
+    cr_assert(eq(int, count(&a, MDL_OP_ATTN) - count(&f, MDL_OP_ATTN), 2 * (6 - 2)));
+    /* and no s x s tensor is kept: the 5 a s^2 b term leaves the activations */
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 4};
+    struct mdl_memory mc, mf;
+    mdl_strategy_memory(&st, &m, &core, 1, &mc);
+    mdl_strategy_memory(&st, &m, &flash, 1, &mf);
+    double sq = 5.0 * (double)m.heads * s * s * b / 4 * mdl_dtype_bytes(m.dtype) / 2.0;
+    cr_assert(ieee_ulp_eq(dbl, mc.activations - mf.activations, sq, 8));
+    mdl_program_release(&a);
+    mdl_program_release(&f);
+}
+
+Test(strategy, launch_costs_follow_the_framework)
+{
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct mdl_framework eager = {.launch = MDL_LAUNCH_EAGER},
+                         graphs = {.launch = MDL_LAUNCH_GRAPHS}, none = {0};
+    struct mdl_program e, g, n;
+    lower_fw(&eager, 2, &e);
+    lower_fw(&graphs, 2, &g);
+    lower_fw(&none, 2, &n);
+    int launched = 0;
+    for (int i = 0; i < e.ranks[0].nops; i++) {
+        const struct mdl_op *op = &e.ranks[0].ops[i];
+        /* every kernel, collectives too: the forward's from Python, the backward's from autograd */
+        cr_assert(
+            eq(dbl, op->launch_s, op->phase == MDL_PHASE_BWD ? dev.bwd_launch_s : dev.launch_s));
+        cr_assert(eq(dbl, n.ranks[0].ops[i].launch_s, 0));
+        launched += g.ranks[0].ops[i].launch_s > 0;
+        if (g.ranks[0].ops[i].launch_s > 0)
+            cr_assert(eq(dbl, g.ranks[0].ops[i].launch_s, dev.graph_launch_s));
+    }
+    /* graphs: one launch per layer forward and per layer backward (2 layers) */
+    cr_assert(eq(int, launched, 4));
+    mdl_program_release(&e);
+    mdl_program_release(&g);
+    mdl_program_release(&n);
 }

@@ -131,7 +131,7 @@ static void lower(int d, bool sp, bool async, int layers, int mbs, struct mdl_pr
     struct mdl_strategy st = {
         .kind = MDL_STRAT_1D, .tp = d, .sequence_parallel = sp, .async_grad_allreduce = async};
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, layers, mbs, p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, mbs, p, &err), 0), "%s", err.msg);
 }
 
 Test(engine, simulated_bytes_equal_the_1d_volume_formula)
@@ -393,7 +393,7 @@ static double mesh_time(const struct plat_topo *t, int d1, int d2, enum mdl_plac
                               .placement = pl};
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 2, 1, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &p, &err), 0), "%s", err.msg);
     struct timing s;
     cr_assert(eq(int, pipeline_run_program(&p, t, &s, &err), 0), "%s", err.msg);
     double end = s.end_s;
@@ -462,7 +462,7 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
                                       .chunks = chunks};
             struct mdl_program p;
             struct tps_error err = {0};
-            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, 1, 1, &p, &err), 0), "%s", err.msg);
+            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s", err.msg);
             /* the hand-computed schedule: in-order streams, dependencies, closed-form
              * collectives, computed without SimGrid (pipeline/planner.c) */
             double ref = planner_predict(&p, &t, &err);

@@ -1,0 +1,42 @@
+/* framework.h - how the training framework runs a layer: who launches its kernels, which kernels
+ * it runs, and how it computes attention (a scenario's `framework:` section,
+ * docs/compute-model.md).
+ *
+ *   launch:    none   - kernels are never waited for (the host is not simulated)
+ *              eager  - the host launches every kernel, one by one, as PyTorch eager does; each
+ *                       launch costs the host the device's launch_s
+ *              graphs - each layer's forward and its backward are one CUDA graph each: one
+ *                       launch (graph_launch_s) per graph, its kernels then run back to back
+ *   kernels:   fused  - Megatron/Transformer Engine fused kernels (bias-dropout-add,
+ *                       scale-mask-softmax, layer norm)
+ *              eager  - PyTorch's unfused ops: separate scale, dropout and add kernels, and a
+ *                       copy where attention transposes its output
+ *   attention: core   - two batched GEMMs with the softmax between (an s x s tensor per head)
+ *              flash  - one fused kernel forward and one backward (FlashAttention), no s x s
+ *                       tensor in memory
+ */
+#ifndef MDL_FRAMEWORK_H
+#define MDL_FRAMEWORK_H
+
+enum mdl_launch { MDL_LAUNCH_NONE, MDL_LAUNCH_EAGER, MDL_LAUNCH_GRAPHS };
+enum mdl_kernels { MDL_KERNELS_FUSED, MDL_KERNELS_EAGER };
+enum mdl_attention { MDL_ATTENTION_CORE, MDL_ATTENTION_FLASH };
+
+struct mdl_framework {
+    enum mdl_launch launch;
+    enum mdl_kernels kernels;
+    enum mdl_attention attention;
+};
+
+/* A scenario without a framework section: Megatron-LM as it runs by default (eager launches,
+ * fused kernels, attention as batched GEMMs). A zeroed struct is the host-free model. */
+void mdl_framework_default(struct mdl_framework *fw);
+
+const char *mdl_launch_name(enum mdl_launch l);
+const char *mdl_kernels_name(enum mdl_kernels k);
+const char *mdl_attention_name(enum mdl_attention a);
+int mdl_launch_parse(const char *s, enum mdl_launch *out);
+int mdl_kernels_parse(const char *s, enum mdl_kernels *out);
+int mdl_attention_parse(const char *s, enum mdl_attention *out);
+
+#endif

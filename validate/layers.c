@@ -1,0 +1,216 @@
+/* layers.c - layer shards measured against simulated (see layers.h). */
+#include "validate/layers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/csv.h"
+#include "common/readall.h"
+#include "core/report.h"
+#include "pipeline/pipeline.h"
+#include "platforms/spec.h"
+
+#define MAX_FIELDS 32
+#define MAX_CSV    (16 << 20)
+
+/* The columns a row needs, by name. */
+enum {
+    C_NAME,
+    C_HIDDEN,
+    C_HEADS,
+    C_SEQ,
+    C_BATCH,
+    C_TP,
+    C_DTYPE,
+    C_ATTN,
+    C_EXEC,
+    C_LAYERS,
+    C_FWD,
+    C_BWD,
+    C_N
+};
+static const char *const cols[C_N] = {"name",      "hidden", "heads",        "seq",
+                                      "batch",     "tp",     "dtype",        "attn",
+                                      "execution", "layers", "fwd_s_median", "bwd_s_median"};
+
+static int parse_dtype(const char *s, enum mdl_dtype *t)
+{
+    if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16"))
+        *t = MDL_BF16;
+    else if (!strcmp(s, "float16") || !strcmp(s, "fp16"))
+        *t = MDL_FP16;
+    else if (!strcmp(s, "float32") || !strcmp(s, "fp32"))
+        *t = MDL_FP32;
+    else
+        return -1;
+    return 0;
+}
+
+/* Simulates one row; fills sim_fwd_s and sim_bwd_s. */
+static int simulate_row(struct lay_row *w, enum mdl_dtype dt, const struct mdl_device *dev,
+                        const struct plat_topo *t, struct tps_error *err)
+{
+    struct scn_scenario s;
+    memset(&s, 0, sizeof s);
+    s.model = (struct mdl_model){.layers = w->layers,
+                                 .hidden = w->hidden,
+                                 .heads = w->heads,
+                                 .ffn = 4 * w->hidden,
+                                 .seq = w->seq,
+                                 .micro_batch = w->batch,
+                                 .dtype = dt};
+    snprintf(s.model.name, sizeof s.model.name, "%.*s", (int)sizeof s.model.name - 1, w->name);
+    s.device = *dev;
+    s.strategy = (struct mdl_strategy){.kind = MDL_STRAT_1D, .tp = (int)w->tp};
+    s.framework = (struct mdl_framework){
+        .launch = strcmp(w->execution, "graphs") ? MDL_LAUNCH_EAGER : MDL_LAUNCH_GRAPHS,
+        .kernels = MDL_KERNELS_EAGER,
+        .attention = strcmp(w->attn, "flash") ? MDL_ATTENTION_CORE : MDL_ATTENTION_FLASH};
+    s.layers = (int)w->layers;
+    s.micro_batches = 1;
+    struct mdl_program full, shard = {0};
+    struct timing tm = {0};
+    struct report r = {0};
+    int rc = pipeline_lower(&s, NULL, 0, 0, &full, err);
+    if (!rc && mdl_program_shard(&full, 0, &shard) != 0) rc = tps_error_oom(err);
+    if (!rc) rc = pipeline_run_program(&shard, t, &tm, err);
+    if (!rc && report_build(&shard, &tm, &r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) {
+        w->sim_fwd_s = w->sim_bwd_s = 0;
+        for (int l = 0; l < r.nlayers; l++) {
+            w->sim_fwd_s += r.layers[l].fwd_s / r.nlayers;
+            w->sim_bwd_s += r.layers[l].bwd_s / r.nlayers;
+        }
+    }
+    report_release(&r);
+    timing_release(&tm);
+    mdl_program_release(&shard);
+    mdl_program_release(&full);
+    return rc;
+}
+
+/* Reads a count or a time of column c of a row. */
+static int num(const char *path, int line, char **f, const int *at, int c, double lo, double *out,
+               struct tps_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(f[at[c]], &end);
+    if (end == f[at[c]] || *end || errno || !isfinite(v) || v < lo || v > 1e9)
+        return tps_error_set(err, TPS_EINVAL, path, line, 0, cols[c],
+                             "expected a number of at least %g, got '%s'", lo, f[at[c]]);
+    *out = v;
+    return TPS_OK;
+}
+
+int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *res,
+            struct tps_error *err)
+{
+    memset(res, 0, sizeof *res);
+    int fd = open(csv, O_RDONLY);
+    if (fd < 0)
+        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    size_t len = 0;
+    char *text = tps_read_all(fd, MAX_CSV, &len);
+    close(fd);
+    if (!text)
+        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    char store[4096], *f[MAX_FIELDS];
+    const char *p = text, *end = text + len, *next;
+    int at[C_N], rc = TPS_OK, line = 1;
+    int nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
+    if (nf <= 0) rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
+    for (int c = 0; !rc && c < C_N; c++) {
+        at[c] = -1;
+        for (int i = 0; i < nf; i++)
+            if (!strcmp(f[i], cols[c])) at[c] = i;
+        if (at[c] < 0)
+            rc =
+                tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'", cols[c]);
+    }
+    struct plat_topo t = {0};
+    if (!rc) rc = plat_spec_from_line("dgx-h100", &t, err); /* one GPU of it is used */
+    int cap = 0;
+    double *abs_err = NULL;
+    for (p = next; !rc && p < end; p = next) {
+        line++;
+        nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
+        if (nf == 0) break;
+        if (nf < 0 || nf <= at[C_BWD] || nf <= at[C_FWD]) {
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
+            break;
+        }
+        if (res->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            struct lay_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
+            double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
+            if (nr) res->rows = nr;
+            if (ne) abs_err = ne;
+            if (!nr || !ne) {
+                rc = tps_error_oom(err);
+                break;
+            }
+        }
+        struct lay_row *w = &res->rows[res->n];
+        memset(w, 0, sizeof *w);
+        snprintf(w->name, sizeof w->name, "%s", f[at[C_NAME]]);
+        snprintf(w->attn, sizeof w->attn, "%s", f[at[C_ATTN]]);
+        snprintf(w->execution, sizeof w->execution, "%s", f[at[C_EXEC]]);
+        double v[C_N];
+        for (int c = C_HIDDEN; !rc && c <= C_BWD; c++)
+            if (c != C_DTYPE && c != C_ATTN && c != C_EXEC)
+                rc = num(csv, line, f, at, c, c >= C_FWD ? 1e-9 : 1, &v[c], err);
+        enum mdl_dtype dt = MDL_BF16;
+        if (!rc && parse_dtype(f[at[C_DTYPE]], &dt))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, "dtype",
+                               "expected bfloat16, float16 or float32, got '%s'", f[at[C_DTYPE]]);
+        if (!rc && strcmp(w->attn, "bmm") && strcmp(w->attn, "flash"))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, "attn",
+                               "expected bmm or flash, got '%s'", w->attn);
+        if (!rc && strcmp(w->execution, "eager") && strcmp(w->execution, "graphs"))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, "execution",
+                               "expected eager or graphs, got '%s'", w->execution);
+        if (rc) break;
+        w->hidden = (long)v[C_HIDDEN];
+        w->heads = (long)v[C_HEADS];
+        w->seq = (long)v[C_SEQ];
+        w->batch = (long)v[C_BATCH];
+        w->tp = (long)v[C_TP];
+        w->layers = (long)v[C_LAYERS];
+        w->meas_fwd_s = v[C_FWD];
+        w->meas_bwd_s = v[C_BWD];
+        if ((rc = simulate_row(w, dt, dev, &t, err))) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            memset(err, 0, sizeof *err);
+            rc = tps_error_set(err, rc, csv, line, 0, NULL, "%s", msg);
+            break;
+        }
+        double meas = w->meas_fwd_s + w->meas_bwd_s, sim = w->sim_fwd_s + w->sim_bwd_s;
+        w->err_pct = (sim - meas) / meas * 100;
+        abs_err[res->n++] = fabs(w->err_pct);
+    }
+    if (!rc && res->n == 0) rc = tps_error_set(err, TPS_EINVAL, csv, 0, 0, NULL, "no rows");
+    if (!rc) {
+        gsl_sort(abs_err, 1, (size_t)res->n);
+        res->median_abs_err_pct = gsl_stats_median_from_sorted_data(abs_err, 1, (size_t)res->n);
+        res->max_abs_err_pct = abs_err[res->n - 1];
+    }
+    free(abs_err);
+    free(text);
+    plat_topo_release(&t);
+    return rc;
+}
+
+void lay_release(struct lay_result *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,39 @@
+/* layers.h - `tpsim validate layers`: measured transformer-layer shards against their simulation.
+ *
+ * Reads a layer-times CSV in the format of ../shared/refdata/layers/h100_megatron_1d_layer_times
+ * (name, hidden, heads, seq, batch, tp, dtype, attn, execution, layers, ..., fwd_s_median,
+ * bwd_s_median: seconds per layer). Each row is one rank's share of Megatron 1D tensor
+ * parallelism at degree tp, run alone on one GPU (no communication), in eager PyTorch: unfused
+ * kernels, attention `bmm` (batched GEMMs) or `flash`, execution `eager` (kernels launched one by
+ * one) or `graphs` (one CUDA graph per layer forward and backward). tpsim lowers the same shard
+ * (ffn = 4 hidden) under those conditions, drops its collectives (mdl_program_shard), simulates
+ * the row's layers with the host launching the kernels, and compares the mean forward and
+ * backward time per layer. Units: seconds.
+ */
+#ifndef VAL_LAYERS_H
+#define VAL_LAYERS_H
+
+#include "common/error.h"
+#include "models/device.h"
+
+struct lay_row {
+    char name[64];
+    long hidden, heads, seq, batch, tp, layers;
+    char attn[16], execution[16]; /* as the CSV says: bmm|flash, eager|graphs */
+    double meas_fwd_s, meas_bwd_s;
+    double sim_fwd_s, sim_bwd_s;
+    double err_pct; /* (simulated - measured) / measured forward + backward, % */
+};
+
+struct lay_result {
+    int n;
+    struct lay_row *rows; /* owned */
+    double median_abs_err_pct, max_abs_err_pct;
+};
+
+/* Simulates every row of `csv` on device *dev. Release *r even on failure. */
+int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *r,
+            struct tps_error *err);
+void lay_release(struct lay_result *r);
+
+#endif
