@@ -40,6 +40,8 @@ static const struct bad_case cases[] = {
     {"bad_placement.yaml", 4, 55, "strategy.placement", "row-first or column-first"},
     {"mesh_on_1d.yaml", 4, 25, "strategy.mesh", "kind: 2d only"},
     {"bad_collective_algorithm.yaml", 5, 26, "collectives.algorithm", "expected auto, ring"},
+    {"bad_framework_launch.yaml", 5, 21, "framework.launch", "expected none, eager or graphs"},
+    {"bad_launch_overhead.yaml", 2, 45, "device.launch_overhead", ""},
 };
 
 Test(scenario, every_bad_fixture_names_file_line_column_and_field)
@@ -72,6 +74,33 @@ Test(scenario, loads_the_quickstart)
     cr_assert(eq(int, s.topo.ngpus, 8));
     cr_assert(eq(int, s.layers, 40));
     cr_assert(eq(str, s.platform_spec, "dgx-a100"));
+    scn_release(&s);
+}
+
+Test(scenario, framework_section_and_its_default)
+{
+    char path[] = "/tmp/tpsim-scn-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+    fputs("model: gpt3-13b\ndevice: {preset: H100-SXM, launch_overhead: 25us}\n"
+          "platform: dgx-h100\nstrategy: {tp: 8}\n"
+          "framework: {launch: graphs, kernels: eager, attention: flash}\n",
+          f);
+    fclose(f);
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(path, &s, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, s.framework.launch, MDL_LAUNCH_GRAPHS));
+    cr_assert(eq(int, s.framework.kernels, MDL_KERNELS_EAGER));
+    cr_assert(eq(int, s.framework.attention, MDL_ATTENTION_FLASH));
+    cr_assert(ieee_ulp_eq(dbl, s.device.launch_s, 25e-6, 4));
+    scn_release(&s);
+    remove(path);
+    /* without the section: Megatron-LM's defaults */
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/quickstart.yaml", &s, &err), 0));
+    cr_assert(eq(int, s.framework.launch, MDL_LAUNCH_EAGER));
+    cr_assert(eq(int, s.framework.kernels, MDL_KERNELS_FUSED));
+    cr_assert(eq(int, s.framework.attention, MDL_ATTENTION_CORE));
     scn_release(&s);
 }
 
