@@ -356,7 +356,8 @@ static int validate_trace(int argc, char **argv)
 /* ------------------------------------------------------------------ validate layers */
 
 static const char layers_help[] =
-    "usage: tpsim validate layers [CSV] [--device PRESET] [--set KEY=VALUE ...] [--json FILE]\n"
+    "usage: tpsim validate layers [CSV] [--device PRESET] [--set KEY=VALUE ...]\n"
+    "                             [--gemm-table TABLE] [--json FILE]\n"
     "\n"
     "For each row of a layer-times CSV in the format of ../shared/refdata/layers/\n"
     "h100_megatron_1d_layer_times.csv (default: that file), simulates the row's shard (one rank\n"
@@ -370,6 +371,8 @@ static const char layers_help[] =
     "  --device PRESET  the device (default H100-SXM)\n"
     "  --set KEY=VALUE  change one of the device's parameters as a scenario's device: section\n"
     "                   would (gemm_efficiency=0.75, launch_overhead=30us); repeatable\n"
+    "  --gemm-table T   price GEMMs by interpolating a measured GEMM table (format of\n"
+    "                   ../shared/refdata/gemm), the roofline beyond it\n"
     "  --json FILE      write {rows: [{name, tp, batch, attn, execution, measured_s,\n"
     "                   simulated_s, err_pct, ...}], median_abs_err_pct, max_abs_err_pct}\n"
     "  -h, --help       show this help\n";
@@ -396,6 +399,7 @@ static int validate_layers(int argc, char **argv)
     static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
                                           {"json", required_argument, NULL, 'j'},
                                           {"set", required_argument, NULL, 's'},
+                                          {"gemm-table", required_argument, NULL, 'g'},
                                           {0}};
     char csvbuf[1024];
     struct layers_opts o = {.v = {0}};
@@ -413,12 +417,23 @@ static int validate_layers(int argc, char **argv)
     struct tps_error err = {0};
     for (int i = 0; i < o.nset; i++)
         if (scn_device_set(&d, MDL_BF16, o.set[i], &err)) return cli_report_error(&err);
+    struct mdl_gemm_table tab = {0};
+    if (v['g' - 'a']) {
+        if (mdl_gemm_table_load(v['g' - 'a'], MDL_BF16, &tab, &err)) {
+            mdl_gemm_table_release(&tab);
+            return cli_report_error(&err);
+        }
+        d.gemm_table = &tab;
+    }
     struct lay_result res;
     if ((rc = lay_run(csv, &d, &res, &err)) != 0) {
         lay_release(&res);
+        mdl_gemm_table_release(&tab);
         return cli_report_error(&err);
     }
-    printf("layers     %s (%d rows)\ndevice     %s\n\n", csv, res.n, v['d' - 'a']);
+    printf("layers     %s (%d rows)\ndevice     %s", csv, res.n, v['d' - 'a']);
+    if (tab.points) printf(", GEMMs from %s (%d shapes)", tab.path, tab.points);
+    printf("\n\n");
     printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "model", "tp", "batch", "attn",
            "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error");
     printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "", "", "", "", "", "ms", "ms",
@@ -449,6 +464,7 @@ static int validate_layers(int argc, char **argv)
     else
         json_decref(rows);
     lay_release(&res);
+    mdl_gemm_table_release(&tab);
     return code;
 }
 

@@ -223,6 +223,10 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
             }
             return tps_ydoc_fail(d, v, "device.gemm_table", err, "%s", e2.msg);
         }
+        /* the fit prices shapes beyond the table; the table itself prices those it covers */
+        if (mdl_gemm_table_load(s->gemm_table, s->model.dtype, &s->gemm, &e2) != 0)
+            return tps_ydoc_fail(d, v, "device.gemm_table", err, "%s", e2.msg);
+        dev->gemm_table = &s->gemm;
     }
     return TPS_OK;
 }
@@ -429,6 +433,7 @@ int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
 void scn_release(struct scn_scenario *s)
 {
     plat_topo_release(&s->topo);
+    mdl_gemm_table_release(&s->gemm);
 }
 
 void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)

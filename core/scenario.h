@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "models/device.h"
+#include "models/gemmtable.h"
 #include "models/strategy.h"
 #include "models/transformer.h"
 #include "platforms/topo.h"
@@ -23,8 +24,10 @@ struct scn_scenario {
     struct plat_topo topo;          /* owned */
     char platform_spec[512];        /* platform as a command-line spec, recorded in traces */
     char gemm_table[512];           /* GEMM table the device was calibrated with, "" if none */
-    int layers;                     /* layers to simulate */
-    int micro_batches;              /* micro-batches to simulate */
+    struct mdl_gemm_table
+        gemm;          /* owned: that table, interpolated (device.gemm_table points here) */
+    int layers;        /* layers to simulate */
+    int micro_batches; /* micro-batches to simulate */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

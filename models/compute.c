@@ -1,6 +1,7 @@
 /* compute.c - GEMM and memory-bound kernel cost, and GEMM-table calibration (see compute.h).
  * Calls GSL (gsl_fit_wlinear) for the fit. Units: FLOP, bytes, seconds. */
 #include "compute.h"
+#include "gemmtable.h"
 
 #include <errno.h>
 #include <gsl/gsl_errno.h>
@@ -33,6 +34,10 @@ double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flo
 double mdl_gemm_time(const struct mdl_device *d, enum mdl_dtype t, double batch, double m, double n,
                      double k)
 {
+    if (d->gemm_table && d->gemm_table->dtype == t) {
+        double x = mdl_gemm_table_time(d->gemm_table, batch, m, n, k);
+        if (x > 0) return x;
+    }
     return mdl_gemm_time_wb(d, t, mdl_gemm_flop(batch, m, n, k), mdl_gemm_bytes(t, batch, m, n, k));
 }
 

@@ -5,7 +5,9 @@
  *     t = max(overhead + W / (eff_max * peak), B / (mem_eff * hbm))
  * so the achieved efficiency W/(t*peak) rises with size towards eff_max. Memory-bound kernel of
  * B bytes: t = kernel_overhead + B / (mem_eff * hbm). Units: FLOP, bytes, seconds.
- * The two GEMM constants can be fitted to a measured GEMM table (mdl_compute_calibrate).
+ * The two GEMM constants can be fitted to a measured GEMM table (mdl_compute_calibrate); a device
+ * that carries the table itself (device.gemm_table, gemmtable.h) prices the GEMMs it covers by
+ * interpolation and the others by this roofline.
  */
 #ifndef MDL_COMPUTE_H
 #define MDL_COMPUTE_H

@@ -34,7 +34,7 @@
 #define A100_EFF      0.761
 #define A100_OVERHEAD 10.1e-6
 #define H100_EFF      0.75
-#define TAIL          NORM_EFF, SOFTMAX_EFF, FLASH_EFF, LAUNCH, BWD_LAUNCH, GRAPH_LAUNCH
+#define TAIL          NORM_EFF, SOFTMAX_EFF, FLASH_EFF, LAUNCH, BWD_LAUNCH, GRAPH_LAUNCH, NULL
 
 static const struct mdl_device presets[] = {
     /* V100 SXM2: hw.csv tensor_peak_fp16_dense 125; hbm_bandwidth 900 GB/s. No BF16 on Volta:

@@ -10,6 +10,8 @@
 
 enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_NDTYPES = 3 };
 
+struct mdl_gemm_table;
+
 struct mdl_device {
     char name[32];                  /* preset name, e.g. "A100-80GB" */
     double peak_flops[MDL_NDTYPES]; /* dense peak FLOP/s per dtype (tensor cores where any) */
@@ -26,6 +28,9 @@ struct mdl_device {
     double launch_s;       /* host time per kernel launched by the forward (Python, eager), s */
     double bwd_launch_s;   /* host time per kernel launched by the backward (autograd), s */
     double graph_launch_s; /* host time to launch one CUDA graph, s */
+    /* Measured GEMM times (gemmtable.h), borrowed from its owner (a scenario), or NULL: GEMMs it
+     * covers take its interpolated time, the others the roofline. */
+    const struct mdl_gemm_table *gemm_table;
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */

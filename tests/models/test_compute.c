@@ -1,12 +1,18 @@
 /* test_compute.c - GEMM cost curve, memory-bound cost and GEMM-table calibration. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "models/compute.h"
+#include "models/gemmtable.h"
 
 static void setup(void)
 {
@@ -117,4 +123,86 @@ Test(compute, norms_and_softmaxes_stream_at_their_own_efficiency)
     cr_assert(ieee_ulp_eq(dbl, mdl_mem_time_kind(&d, MDL_MEM_SOFTMAX, b),
                           d.kernel_overhead_s + b / (d.softmax_eff * d.hbm_Bps), 4));
     cr_assert(gt(dbl, mdl_mem_time_kind(&d, MDL_MEM_NORM, b), mdl_mem_time(&d, b)));
+}
+
+/* ------------------------------------------------------------------ GEMM tables */
+
+/* Writes a 3 x 3 x 3 grid of t = c * m^0.9 * n * k^1.1 (a power law: log-linear) into path, the
+ * shape (4096, 4096, 4096) left out. */
+static void power_table(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs("m,n,k,dtype,layout,time_s,tflops\n", f);
+    for (int a = 1024; a <= 4096; a *= 2)
+        for (int b = 1024; b <= 4096; b *= 2)
+            for (int c = 1024; c <= 4096; c *= 2) {
+                if (a == 4096 && b == 4096 && c == 4096) continue;
+                double t = 1e-12 * pow(a, 0.9) * b * pow(c, 1.1);
+                fprintf(f, "%d,%d,%d,bfloat16,nn,%.17g,0\n", a, b, c, t);
+                fprintf(f, "%d,%d,%d,float16,nn,%.17g,0\n", a, b, c, 2 * t);
+            }
+    fclose(f);
+}
+
+Test(compute, gemm_table_interpolates_in_log_space)
+{
+    char path[] = "/tmp/tpsim-gemm-XXXXXX.csv";
+    int fd = mkstemps(path, 4);
+    cr_assert(ge(int, fd, 0));
+    close(fd);
+    power_table(path);
+    struct mdl_gemm_table tab;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_gemm_table_load(path, MDL_BF16, &tab, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, tab.points, 26));
+    /* exact at a measured point, and between points for a power law */
+    double want = 1e-12 * pow(2048, 0.9) * 1024 * pow(4096, 1.1);
+    cr_assert(ieee_ulp_eq(dbl, mdl_gemm_table_time(&tab, 1, 2048, 1024, 4096), want, 64));
+    want = 1e-12 * pow(1500, 0.9) * 3000 * pow(1200, 1.1);
+    cr_assert(le(dbl, fabs(mdl_gemm_table_time(&tab, 1, 1500, 3000, 1200) - want), 1e-9 * want));
+    /* batch folds into m */
+    cr_assert(ieee_ulp_eq(dbl, mdl_gemm_table_time(&tab, 2, 1024, 1024, 1024),
+                          mdl_gemm_table_time(&tab, 1, 2048, 1024, 1024), 64));
+    /* beyond the grid, or next to the missing shape: no table time */
+    cr_assert(eq(dbl, mdl_gemm_table_time(&tab, 1, 512, 1024, 1024), -1));
+    cr_assert(eq(dbl, mdl_gemm_table_time(&tab, 1, 3000, 3000, 3000), -1));
+    /* the device uses it, and the roofline where it has none */
+    struct mdl_device d;
+    mdl_device_preset("H100-SXM", &d);
+    double roof = mdl_gemm_time(&d, MDL_BF16, 1, 512, 512, 512);
+    d.gemm_table = &tab;
+    cr_assert(ieee_ulp_eq(dbl, mdl_gemm_time(&d, MDL_BF16, 1, 2048, 1024, 4096),
+                          1e-12 * pow(2048, 0.9) * 1024 * pow(4096, 1.1), 64));
+    cr_assert(eq(dbl, mdl_gemm_time(&d, MDL_BF16, 1, 512, 512, 512), roof));
+    /* another dtype's table is not used */
+    cr_assert(ne(dbl, mdl_gemm_time(&d, MDL_FP16, 1, 2048, 1024, 4096),
+                 1e-12 * pow(2048, 0.9) * 1024 * pow(4096, 1.1)));
+    mdl_gemm_table_release(&tab);
+    remove(path);
+}
+
+Test(compute, gemm_table_is_exact_at_the_h100_grid_points)
+{
+    const char *csv = TPSIM_REFDATA "/gemm/h100_sxm_torch_mm_grid_bf16_fp16.csv";
+    struct mdl_gemm_table tab;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_gemm_table_load(csv, MDL_BF16, &tab, &err), 0), "%s", err.msg);
+    cr_assert(gt(int, tab.points, 300));
+    FILE *f = fopen(csv, "r");
+    char line[256];
+    int checked = 0;
+    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
+    while (fgets(line, sizeof line, f)) {
+        double m, n, k, t;
+        char dt[32];
+        if (sscanf(line, "%lf,%lf,%lf,%31[^,],nn,%lf", &m, &n, &k, dt, &t) != 5) continue;
+        if (strcmp(dt, "bfloat16")) continue;
+        double got = mdl_gemm_table_time(&tab, 1, m, n, k);
+        cr_assert(le(dbl, fabs(got - t), 1e-9 * t), "%g x %g x %g: %g vs %g", m, n, k, got, t);
+        checked++;
+    }
+    fclose(f);
+    cr_assert(eq(int, checked, tab.points));
+    mdl_gemm_table_release(&tab);
 }

@@ -186,10 +186,9 @@ Test(layers, h100_layer_shards_within_the_documented_error)
     cr_assert(eq(int, mdl_device_preset("H100-SXM", &d), 0));
     struct lay_result r;
     struct tps_error err = {0};
-    cr_assert(eq(int,
-                 lay_run(TPSIM_REFDATA "/layers/h100_megatron_1d_layer_times.csv", &d, &r, &err),
-                 0),
-              "%s", err.msg);
+    cr_assert(
+        eq(int, lay_run(TPSIM_REFDATA "/layers/h100_megatron_1d_layer_times.csv", &d, &r, &err), 0),
+        "%s", err.msg);
     cr_assert(ge(int, r.n, 38));
     /* docs/compute-model.md: median |error| at most 5% over all rows */
     cr_assert(le(dbl, r.median_abs_err_pct, 5.0), "median %.1f%%", r.median_abs_err_pct);
