@@ -357,7 +357,7 @@ static int validate_trace(int argc, char **argv)
 
 static const char layers_help[] =
     "usage: tpsim validate layers [CSV] [--device PRESET] [--set KEY=VALUE ...]\n"
-    "                             [--gemm-table TABLE] [--json FILE]\n"
+    "                             [--gemm-table TABLE] [--kernels KERNELS_CSV] [--json FILE]\n"
     "\n"
     "For each row of a layer-times CSV in the format of ../shared/refdata/layers/\n"
     "h100_megatron_1d_layer_times.csv (default: that file), simulates the row's shard (one rank\n"
@@ -373,9 +373,46 @@ static const char layers_help[] =
     "                   would (gemm_efficiency=0.75, launch_overhead=30us); repeatable\n"
     "  --gemm-table T   price GEMMs by interpolating a measured GEMM table (format of\n"
     "                   ../shared/refdata/gemm), the roofline beyond it\n"
+    "  --kernels CSV    compare kernel by kernel instead, for a layer-kernels CSV (format of\n"
+    "                   ../shared/refdata/layers/h100_megatron_1d_layer_kernels.csv), summarised\n"
+    "                   per op and phase\n"
     "  --json FILE      write {rows: [{name, tp, batch, attn, execution, measured_s,\n"
     "                   simulated_s, err_pct, ...}], median_abs_err_pct, max_abs_err_pct}\n"
     "  -h, --help       show this help\n";
+
+/* validate layers --kernels: the per-kind table (and JSON). */
+static int validate_kernels(const char *csv, const struct mdl_device *d, const char *dev,
+                            const char *json)
+{
+    struct tps_error err = {0};
+    struct lay_kresult r;
+    if (lay_kernels(csv, d, &r, &err)) {
+        lay_kresult_release(&r);
+        return cli_report_error(&err);
+    }
+    printf("kernels    %s (%d rows)\ndevice     %s\n\n", csv, r.n, dev);
+    printf("%-12s %-6s %5s %12s %12s %10s\n", "op", "phase", "rows", "median err", "median |err|",
+           "max |err|");
+    json_t *kinds = json_array();
+    for (int i = 0; i < r.nkinds; i++) {
+        const struct lay_kind *k = &r.kinds[i];
+        printf("%-12s %-6s %5d %+11.1f%% %11.1f%% %9.1f%%\n", k->op, k->phase, k->n,
+               k->median_err_pct, k->median_abs_err_pct, k->max_abs_err_pct);
+        json_array_append_new(kinds, json_pack("{s:s, s:s, s:i, s:f, s:f, s:f}", "op", k->op,
+                                               "phase", k->phase, "rows", k->n, "median_err_pct",
+                                               k->median_err_pct, "median_abs_err_pct",
+                                               k->median_abs_err_pct, "max_abs_err_pct",
+                                               k->max_abs_err_pct));
+    }
+    int code = 0;
+    if (json)
+        code = cli_write_json(json_pack("{s:s, s:s, s:o}", "csv", csv, "device", dev, "kinds", kinds),
+                              json, "validate layers");
+    else
+        json_decref(kinds);
+    lay_kresult_release(&r);
+    return code;
+}
 
 struct layers_opts {
     const char *v[26];
@@ -400,6 +437,7 @@ static int validate_layers(int argc, char **argv)
                                           {"json", required_argument, NULL, 'j'},
                                           {"set", required_argument, NULL, 's'},
                                           {"gemm-table", required_argument, NULL, 'g'},
+                                          {"kernels", required_argument, NULL, 'k'},
                                           {0}};
     char csvbuf[1024];
     struct layers_opts o = {.v = {0}};
@@ -408,6 +446,8 @@ static int validate_layers(int argc, char **argv)
     int n, rc = cli_parse(argc, argv, 2, "validate layers", layers_help, "", longs, layers_option,
                           &o, &csv, 1, &n);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    if (csv && v['k' - 'a'])
+        return cli_usage_error("validate layers", "%s", "give CSV or --kernels, not both");
     if (!csv)
         csv = cli_project_path(TPSIM_REFDATA_DEFAULT "/layers/h100_megatron_1d_layer_times.csv",
                                csvbuf, sizeof csvbuf);
@@ -424,6 +464,11 @@ static int validate_layers(int argc, char **argv)
             return cli_report_error(&err);
         }
         d.gemm_table = &tab;
+    }
+    if (v['k' - 'a']) {
+        rc = validate_kernels(v['k' - 'a'], &d, v['d' - 'a'], v['j' - 'a']);
+        mdl_gemm_table_release(&tab);
+        return rc;
     }
     struct lay_result res;
     if ((rc = lay_run(csv, &d, &res, &err)) != 0) {

@@ -14,6 +14,7 @@
 #include "common/csv.h"
 #include "common/readall.h"
 #include "core/report.h"
+#include "models/compute.h"
 #include "pipeline/pipeline.h"
 #include "platforms/spec.h"
 
@@ -212,5 +213,158 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
 void lay_release(struct lay_result *r)
 {
     free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ per kernel */
+
+enum { K_MODEL, K_TP, K_DTYPE, K_OP, K_PHASE, K_M, K_N, K_K, K_BATCH, K_BYTES, K_TIME, K_N_COLS };
+static const char *const kcols[K_N_COLS] = {"model", "tp",    "dtype", "op",    "phase", "m",
+                                            "n",     "k",     "batch", "bytes", "time_s"};
+
+/* The simulated time of one kernel row; -1 for an op this model does not know. */
+static double kernel_time(const struct mdl_device *d, enum mdl_dtype dt, const char *op,
+                          const double *v)
+{
+    static const char *const gemms[] = {"qkv", "proj", "fc1", "fc2", "attn_score", "attn_ctx"};
+    for (size_t i = 0; i < sizeof gemms / sizeof *gemms; i++)
+        if (!strcmp(op, gemms[i]))
+            return mdl_gemm_time(d, dt, v[K_BATCH] > 0 ? v[K_BATCH] : 1, v[K_M], v[K_N], v[K_K]);
+    double b = v[K_BYTES];
+    if (!strcmp(op, "layer_norm")) return mdl_mem_time_kind(d, MDL_MEM_NORM, b);
+    if (!strcmp(op, "softmax")) return mdl_mem_time_kind(d, MDL_MEM_SOFTMAX, b);
+    if (!strcmp(op, "gelu")) return mdl_mem_time(d, b);
+    if (!strcmp(op, "dropout_add")) {
+        /* bytes = 3n elements (x + dropout(y)): the dropout kernel reads y and writes its output
+         * and a one-byte mask, then the add reads both and writes the sum */
+        double n = b / 3 / mdl_dtype_bytes(dt);
+        return mdl_mem_time(d, (2 * n) * mdl_dtype_bytes(dt) + n) + mdl_mem_time(d, b);
+    }
+    return -1;
+}
+
+static int by_kind(const void *a, const void *b)
+{
+    const struct lay_kernel *x = a, *y = b;
+    int c = strcmp(x->op, y->op);
+    return c ? c : strcmp(x->phase, y->phase);
+}
+
+static double median_of(double *v, int n)
+{
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+}
+
+int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresult *res,
+                struct tps_error *err)
+{
+    memset(res, 0, sizeof *res);
+    int fd = open(csv, O_RDONLY);
+    if (fd < 0)
+        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    size_t len = 0;
+    char *text = tps_read_all(fd, MAX_CSV, &len);
+    close(fd);
+    if (!text)
+        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    char store[4096], *f[MAX_FIELDS];
+    const char *end = text + len, *next;
+    int at[K_N_COLS], rc = TPS_OK, line = 1, cap = 0;
+    int nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
+    if (nf <= 0) rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
+    for (int c = 0; !rc && c < K_N_COLS; c++) {
+        at[c] = -1;
+        for (int i = 0; i < nf; i++)
+            if (!strcmp(f[i], kcols[c])) at[c] = i;
+        if (at[c] < 0)
+            rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
+                               kcols[c]);
+    }
+    for (const char *p = next; !rc && p < end; p = next) {
+        line++;
+        nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
+        if (nf == 0) break;
+        if (nf < 0 || nf <= at[K_TIME]) {
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
+            break;
+        }
+        double v[K_N_COLS] = {0};
+        for (int c = K_M; c < K_N_COLS; c++) {
+            char *e;
+            v[c] = f[at[c]][0] ? strtod(f[at[c]], &e) : 0;
+            if (f[at[c]][0] && (*e || !isfinite(v[c]) || v[c] < 0)) {
+                rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, kcols[c],
+                                   "expected a non-negative number, got '%s'", f[at[c]]);
+                break;
+            }
+        }
+        enum mdl_dtype dt = MDL_BF16;
+        if (!rc && parse_dtype(f[at[K_DTYPE]], &dt))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, "dtype", "unknown dtype '%s'",
+                               f[at[K_DTYPE]]);
+        if (!rc && !(v[K_TIME] > 0))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 0, "time_s", "expected a time > 0");
+        if (rc) break;
+        double t = kernel_time(dev, dt, f[at[K_OP]], v);
+        if (t < 0) continue; /* an op this model does not price */
+        if (res->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct lay_kernel *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                rc = tps_error_oom(err);
+                break;
+            }
+            res->rows = nr;
+        }
+        struct lay_kernel *w = &res->rows[res->n++];
+        memset(w, 0, sizeof *w);
+        snprintf(w->model, sizeof w->model, "%s", f[at[K_MODEL]]);
+        snprintf(w->op, sizeof w->op, "%s", f[at[K_OP]]);
+        snprintf(w->phase, sizeof w->phase, "%s", f[at[K_PHASE]]);
+        w->tp = strtol(f[at[K_TP]], NULL, 10);
+        w->measured_s = v[K_TIME];
+        w->simulated_s = t;
+        w->err_pct = (t - v[K_TIME]) / v[K_TIME] * 100;
+    }
+    if (!rc && res->n == 0) rc = tps_error_set(err, TPS_EINVAL, csv, 0, 0, NULL, "no rows");
+    double *e = rc ? NULL : malloc((size_t)res->n * 2 * sizeof *e);
+    if (!rc && !e) rc = tps_error_oom(err);
+    if (!rc) {
+        struct lay_kernel *sorted = malloc((size_t)res->n * sizeof *sorted);
+        res->kinds = calloc((size_t)res->n, sizeof *res->kinds);
+        if (!sorted || !res->kinds) rc = tps_error_oom(err);
+        if (!rc) {
+            memcpy(sorted, res->rows, (size_t)res->n * sizeof *sorted);
+            qsort(sorted, (size_t)res->n, sizeof *sorted, by_kind);
+            for (int i = 0; i < res->n;) {
+                int j = i, m = 0;
+                while (j < res->n && !by_kind(&sorted[i], &sorted[j]))
+                    j++;
+                struct lay_kind *k = &res->kinds[res->nkinds++];
+                snprintf(k->op, sizeof k->op, "%s", sorted[i].op);
+                snprintf(k->phase, sizeof k->phase, "%s", sorted[i].phase);
+                k->n = j - i;
+                for (int q = i; q < j; q++) {
+                    e[m] = sorted[q].err_pct;
+                    e[res->n + m++] = fabs(sorted[q].err_pct);
+                }
+                k->median_err_pct = median_of(e, m);
+                k->median_abs_err_pct = median_of(e + res->n, m);
+                k->max_abs_err_pct = e[res->n + m - 1];
+                i = j;
+            }
+        }
+        free(sorted);
+    }
+    free(e);
+    free(text);
+    return rc;
+}
+
+void lay_kresult_release(struct lay_kresult *r)
+{
+    free(r->rows);
+    free(r->kinds);
     memset(r, 0, sizeof *r);
 }

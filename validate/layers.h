@@ -36,4 +36,34 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *r,
             struct tps_error *err);
 void lay_release(struct lay_result *r);
 
+/* The same per kernel, for a layer-kernels CSV in the format of ../shared/refdata/layers/
+ * h100_megatron_1d_layer_kernels (model, tp, ..., dtype, op, phase, m, n, k, batch, bytes,
+ * time_s): each GEMM (qkv, proj, fc1, fc2 forward, dgrad and wgrad; attn_score and attn_ctx
+ * batched) is priced by the device's GEMM model, each memory-bound kernel by its kind
+ * (layer_norm, softmax, gelu; dropout_add as PyTorch's two kernels). Rows are summarised per
+ * (op, phase). */
+struct lay_kernel {
+    char model[64], op[32], phase[16];
+    long tp;
+    double measured_s, simulated_s, err_pct;
+};
+
+struct lay_kind {
+    char op[32], phase[16];
+    int n;
+    double median_err_pct;     /* signed */
+    double median_abs_err_pct; /* |error| */
+    double max_abs_err_pct;
+};
+
+struct lay_kresult {
+    int n, nkinds;
+    struct lay_kernel *rows; /* owned */
+    struct lay_kind *kinds;  /* owned */
+};
+
+int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresult *r,
+                struct tps_error *err);
+void lay_kresult_release(struct lay_kresult *r);
+
 #endif

@@ -226,3 +226,27 @@ Test(layers, a_csv_without_its_columns_is_refused)
     lay_release(&r);
     testdir_remove(d);
 }
+
+Test(layers, kernels_per_kind_within_the_documented_error)
+{
+    struct mdl_device d;
+    mdl_device_preset("H100-SXM", &d);
+    struct lay_kresult r;
+    struct tps_error err = {0};
+    cr_assert(eq(int,
+                 lay_kernels(TPSIM_REFDATA "/layers/h100_megatron_1d_layer_kernels.csv", &d, &r,
+                             &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(int, r.nkinds, 18));
+    /* docs/compute-model.md: median |error| per kind at most 13% for GEMMs, 10% for the others */
+    for (int i = 0; i < r.nkinds; i++) {
+        const struct lay_kind *k = &r.kinds[i];
+        int mem = !strcmp(k->op, "layer_norm") || !strcmp(k->op, "softmax") ||
+                  !strcmp(k->op, "gelu") || !strcmp(k->op, "dropout_add");
+        cr_assert(le(dbl, k->median_abs_err_pct, mem ? 10.0 : 13.0), "%s %s: %.1f%%", k->op,
+                  k->phase, k->median_abs_err_pct);
+        cr_assert(eq(int, k->n, 36));
+    }
+    lay_kresult_release(&r);
+}
