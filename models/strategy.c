@@ -412,7 +412,12 @@ static void attn_bwd(struct lower *L)
     x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
     if (L->fw->attention == MDL_ATTENTION_FLASH) {
+        /* FlashAttention-2's backward as PyTorch runs it: a zeroed fp32 dq accumulator, the row
+         * sums of dO * O, the kernel, and dq converted back from fp32 */
+        eager_mem(L, "flash_dq_zero", 2 * bs * h / d1);
+        eager_mem(L, "flash_dot_do_o", 2 * bs * h / d1);
         x = flash(L, "flash_attn_bwd", b * a / d1, s, h / a, 1);
+        eager_mem(L, "flash_dq_convert", 3 * bs * h / d1);
     } else {
         gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
         gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
