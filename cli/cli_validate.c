@@ -358,6 +358,7 @@ static int validate_trace(int argc, char **argv)
 static const char layers_help[] =
     "usage: tpsim validate layers [CSV] [--device PRESET] [--set KEY=VALUE ...]\n"
     "                             [--gemm-table TABLE] [--kernels KERNELS_CSV] [--json FILE]\n"
+    "                             [--plot DIR]\n"
     "\n"
     "For each row of a layer-times CSV in the format of ../shared/refdata/layers/\n"
     "h100_megatron_1d_layer_times.csv (default: that file), simulates the row's shard (one rank\n"
@@ -373,6 +374,8 @@ static const char layers_help[] =
     "                   would (gemm_efficiency=0.75, launch_overhead=30us); repeatable\n"
     "  --gemm-table T   price GEMMs by interpolating a measured GEMM table (format of\n"
     "                   ../shared/refdata/gemm), the roofline beyond it\n"
+    "  --plot DIR       write DIR/layers.dat and, with gnuplot, DIR/layers.png and .svg\n"
+    "                   (simulated against measured time per row)\n"
     "  --kernels CSV    compare kernel by kernel instead, for a layer-kernels CSV (format of\n"
     "                   ../shared/refdata/layers/h100_megatron_1d_layer_kernels.csv), summarised\n"
     "                   per op and phase\n"
@@ -398,16 +401,17 @@ static int validate_kernels(const char *csv, const struct mdl_device *d, const c
         const struct lay_kind *k = &r.kinds[i];
         printf("%-12s %-6s %5d %+11.1f%% %11.1f%% %9.1f%%\n", k->op, k->phase, k->n,
                k->median_err_pct, k->median_abs_err_pct, k->max_abs_err_pct);
-        json_array_append_new(kinds, json_pack("{s:s, s:s, s:i, s:f, s:f, s:f}", "op", k->op,
-                                               "phase", k->phase, "rows", k->n, "median_err_pct",
-                                               k->median_err_pct, "median_abs_err_pct",
-                                               k->median_abs_err_pct, "max_abs_err_pct",
-                                               k->max_abs_err_pct));
+        json_array_append_new(kinds,
+                              json_pack("{s:s, s:s, s:i, s:f, s:f, s:f}", "op", k->op, "phase",
+                                        k->phase, "rows", k->n, "median_err_pct", k->median_err_pct,
+                                        "median_abs_err_pct", k->median_abs_err_pct,
+                                        "max_abs_err_pct", k->max_abs_err_pct));
     }
     int code = 0;
     if (json)
-        code = cli_write_json(json_pack("{s:s, s:s, s:o}", "csv", csv, "device", dev, "kinds", kinds),
-                              json, "validate layers");
+        code =
+            cli_write_json(json_pack("{s:s, s:s, s:o}", "csv", csv, "device", dev, "kinds", kinds),
+                           json, "validate layers");
     else
         json_decref(kinds);
     lay_kresult_release(&r);
@@ -438,6 +442,7 @@ static int validate_layers(int argc, char **argv)
                                           {"set", required_argument, NULL, 's'},
                                           {"gemm-table", required_argument, NULL, 'g'},
                                           {"kernels", required_argument, NULL, 'k'},
+                                          {"plot", required_argument, NULL, 'p'},
                                           {0}};
     char csvbuf[1024];
     struct layers_opts o = {.v = {0}};
@@ -499,8 +504,19 @@ static int validate_layers(int argc, char **argv)
     }
     printf("\nmedian |error| %.1f%%, max %.1f%% over %d rows (forward + backward per layer)\n",
            res.median_abs_err_pct, res.max_abs_err_pct, res.n);
-    int code = 0;
-    if (v['j' - 'a'])
+    int code = 0, plotted = 0;
+    if (v['p' - 'a']) {
+        if (lay_write_plot(&res, v['p' - 'a'], &plotted, &err))
+            code = cli_report_error(&err);
+        else if (plotted)
+            fprintf(stderr, "tpsim validate layers: plot in %s/layers.png and %s/layers.svg\n",
+                    v['p' - 'a'], v['p' - 'a']);
+        else
+            fprintf(stderr,
+                    "tpsim validate layers: gnuplot did not run; %s/layers.dat is written\n",
+                    v['p' - 'a']);
+    }
+    if (!code && v['j' - 'a'])
         code = cli_write_json(json_pack("{s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device",
                                         v['d' - 'a'], "rows", rows, "median_abs_err_pct",
                                         res.median_abs_err_pct, "max_abs_err_pct",

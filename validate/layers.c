@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/csv.h"
+#include "common/gnuplot.h"
 #include "common/readall.h"
 #include "core/report.h"
 #include "models/compute.h"
@@ -210,6 +212,41 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     return rc;
 }
 
+int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted, struct tps_error *err)
+{
+    if (plotted) *plotted = 0;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    char path[1200];
+    snprintf(path, sizeof path, "%s/layers.dat", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(f, "# name tp batch attn execution measured_s simulated_s err_pct\n");
+    for (int i = 0; i < r->n; i++) {
+        const struct lay_row *w = &r->rows[i];
+        fprintf(f, "%s %ld %ld %s %s %.9g %.9g %.4g\n", w->name, w->tp, w->batch, w->attn,
+                w->execution, w->meas_fwd_s + w->meas_bwd_s, w->sim_fwd_s + w->sim_bwd_s,
+                w->err_pct);
+    }
+    if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
+    snprintf(path, sizeof path, "%s/layers.gp", dir);
+    FILE *g = fopen(path, "w");
+    if (!g) return TPS_OK; /* the data are written; the plot is a convenience */
+    for (int term = 0; term < 2; term++)
+        fprintf(g,
+                "set terminal %s size 640,560\nset output '%s/layers.%s'\nset logscale xy\n"
+                "set xlabel 'measured forward + backward per layer (s)'\n"
+                "set ylabel 'simulated (s)'\nset key top left\nset grid\n"
+                "set title 'tpsim validate layers' noenhanced\n"
+                "plot '%s/layers.dat' using 6:(strcol(5) eq \"eager\" ? $7 : 1/0) with points pt 7 "
+                "title 'eager', '' using 6:(strcol(5) eq \"graphs\" ? $7 : 1/0) with points pt 5 "
+                "title 'CUDA graphs', x with lines title 'equal'\n",
+                term ? "svg" : "pngcairo", dir, term ? "svg" : "png", dir);
+    if (fclose(g) == 0 && plotted) *plotted = tps_gnuplot_run(path) == 0;
+    return TPS_OK;
+}
+
 void lay_release(struct lay_result *r)
 {
     free(r->rows);
@@ -219,8 +256,8 @@ void lay_release(struct lay_result *r)
 /* ------------------------------------------------------------------ per kernel */
 
 enum { K_MODEL, K_TP, K_DTYPE, K_OP, K_PHASE, K_M, K_N, K_K, K_BATCH, K_BYTES, K_TIME, K_N_COLS };
-static const char *const kcols[K_N_COLS] = {"model", "tp",    "dtype", "op",    "phase", "m",
-                                            "n",     "k",     "batch", "bytes", "time_s"};
+static const char *const kcols[K_N_COLS] = {"model", "tp", "dtype", "op",    "phase", "m",
+                                            "n",     "k",  "batch", "bytes", "time_s"};
 
 /* The simulated time of one kernel row; -1 for an op this model does not know. */
 static double kernel_time(const struct mdl_device *d, enum mdl_dtype dt, const char *op,

@@ -36,6 +36,12 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *r,
             struct tps_error *err);
 void lay_release(struct lay_result *r);
 
+/* Writes dir/layers.dat (name tp batch attn execution measured_s simulated_s err_pct, forward +
+ * backward per layer) and dir/layers.gp, and plots simulated against measured time with gnuplot
+ * into dir/layers.png and layers.svg; *plotted (may be NULL) says whether gnuplot ran. */
+int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted,
+                   struct tps_error *err);
+
 /* The same per kernel, for a layer-kernels CSV in the format of ../shared/refdata/layers/
  * h100_megatron_1d_layer_kernels (model, tp, ..., dtype, op, phase, m, n, k, batch, bytes,
  * time_s): each GEMM (qkv, proj, fc1, fc2 forward, dgrad and wgrad; attn_score and attn_ctx

@@ -206,6 +206,19 @@ Test(layers, h100_layer_shards_within_the_documented_error)
             !strcmp(w->attn, "bmm") && !strcmp(w->execution, "eager"))
             cr_assert(le(dbl, fabs(w->err_pct), 15.0), "host-bound row: %+.1f%%", w->err_pct);
     }
+    /* the plot's data: a header and one line per row */
+    char dir[256], dat[300], line[512];
+    cr_assert_not_null(testdir_make(dir, sizeof dir));
+    int plotted = -1;
+    cr_assert(eq(int, lay_write_plot(&r, dir, &plotted, &err), 0), "%s", err.msg);
+    FILE *f = fopen(testdir_path(dat, sizeof dat, dir, "layers.dat"), "r");
+    cr_assert(ne(ptr, f, NULL));
+    int lines = 0;
+    while (fgets(line, sizeof line, f))
+        lines++;
+    fclose(f);
+    cr_assert(eq(int, lines, r.n + 1));
+    testdir_remove(dir);
     lay_release(&r);
 }
 
@@ -233,11 +246,11 @@ Test(layers, kernels_per_kind_within_the_documented_error)
     mdl_device_preset("H100-SXM", &d);
     struct lay_kresult r;
     struct tps_error err = {0};
-    cr_assert(eq(int,
-                 lay_kernels(TPSIM_REFDATA "/layers/h100_megatron_1d_layer_kernels.csv", &d, &r,
-                             &err),
-                 0),
-              "%s", err.msg);
+    cr_assert(
+        eq(int,
+           lay_kernels(TPSIM_REFDATA "/layers/h100_megatron_1d_layer_kernels.csv", &d, &r, &err),
+           0),
+        "%s", err.msg);
     cr_assert(eq(int, r.nkinds, 18));
     /* docs/compute-model.md: median |error| per kind at most 13% for GEMMs, 10% for the others */
     for (int i = 0; i < r.nkinds; i++) {
