@@ -131,7 +131,8 @@ static void lower(int d, bool sp, bool async, int layers, int mbs, struct mdl_pr
     struct mdl_strategy st = {
         .kind = MDL_STRAT_1D, .tp = d, .sequence_parallel = sp, .async_grad_allreduce = async};
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, mbs, p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, mbs, p, &err), 0), "%s",
+              err.msg);
 }
 
 Test(engine, simulated_bytes_equal_the_1d_volume_formula)
@@ -462,7 +463,8 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
                                       .chunks = chunks};
             struct mdl_program p;
             struct tps_error err = {0};
-            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s", err.msg);
+            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
+                      err.msg);
             /* the hand-computed schedule: in-order streams, dependencies, closed-form
              * collectives, computed without SimGrid (pipeline/planner.c) */
             double ref = planner_predict(&p, &t, &err);
