@@ -2,6 +2,7 @@
 #include "csv.h"
 
 #include <string.h>
+#include <strings.h>
 
 int tps_csv_put(char *buf, size_t len, size_t *n, const char *v)
 {
@@ -62,4 +63,11 @@ int tps_csv_record(const char *s, const char *end, char *store, size_t storelen,
         store[o++] = c;
     }
     return -1; /* no LF: cut */
+}
+
+int tps_csv_column(char *const *fields, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(fields[i], name)) return i;
+    return -1;
 }

@@ -20,4 +20,7 @@ int tps_csv_put(char *buf, size_t len, size_t *n, const char *v);
 int tps_csv_record(const char *s, const char *end, char *store, size_t storelen, char **fields,
                    int max, const char **next);
 
+/* The index of the header field named `name` (ASCII case ignored) among fields[0..n), or -1. */
+int tps_csv_column(char *const *fields, int n, const char *name);
+
 #endif

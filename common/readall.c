@@ -2,8 +2,12 @@
 #include "readall.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "common/error.h"
 
 char *tps_read_all(int fd, size_t max, size_t *len)
 {
@@ -41,5 +45,28 @@ char *tps_read_all(int fd, size_t max, size_t *len)
     }
     free(buf);
     errno = EFBIG;
+    return NULL;
+}
+
+char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
+                    struct tps_error *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    char *text = tps_read_all(fd, max, len);
+    int e = errno;
+    close(fd);
+    if (text) return text;
+    if (e == EFBIG)
+        tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL, "larger than %zu MiB: not %s", max >> 20,
+                      what);
+    else if (e == ENOMEM)
+        tps_error_oom(err);
+    else
+        tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read: %s",
+                      e == EISDIR ? "a directory" : strerror(e));
     return NULL;
 }

@@ -9,4 +9,12 @@
  * bytes, ENOMEM, or the read's own error (EISDIR for a directory). */
 char *tps_read_all(int fd, size_t max, size_t *len);
 
+struct tps_error;
+
+/* The whole file at path, as tps_read_all reads it, or NULL with *err set: cannot open, cannot
+ * read (a directory is named as such), out of memory, or larger than `max` bytes ("larger than
+ * N MiB: not WHAT"). */
+char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
+                    struct tps_error *err);
+
 #endif

@@ -116,25 +116,9 @@ int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *e
 {
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     size_t len = 0;
-    char *text = tps_read_all(fileno(f), TPS_YDOC_MAX_BYTES, &len);
-    int e = errno;
-    fclose(f);
-    int rc;
-    if (text)
-        rc = load_text(d, text, len, err);
-    else if (e == EFBIG)
-        rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL,
-                           "larger than %d MiB: not a scenario or platform file",
-                           TPS_YDOC_MAX_BYTES >> 20);
-    else if (e == ENOMEM)
-        rc = tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
-    else
-        rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read: %s",
-                           e == EISDIR ? "a directory" : strerror(e));
+    char *text = tps_read_file(path, TPS_YDOC_MAX_BYTES, "a scenario or platform file", &len, err);
+    int rc = text ? load_text(d, text, len, err) : err->code ? err->code : TPS_EIO;
     free(text);
     return rc;
 }

@@ -3,14 +3,12 @@
 #include "models/gemmtable.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gsl/gsl_interp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "common/csv.h"
 #include "common/readall.h"
@@ -52,13 +50,6 @@ static size_t axis_index(const double *axis, int na, double x)
     return i;
 }
 
-static int col(char **hdr, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcasecmp(hdr[i], name)) return i;
-    return -1;
-}
-
 static int num(const char *s, double *out)
 {
     char *end;
@@ -71,11 +62,111 @@ static int num(const char *s, double *out)
 
 static int dtype_matches(const char *s, enum mdl_dtype t)
 {
-    static const char *const names[][3] = {
-        {"fp32", "float32", "FP32"}, {"fp16", "float16", "FP16"}, {"bf16", "bfloat16", "BF16"}};
-    for (int i = 0; i < 3; i++)
-        if (!strcasecmp(s, names[t][i])) return 1;
-    return 0;
+    static const char *const alias[] = {"float32", "float16", "bfloat16"};
+    return !strcasecmp(s, mdl_dtype_name(t)) || !strcasecmp(s, alias[t]);
+}
+
+/* Splits a CSV line in place (double-quoted fields allowed) into at most MAX_FIELDS fields and
+ * their 1-based columns. Returns the field count. */
+static int split(char *line, char **fields, int *cols)
+{
+    int n = 0;
+    char *p = line;
+    while (n < MAX_FIELDS) {
+        cols[n] = (int)(p - line) + 1;
+        if (*p == '"') {
+            fields[n++] = ++p;
+            while (*p && *p != '"')
+                p++;
+            if (*p) *p++ = '\0';
+        } else {
+            fields[n++] = p;
+        }
+        while (*p && *p != ',')
+            p++;
+        if (!*p) break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+/* The next line of the text at *p (split off in place, CR dropped), or NULL at the end. */
+static char *next_line(char **p)
+{
+    if (!**p) return NULL;
+    char *line = *p, *nl = strchr(line, '\n');
+    *p = nl ? nl + 1 : line + strlen(line);
+    if (nl) *nl = '\0';
+    size_t n = strlen(line);
+    if (n && line[n - 1] == '\r') line[n - 1] = '\0';
+    return line;
+}
+
+int mdl_gemm_rows_read(const char *csv, enum mdl_dtype t, struct mdl_gemm_row **rows, int *nrows,
+                       struct tps_error *err)
+{
+    *rows = NULL;
+    *nrows = 0;
+    size_t len = 0;
+    char *text = tps_read_file(csv, MAX_TABLE, "a GEMM table", &len, err);
+    if (!text) return err->code ? err->code : TPS_EIO;
+    char *p = text, *hline = next_line(&p), *h[MAX_FIELDS];
+    int hcols[MAX_FIELDS], nh = hline ? split(hline, h, hcols) : 0, rc = TPS_OK;
+    char tfname[32];
+    snprintf(tfname, sizeof tfname, "%s_tflops", mdl_dtype_name(t));
+    int im = tps_csv_column(h, nh, "m"), in = tps_csv_column(h, nh, "n");
+    int ik = tps_csv_column(h, nh, "k"), ib = tps_csv_column(h, nh, "b");
+    if (ib < 0) ib = tps_csv_column(h, nh, "batch");
+    int idt = tps_csv_column(h, nh, "dtype"), itime = tps_csv_column(h, nh, "time_s");
+    int itf = tps_csv_column(h, nh, "tflops");
+    if (itf < 0) itf = tps_csv_column(h, nh, tfname);
+    if (!hline || !hline[0])
+        rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, NULL, "empty GEMM table");
+    else if (im < 0 || in < 0 || ik < 0 || (itime < 0 && itf < 0))
+        rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header",
+                           "a GEMM table needs columns m, n, k and time_s, tflops or %s", tfname);
+    int cap = 0, lineno = 1;
+    for (char *line; !rc && (line = next_line(&p));) {
+        lineno++;
+        if (!line[0]) continue;
+        char *fl[MAX_FIELDS];
+        int cols[MAX_FIELDS], nf = split(line, fl, cols);
+        if (nf < nh) {
+            rc = tps_error_set(err, TPS_EINVAL, csv, lineno, 1, NULL,
+                               "expected %d columns, found %d", nh, nf);
+            break;
+        }
+        if (idt >= 0 && !dtype_matches(fl[idt], t)) continue;
+        struct mdl_gemm_row r = {.batch = 1};
+        const int idx[] = {im, in, ik, itime >= 0 ? itime : itf, ib};
+        double *dst[] = {&r.m, &r.n, &r.k, &r.time_s, &r.batch};
+        for (int i = 0; i < 5 && !rc; i++) {
+            if (idx[i] < 0 || (i == 4 && !fl[idx[i]][0])) continue; /* no batch: 1 */
+            if (num(fl[idx[i]], dst[i]) != 0)
+                rc = tps_error_set(err, TPS_EINVAL, csv, lineno, cols[idx[i]], h[idx[i]],
+                                   "expected a positive number, got '%s'", fl[idx[i]]);
+        }
+        if (rc) break;
+        if (itime < 0) /* from TFLOP/s */
+            r.time_s = 2 * r.batch * r.m * r.n * r.k / (r.time_s * 1e12);
+        if (*nrows == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct mdl_gemm_row *nr = realloc(*rows, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                rc = tps_error_oom(err);
+                break;
+            }
+            *rows = nr;
+        }
+        (*rows)[(*nrows)++] = r;
+    }
+    free(text);
+    if (rc) {
+        free(*rows);
+        *rows = NULL;
+        *nrows = 0;
+    }
+    return rc;
 }
 
 int mdl_gemm_table_load(const char *csv, enum mdl_dtype t, struct mdl_gemm_table *tab,
@@ -84,71 +175,16 @@ int mdl_gemm_table_load(const char *csv, enum mdl_dtype t, struct mdl_gemm_table
     memset(tab, 0, sizeof *tab);
     snprintf(tab->path, sizeof tab->path, "%s", csv);
     tab->dtype = t;
-    int fd = open(csv, O_RDONLY);
-    if (fd < 0)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    size_t len = 0;
-    char *text = tps_read_all(fd, MAX_TABLE, &len);
-    close(fd);
-    if (!text)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot read: %s", strerror(errno));
-    char store[4096], hstore[4096], *f[MAX_FIELDS], *h[MAX_FIELDS];
-    const char *next, *end = text + len;
-    int nh = tps_csv_record(text, end, hstore, sizeof hstore, h, MAX_FIELDS, &next), rc = 0;
-    int im = -1, in = -1, ik = -1, ib = -1, idt = -1, itime = -1, itf = -1;
-    if (nh > 0) {
-        char tfname[32];
-        snprintf(tfname, sizeof tfname, "%s_tflops",
-                 t == MDL_FP32   ? "fp32"
-                 : t == MDL_FP16 ? "fp16"
-                                 : "bf16");
-        im = col(h, nh, "m"), in = col(h, nh, "n"), ik = col(h, nh, "k"), ib = col(h, nh, "b");
-        if (ib < 0) ib = col(h, nh, "batch");
-        idt = col(h, nh, "dtype"), itime = col(h, nh, "time_s"), itf = col(h, nh, "tflops");
-        if (itf < 0) itf = col(h, nh, tfname);
-    }
-    if (nh <= 0 || im < 0 || in < 0 || ik < 0 || (itime < 0 && itf < 0))
-        rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header",
-                           "a GEMM table needs columns m, n, k and time_s or tflops");
-    struct shape *s = NULL;
-    int n = 0, cap = 0, line = 1;
-    for (const char *p = next; !rc && p < end; p = next) {
-        line++;
-        int nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
-        if (nf == 0) break;
-        if (nf < nh) {
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "expected %d columns, found %d",
-                               nh, nf < 0 ? 0 : nf);
-            break;
-        }
-        if (idt >= 0 && !dtype_matches(f[idt], t)) continue;
-        struct shape x;
-        double b = 1;
-        if (num(f[im], &x.v[0]) || num(f[in], &x.v[1]) || num(f[ik], &x.v[2]) ||
-            (ib >= 0 && f[ib][0] && num(f[ib], &b)) ||
-            (itime >= 0 ? num(f[itime], &x.t) : num(f[itf], &x.t))) {
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL,
-                               "expected positive numbers for m, n, k, b and the time");
-            break;
-        }
-        x.v[0] *= b;
-        if (itime < 0) x.t = 2 * x.v[0] * x.v[1] * x.v[2] / (x.t * 1e12); /* from TFLOP/s */
-        if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            struct shape *ns = realloc(s, (size_t)cap * sizeof *ns);
-            if (!ns) {
-                rc = tps_error_oom(err);
-                break;
-            }
-            s = ns;
-        }
-        s[n++] = x;
-    }
+    struct mdl_gemm_row *rows = NULL;
+    int n = 0, rc = mdl_gemm_rows_read(csv, t, &rows, &n, err);
+    struct shape *s = rc ? NULL : malloc(((size_t)n + 1) * sizeof *s);
+    if (!rc && !s) rc = tps_error_oom(err);
+    for (int i = 0; !rc && i < n; i++)
+        s[i] = (struct shape){{rows[i].batch * rows[i].m, rows[i].n, rows[i].k}, rows[i].time_s};
+    free(rows);
     if (!rc && n == 0)
         rc = tps_error_set(err, TPS_EINVAL, csv, 0, 0, "dtype", "no row of dtype %s",
-                           t == MDL_FP32   ? "fp32"
-                           : t == MDL_FP16 ? "fp16"
-                                           : "bf16");
+                           mdl_dtype_name(t));
     for (int c = 0; !rc && c < 3; c++)
         if (make_axis(s, n, c, &tab->axis[c], &tab->na[c])) rc = tps_error_oom(err);
     size_t cells = rc ? 0 : (size_t)tab->na[0] * (size_t)tab->na[1] * (size_t)tab->na[2];
@@ -166,7 +202,6 @@ int mdl_gemm_table_load(const char *csv, enum mdl_dtype t, struct mdl_gemm_table
     }
     tab->points = rc ? 0 : n;
     free(s);
-    free(text);
     return rc;
 }
 

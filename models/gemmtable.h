@@ -23,6 +23,18 @@ struct mdl_gemm_table {
     enum mdl_dtype dtype;
 };
 
+/* One measured GEMM: batch x (m x k)(k x n) took time_s seconds. */
+struct mdl_gemm_row {
+    double m, n, k, batch, time_s;
+};
+
+/* The rows of dtype t of a table (rows naming another dtype, or bfloat16/float16/float32 for it,
+ * are skipped; a table without a dtype column is all of t). The time is time_s, or derived from
+ * tflops or <dtype>_tflops; batch from b or batch (1 if absent or empty). A bad value fails
+ * naming line, column and field. *rows is malloc'ed (NULL on failure). */
+int mdl_gemm_rows_read(const char *csv, enum mdl_dtype t, struct mdl_gemm_row **rows, int *nrows,
+                       struct tps_error *err);
+
 /* Reads the rows of dtype t from csv (rows naming another dtype are skipped). Needs at least one
  * row. *tab is initialised here; release it even on failure. */
 int mdl_gemm_table_load(const char *csv, enum mdl_dtype t, struct mdl_gemm_table *tab,

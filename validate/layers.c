@@ -2,7 +2,6 @@
 #include "validate/layers.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -10,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/csv.h"
 #include "common/gnuplot.h"
@@ -99,6 +97,23 @@ static int simulate_row(struct lay_row *w, enum mdl_dtype dt, const struct mdl_d
     return rc;
 }
 
+/* Reads csv whole (*text, owned) and finds the named columns of its header (at[]); *next is
+ * the first data record. */
+static int read_csv(const char *csv, const char *const *names, int n, int *at, char **text,
+                    size_t *len, const char **next, struct tps_error *err)
+{
+    *text = tps_read_file(csv, MAX_CSV, "a layer table", len, err);
+    if (!*text) return err->code ? err->code : TPS_EIO;
+    char store[4096], *f[MAX_FIELDS];
+    int nf = tps_csv_record(*text, *text + *len, store, sizeof store, f, MAX_FIELDS, next);
+    if (nf <= 0) return tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
+    for (int c = 0; c < n; c++)
+        if ((at[c] = tps_csv_column(f, nf, names[c])) < 0)
+            return tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
+                                 names[c]);
+    return TPS_OK;
+}
+
 /* Reads a count or a time of column c of a row. */
 static int num(const char *path, int line, char **f, const int *at, int c, double lo, double *out,
                struct tps_error *err)
@@ -117,27 +132,12 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
             struct tps_error *err)
 {
     memset(res, 0, sizeof *res);
-    int fd = open(csv, O_RDONLY);
-    if (fd < 0)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %s", strerror(errno));
     size_t len = 0;
-    char *text = tps_read_all(fd, MAX_CSV, &len);
-    close(fd);
-    if (!text)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot read: %s", strerror(errno));
-    char store[4096], *f[MAX_FIELDS];
-    const char *p = text, *end = text + len, *next;
-    int at[C_N], rc = TPS_OK, line = 1;
-    int nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
-    if (nf <= 0) rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
-    for (int c = 0; !rc && c < C_N; c++) {
-        at[c] = -1;
-        for (int i = 0; i < nf; i++)
-            if (!strcmp(f[i], cols[c])) at[c] = i;
-        if (at[c] < 0)
-            rc =
-                tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'", cols[c]);
-    }
+    char *text = NULL, store[4096], *f[MAX_FIELDS];
+    const char *p, *next = NULL;
+    int at[C_N], line = 1, nf;
+    int rc = read_csv(csv, cols, C_N, at, &text, &len, &next, err);
+    const char *end = text ? text + len : NULL;
     struct plat_topo t = {0};
     if (!rc) rc = plat_spec_from_line("dgx-h100", &t, err); /* one GPU of it is used */
     int cap = 0;
@@ -297,27 +297,12 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
                 struct tps_error *err)
 {
     memset(res, 0, sizeof *res);
-    int fd = open(csv, O_RDONLY);
-    if (fd < 0)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %s", strerror(errno));
     size_t len = 0;
-    char *text = tps_read_all(fd, MAX_CSV, &len);
-    close(fd);
-    if (!text)
-        return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot read: %s", strerror(errno));
-    char store[4096], *f[MAX_FIELDS];
-    const char *end = text + len, *next;
-    int at[K_N_COLS], rc = TPS_OK, line = 1, cap = 0;
-    int nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
-    if (nf <= 0) rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
-    for (int c = 0; !rc && c < K_N_COLS; c++) {
-        at[c] = -1;
-        for (int i = 0; i < nf; i++)
-            if (!strcmp(f[i], kcols[c])) at[c] = i;
-        if (at[c] < 0)
-            rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
-                               kcols[c]);
-    }
+    char *text = NULL, store[4096], *f[MAX_FIELDS];
+    const char *next = NULL;
+    int at[K_N_COLS], line = 1, cap = 0, nf;
+    int rc = read_csv(csv, kcols, K_N_COLS, at, &text, &len, &next, err);
+    const char *end = text ? text + len : NULL;
     for (const char *p = next; !rc && p < end; p = next) {
         line++;
         nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
