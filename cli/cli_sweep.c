@@ -310,6 +310,53 @@ static int sort_rows(const struct sweep *sw, const struct rows *R, const char *o
     return fclose(o) != 0 ? -1 : 0;
 }
 
+/* What the sweep's plot draws (see plot). */
+struct sweep_plot {
+    const struct sweep *sw;
+    const char *data, *xexpr, *tics;
+    long curves;
+};
+
+/* Two panels, iteration time and model TFLOP/s against the first key, one curve per
+ * combination of the other keys. */
+static void sweep_body(FILE *g, void *ctx)
+{
+    const struct sweep_plot *sp = ctx;
+    const struct sweep *sw = sp->sw;
+    fprintf(g,
+            "set datafile separator ','\nset key outside below maxrows 4\nset grid\n%s"
+            "set multiplot layout 1,2 title '%s' noenhanced\n",
+            sp->tics, sw->path);
+    for (int panel = 0; panel < 2; panel++) {
+        int col = sw->nkeys + (panel ? 4 : 3); /* point, keys, status, iteration_s, tflops */
+        fprintf(g, "set xlabel '%s' noenhanced\nset ylabel '%s'\nplot ", sw->keys[0],
+                panel ? "model TFLOP/s per GPU" : "iteration time (s)");
+        for (long c = 0; c < sp->curves; c++) {
+            char cond[1024] = "1", title[512] = "";
+            size_t cn = 1, tn = 0;
+            for (int k = 1; k < sw->nkeys; k++) {
+                long idx = c;
+                for (int j = sw->nkeys - 1; j > k; j--)
+                    idx /= sw->nvals[j];
+                idx %= sw->nvals[k];
+                char v[256];
+                sweep_display(sw->vals[k][idx], v, sizeof v);
+                cn += (size_t)snprintf(cond + cn, sizeof cond - cn, " && strcol(%d) eq '%s'", k + 2,
+                                       v[0] == '"' ? "" : v);
+                tn += (size_t)snprintf(title + tn, sizeof title - tn, "%s%s=%s", k > 1 ? " " : "",
+                                       sw->keys[k], v);
+            }
+            fprintf(g,
+                    "%s'%s' using %s:((strcol(%d) eq 'ok' && %s) ? $%d : 1/0) "
+                    "with linespoints title '%s' noenhanced",
+                    c ? ", " : "", sp->data, sp->xexpr, sw->nkeys + 2, cond, col,
+                    sp->curves > 1 ? title : "tpsim");
+        }
+        fprintf(g, "\n");
+    }
+    fprintf(g, "unset multiplot\n");
+}
+
 static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
 {
     char base[600], gp[700];
@@ -323,8 +370,6 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
     char data[700];
     snprintf(data, sizeof data, "%s.plot.csv", base);
     if (sort_rows(sw, R, data) != 0) return;
-    FILE *g = fopen(gp, "w");
-    if (!g) return;
     /* one curve per combination of the other keys: gnuplot filters rows by those columns */
     long curves = sw->npoints / sw->nvals[0];
     /* a categorical first key is drawn at positions 0, 1, ... with its values as tic labels */
@@ -341,43 +386,10 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
         snprintf(xexpr + xn, sizeof xexpr - xn, "1/0)");
         snprintf(tics + tn, sizeof tics - tn, ") rotate by -30\n");
     }
-    for (int term = 0; term < 2; term++) {
-        fprintf(g, "set terminal %s size 1200,640\nset output '%s.%s'\n", term ? "svg" : "pngcairo",
-                base, term ? "svg" : "png");
-        fprintf(g,
-                "set datafile separator ','\nset key outside below maxrows 4\nset grid\n%s"
-                "set multiplot layout 1,2 title '%s' noenhanced\n",
-                tics, sw->path);
-        for (int panel = 0; panel < 2; panel++) {
-            int col = sw->nkeys + (panel ? 4 : 3); /* point, keys, status, iteration_s, tflops */
-            fprintf(g, "set xlabel '%s' noenhanced\nset ylabel '%s'\nplot ", sw->keys[0],
-                    panel ? "model TFLOP/s per GPU" : "iteration time (s)");
-            for (long c = 0; c < curves; c++) {
-                char cond[1024] = "1", title[512] = "";
-                size_t cn = 1, tn = 0;
-                for (int k = 1; k < sw->nkeys; k++) {
-                    long idx = c;
-                    for (int j = sw->nkeys - 1; j > k; j--)
-                        idx /= sw->nvals[j];
-                    idx %= sw->nvals[k];
-                    char v[256];
-                    sweep_display(sw->vals[k][idx], v, sizeof v);
-                    cn += (size_t)snprintf(cond + cn, sizeof cond - cn, " && strcol(%d) eq '%s'",
-                                           k + 2, v[0] == '"' ? "" : v);
-                    tn += (size_t)snprintf(title + tn, sizeof title - tn, "%s%s=%s",
-                                           k > 1 ? " " : "", sw->keys[k], v);
-                }
-                fprintf(g,
-                        "%s'%s' using %s:((strcol(%d) eq 'ok' && %s) ? $%d : 1/0) "
-                        "with linespoints title '%s' noenhanced",
-                        c ? ", " : "", data, xexpr, sw->nkeys + 2, cond, col,
-                        curves > 1 ? title : "tpsim");
-            }
-            fprintf(g, "\n");
-        }
-        fprintf(g, "unset multiplot\n");
-    }
-    if (fclose(g) != 0 || tps_gnuplot_run(gp) != 0)
+    struct sweep_plot sp = {sw, data, xexpr, tics, curves};
+    int drawn = tps_gnuplot_plot(gp, base, 1200, 640, sweep_body, &sp);
+    if (drawn < 0) return; /* no script: nothing to say beyond the CSV */
+    if (drawn == 0)
         fprintf(stderr,
                 "tpsim sweep: gnuplot failed or is missing (apt-get install gnuplot-nox); "
                 "script kept in %s\n",

@@ -27,3 +27,18 @@ int tps_gnuplot_run(const char *script)
         if (errno != EINTR) return -1;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
+
+int tps_gnuplot_plot(const char *script, const char *stem, int w, int h,
+                     void (*body)(FILE *f, void *ctx), void *ctx)
+{
+    FILE *f = fopen(script, "w");
+    if (!f) return -1;
+    static const char *const term[2][2] = {{"pngcairo", "png"}, {"svg", "svg"}};
+    for (int t = 0; t < 2; t++) {
+        fprintf(f, "set terminal %s size %d,%d\nset output '%s.%s'\n", term[t][0], w, h, stem,
+                term[t][1]);
+        body(f, ctx);
+    }
+    if (fclose(f) != 0) return -1;
+    return tps_gnuplot_run(script) == 0;
+}

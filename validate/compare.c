@@ -110,6 +110,23 @@ void cmp_release(struct cmp_result *r)
     memset(r, 0, sizeof *r);
 }
 
+struct ops_plot {
+    const struct cmp_result *r;
+    const char *out;
+};
+
+static void ops_body(FILE *g, void *ctx)
+{
+    const struct ops_plot *op = ctx;
+    fprintf(g,
+            "set logscale xy\nset xlabel 'recorded duration (s)'\n"
+            "set ylabel 'simulated duration (s)'\nset key top left\nset grid\n"
+            "set title 'tpsim validate trace: %s' noenhanced\n"
+            "plot '%s/ops.dat' using 4:($4 > 0 && $5 > 0 ? $5 : 1/0) with points pt 7 "
+            "title 'ops', x with lines title 'equal'\n",
+            op->r->trace, op->out);
+}
+
 int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct tps_error *err)
 {
     if (plotted) *plotted = 0;
@@ -129,19 +146,10 @@ int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct 
     }
     if (fclose(dat) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     snprintf(path, sizeof path, "%s/ops.gp", out);
-    FILE *g = fopen(path, "w");
-    if (!g) return TPS_OK; /* the data are written; the plot is a convenience */
-    for (int term = 0; term < 2; term++)
-        fprintf(g,
-                "set terminal %s size 640,560\nset output '%s/ops.%s'\nset logscale xy\n"
-                "set xlabel 'recorded duration (s)'\nset ylabel 'simulated duration (s)'\n"
-                "set key top left\nset grid\nset title 'tpsim validate trace: %s' noenhanced\n"
-                "plot '%s/ops.dat' using 4:($4 > 0 && $5 > 0 ? $5 : 1/0) with points pt 7 "
-                "title 'ops', x with lines title 'equal'\n",
-                term ? "svg" : "pngcairo", out, term ? "svg" : "png", r->trace, out);
-    if (plotted)
-        *plotted = fclose(g) == 0 && tps_gnuplot_run(path) == 0;
-    else
-        fclose(g);
+    char stem[1200];
+    snprintf(stem, sizeof stem, "%s/ops", out);
+    struct ops_plot op = {r, out};
+    int drawn = tps_gnuplot_plot(path, stem, 640, 560, ops_body, &op);
+    if (plotted) *plotted = drawn == 1;
     return TPS_OK;
 }

@@ -212,6 +212,18 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     return rc;
 }
 
+static void layers_body(FILE *g, void *dir)
+{
+    fprintf(g,
+            "set logscale xy\nset xlabel 'measured forward + backward per layer (s)'\n"
+            "set ylabel 'simulated (s)'\nset key top left\nset grid\n"
+            "set title 'tpsim validate layers' noenhanced\n"
+            "plot '%s/layers.dat' using 6:(strcol(5) eq \"eager\" ? $7 : 1/0) with points pt 7 "
+            "title 'eager', '' using 6:(strcol(5) eq \"graphs\" ? $7 : 1/0) with points pt 5 "
+            "title 'CUDA graphs', x with lines title 'equal'\n",
+            (const char *)dir);
+}
+
 int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted, struct tps_error *err)
 {
     if (plotted) *plotted = 0;
@@ -231,19 +243,10 @@ int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted, st
     }
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     snprintf(path, sizeof path, "%s/layers.gp", dir);
-    FILE *g = fopen(path, "w");
-    if (!g) return TPS_OK; /* the data are written; the plot is a convenience */
-    for (int term = 0; term < 2; term++)
-        fprintf(g,
-                "set terminal %s size 640,560\nset output '%s/layers.%s'\nset logscale xy\n"
-                "set xlabel 'measured forward + backward per layer (s)'\n"
-                "set ylabel 'simulated (s)'\nset key top left\nset grid\n"
-                "set title 'tpsim validate layers' noenhanced\n"
-                "plot '%s/layers.dat' using 6:(strcol(5) eq \"eager\" ? $7 : 1/0) with points pt 7 "
-                "title 'eager', '' using 6:(strcol(5) eq \"graphs\" ? $7 : 1/0) with points pt 5 "
-                "title 'CUDA graphs', x with lines title 'equal'\n",
-                term ? "svg" : "pngcairo", dir, term ? "svg" : "png", dir);
-    if (fclose(g) == 0 && plotted) *plotted = tps_gnuplot_run(path) == 0;
+    char stem[1200];
+    snprintf(stem, sizeof stem, "%s/layers", dir);
+    int drawn = tps_gnuplot_plot(path, stem, 640, 560, layers_body, (void *)dir);
+    if (plotted) *plotted = drawn == 1;
     return TPS_OK;
 }
 

@@ -188,6 +188,32 @@ void man_eval_summary(const struct man_result *res, int *nsizes, double *median,
     free(all);
 }
 
+struct busbw_plot {
+    const struct man_result *res;
+    const char *out;
+    int rows, cols;
+};
+
+static void busbw_body(FILE *g, void *ctx)
+{
+    const struct busbw_plot *bp = ctx;
+    fprintf(g,
+            "set multiplot layout %d,%d title 'nccl-tests bus bandwidth: measured (points) "
+            "vs tpsim (line)'\n",
+            bp->rows, bp->cols);
+    fprintf(g, "set logscale x 2\nset format x '%%.0b%%BB'\nset xtics 256\n"
+               "set xlabel 'message size (bytes)'\n"
+               "set ylabel 'bus bandwidth (GB/s)'\nset key top left\nset grid\n");
+    for (int i = 0; i < bp->res->n; i++) {
+        const struct man_log *v = &bp->res->logs[i];
+        fprintf(g,
+                "set title '%s%s' noenhanced\nplot '%s/%s.dat' using 1:2 with points pt 7 "
+                "title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'\n",
+                v->name, v->fit ? " (fit)" : "", bp->out, v->name);
+    }
+    fprintf(g, "unset multiplot\n");
+}
+
 int man_write(const struct man_result *res, const char *out, int *plotted, struct tps_error *err)
 {
     const struct man_log *v = res->logs;
@@ -205,28 +231,13 @@ int man_write(const struct man_result *res, const char *out, int *plotted, struc
         if (fclose(f) != 0) goto fail;
     }
     snprintf(path, sizeof path, "%s/busbw.gp", out);
-    FILE *g = fopen(path, "w");
-    if (!g) goto fail;
     int cols = n < 4 ? n : 4, rows = (n + cols - 1) / cols;
-    for (int term = 0; term < 2; term++) {
-        fprintf(g, "set terminal %s size %d,%d\nset output '%s/busbw.%s'\n",
-                term ? "svg" : "pngcairo", 420 * cols, 340 * rows, out, term ? "svg" : "png");
-        fprintf(g,
-                "set multiplot layout %d,%d title 'nccl-tests bus bandwidth: measured (points) "
-                "vs tpsim (line)'\n",
-                rows, cols);
-        fprintf(g, "set logscale x 2\nset format x '%%.0b%%BB'\nset xtics 256\n"
-                   "set xlabel 'message size (bytes)'\n"
-                   "set ylabel 'bus bandwidth (GB/s)'\nset key top left\nset grid\n");
-        for (int i = 0; i < n; i++)
-            fprintf(g,
-                    "set title '%s%s' noenhanced\nplot '%s/%s.dat' using 1:2 with points pt 7 "
-                    "title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'\n",
-                    v[i].name, v[i].fit ? " (fit)" : "", out, v[i].name);
-        fprintf(g, "unset multiplot\n");
-    }
-    if (fclose(g) != 0) goto fail;
-    if (plotted) *plotted = tps_gnuplot_run(path) == 0;
+    char stem[1200];
+    snprintf(stem, sizeof stem, "%s/busbw", out);
+    struct busbw_plot bp = {res, out, rows, cols};
+    int drawn = tps_gnuplot_plot(path, stem, 420 * cols, 340 * rows, busbw_body, &bp);
+    if (drawn < 0) goto fail;
+    if (plotted) *plotted = drawn == 1;
     return TPS_OK;
 fail:
     return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
