@@ -390,6 +390,31 @@ int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, doubl
     return TPS_OK;
 }
 
+/* The index of a scalar among names, or a failure listing them: "expected a, b or c, got 'x'". */
+static int read_enum(const struct tps_ydoc *d, int id, const char *field, const char *const *names,
+                     int *out, struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, id);
+    for (int i = 0; t && names[i]; i++)
+        if (!strcmp(t, names[i])) {
+            *out = i;
+            return TPS_OK;
+        }
+    char list[400];
+    size_t n = 0;
+    int count = 0;
+    while (names[count])
+        count++;
+    list[0] = '\0';
+    for (int i = 0; i < count && n < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+                              i == 0           ? ""
+                              : i == count - 1 ? " or "
+                                               : ", ",
+                              names[i]);
+    return tps_ydoc_fail(d, id, field, err, "expected %s, got '%s'", list, t ? t : "");
+}
+
 int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
                       const struct tps_ykey *keys, void *base, struct tps_error *err)
 {
@@ -439,6 +464,9 @@ int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
                 rc = tps_ydoc_fail(d, v, f, err, "must be at most %g, got %g", row->hi, x);
             else
                 *(double *)dst = x;
+            break;
+        case TPS_YK_ENUM:
+            rc = read_enum(d, v, f, row->names, (int *)dst, err);
             break;
         case TPS_YK_FN:
             rc = row->fn(d, v, f, dst, err);

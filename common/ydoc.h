@@ -92,6 +92,7 @@ enum tps_ykind {
     TPS_YK_RATE,     /* double, bytes/s with units (tps_ydoc_rate) */
     TPS_YK_TIME,     /* double, seconds with units (tps_ydoc_time) */
     TPS_YK_POSITIVE, /* double > 0, and <= hi when hi > 0 */
+    TPS_YK_ENUM,     /* int: the index of the value in names ("expected a, b or c" otherwise) */
     TPS_YK_FN,       /* read by fn */
 };
 
@@ -100,9 +101,12 @@ struct tps_ykey {
     enum tps_ykind kind;
     size_t off; /* where the value goes: offsetof(struct ..., field) */
     double hi;  /* upper bound (counts, positives), 0 for none */
-    /* TPS_YK_FN: reads node id (field names it) into the value at dst */
-    int (*fn)(const struct tps_ydoc *d, int id, const char *field, void *dst,
-              struct tps_error *err);
+    union {
+        /* TPS_YK_FN: reads node id (field names it) into the value at dst */
+        int (*fn)(const struct tps_ydoc *d, int id, const char *field, void *dst,
+                  struct tps_error *err);
+        const char *const *names; /* TPS_YK_ENUM: the values, NULL-terminated, in enum order */
+    };
 };
 
 /* Checks that `id` is a mapping whose keys are all in the table (ended by a row with key NULL),

@@ -39,15 +39,15 @@ static int read_peak(const struct tps_ydoc *d, int v, const char *f, void *dst,
 /* Each section's keys, read by tps_ydoc_read_map; SKIP rows are read by the loaders below. */
 #define M(field) offsetof(struct mdl_model, field)
 static const struct tps_ykey model_keys[] = {
-    {"preset", TPS_YK_SKIP, 0, 0, NULL},
-    {"layers", TPS_YK_LONG, M(layers), MAX_COUNT, NULL},
-    {"hidden", TPS_YK_LONG, M(hidden), MAX_COUNT, NULL},
-    {"heads", TPS_YK_LONG, M(heads), MAX_COUNT, NULL},
-    {"ffn", TPS_YK_LONG, M(ffn), MAX_COUNT, NULL},
-    {"seq", TPS_YK_LONG, M(seq), MAX_COUNT, NULL},
-    {"micro_batch", TPS_YK_LONG, M(micro_batch), MAX_COUNT, NULL},
-    {"dtype", TPS_YK_FN, M(dtype), 0, read_dtype},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"layers", TPS_YK_LONG, M(layers), MAX_COUNT, {NULL}},
+    {"hidden", TPS_YK_LONG, M(hidden), MAX_COUNT, {NULL}},
+    {"heads", TPS_YK_LONG, M(heads), MAX_COUNT, {NULL}},
+    {"ffn", TPS_YK_LONG, M(ffn), MAX_COUNT, {NULL}},
+    {"seq", TPS_YK_LONG, M(seq), MAX_COUNT, {NULL}},
+    {"micro_batch", TPS_YK_LONG, M(micro_batch), MAX_COUNT, {NULL}},
+    {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
 
 /* The device section reads into a preset device plus the peak, which the model's dtype places. */
@@ -57,71 +57,44 @@ struct device_in {
 };
 #define D(field) offsetof(struct device_in, field)
 static const struct tps_ykey device_keys[] = {
-    {"preset", TPS_YK_SKIP, 0, 0, NULL},
-    {"peak_tflops", TPS_YK_FN, D(peak_flops), 0, read_peak},
-    {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, NULL},
-    {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, NULL},
-    {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, NULL},
-    {"gemm_table", TPS_YK_SKIP, 0, 0, NULL},
-    {"mem_efficiency", TPS_YK_POSITIVE, D(dev.mem_eff), 1, NULL},
-    {"kernel_overhead", TPS_YK_TIME, D(dev.kernel_overhead_s), 0, NULL},
-    {"norm_efficiency", TPS_YK_POSITIVE, D(dev.norm_eff), 1, NULL},
-    {"softmax_efficiency", TPS_YK_POSITIVE, D(dev.softmax_eff), 1, NULL},
-    {"flash_efficiency", TPS_YK_POSITIVE, D(dev.flash_eff), 1, NULL},
-    {"launch_overhead", TPS_YK_TIME, D(dev.launch_s), 0, NULL},
-    {"backward_launch_overhead", TPS_YK_TIME, D(dev.bwd_launch_s), 0, NULL},
-    {"graph_launch_overhead", TPS_YK_TIME, D(dev.graph_launch_s), 0, NULL},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"peak_tflops", TPS_YK_FN, D(peak_flops), 0, {.fn = read_peak}},
+    {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, {NULL}},
+    {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, {NULL}},
+    {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, {NULL}},
+    {"gemm_table", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"mem_efficiency", TPS_YK_POSITIVE, D(dev.mem_eff), 1, {NULL}},
+    {"kernel_overhead", TPS_YK_TIME, D(dev.kernel_overhead_s), 0, {NULL}},
+    {"norm_efficiency", TPS_YK_POSITIVE, D(dev.norm_eff), 1, {NULL}},
+    {"softmax_efficiency", TPS_YK_POSITIVE, D(dev.softmax_eff), 1, {NULL}},
+    {"flash_efficiency", TPS_YK_POSITIVE, D(dev.flash_eff), 1, {NULL}},
+    {"launch_overhead", TPS_YK_TIME, D(dev.launch_s), 0, {NULL}},
+    {"backward_launch_overhead", TPS_YK_TIME, D(dev.bwd_launch_s), 0, {NULL}},
+    {"graph_launch_overhead", TPS_YK_TIME, D(dev.graph_launch_s), 0, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef D
 
 #define S(field) offsetof(struct mdl_strategy, field)
 static const struct tps_ykey strategy_keys[] = {
-    {"kind", TPS_YK_SKIP, 0, 0, NULL},
-    {"tp", TPS_YK_SKIP, 0, 0, NULL},
-    {"sequence_parallel", TPS_YK_BOOL, S(sequence_parallel), 0, NULL},
-    {"async_grad_allreduce", TPS_YK_BOOL, S(async_grad_allreduce), 0, NULL},
-    {"mesh", TPS_YK_SKIP, 0, 0, NULL},
-    {"placement", TPS_YK_SKIP, 0, 0, NULL},
-    {"extra_allgathers", TPS_YK_BOOL, S(extra_allgathers), 0, NULL},
-    {"chunks", TPS_YK_INT, S(chunks), 64, NULL},
-    {"oases", TPS_YK_BOOL, S(oases), 0, NULL},
-    {"recompute", TPS_YK_BOOL, S(recompute), 0, NULL},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"kind", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"tp", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"sequence_parallel", TPS_YK_BOOL, S(sequence_parallel), 0, {NULL}},
+    {"async_grad_allreduce", TPS_YK_BOOL, S(async_grad_allreduce), 0, {NULL}},
+    {"mesh", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"placement", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"extra_allgathers", TPS_YK_BOOL, S(extra_allgathers), 0, {NULL}},
+    {"chunks", TPS_YK_INT, S(chunks), 64, {NULL}},
+    {"oases", TPS_YK_BOOL, S(oases), 0, {NULL}},
+    {"recompute", TPS_YK_BOOL, S(recompute), 0, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
-
-static int read_launch(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                       struct tps_error *err)
-{
-    const char *t = tps_ydoc_text(d, v);
-    if (!t || mdl_launch_parse(t, (enum mdl_launch *)dst))
-        return tps_ydoc_fail(d, v, f, err, "expected none, eager or graphs, got '%s'", t ? t : "");
-    return TPS_OK;
-}
-
-static int read_kernels(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                        struct tps_error *err)
-{
-    const char *t = tps_ydoc_text(d, v);
-    if (!t || mdl_kernels_parse(t, (enum mdl_kernels *)dst))
-        return tps_ydoc_fail(d, v, f, err, "expected fused or eager, got '%s'", t ? t : "");
-    return TPS_OK;
-}
-
-static int read_attention(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                          struct tps_error *err)
-{
-    const char *t = tps_ydoc_text(d, v);
-    if (!t || mdl_attention_parse(t, (enum mdl_attention *)dst))
-        return tps_ydoc_fail(d, v, f, err, "expected core or flash, got '%s'", t ? t : "");
-    return TPS_OK;
-}
 
 #define F(field) offsetof(struct mdl_framework, field)
 static const struct tps_ykey framework_keys[] = {
-    {"launch", TPS_YK_FN, F(launch), 0, read_launch},
-    {"kernels", TPS_YK_FN, F(kernels), 0, read_kernels},
-    {"attention", TPS_YK_FN, F(attention), 0, read_attention},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"launch", TPS_YK_ENUM, F(launch), 0, {.names = mdl_launch_names}},
+    {"kernels", TPS_YK_ENUM, F(kernels), 0, {.names = mdl_kernels_names}},
+    {"attention", TPS_YK_ENUM, F(attention), 0, {.names = mdl_attention_names}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef F
 
 /* run: counts read into longs. */
@@ -129,9 +102,9 @@ struct run_in {
     long layers, micro_batches;
 };
 static const struct tps_ykey run_keys[] = {
-    {"layers", TPS_YK_LONG, offsetof(struct run_in, layers), MAX_COUNT, NULL},
-    {"micro_batches", TPS_YK_LONG, offsetof(struct run_in, micro_batches), 100000, NULL},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"layers", TPS_YK_LONG, offsetof(struct run_in, layers), MAX_COUNT, {NULL}},
+    {"micro_batches", TPS_YK_LONG, offsetof(struct run_in, micro_batches), 100000, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
 /* Fills *m from preset `name` (node id of d), or fails listing the presets. */
 static int model_preset(const struct tps_ydoc *d, int id, const char *field, const char *name,

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const algo_names[MDL_ALGO_N] = {"auto", "ring", "tree", "direct",
-                                                   "hierarchical"};
-static const char *const proto_names[MDL_PROTO_N] = {"auto", "LL", "LL128", "Simple"};
-static const char *const gran_names[3] = {"auto", "step", "flow"};
+const char *const mdl_algo_names[MDL_ALGO_N + 1] = {"auto",   "ring",         "tree",
+                                                    "direct", "hierarchical", NULL};
+const char *const mdl_proto_names[MDL_PROTO_N + 1] = {"auto", "LL", "LL128", "Simple", NULL};
+const char *const mdl_gran_names[4] = {"auto", "step", "flow", NULL};
 
 void mdl_nccl_default(struct mdl_nccl *n)
 {
@@ -48,33 +48,33 @@ static int parse_name(const char *s, const char *const *names, int n)
 
 const char *mdl_algo_name(enum mdl_coll_algo a)
 {
-    return (unsigned)a < MDL_ALGO_N ? algo_names[a] : "?";
+    return (unsigned)a < MDL_ALGO_N ? mdl_algo_names[a] : "?";
 }
 const char *mdl_proto_name(enum mdl_coll_proto p)
 {
-    return (unsigned)p < MDL_PROTO_N ? proto_names[p] : "?";
+    return (unsigned)p < MDL_PROTO_N ? mdl_proto_names[p] : "?";
 }
 const char *mdl_gran_name(enum mdl_coll_gran g)
 {
-    return (unsigned)g < 3 ? gran_names[g] : "?";
+    return (unsigned)g < 3 ? mdl_gran_names[g] : "?";
 }
 int mdl_algo_parse(const char *s, enum mdl_coll_algo *out)
 {
-    int i = parse_name(s, algo_names, MDL_ALGO_N);
+    int i = parse_name(s, mdl_algo_names, MDL_ALGO_N);
     if (i < 0) return -1;
     *out = (enum mdl_coll_algo)i;
     return 0;
 }
 int mdl_proto_parse(const char *s, enum mdl_coll_proto *out)
 {
-    int i = parse_name(s, proto_names, MDL_PROTO_N);
+    int i = parse_name(s, mdl_proto_names, MDL_PROTO_N);
     if (i < 0) return -1;
     *out = (enum mdl_coll_proto)i;
     return 0;
 }
 int mdl_gran_parse(const char *s, enum mdl_coll_gran *out)
 {
-    int i = parse_name(s, gran_names, 3);
+    int i = parse_name(s, mdl_gran_names, 3);
     if (i < 0) return -1;
     *out = (enum mdl_coll_gran)i;
     return 0;

@@ -37,6 +37,11 @@ struct mdl_nccl {
 
 void mdl_nccl_default(struct mdl_nccl *n);
 
+/* The names, NULL-terminated, in enum order. */
+extern const char *const mdl_algo_names[];
+extern const char *const mdl_proto_names[];
+extern const char *const mdl_gran_names[];
+
 const char *mdl_algo_name(enum mdl_coll_algo a);
 const char *mdl_proto_name(enum mdl_coll_proto p);
 const char *mdl_gran_name(enum mdl_coll_gran g);

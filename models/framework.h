@@ -32,11 +32,9 @@ struct mdl_framework {
  * fused kernels, attention as batched GEMMs). A zeroed struct is the host-free model. */
 void mdl_framework_default(struct mdl_framework *fw);
 
-const char *mdl_launch_name(enum mdl_launch l);
-const char *mdl_kernels_name(enum mdl_kernels k);
-const char *mdl_attention_name(enum mdl_attention a);
-int mdl_launch_parse(const char *s, enum mdl_launch *out);
-int mdl_kernels_parse(const char *s, enum mdl_kernels *out);
-int mdl_attention_parse(const char *s, enum mdl_attention *out);
+/* The values' names, NULL-terminated, in enum order (the scenario reader's choices). */
+extern const char *const mdl_launch_names[];
+extern const char *const mdl_kernels_names[];
+extern const char *const mdl_attention_names[];
 
 #endif

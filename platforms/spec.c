@@ -180,42 +180,6 @@ static int parse_per_proto(const struct tps_ydoc *d, int id, const char *field, 
     return rc;
 }
 
-static int read_algo(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                     struct tps_error *err)
-{
-    const char *str = tps_ydoc_text(d, v);
-    enum mdl_coll_algo a;
-    if (!str || mdl_algo_parse(str, &a))
-        return tps_ydoc_fail(d, v, f, err,
-                             "expected auto, ring, tree, direct or hierarchical, got '%s'",
-                             str ? str : "");
-    *(int *)dst = a;
-    return TPS_OK;
-}
-
-static int read_proto(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                      struct tps_error *err)
-{
-    const char *str = tps_ydoc_text(d, v);
-    enum mdl_coll_proto pr;
-    if (!str || mdl_proto_parse(str, &pr))
-        return tps_ydoc_fail(d, v, f, err, "expected auto, LL, LL128 or Simple, got '%s'",
-                             str ? str : "");
-    *(int *)dst = pr;
-    return TPS_OK;
-}
-
-static int read_gran(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                     struct tps_error *err)
-{
-    const char *str = tps_ydoc_text(d, v);
-    enum mdl_coll_gran g;
-    if (!str || mdl_gran_parse(str, &g))
-        return tps_ydoc_fail(d, v, f, err, "expected auto, step or flow, got '%s'", str ? str : "");
-    *(int *)dst = g;
-    return TPS_OK;
-}
-
 static int read_chunk(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -248,15 +212,15 @@ static int read_efficiencies(const struct tps_ydoc *d, int v, const char *f, voi
 
 #define NC(field) offsetof(struct mdl_nccl, field)
 static const struct tps_ykey nccl_keys[] = {
-    {"algorithm", TPS_YK_FN, NC(algo), 0, read_algo},
-    {"protocol", TPS_YK_FN, NC(proto), 0, read_proto},
-    {"granularity", TPS_YK_FN, NC(gran), 0, read_gran},
-    {"flow_threshold", TPS_YK_INT, NC(flow_threshold), 0, NULL},
-    {"chunk", TPS_YK_FN, NC(chunk_bytes), 0, read_chunk},
-    {"base_latency", TPS_YK_FN, NC(base_s), 0, read_latencies},
-    {"hop_latency", TPS_YK_FN, NC(hop_s), 0, read_latencies},
-    {"efficiency", TPS_YK_FN, NC(eff), 0, read_efficiencies},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"algorithm", TPS_YK_ENUM, NC(algo), 0, {.names = mdl_algo_names}},
+    {"protocol", TPS_YK_ENUM, NC(proto), 0, {.names = mdl_proto_names}},
+    {"granularity", TPS_YK_ENUM, NC(gran), 0, {.names = mdl_gran_names}},
+    {"flow_threshold", TPS_YK_INT, NC(flow_threshold), 0, {NULL}},
+    {"chunk", TPS_YK_FN, NC(chunk_bytes), 0, {.fn = read_chunk}},
+    {"base_latency", TPS_YK_FN, NC(base_s), 0, {.fn = read_latencies}},
+    {"hop_latency", TPS_YK_FN, NC(hop_s), 0, {.fn = read_latencies}},
+    {"efficiency", TPS_YK_FN, NC(eff), 0, {.fn = read_efficiencies}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 
 int plat_nccl_parse(const struct tps_ydoc *d, int id, const char *field, struct mdl_nccl *n,
@@ -273,24 +237,24 @@ static int read_ib(const struct tps_ydoc *d, int v, const char *f, void *dst, st
 /* The keys of a preset with parameters: "preset" and "nccl" are read by read_preset. */
 #define PP(field) offsetof(struct plat_params, field)
 static const struct tps_ykey preset_keys[] = {
-    {"preset", TPS_YK_SKIP, 0, 0, NULL},
-    {"nodes", TPS_YK_INT, PP(nodes), 65536, NULL},
-    {"pcie_gen", TPS_YK_INT, PP(pcie_gen), 65536, NULL},
-    {"sockets", TPS_YK_INT, PP(sockets), 65536, NULL},
-    {"nvlink_bridges", TPS_YK_BOOL, PP(nvlink_bridges), 0, NULL},
-    {"nics_per_node", TPS_YK_INT, PP(nics_per_node), 65536, NULL},
-    {"ib", TPS_YK_FN, PP(nic_Bps), 0, read_ib},
-    {"nic_rate", TPS_YK_RATE, PP(nic_Bps), 0, NULL},
-    {"oversubscription", TPS_YK_POSITIVE, PP(oversub), 0, NULL},
-    {"leaf_ports", TPS_YK_INT, PP(leaf_ports), 65536, NULL},
-    {"gpu_link", TPS_YK_RATE, PP(gpu_link_Bps), 0, NULL},
-    {"xsocket", TPS_YK_RATE, PP(xsocket_Bps), 0, NULL},
-    {"nvlink_latency", TPS_YK_TIME, PP(lat_nvlink_s), 0, NULL},
-    {"pcie_latency", TPS_YK_TIME, PP(lat_pcie_s), 0, NULL},
-    {"net_latency", TPS_YK_TIME, PP(lat_net_s), 0, NULL},
-    {"pcie_rate", TPS_YK_RATE, PP(pcie_Bps), 0, NULL},
-    {"nccl", TPS_YK_SKIP, 0, 0, NULL},
-    {NULL, TPS_YK_SKIP, 0, 0, NULL}};
+    {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"nodes", TPS_YK_INT, PP(nodes), 65536, {NULL}},
+    {"pcie_gen", TPS_YK_INT, PP(pcie_gen), 65536, {NULL}},
+    {"sockets", TPS_YK_INT, PP(sockets), 65536, {NULL}},
+    {"nvlink_bridges", TPS_YK_BOOL, PP(nvlink_bridges), 0, {NULL}},
+    {"nics_per_node", TPS_YK_INT, PP(nics_per_node), 65536, {NULL}},
+    {"ib", TPS_YK_FN, PP(nic_Bps), 0, {.fn = read_ib}},
+    {"nic_rate", TPS_YK_RATE, PP(nic_Bps), 0, {NULL}},
+    {"oversubscription", TPS_YK_POSITIVE, PP(oversub), 0, {NULL}},
+    {"leaf_ports", TPS_YK_INT, PP(leaf_ports), 65536, {NULL}},
+    {"gpu_link", TPS_YK_RATE, PP(gpu_link_Bps), 0, {NULL}},
+    {"xsocket", TPS_YK_RATE, PP(xsocket_Bps), 0, {NULL}},
+    {"nvlink_latency", TPS_YK_TIME, PP(lat_nvlink_s), 0, {NULL}},
+    {"pcie_latency", TPS_YK_TIME, PP(lat_pcie_s), 0, {NULL}},
+    {"net_latency", TPS_YK_TIME, PP(lat_net_s), 0, {NULL}},
+    {"pcie_rate", TPS_YK_RATE, PP(pcie_Bps), 0, {NULL}},
+    {"nccl", TPS_YK_SKIP, 0, 0, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef PP
 
 /* Applies the preset parameters of mapping `id` onto *pp and *nc; a `preset:` key starts from
@@ -364,8 +328,8 @@ static int parse_file_override(const struct tps_ydoc *d, int id, const char *fie
     int k = 0;
     for (; preset_keys[k].key; k++)
         keys[k] = preset_keys[k];
-    keys[k++] = (struct tps_ykey){"file", TPS_YK_SKIP, 0, 0, NULL};
-    keys[k] = (struct tps_ykey){NULL, TPS_YK_SKIP, 0, 0, NULL};
+    keys[k++] = (struct tps_ykey){"file", TPS_YK_SKIP, 0, 0, {NULL}};
+    keys[k] = (struct tps_ykey){NULL, TPS_YK_SKIP, 0, 0, {NULL}};
     struct tps_ydoc fd;
     int rc = tps_ydoc_load_file(&fd, path, err);
     if (rc) return rc;
