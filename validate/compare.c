@@ -28,7 +28,16 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
     r->ops = calloc((size_t)r->recorded + 1, sizeof *r->ops);
     r->worst = calloc((size_t)r->recorded + 1, sizeof *r->worst);
     r->layers = calloc((size_t)p->layers + 2, sizeof *r->layers);
-    if (!r->ops || !r->worst || !r->layers) return TPS_ENOMEM;
+    /* per layer (slot 0: ops outside layers): first and last recorded and simulated times */
+    double(*span)[4] = malloc(((size_t)p->layers + 2) * sizeof *span);
+    if (!r->ops || !r->worst || !r->layers || !span) {
+        free(span);
+        return TPS_ENOMEM;
+    }
+    for (int l = 0; l <= p->layers; l++) {
+        span[l][0] = span[l][2] = 1e300;
+        span[l][1] = span[l][3] = -1;
+    }
     for (int k = 0; k < p->nranks; k++)
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *o = &p->ranks[k].ops[i];
@@ -46,20 +55,16 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
             ck->simulated_s += sd;
             if (md >= 0) ck->model_s += md;
             r->ops[r->nops++] = (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md};
+            double *sp = span[o->layer + 1]; /* the trace reader bounds layer to -1..layers-1 */
+            sp[0] = fmin(sp[0], o->rec_start), sp[1] = fmax(sp[1], o->rec_end);
+            sp[2] = fmin(sp[2], ts->start), sp[3] = fmax(sp[3], ts->end);
         }
     for (int l = -1; l < p->layers; l++) {
-        double r0 = 1e300, r1 = -1, s0 = 1e300, s1 = -1;
-        for (int k = 0; k < p->nranks; k++)
-            for (int i = 0; i < p->ranks[k].nops; i++) {
-                const struct mdl_op *o = &p->ranks[k].ops[i];
-                if (o->layer != l || !o->recorded) continue;
-                const struct timing_span *ts = timing_op(tm, k, i);
-                r0 = fmin(r0, o->rec_start), r1 = fmax(r1, o->rec_end);
-                s0 = fmin(s0, ts->start), s1 = fmax(s1, ts->end);
-            }
-        if (r1 < 0) continue;
-        r->layers[r->nlayers++] = (struct cmp_layer){l, r1 - r0, s1 - s0};
+        const double *sp = span[l + 1];
+        if (sp[1] < 0) continue;
+        r->layers[r->nlayers++] = (struct cmp_layer){l, sp[1] - sp[0], sp[3] - sp[2]};
     }
+    free(span);
     memcpy(r->worst, r->ops, (size_t)r->nops * sizeof *r->ops);
     qsort(r->worst, (size_t)r->nops, sizeof *r->worst, by_error);
     return TPS_OK;
