@@ -447,3 +447,78 @@ Test(cli, sweep_of_only_failing_points_exits_non_zero_and_does_not_blame_gnuplot
     cr_assert(strstr(out, "(0 to run)") != NULL, "%s", out);
     testdir_remove(d);
 }
+
+Test(cli, options_parse_alike_in_every_command)
+{
+    char d[256], json[300], args[1024], out[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    /* --opt=VALUE is the same as --opt VALUE */
+    testdir_path(json, sizeof json, d, "r.json");
+    snprintf(args, sizeof args, "run %s/scenarios/quickstart.yaml -q --json=%s", TPSIM_SOURCE_DIR,
+             json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(eq(int, access(json, R_OK), 0));
+    /* one line for each kind of usage error, exit 2 */
+    static const char *const bad[][2] = {
+        {"sweep x.yaml --bogus", "unknown option '--bogus'"},
+        {"plan x.yaml --top", "option '--top' needs a value"},
+        {"trace a.yaml b.yaml -o x", "unexpected argument 'b.yaml'"},
+        {"validate layers --device Z80", "unknown device 'Z80'"},
+        {"validate layers a.csv --kernels b.csv", "give CSV or --kernels, not both"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert(eq(int, tpsim(out, sizeof out, bad[i][0], 1), 2), "%s", bad[i][0]);
+        cr_assert(strstr(out, bad[i][1]) != NULL, "%s: %s", bad[i][0], out);
+    }
+    /* the main help lists every command of the table */
+    cr_assert(eq(int, tpsim(out, sizeof out, "--help", 0), 0));
+    cr_assert(strstr(out, "validate nccl|profile|trace") != NULL, "%s", out);
+    testdir_remove(d);
+}
+
+Test(cli, validate_layers_json_and_its_bad_input)
+{
+    char d[256], json[300], args[1024], out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "l.json");
+    snprintf(args, sizeof args,
+             "validate layers %s/layers/h100_megatron_1d_layer_times.csv --json %s", TPSIM_REFDATA,
+             json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(json, 0, &je);
+    cr_assert(ne(ptr, j, NULL), "%s", je.text);
+    int has_median = json_is_real(json_object_get(j, "median_abs_err_pct"));
+    int has_max = json_is_real(json_object_get(j, "max_abs_err_pct"));
+    cr_assert(has_median && has_max);
+    json_t *row = json_array_get(json_object_get(j, "rows"), 0);
+    static const char *const keys[] = {"name",       "tp",          "batch",
+                                       "measured_s", "simulated_s", "err_pct"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        cr_assert(ne(ptr, json_object_get(row, keys[i]), NULL), "rows[0].%s", keys[i]);
+    json_decref(j);
+    /* --set changes a device parameter as a scenario would: a host 10x slower is slower */
+    snprintf(args, sizeof args,
+             "validate layers %s/layers/h100_megatron_1d_layer_times.csv --set "
+             "launch_overhead=400us --json %s",
+             TPSIM_REFDATA, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    j = json_load_file(json, 0, &je);
+    row = json_array_get(json_object_get(j, "rows"), 3); /* gpt3-1.3b tp 8, host-bound */
+    cr_assert(gt(dbl, json_real_value(json_object_get(row, "err_pct")), 100));
+    json_decref(j);
+    /* bad input: one line naming where, exit 2 */
+    static const char *const bad[][2] = {
+        {"validate layers --set foo=1", "field 'device.foo': unknown key 'foo'"},
+        {"validate layers --set launch_overhead", "expected KEY=VALUE"},
+        {"validate layers --set launch_overhead=fast", "field 'device.launch_overhead'"},
+        {"validate layers --gemm-table /nonexistent.csv", "/nonexistent.csv: cannot open"},
+        {"validate layers /nonexistent.csv", "/nonexistent.csv: cannot open"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert(eq(int, tpsim(out, sizeof out, bad[i][0], 1), 2), "%s: %s", bad[i][0], out);
+        cr_assert(strstr(out, bad[i][1]) != NULL, "%s: %s", bad[i][0], out);
+        cr_assert(eq(int, count_lines(out), 1), "%s: %s", bad[i][0], out);
+    }
+    testdir_remove(d);
+}
