@@ -407,11 +407,18 @@ static int validate_kernels(const char *csv, const struct mdl_device *d, const c
                                         "median_abs_err_pct", k->median_abs_err_pct,
                                         "max_abs_err_pct", k->max_abs_err_pct));
     }
+    const struct lay_repeat *rp = &r.repeat;
+    if (rp->shapes)
+        printf("\nrepeatability: %d GEMM shapes measured more than once (%d rows) lie a median "
+               "%.1f%% (max %.1f%%)\nfrom their shape's median time\n",
+               rp->shapes, rp->rows, rp->median_pct, rp->max_pct);
     int code = 0;
     if (json)
-        code =
-            cli_write_json(json_pack("{s:s, s:s, s:o}", "csv", csv, "device", dev, "kinds", kinds),
-                           json, "validate layers");
+        code = cli_write_json(json_pack("{s:s, s:s, s:o, s:{s:i, s:i, s:f, s:f}}", "csv", csv,
+                                        "device", dev, "kinds", kinds, "repeatability", "shapes",
+                                        rp->shapes, "rows", rp->rows, "median_pct", rp->median_pct,
+                                        "max_pct", rp->max_pct),
+                              json, "validate layers");
     else
         json_decref(kinds);
     lay_kresult_release(&r);
@@ -484,26 +491,34 @@ static int validate_layers(int argc, char **argv)
     printf("layers     %s (%d rows)\ndevice     %s", csv, res.n, v['d' - 'a']);
     if (tab.points) printf(", GEMMs from %s (%d shapes)", tab.path, tab.points);
     printf("\n\n");
-    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "model", "tp", "batch", "attn",
-           "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error");
-    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s\n", "", "", "", "", "", "ms", "ms",
-           "ms", "ms", "fwd+bwd");
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s\n", "model", "tp", "batch", "attn",
+           "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error", "spread");
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s\n", "", "", "", "", "", "ms", "ms",
+           "ms", "ms", "fwd+bwd", "meas");
     json_t *rows = json_array();
     for (int i = 0; i < res.n; i++) {
         const struct lay_row *w = &res.rows[i];
-        printf("%-10s %3ld %5ld %-5s %-6s %10.3f %10.3f %10.3f %10.3f %+7.1f%%\n", w->name, w->tp,
+        printf("%-10s %3ld %5ld %-5s %-6s %10.3f %10.3f %10.3f %10.3f %+7.1f%%", w->name, w->tp,
                w->batch, w->attn, w->execution, w->meas_fwd_s * 1e3, w->sim_fwd_s * 1e3,
                w->meas_bwd_s * 1e3, w->sim_bwd_s * 1e3, w->err_pct);
-        json_array_append_new(
-            rows, json_pack("{s:s, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "name",
-                            w->name, "tp", (int)w->tp, "batch", (int)w->batch, "attn", w->attn,
-                            "execution", w->execution, "measured_s", w->meas_fwd_s + w->meas_bwd_s,
-                            "simulated_s", w->sim_fwd_s + w->sim_bwd_s, "err_pct", w->err_pct,
-                            "measured_fwd_s", w->meas_fwd_s, "simulated_fwd_s", w->sim_fwd_s,
-                            "measured_bwd_s", w->meas_bwd_s, "simulated_bwd_s", w->sim_bwd_s));
+        if (w->spread_pct >= 0)
+            printf(" %6.1f%%\n", w->spread_pct);
+        else
+            printf(" %7s\n", "-");
+        json_t *row = json_pack(
+            "{s:s, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "name", w->name, "tp",
+            (int)w->tp, "batch", (int)w->batch, "attn", w->attn, "execution", w->execution,
+            "measured_s", w->meas_fwd_s + w->meas_bwd_s, "simulated_s", w->sim_fwd_s + w->sim_bwd_s,
+            "err_pct", w->err_pct, "measured_fwd_s", w->meas_fwd_s, "simulated_fwd_s", w->sim_fwd_s,
+            "measured_bwd_s", w->meas_bwd_s, "simulated_bwd_s", w->sim_bwd_s);
+        if (w->spread_pct >= 0) json_object_set_new(row, "spread_pct", json_real(w->spread_pct));
+        json_array_append_new(rows, row);
     }
     printf("\nmedian |error| %.1f%%, max %.1f%% over %d rows (forward + backward per layer)\n",
            res.median_abs_err_pct, res.max_abs_err_pct, res.n);
+    if (res.median_spread_pct >= 0)
+        printf("the measurement's own spread, (median - min) / median per row: median %.1f%%\n",
+               res.median_spread_pct);
     int code = 0, plotted = 0;
     if (v['p' - 'a']) {
         if (lay_write_plot(&res, v['p' - 'a'], &plotted, &err))
@@ -516,13 +531,14 @@ static int validate_layers(int argc, char **argv)
                     "tpsim validate layers: gnuplot did not run; %s/layers.dat is written\n",
                     v['p' - 'a']);
     }
-    if (!code && v['j' - 'a'])
-        code = cli_write_json(json_pack("{s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device",
-                                        v['d' - 'a'], "rows", rows, "median_abs_err_pct",
-                                        res.median_abs_err_pct, "max_abs_err_pct",
-                                        res.max_abs_err_pct),
-                              v['j' - 'a'], "validate layers");
-    else
+    if (!code && v['j' - 'a']) {
+        json_t *top = json_pack("{s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device", v['d' - 'a'],
+                                "rows", rows, "median_abs_err_pct", res.median_abs_err_pct,
+                                "max_abs_err_pct", res.max_abs_err_pct);
+        if (res.median_spread_pct >= 0)
+            json_object_set_new(top, "median_spread_pct", json_real(res.median_spread_pct));
+        code = cli_write_json(top, v['j' - 'a'], "validate layers");
+    } else
         json_decref(rows);
     lay_release(&res);
     mdl_gemm_table_release(&tab);

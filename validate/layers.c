@@ -35,11 +35,14 @@ enum {
     C_LAYERS,
     C_FWD,
     C_BWD,
+    C_NREQ, /* the columns before are required */
+    C_FWD_MIN = C_NREQ,
+    C_BWD_MIN,
     C_N
 };
-static const char *const cols[C_N] = {"name",      "hidden", "heads",        "seq",
-                                      "batch",     "tp",     "dtype",        "attn",
-                                      "execution", "layers", "fwd_s_median", "bwd_s_median"};
+static const char *const cols[C_N] = {
+    "name", "hidden",    "heads",  "seq",          "batch",        "tp",        "dtype",
+    "attn", "execution", "layers", "fwd_s_median", "bwd_s_median", "fwd_s_min", "bwd_s_min"};
 
 static int parse_dtype(const char *s, enum mdl_dtype *t)
 {
@@ -98,9 +101,9 @@ static int simulate_row(struct lay_row *w, enum mdl_dtype dt, const struct mdl_d
 }
 
 /* Reads csv whole (*text, owned) and finds the named columns of its header (at[]); *next is
- * the first data record. */
-static int read_csv(const char *csv, const char *const *names, int n, int *at, char **text,
-                    size_t *len, const char **next, struct tps_error *err)
+ * the first data record. Columns from nreq on are optional (at[c] = -1 when absent). */
+static int read_csv(const char *csv, const char *const *names, int n, int nreq, int *at,
+                    char **text, size_t *len, const char **next, struct tps_error *err)
 {
     *text = tps_read_file(csv, MAX_CSV, "a layer table", len, err);
     if (!*text) return err->code ? err->code : TPS_EIO;
@@ -108,7 +111,7 @@ static int read_csv(const char *csv, const char *const *names, int n, int *at, c
     int nf = tps_csv_record(*text, *text + *len, store, sizeof store, f, MAX_FIELDS, next);
     if (nf <= 0) return tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line");
     for (int c = 0; c < n; c++)
-        if ((at[c] = tps_csv_column(f, nf, names[c])) < 0)
+        if ((at[c] = tps_csv_column(f, nf, names[c])) < 0 && c < nreq)
             return tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
                                  names[c]);
     return TPS_OK;
@@ -136,12 +139,13 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     char *text = NULL, store[4096], *f[MAX_FIELDS];
     const char *p, *next = NULL;
     int at[C_N], line = 1, nf;
-    int rc = read_csv(csv, cols, C_N, at, &text, &len, &next, err);
+    int rc = read_csv(csv, cols, C_N, C_NREQ, at, &text, &len, &next, err);
     const char *end = text ? text + len : NULL;
     struct plat_topo t = {0};
     if (!rc) rc = plat_spec_from_line("dgx-h100", &t, err); /* one GPU of it is used */
     int cap = 0;
-    double *abs_err = NULL;
+    double *abs_err = NULL, *spread = NULL;
+    int nspread = 0;
     for (p = next; !rc && p < end; p = next) {
         line++;
         nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
@@ -154,9 +158,11 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
             cap = cap ? 2 * cap : 64;
             struct lay_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
             double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
+            double *ns = realloc(spread, (size_t)cap * sizeof *ns);
             if (nr) res->rows = nr;
             if (ne) abs_err = ne;
-            if (!nr || !ne) {
+            if (ns) spread = ns;
+            if (!nr || !ne || !ns) {
                 rc = tps_error_oom(err);
                 break;
             }
@@ -189,6 +195,16 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
         w->layers = (long)v[C_LAYERS];
         w->meas_fwd_s = v[C_FWD];
         w->meas_bwd_s = v[C_BWD];
+        w->spread_pct = -1;
+        if (at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0 && nf > at[C_FWD_MIN] && nf > at[C_BWD_MIN]) {
+            double lo[2];
+            for (int c = C_FWD_MIN; !rc && c <= C_BWD_MIN; c++)
+                rc = num(csv, line, f, at, c, 1e-9, &lo[c - C_FWD_MIN], err);
+            if (rc) break;
+            double med = w->meas_fwd_s + w->meas_bwd_s;
+            w->spread_pct = (med - lo[0] - lo[1]) / med * 100;
+            spread[nspread++] = w->spread_pct;
+        }
         if ((rc = simulate_row(w, dt, dev, &t, err))) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
@@ -205,7 +221,13 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
         gsl_sort(abs_err, 1, (size_t)res->n);
         res->median_abs_err_pct = gsl_stats_median_from_sorted_data(abs_err, 1, (size_t)res->n);
         res->max_abs_err_pct = abs_err[res->n - 1];
+        res->median_spread_pct = -1;
+        if (nspread) {
+            gsl_sort(spread, 1, (size_t)nspread);
+            res->median_spread_pct = gsl_stats_median_from_sorted_data(spread, 1, (size_t)nspread);
+        }
     }
+    free(spread);
     free(abs_err);
     free(text);
     plat_topo_release(&t);
@@ -262,14 +284,20 @@ enum { K_MODEL, K_TP, K_DTYPE, K_OP, K_PHASE, K_M, K_N, K_K, K_BATCH, K_BYTES, K
 static const char *const kcols[K_N_COLS] = {"model", "tp", "dtype", "op",    "phase", "m",
                                             "n",     "k",  "batch", "bytes", "time_s"};
 
+static int is_gemm(const char *op)
+{
+    static const char *const gemms[] = {"qkv", "proj", "fc1", "fc2", "attn_score", "attn_ctx"};
+    for (size_t i = 0; i < sizeof gemms / sizeof *gemms; i++)
+        if (!strcmp(op, gemms[i])) return 1;
+    return 0;
+}
+
 /* The simulated time of one kernel row; -1 for an op this model does not know. */
 static double kernel_time(const struct mdl_device *d, enum mdl_dtype dt, const char *op,
                           const double *v)
 {
-    static const char *const gemms[] = {"qkv", "proj", "fc1", "fc2", "attn_score", "attn_ctx"};
-    for (size_t i = 0; i < sizeof gemms / sizeof *gemms; i++)
-        if (!strcmp(op, gemms[i]))
-            return mdl_gemm_time(d, dt, v[K_BATCH] > 0 ? v[K_BATCH] : 1, v[K_M], v[K_N], v[K_K]);
+    if (is_gemm(op))
+        return mdl_gemm_time(d, dt, v[K_BATCH] > 0 ? v[K_BATCH] : 1, v[K_M], v[K_N], v[K_K]);
     double b = v[K_BYTES];
     if (!strcmp(op, "layer_norm")) return mdl_mem_time_kind(d, MDL_MEM_NORM, b);
     if (!strcmp(op, "softmax")) return mdl_mem_time_kind(d, MDL_MEM_SOFTMAX, b);
@@ -290,10 +318,49 @@ static int by_kind(const void *a, const void *b)
     return c ? c : strcmp(x->phase, y->phase);
 }
 
+/* GEMM rows by phase and shape, the others after them */
+static int by_shape(const void *a, const void *b)
+{
+    const struct lay_kernel *x = a, *y = b;
+    if (x->gemm != y->gemm) return y->gemm - x->gemm;
+    int c = strcmp(x->phase, y->phase);
+    for (int i = 0; !c && i < 4; i++)
+        c = (x->shape[i] > y->shape[i]) - (x->shape[i] < y->shape[i]);
+    return c;
+}
+
 static double median_of(double *v, int n)
 {
     gsl_sort(v, 1, (size_t)n);
     return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+}
+
+/* Fills *rp from the GEMM rows of the n rows (reordered); dev and t are scratch of n each. */
+static void repeatability(struct lay_kernel *rows, int n, double *dev, double *t,
+                          struct lay_repeat *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    qsort(rows, (size_t)n, sizeof *rows, by_shape);
+    int nd = 0;
+    for (int i = 0; i < n && rows[i].gemm;) {
+        int j = i;
+        while (j < n && !by_shape(&rows[i], &rows[j]))
+            j++;
+        if (j - i > 1) {
+            for (int q = i; q < j; q++)
+                t[q - i] = rows[q].measured_s;
+            double med = median_of(t, j - i);
+            for (int q = i; q < j; q++)
+                dev[nd++] = fabs(rows[q].measured_s - med) / med * 100;
+            rp->shapes++;
+        }
+        i = j;
+    }
+    rp->rows = nd;
+    if (nd) {
+        rp->median_pct = median_of(dev, nd);
+        rp->max_pct = dev[nd - 1];
+    }
 }
 
 int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresult *res,
@@ -304,7 +371,7 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
     char *text = NULL, store[4096], *f[MAX_FIELDS];
     const char *next = NULL;
     int at[K_N_COLS], line = 1, cap = 0, nf;
-    int rc = read_csv(csv, kcols, K_N_COLS, at, &text, &len, &next, err);
+    int rc = read_csv(csv, kcols, K_N_COLS, K_N_COLS, at, &text, &len, &next, err);
     const char *end = text ? text + len : NULL;
     for (const char *p = next; !rc && p < end; p = next) {
         line++;
@@ -348,6 +415,11 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
         snprintf(w->op, sizeof w->op, "%s", f[at[K_OP]]);
         snprintf(w->phase, sizeof w->phase, "%s", f[at[K_PHASE]]);
         w->tp = strtol(f[at[K_TP]], NULL, 10);
+        w->gemm = is_gemm(w->op);
+        w->shape[0] = v[K_M];
+        w->shape[1] = v[K_N];
+        w->shape[2] = v[K_K];
+        w->shape[3] = v[K_BATCH] > 0 ? v[K_BATCH] : 1;
         w->measured_s = v[K_TIME];
         w->simulated_s = t;
         w->err_pct = (t - v[K_TIME]) / v[K_TIME] * 100;
@@ -379,6 +451,7 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
                 k->max_abs_err_pct = e[res->n + m - 1];
                 i = j;
             }
+            repeatability(sorted, res->n, e, e + res->n, &res->repeat);
         }
         free(sorted);
     }

@@ -23,12 +23,16 @@ struct lay_row {
     double meas_fwd_s, meas_bwd_s;
     double sim_fwd_s, sim_bwd_s;
     double err_pct; /* (simulated - measured) / measured forward + backward, % */
+    /* the measurement's own scatter: (median - min) / median of forward + backward, %, from
+     * the optional fwd_s_min and bwd_s_min columns; -1 without them */
+    double spread_pct;
 };
 
 struct lay_result {
     int n;
     struct lay_row *rows; /* owned */
     double median_abs_err_pct, max_abs_err_pct;
+    double median_spread_pct; /* over the rows that have one; -1 if none */
 };
 
 /* Simulates every row of `csv` on device *dev. Release *r even on failure. */
@@ -51,6 +55,8 @@ int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted,
 struct lay_kernel {
     char model[64], op[32], phase[16];
     long tp;
+    int gemm; /* a GEMM row: shape is m, n, k, batch */
+    double shape[4];
     double measured_s, simulated_s, err_pct;
 };
 
@@ -62,10 +68,19 @@ struct lay_kind {
     double max_abs_err_pct;
 };
 
+/* The measurement's repeatability: GEMMs of the same shape and phase (so the same layout)
+ * measured more than once, under different op names or models. Each such row's deviation from
+ * its shape's median time: a model of shapes cannot get closer than this. */
+struct lay_repeat {
+    int shapes, rows;           /* shapes measured more than once; their rows */
+    double median_pct, max_pct; /* |time - shape median| / shape median, % */
+};
+
 struct lay_kresult {
     int n, nkinds;
     struct lay_kernel *rows; /* owned */
     struct lay_kind *kinds;  /* owned */
+    struct lay_repeat repeat;
 };
 
 int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresult *r,

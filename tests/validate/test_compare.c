@@ -261,5 +261,83 @@ Test(layers, kernels_per_kind_within_the_documented_error)
                   k->phase, k->median_abs_err_pct);
         cr_assert(eq(int, k->n, 36));
     }
+    /* the data repeats itself: shapes measured twice agree within a few percent (median) */
+    cr_assert(gt(int, r.repeat.shapes, 50));
+    cr_assert(le(dbl, r.repeat.median_pct, 3.0), "%.1f%%", r.repeat.median_pct);
     lay_kresult_release(&r);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(layers, the_spread_of_a_measurement_comes_from_its_min_columns)
+{
+    static const char head[] = "name,hidden,heads,seq,batch,tp,dtype,attn,execution,layers,"
+                               "fwd_s_median,bwd_s_median";
+    char d[256], csv[300], text[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(csv, sizeof csv, d, "t.csv");
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct lay_result r;
+    struct tps_error err = {0};
+    /* without fwd_s_min and bwd_s_min: no spread */
+    snprintf(text, sizeof text, "%s\ng,1024,16,512,1,2,bfloat16,bmm,graphs,1,0.001,0.002\n", head);
+    write_text(csv, text);
+    cr_assert(eq(int, lay_run(csv, &dev, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(dbl, r.rows[0].spread_pct, -1));
+    cr_assert(eq(dbl, r.median_spread_pct, -1));
+    lay_release(&r);
+    /* with them: (median - min) / median of forward + backward */
+    snprintf(text, sizeof text,
+             "%s,fwd_s_min,bwd_s_min\ng,1024,16,512,1,2,bfloat16,bmm,graphs,1,0.001,0.002,"
+             "0.0009,0.0015\n",
+             head);
+    write_text(csv, text);
+    cr_assert(eq(int, lay_run(csv, &dev, &r, &err), 0), "%s", err.msg);
+    cr_assert(ieee_ulp_eq(dbl, r.rows[0].spread_pct, 20.0, 64), "%g", r.rows[0].spread_pct);
+    cr_assert(ieee_ulp_eq(dbl, r.median_spread_pct, 20.0, 64));
+    lay_release(&r);
+    /* a bad min is named */
+    snprintf(text, sizeof text,
+             "%s,fwd_s_min,bwd_s_min\ng,1024,16,512,1,2,bfloat16,bmm,graphs,1,0.001,0.002,x,0.1\n",
+             head);
+    write_text(csv, text);
+    cr_assert(ne(int, lay_run(csv, &dev, &r, &err), 0));
+    cr_assert(eq(str, err.field, "fwd_s_min"), "%s", err.msg);
+    cr_assert(eq(int, err.line, 2));
+    lay_release(&r);
+    testdir_remove(d);
+}
+
+Test(layers, repeatability_is_the_scatter_of_one_shape_measured_twice)
+{
+    char d[256], csv[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(csv, sizeof csv, d, "k.csv");
+    /* one shape and phase under two names (1.0 and 1.2 x 1e-4 s: 9.09% from their median), one
+     * shape measured once, and a GeLU */
+    write_text(csv, "model,tp,tokens,seq,dtype,op,phase,m,n,k,batch,bytes,time_s,tflops\n"
+                    "a,1,2048,2048,bfloat16,fc1,fwd,2048,2048,2048,1,1,1.0e-4,1\n"
+                    "b,2,2048,2048,bfloat16,proj,fwd,2048,2048,2048,1,1,1.2e-4,1\n"
+                    "b,2,2048,2048,bfloat16,proj,dgrad,2048,2048,2048,1,1,1.2e-4,1\n"
+                    "b,2,2048,2048,bfloat16,gelu,fwd,,,,,1048576,1.0e-5,\n");
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct lay_kresult r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, lay_kernels(csv, &dev, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.n, 4));
+    cr_assert(eq(int, r.repeat.shapes, 1));
+    cr_assert(eq(int, r.repeat.rows, 2));
+    cr_assert(ieee_ulp_eq(dbl, r.repeat.median_pct, 100.0 * 0.1 / 1.1, 64), "%g",
+              r.repeat.median_pct);
+    cr_assert(ieee_ulp_eq(dbl, r.repeat.max_pct, 100.0 * 0.1 / 1.1, 64));
+    lay_kresult_release(&r);
+    testdir_remove(d);
 }
