@@ -650,14 +650,18 @@ int plat_spec_from_args(const char *spec, int nkv, char **kv, struct plat_topo *
     /* Build a YAML flow mapping and parse it like a scenario's platform section. */
     char text[4096];
     size_t n = 0;
-    int is_file = ends_with(spec, ".xml") || ends_with(spec, ".yaml") || ends_with(spec, ".yml");
-    if (nkv == 0 || is_file) {
+    int is_yaml = ends_with(spec, ".yaml") || ends_with(spec, ".yml");
+    if (nkv == 0 || ends_with(spec, ".xml")) {
         n = (size_t)snprintf(text, sizeof text, "'%s'", spec);
         if (nkv)
             return tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "platform",
-                                 "parameters like '%s' apply to presets, not to files", kv[0]);
+                                 "parameters like '%s' apply to presets and platform YAML files, "
+                                 "not to SimGrid XML",
+                                 kv[0]);
     } else {
-        n = (size_t)snprintf(text, sizeof text, "{preset: '%s'", spec);
+        /* a preset with parameters, or a platform file with the same overrides a manifest's
+         * {file: F, nodes: 8} gives */
+        n = (size_t)snprintf(text, sizeof text, is_yaml ? "{file: '%s'" : "{preset: '%s'", spec);
         for (int i = 0; i < nkv && n < sizeof text; i++) {
             char *eq = strchr(kv[i], '=');
             if (!eq || eq == kv[i] || strchr(kv[i], '\''))

@@ -147,3 +147,28 @@ Test(topo, explicit_topology_errors_name_the_position)
     plat_topo_release(&t);
     remove(path);
 }
+
+Test(topo, a_platform_file_takes_overrides_as_a_preset_does)
+{
+    /* the calibrated ABCI platform is two nodes; nodes=4 makes it four, as a manifest's
+     * {file: F, nodes: 4} does */
+    const char *abci = TPSIM_SOURCE_DIR "/scenarios/validation/a100-abci-ib.yaml";
+    struct plat_topo t2, t4;
+    build(abci, 0, NULL, &t2);
+    char *kv[] = {"nodes=4"};
+    build(abci, 1, kv, &t4);
+    cr_assert(eq(int, t4.ngpus, 2 * t2.ngpus));
+    plat_topo_release(&t2);
+    plat_topo_release(&t4);
+    /* an unknown key is named; SimGrid XML takes none */
+    struct plat_topo t;
+    struct tps_error err = {0};
+    char *bad[] = {"nodez=4"};
+    cr_assert(ne(int, plat_spec_from_args(abci, 1, bad, &t, &err), 0));
+    cr_assert(eq(str, err.field, "platform.nodez"), "%s", err.msg);
+    plat_topo_release(&t);
+    memset(&err, 0, sizeof err);
+    cr_assert(ne(int, plat_spec_from_args("x.xml", 1, kv, &t, &err), 0));
+    cr_assert(strstr(err.msg, "SimGrid XML") != NULL, "%s", err.msg);
+    plat_topo_release(&t);
+}
