@@ -159,6 +159,7 @@ static void progress_line(int i, int n, const char *log, void *ctx)
 
 static const char val_help[] =
     "usage: tpsim validate nccl [--manifest FILE] [--refdata DIR] [--out DIR] [--markdown FILE]\n"
+    "                           [--json FILE]\n"
     "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
     "       tpsim validate trace TRACE_DIR [--platform P | --scenario S]   (see -h there)\n"
     "       tpsim validate layers [CSV] [--device D] [--json F]   (see -h there)\n"
@@ -178,7 +179,41 @@ static const char val_help[] =
     "  --refdata DIR    reference data directory\n"
     "  --out DIR        where data and plots go\n"
     "  --markdown FILE  also write the result tables as Markdown\n"
+    "  --json FILE      also write them as JSON: per log its rows and median and max |error|,\n"
+    "                   and evaluation_median_abs_err_pct, evaluation_max_abs_err_pct\n"
     "  -h, --help       show this help\n";
+
+/* The whole result as JSON (docs/output.md). */
+static json_t *nccl_json(const struct man_result *res)
+{
+    json_t *logs = json_array();
+    for (int i = 0; i < res->n; i++) {
+        const struct man_log *l = &res->logs[i];
+        json_t *rows = json_array();
+        for (int r = 0; r < l->nrows; r++) {
+            const struct man_row *w = &l->rows[r];
+            json_array_append_new(rows, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "bytes",
+                                                  w->bytes, "measured_us", w->meas_us,
+                                                  "simulated_us", w->sim_us, "measured_busbw_GBps",
+                                                  w->meas_bus, "simulated_busbw_GBps", w->sim_bus,
+                                                  "err_pct", w->err, "how", w->how));
+        }
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "log", l->name, "platform",
+                              l->platform, "role", l->fit ? "fit" : "eval", "op",
+                              mdl_op_kind_name((enum mdl_op_kind)l->op), "ranks", l->ranks,
+                              "scored_sizes", l->scored, "rows", rows);
+        if (l->scored) {
+            json_object_set_new(o, "median_abs_err_pct", json_real(l->median));
+            json_object_set_new(o, "max_abs_err_pct", json_real(l->max));
+        }
+        json_array_append_new(logs, o);
+    }
+    int nsizes = 0;
+    double med = 0, max = 0;
+    man_eval_summary(res, &nsizes, &med, &max);
+    return json_pack("{s:o, s:i, s:f, s:f}", "logs", logs, "evaluation_sizes", nsizes,
+                     "evaluation_median_abs_err_pct", med, "evaluation_max_abs_err_pct", max);
+}
 
 static void print_log(FILE *f, const struct man_log *v, int md)
 {
@@ -558,11 +593,10 @@ int cli_validate(int argc, char **argv)
         return cli_usage_error("validate",
                                "unknown subcommand '%s' (expected nccl, profile, trace or layers)",
                                argv[1]);
-    static const struct option longs[] = {{"manifest", required_argument, NULL, 'm'},
-                                          {"refdata", required_argument, NULL, 'r'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"markdown", required_argument, NULL, 'd'},
-                                          {0}};
+    static const struct option longs[] = {
+        {"manifest", required_argument, NULL, 'm'}, {"refdata", required_argument, NULL, 'r'},
+        {"out", required_argument, NULL, 'o'},      {"markdown", required_argument, NULL, 'd'},
+        {"json", required_argument, NULL, 'j'},     {0}};
     char mbuf[1024], rbuf[1024];
     const char *v[26] = {0};
     v['m' - 'a'] = cli_project_path("scenarios/validation/nccl.yaml", mbuf, sizeof mbuf);
@@ -612,6 +646,7 @@ int cli_validate(int argc, char **argv)
                 code = CLI_EXIT_INPUT;
             }
         }
+        if (!code && v['j' - 'a']) code = cli_write_json(nccl_json(&res), v['j' - 'a'], "validate");
     }
     man_release(&res);
     return code;

@@ -2,6 +2,7 @@
  * validate nccl scores only the evaluation logs. Runs the tpsim binary (TPSIM_BIN). */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +70,8 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
     char d[256], txt[300], cmd[1024];
     cr_assert_not_null(testdir_make(d, sizeof d));
     testdir_path(txt, sizeof txt, d, "val.txt");
-    snprintf(cmd, sizeof cmd, "cd %s && %s validate nccl --out val > %s 2>/dev/null", d, TPSIM_BIN,
-             txt);
+    snprintf(cmd, sizeof cmd, "cd %s && %s validate nccl --out val --json v.json > %s 2>/dev/null",
+             d, TPSIM_BIN, txt);
     run(cmd);
     FILE *f = fopen(txt, "r");
     cr_assert(ne(ptr, f, NULL));
@@ -85,5 +86,42 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
     cr_assert(eq(int, fit, 4));
     cr_assert(eq(int, eval, 7));
     cr_assert(eq(int, summary, 1));
+    /* the JSON says the same: 11 logs, 4 of them fit, and the evaluation median is the median of
+     * the evaluation logs' |error| at 1 MiB and up */
+    char js[300];
+    json_error_t je;
+    json_t *j = json_load_file(testdir_path(js, sizeof js, d, "v.json"), 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    json_t *logs = json_object_get(j, "logs");
+    cr_assert(eq(sz, json_array_size(logs), 11));
+    double e[512];
+    int n = 0, nfit = 0;
+    for (size_t i = 0; i < json_array_size(logs); i++) {
+        json_t *l = json_array_get(logs, i);
+        int is_fit = !strcmp(json_string_value(json_object_get(l, "role")), "fit");
+        nfit += is_fit;
+        cr_assert_not_null(json_object_get(l, "median_abs_err_pct"));
+        json_t *rows = json_object_get(l, "rows");
+        for (size_t r = 0; r < json_array_size(rows) && !is_fit && n < 512; r++) {
+            json_t *w = json_array_get(rows, r);
+            if (json_real_value(json_object_get(w, "bytes")) >= 1048576)
+                e[n++] = fabs(json_real_value(json_object_get(w, "err_pct")));
+        }
+    }
+    cr_assert(eq(int, nfit, 4));
+    cr_assert(eq(int, (int)json_integer_value(json_object_get(j, "evaluation_sizes")), n));
+    for (int a = 0; a < n; a++) /* sort, then the median */
+        for (int b = a + 1; b < n; b++)
+            if (e[b] < e[a]) {
+                double t = e[a];
+                e[a] = e[b];
+                e[b] = t;
+            }
+    double med = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+    cr_assert(ieee_ulp_eq(dbl, json_real_value(json_object_get(j, "evaluation_median_abs_err_pct")),
+                          med, 16));
+    cr_assert(ieee_ulp_eq(dbl, json_real_value(json_object_get(j, "evaluation_max_abs_err_pct")),
+                          e[n - 1], 16));
+    json_decref(j);
     testdir_remove(d);
 }
