@@ -189,7 +189,8 @@ static const char coll_help[] =
     "  --ranks N          GPUs taking part (default: all of the platform)\n"
     "  --bytes SIZE       buffer size as nccl-tests counts it, e.g. 256MiB, 1G, 4096\n"
     "  --min/--max SIZE   size range; --factor F multiplies the size each row (default 2)\n"
-    "  --algorithm A      auto (default) | ring | tree | direct | hierarchical\n"
+    "  --algorithm A      auto (default) | ring | tree | direct | hierarchical |\n"
+    "                     hierarchical_tree\n"
     "  --protocol P       auto (default) | LL | LL128 | Simple\n"
     "  --granularity G    auto (default: flow-level above the platform's flow_threshold ranks)\n"
     "                     | step | flow\n"
@@ -206,10 +207,10 @@ static const char *gran_used(const struct plat_topo *t, const struct pipeline_co
 {
     if (how->gran != MDL_GRAN_AUTO) return mdl_gran_name((enum mdl_coll_gran)how->gran);
     int thr = t->nccl.flow_threshold;
-    if (how->algo == MDL_ALGO_HIER && t->machines > 1) {
+    if ((how->algo == MDL_ALGO_HIER || how->algo == MDL_ALGO_HTREE) && t->machines > 1) {
         int per = t->ngpus / t->machines;
         int inner = ranks < per ? ranks : per, outer = (ranks + per - 1) / per;
-        int fi = inner > thr, fo = outer > thr;
+        int fo = outer > thr, fi = inner > thr || fo; /* see flow_level in sim/replay.c */
         return fi == fo ? (fi ? "flow" : "step") : fi ? "flow+step" : "step+flow";
     }
     return ranks > thr ? "flow" : "step";

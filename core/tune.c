@@ -223,8 +223,9 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         }
     }
     if (best < 0) {
-        const char *why = fa == MDL_ALGO_HIER     ? " (it needs at least 2 machines with the same "
-                                                    "number of members, 2 or more each)"
+        const char *why = fa == MDL_ALGO_HIER || fa == MDL_ALGO_HTREE
+                              ? " (it needs at least 2 machines with the same "
+                                "number of members, 2 or more each)"
                           : fa == MDL_ALGO_DIRECT ? " (direct needs a group of at most 64 ranks; "
                                                     "send_recv needs exactly 2)"
                                                   : "";
@@ -343,7 +344,8 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                 }
             }
         break;
-    case MDL_ALGO_HIER: {
+    case MDL_ALGO_HIER:
+    case MDL_ALGO_HTREE: {
         struct tune_hier h;
         if (tune_hier_layout(t, g, &h) != 0) {
             ps->oom = 1;
@@ -352,8 +354,19 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         int L = h.local, N = h.nodes;
         for (int j = 0; j < N; j++)
             for (int l = 0; l < L; l++) {
-                pair_add(ps, R[h.member[j * L + l]], R[h.member[j * L + (l + 1) % L]]);
-                pair_add(ps, R[h.member[j * L + l]], R[h.member[((j + 1) % N) * L + l]]);
+                int me = R[h.member[j * L + l]];
+                pair_add(ps, me, R[h.member[j * L + (l + 1) % L]]);
+                if (algo == MDL_ALGO_HIER) {
+                    pair_add(ps, me, R[h.member[((j + 1) % N) * L + l]]);
+                    continue;
+                }
+                for (int tr = 0; tr < 2; tr++) { /* the rail's trees over the machines */
+                    int parent, ch[2];
+                    mdl_tree_links(N, tr, j, &parent, ch);
+                    if (parent < 0) continue;
+                    pair_add(ps, me, R[h.member[parent * L + l]]);
+                    pair_add(ps, R[h.member[parent * L + l]], me);
+                }
             }
         tune_hier_release(&h);
         break;

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mdl_algo_names[MDL_ALGO_N + 1] = {"auto",   "ring",         "tree",
-                                                    "direct", "hierarchical", NULL};
+const char *const mdl_algo_names[MDL_ALGO_N + 1] = {
+    "auto", "ring", "tree", "direct", "hierarchical", "hierarchical_tree", NULL};
 const char *const mdl_proto_names[MDL_PROTO_N + 1] = {"auto", "LL", "LL128", "Simple", NULL};
 const char *const mdl_gran_names[4] = {"auto", "step", "flow", NULL};
 
@@ -253,11 +253,26 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
     return steps * (p->alpha_s + bytes / m / p->bw_Bps);
 }
 
-static double hier(enum mdl_op_kind k, double S, const struct mdl_coll_env *e)
+/* Double binary tree all-reduce of S over m members on path p: each tree carries S/2 in
+ * pipelined chunks, up then down. */
+static double tree(int m, double S, double chunk_bytes, const struct mdl_coll_path *p)
+{
+    int ch = mdl_coll_chunks(S / 2, chunk_bytes), fl;
+    int steps = ch + mdl_tree_height(m, 0, 0) - 1;
+    double c = S / 2 / ch, t = 0;
+    for (int up = 0; up < 2; up++)
+        t += steps * p->alpha_s + mdl_tree_phase_load(m, ch, up, &fl) * c / p->bw_Bps;
+    return t;
+}
+
+static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)
 {
     int L = e->local, N = e->nodes;
     if (L < 2 || N < 2 || L * N != e->n) return -1;
     double rs_local = ring(L - 1, L, S, &e->intra);
+    if (a == MDL_ALGO_HTREE)
+        return k == MDL_OP_ALL_REDUCE ? 2 * rs_local + tree(N, S / L, e->chunk_bytes, &e->inter)
+                                      : -1;
     switch (k) {
     case MDL_OP_ALL_REDUCE:
         return 2 * rs_local + ring(2 * (N - 1), N, S / L, &e->inter);
@@ -295,17 +310,12 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         else
             t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
         break;
-    case MDL_ALGO_TREE: {
-        int ch = mdl_coll_chunks(S / 2, e->chunk_bytes), fl;
-        int steps = ch + mdl_tree_height(m, 0, 0) - 1;
-        double c = S / 2 / ch;
-        t = 0;
-        for (int up = 0; up < 2; up++)
-            t += steps * p->alpha_s + mdl_tree_phase_load(m, ch, up, &fl) * c / p->bw_Bps;
+    case MDL_ALGO_TREE:
+        t = tree(m, S, e->chunk_bytes, p);
         break;
-    }
     case MDL_ALGO_HIER:
-        t = hier(k, S, e);
+    case MDL_ALGO_HTREE:
+        t = hier(k, a, S, e);
         break;
     default:
         return -1;

@@ -16,10 +16,20 @@
 
 #include "program.h"
 
-enum mdl_coll_algo { MDL_ALGO_AUTO, MDL_ALGO_RING, MDL_ALGO_TREE, MDL_ALGO_DIRECT, MDL_ALGO_HIER };
+/* HTREE: the hierarchical shape with a double binary tree across machines on each rail (the
+ * inter-node structure of NCCL's tree and NVLS-tree algorithms: log2 of the machines in latency
+ * steps instead of a ring's 2(N-1)); all-reduce only */
+enum mdl_coll_algo {
+    MDL_ALGO_AUTO,
+    MDL_ALGO_RING,
+    MDL_ALGO_TREE,
+    MDL_ALGO_DIRECT,
+    MDL_ALGO_HIER,
+    MDL_ALGO_HTREE
+};
 enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
 enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
-#define MDL_ALGO_N       5
+#define MDL_ALGO_N       6
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of trees and broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */

@@ -12,7 +12,7 @@
 #include "core/tune.h"
 #include "models/program.h"
 
-#define SIM_SLOTS 4 /* mailboxes per group member, see replay.c */
+#define SIM_SLOTS 8 /* mailboxes per group member, see replay.c */
 
 struct sim_rank_state {
     sg_mutex_t mtx; /* guards done[] for cond waits */

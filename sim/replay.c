@@ -25,12 +25,14 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_coll, "tpsim collectives");
 static char token = 't'; /* SimGrid needs a non-NULL payload */
 
 /* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees use
- * 0/1 going up and 2/3 coming down, one per tree. */
-enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2 };
+ * 0/1 going up and 2/3 coming down, one per tree, shifted by 4 for the trees across machines
+ * of hierarchical_tree (its rings inside machines keep slot 0). */
+enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2, SLOT_RAIL_TREE = 4 };
 
 struct xfer {
     struct sim_ctx *c;
-    int rank, group;
+    int rank, group, algo;
+    int machines; /* hierarchical algorithms: machines of the group, else 0 */
     const struct mdl_group *g;
     double hop, eff;  /* protocol per-step latency and efficiency */
     int gran;         /* enum mdl_coll_gran */
@@ -79,10 +81,14 @@ static double bw_to(const struct xfer *x, int m)
     return p ? p->bw_Bps * x->eff : 0;
 }
 
+/* auto: flow-level for a phase over more than flow_threshold members, and for every phase of a
+ * hierarchical collective over more than flow_threshold machines (per-step rings inside the
+ * machines would cost CPU in proportion to the GPUs and, uncontended, give the same time) */
 static int flow_level(const struct xfer *x, int members)
 {
+    int thr = x->c->p_nccl->flow_threshold;
     return x->gran == MDL_GRAN_FLOW ||
-           (x->gran != MDL_GRAN_STEP && members > x->c->p_nccl->flow_threshold);
+           (x->gran != MDL_GRAN_STEP && (members > thr || x->machines > thr));
 }
 
 static void post_recv(struct xfer *x, int slot)
@@ -208,10 +214,12 @@ static int tree_load(struct sim_ctx *c, int n, int k, int up, int *flow_load)
     return sum;
 }
 
-/* Double binary tree all-reduce: reduce up both trees, then broadcast down, each tree carrying
- * half the buffer in k pipelined chunks. */
-static void tree(struct xfer *x, int n, int me, double bytes)
+/* Double binary tree all-reduce over n members (member of tree position i: mem[i * stride], or i
+ * when mem is NULL), this rank at position me: reduce up both trees, then broadcast down, each
+ * tree carrying half the buffer in k pipelined chunks, on mailbox slots slot0 .. slot0 + 3. */
+static void tree(struct xfer *x, const int *mem, int stride, int slot0, int n, int me, double bytes)
 {
+#define M(i) (mem ? mem[(i)*stride] : (i))
     int k = mdl_coll_chunks(bytes / 2, x->c->p_nccl->chunk_bytes);
     double c = bytes / 2 / k;
     int H = mdl_tree_height(n, 0, 0);
@@ -231,22 +239,22 @@ static void tree(struct xfer *x, int n, int me, double bytes)
             for (int t = 0; t < 2; t++) {
                 int peer = up ? parent[t] : nch[t] ? ch[t][0] : -1;
                 if (peer < 0) continue;
-                double bw = bw_to(x, peer), a = alpha_to(x, peer);
+                double bw = bw_to(x, M(peer)), a = alpha_to(x, M(peer));
                 double l = (k + H - 1) * a + (bw > 0 ? (sum - (double)fl * k) * c / bw : 0);
                 if (l > lat) lat = l;
             }
             for (int t = 0; t < 2; t++) {
                 if (up)
                     for (int j = 0; j < nch[t]; j++)
-                        post_recv(x, SLOT_UP + t);
+                        post_recv(x, slot0 + SLOT_UP + t);
                 else if (parent[t] >= 0)
-                    post_recv(x, SLOT_DOWN + t);
+                    post_recv(x, slot0 + SLOT_DOWN + t);
             }
             sleep_for(lat);
             for (int t = 0; t < 2; t++) {
-                if (up && parent[t] >= 0) post_send(x, parent[t], SLOT_UP + t, k * c);
+                if (up && parent[t] >= 0) post_send(x, M(parent[t]), slot0 + SLOT_UP + t, k * c);
                 for (int j = 0; !up && j < nch[t]; j++)
-                    post_send(x, ch[t][j], SLOT_DOWN + t, k * c);
+                    post_send(x, M(ch[t][j]), slot0 + SLOT_DOWN + t, k * c);
             }
             finish(x);
         }
@@ -257,16 +265,16 @@ static void tree(struct xfer *x, int n, int me, double bytes)
         int sends = 0;
         for (int t = 0; t < 2; t++) {
             for (int j = 0; j < nch[t]; j++)
-                if (s - hc[t][j] >= 0 && s - hc[t][j] < k) post_recv(x, SLOT_UP + t);
+                if (s - hc[t][j] >= 0 && s - hc[t][j] < k) post_recv(x, slot0 + SLOT_UP + t);
             if (parent[t] >= 0 && s - h[t] >= 0 && s - h[t] < k) {
                 sends |= 1 << t;
-                double at = alpha_to(x, parent[t]);
+                double at = alpha_to(x, M(parent[t]));
                 if (at > a) a = at;
             }
         }
         if (sends) sleep_for(a);
         for (int t = 0; t < 2; t++)
-            if (sends & (1 << t)) post_send(x, parent[t], SLOT_UP + t, c);
+            if (sends & (1 << t)) post_send(x, M(parent[t]), slot0 + SLOT_UP + t, c);
         finish(x);
     }
     for (int s = 0; s < k + H - 1; s++) { /* down: receive chunk s-d+1, send chunk s-d */
@@ -274,11 +282,11 @@ static void tree(struct xfer *x, int n, int me, double bytes)
         int sends = 0;
         for (int t = 0; t < 2; t++) {
             if (parent[t] >= 0 && s - d[t] + 1 >= 0 && s - d[t] + 1 < k)
-                post_recv(x, SLOT_DOWN + t);
+                post_recv(x, slot0 + SLOT_DOWN + t);
             if (nch[t] && s - d[t] >= 0 && s - d[t] < k) {
                 sends |= 1 << t;
                 for (int j = 0; j < nch[t]; j++) {
-                    double at = alpha_to(x, ch[t][j]);
+                    double at = alpha_to(x, M(ch[t][j]));
                     if (at > a) a = at;
                 }
             }
@@ -286,9 +294,10 @@ static void tree(struct xfer *x, int n, int me, double bytes)
         if (sends) sleep_for(a);
         for (int t = 0; t < 2; t++)
             for (int j = 0; (sends & (1 << t)) && j < nch[t]; j++)
-                post_send(x, ch[t][j], SLOT_DOWN + t, c);
+                post_send(x, M(ch[t][j]), slot0 + SLOT_DOWN + t, c);
         finish(x);
     }
+#undef M
 }
 
 static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
@@ -298,7 +307,10 @@ static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
     const int *local = &h->member[j * L], *rail = &h->member[l];
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
     int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
-    ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N);
+    if (x->algo == MDL_ALGO_HTREE)
+        tree(x, rail, L, SLOT_RAIL_TREE, N, j, S / L);
+    else
+        ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
 }
 
@@ -312,12 +324,14 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     if (n <= 1) return;
     int me = c->pos[op->group][rank];
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
-    struct xfer x = {.c = c, .rank = rank, .group = op->group, .g = g};
+    struct xfer x = {.c = c, .rank = rank, .group = op->group, .algo = op->algo, .g = g};
     const struct mdl_nccl *nc = c->p_nccl;
     int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
     x.hop = nc->hop_s[pr];
     x.eff = nc->eff[pr] > 0 ? nc->eff[pr] : 1;
     x.gran = op->gran;
+    if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE)
+        x.machines = c->hier[op->group].nodes;
     /* at most 8 comms pend at once, except in a direct exchange (2(n-1)) */
     sg_comm_t comms[12];
     void *sink[12];
@@ -329,9 +343,10 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     double S = op->bytes;
     switch (op->algo) {
     case MDL_ALGO_TREE:
-        tree(&x, n, me, S);
+        tree(&x, NULL, 1, 0, n, me, S);
         break;
     case MDL_ALGO_HIER:
+    case MDL_ALGO_HTREE:
         hierarchical(&x, k, me, S);
         break;
     case MDL_ALGO_DIRECT:

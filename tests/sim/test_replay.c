@@ -63,12 +63,15 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
                   enum mdl_coll_algo a, enum mdl_coll_proto pr, double tol)
 {
     double f = formula(t, k, n, S, a, pr), slack = 0;
-    if (a == MDL_ALGO_TREE) {
+    if (a == MDL_ALGO_TREE || a == MDL_ALGO_HTREE) {
         /* the closed form sums every step's most loaded member; the simulated critical path may
-         * dodge such a step: allow one chunk time per phase (docs/collectives.md) */
+         * dodge such a step: allow one chunk time per phase (docs/collectives.md). The trees
+         * of hierarchical_tree carry S / (GPUs per machine) between machines. */
+        int local = a == MDL_ALGO_HTREE ? t->ngpus / t->machines : 1;
         struct plat_route r;
-        cr_assert(eq(int, plat_topo_route(t, 0, 1, &r), 0));
-        double c = S / 2 / mdl_coll_chunks(S / 2, t->nccl.chunk_bytes);
+        cr_assert(eq(int, plat_topo_route(t, 0, local == 1 ? 1 : local, &r), 0));
+        double b = S / local / 2;
+        double c = b / mdl_coll_chunks(b, t->nccl.chunk_bytes);
         slack = 2 * c / (r.bw_Bps * t->nccl.eff[pr]);
     }
     cr_assert(gt(dbl, f, 0), "%s/%s has no closed form", mdl_op_kind_name(k), mdl_algo_name(a));
@@ -113,7 +116,41 @@ Test(coll, hierarchical_matches_its_closed_form_across_nodes)
         check(&t, MDL_OP_ALL_GATHER, 32, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, TOL);
         check(&t, MDL_OP_REDUCE_SCATTER, 32, S, MDL_ALGO_HIER, MDL_PROTO_LL128, TOL);
         check(&t, MDL_OP_ALL_REDUCE, 32, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, TOL);
+        check(&t, MDL_OP_ALL_REDUCE, 32, S, MDL_ALGO_HTREE, MDL_PROTO_SIMPLE, TOL);
+        check(&t, MDL_OP_ALL_REDUCE, 32, S, MDL_ALGO_HTREE, MDL_PROTO_LL128, TOL);
     }
+    plat_topo_release(&t);
+    /* trees across 5 machines (not a power of two), two GPUs each */
+    platform("dgx-a100 nodes=5", &t);
+    check(&t, MDL_OP_ALL_REDUCE, 40, 64 << 20, MDL_ALGO_HTREE, MDL_PROTO_SIMPLE, TOL);
+    plat_topo_release(&t);
+}
+
+Test(coll, hierarchical_tree_pays_log_machines_latency_steps_not_a_ring_of_them)
+{
+    /* small all-reduce on 64 machines: the ring across machines takes 2 * 63 latency steps, the
+     * trees 2 * (1 + height) with height log2(64) = 6 */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=64", &t);
+    double S = 64 << 10;
+    double ring = formula(&t, MDL_OP_ALL_REDUCE, 512, S, MDL_ALGO_HIER, MDL_PROTO_LL);
+    double tree = formula(&t, MDL_OP_ALL_REDUCE, 512, S, MDL_ALGO_HTREE, MDL_PROTO_LL);
+    cr_assert(lt(dbl, 4 * tree, ring), "tree %g ring %g", tree, ring);
+    /* the tuner takes the trees there */
+    enum mdl_coll_algo a = MDL_ALGO_AUTO;
+    enum mdl_coll_proto p = MDL_PROTO_AUTO;
+    struct tune_group_env ge;
+    struct mdl_group g = {.n = 512};
+    int *ranks = malloc(512 * sizeof *ranks);
+    for (int i = 0; i < 512; i++)
+        ranks[i] = i;
+    g.ranks = ranks;
+    struct tps_error err = {0};
+    cr_assert(eq(int, tune_group_env(&t, &g, &ge, &err), 0), "%s", err.msg);
+    cr_assert(gt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, S, &a, &p, &err), 0));
+    cr_assert(eq(int, a, MDL_ALGO_HTREE), "%s", mdl_algo_name(a));
+    tune_group_env_release(&ge);
+    free(ranks);
     plat_topo_release(&t);
 }
 
