@@ -41,22 +41,41 @@ static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, doub
 }
 
 /* Closed form for the same collective, from the routes the planner measures. */
-static double formula(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
-                      enum mdl_coll_algo a, enum mdl_coll_proto pr)
+/* The tuner's view of GPUs 0..n-1 (release with tune_group_env_release). */
+static void group_env(const struct plat_topo *t, int n, struct tune_group_env *ge)
 {
     int *ranks = malloc((size_t)n * sizeof *ranks);
     for (int r = 0; r < n; r++)
         ranks[r] = r;
     struct mdl_group g = {.n = n, .ranks = ranks};
-    struct tune_group_env ge;
     struct tps_error err = {0};
-    cr_assert(eq(int, tune_group_env(t, &g, &ge, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, tune_group_env(t, &g, ge, &err), 0), "%s", err.msg);
+    free(ranks);
+}
+
+static double formula(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
+                      enum mdl_coll_algo a, enum mdl_coll_proto pr)
+{
+    struct tune_group_env ge;
+    group_env(t, n, &ge);
     struct mdl_coll_env e;
     tune_coll_env(&ge, &t->nccl, pr, &e);
     double v = mdl_coll_time(k, a, bytes, &e);
     tune_group_env_release(&ge);
-    free(ranks);
     return v;
+}
+
+/* The algorithm the tuner picks for collective k of S bytes over GPUs 0..n-1. */
+static enum mdl_coll_algo tuner_algo(const struct plat_topo *t, enum mdl_op_kind k, int n, double S)
+{
+    struct tune_group_env ge;
+    group_env(t, n, &ge);
+    struct tps_error err = {0};
+    enum mdl_coll_algo a = MDL_ALGO_AUTO;
+    enum mdl_coll_proto p = MDL_PROTO_AUTO;
+    cr_assert(gt(dbl, tune_choose(&ge, &t->nccl, k, S, &a, &p, &err), 0), "%s", err.msg);
+    tune_group_env_release(&ge);
+    return a;
 }
 
 static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S,
@@ -137,20 +156,8 @@ Test(coll, hierarchical_tree_pays_log_machines_latency_steps_not_a_ring_of_them)
     double tree = formula(&t, MDL_OP_ALL_REDUCE, 512, S, MDL_ALGO_HTREE, MDL_PROTO_LL);
     cr_assert(lt(dbl, 4 * tree, ring), "tree %g ring %g", tree, ring);
     /* the tuner takes the trees there */
-    enum mdl_coll_algo a = MDL_ALGO_AUTO;
-    enum mdl_coll_proto p = MDL_PROTO_AUTO;
-    struct tune_group_env ge;
-    struct mdl_group g = {.n = 512};
-    int *ranks = malloc(512 * sizeof *ranks);
-    for (int i = 0; i < 512; i++)
-        ranks[i] = i;
-    g.ranks = ranks;
-    struct tps_error err = {0};
-    cr_assert(eq(int, tune_group_env(&t, &g, &ge, &err), 0), "%s", err.msg);
-    cr_assert(gt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_REDUCE, S, &a, &p, &err), 0));
+    enum mdl_coll_algo a = tuner_algo(&t, MDL_OP_ALL_REDUCE, 512, S);
     cr_assert(eq(int, a, MDL_ALGO_HTREE), "%s", mdl_algo_name(a));
-    tune_group_env_release(&ge);
-    free(ranks);
     plat_topo_release(&t);
 }
 
