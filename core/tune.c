@@ -223,12 +223,14 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         }
     }
     if (best < 0) {
-        const char *why = fa == MDL_ALGO_HIER || fa == MDL_ALGO_HTREE
-                              ? " (it needs at least 2 machines with the same "
-                                "number of members, 2 or more each)"
-                          : fa == MDL_ALGO_DIRECT ? " (direct needs a group of at most 64 ranks; "
-                                                    "send_recv needs exactly 2)"
-                                                  : "";
+        const char *why = "";
+        if (fa && !mdl_coll_supports(k, fa))
+            why = " (it does not implement that collective)";
+        else if (fa == MDL_ALGO_HIER || fa == MDL_ALGO_HTREE)
+            why = " (it needs at least 2 machines with the same number of members, 2 or more "
+                  "each)";
+        else if (fa == MDL_ALGO_DIRECT)
+            why = " (direct needs a group of at most 64 ranks; send_recv needs exactly 2)";
         tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
                       "algorithm '%s' cannot run %s over %d ranks%s",
                       fa ? mdl_algo_name(fa) : "auto", mdl_op_kind_name(k), ge->n, why);

@@ -203,6 +203,13 @@ Test(coll, tuner_picks_latency_bound_protocols_for_small_and_simple_for_large)
     p = MDL_PROTO_AUTO;
     cr_assert(lt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_GATHER, 1024, &a, &p, &err), 0));
     cr_assert(ne(ptr, strstr(err.msg, "tree"), NULL), "%s", err.msg);
+    cr_assert(ne(ptr, strstr(err.msg, "does not implement"), NULL), "%s", err.msg);
+    a = MDL_ALGO_HTREE; /* all-reduce only */
+    p = MDL_PROTO_AUTO;
+    memset(&err, 0, sizeof err);
+    cr_assert(lt(dbl, tune_choose(&ge, &t.nccl, MDL_OP_ALL_GATHER, 1024, &a, &p, &err), 0));
+    cr_assert(ne(ptr, strstr(err.msg, "'hierarchical_tree' cannot run all_gather"), NULL), "%s",
+              err.msg);
     /* a platform-wide algorithm applies where it can: send/recv still gets direct */
     struct mdl_nccl nc = t.nccl;
     nc.algo = MDL_ALGO_RING;
