@@ -51,9 +51,8 @@ static const char cal_help[] =
     "  --platform SPEC  the preset and parameters describing the system, e.g. 'dgx-a100 nodes=2'\n"
     "  --op OP          collective of the log (default: from the log or LOG's .meta.yaml)\n"
     "  --ranks N        ranks of the log (default: from its device list or .meta.yaml)\n"
-    "  --algorithm A    ring | tree | direct | hierarchical | hierarchical_tree (default: the "
-    "tuner's choice at the\n"
-    "                   log's largest size)\n"
+    "  --algorithm A    ring | tree | direct | hierarchical | hierarchical_tree (default:\n"
+    "                   the tuner's choice at the log's largest size)\n"
     "  -o FILE          write the calibrated platform here\n"
     "  -h, --help       show this help\n";
 
