@@ -3,10 +3,10 @@
 #include "compute.h"
 #include "gemmtable.h"
 
+#include "common/stats.h"
+
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -89,11 +89,9 @@ int mdl_compute_calibrate(struct mdl_device *d, enum mdl_dtype t, const char *cs
     d->gemm_eff_max = 1.0 / (c1 * d->peak_flops[t]);
     for (int i = 0; i < rows; i++)
         rel[i] = fabs((c0 + c1 * w[i]) - ts[i]) / ts[i];
-    gsl_sort(rel, 1, (size_t)rows);
     if (out) {
         out->rows = rows;
-        out->median_err = gsl_stats_median_from_sorted_data(rel, 1, (size_t)rows);
-        out->max_err = rel[rows - 1];
+        tps_median_max(rel, rows, &out->median_err, &out->max_err);
     }
 done:
     free(tab);

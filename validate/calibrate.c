@@ -3,14 +3,13 @@
 #include "calibrate.h"
 
 #include <gsl/gsl_fit.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/spec.h"
+#include "common/stats.h"
 #include "core/tune.h"
+#include "platforms/spec.h"
 
 /* Builds the preset with its parameters, `param` replaced by value (bytes/s) when value > 0,
  * or by 0 seconds when value is 0 and param is a latency. */
@@ -297,9 +296,7 @@ int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_re
             double pred = bf[p].c0 + xi * (p == MDL_PROTO_SIMPLE ? 1 : bf[p].c1);
             e[i] = fabs(pred - t[i]) / t[i] * 100;
         }
-        gsl_sort(e, 1, (size_t)n);
-        r->median_err = gsl_stats_median_from_sorted_data(e, 1, (size_t)n);
-        r->max_err = e[n - 1];
+        tps_median_max(e, n, &r->median_err, &r->max_err);
         r->nrows = n;
     }
     if (m0.ready) tune_group_env_release(&m0.ge);

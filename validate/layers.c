@@ -2,8 +2,6 @@
 #include "validate/layers.h"
 
 #include <errno.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 #include "common/csv.h"
 #include "common/gnuplot.h"
 #include "common/readall.h"
+#include "common/stats.h"
 #include "core/report.h"
 #include "models/compute.h"
 #include "pipeline/pipeline.h"
@@ -218,14 +217,9 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     }
     if (!rc && res->n == 0) rc = tps_error_set(err, TPS_EINVAL, csv, 0, 0, NULL, "no rows");
     if (!rc) {
-        gsl_sort(abs_err, 1, (size_t)res->n);
-        res->median_abs_err_pct = gsl_stats_median_from_sorted_data(abs_err, 1, (size_t)res->n);
-        res->max_abs_err_pct = abs_err[res->n - 1];
+        tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
         res->median_spread_pct = -1;
-        if (nspread) {
-            gsl_sort(spread, 1, (size_t)nspread);
-            res->median_spread_pct = gsl_stats_median_from_sorted_data(spread, 1, (size_t)nspread);
-        }
+        if (nspread) tps_median_max(spread, nspread, &res->median_spread_pct, NULL);
     }
     free(spread);
     free(abs_err);
@@ -329,12 +323,6 @@ static int by_shape(const void *a, const void *b)
     return c;
 }
 
-static double median_of(double *v, int n)
-{
-    gsl_sort(v, 1, (size_t)n);
-    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
-}
-
 /* Fills *rp from the GEMM rows of the n rows (reordered); dev and t are scratch of n each. */
 static void repeatability(struct lay_kernel *rows, int n, double *dev, double *t,
                           struct lay_repeat *rp)
@@ -349,7 +337,8 @@ static void repeatability(struct lay_kernel *rows, int n, double *dev, double *t
         if (j - i > 1) {
             for (int q = i; q < j; q++)
                 t[q - i] = rows[q].measured_s;
-            double med = median_of(t, j - i);
+            double med;
+            tps_median_max(t, j - i, &med, NULL);
             for (int q = i; q < j; q++)
                 dev[nd++] = fabs(rows[q].measured_s - med) / med * 100;
             rp->shapes++;
@@ -357,10 +346,7 @@ static void repeatability(struct lay_kernel *rows, int n, double *dev, double *t
         i = j;
     }
     rp->rows = nd;
-    if (nd) {
-        rp->median_pct = median_of(dev, nd);
-        rp->max_pct = dev[nd - 1];
-    }
+    tps_median_max(dev, nd, &rp->median_pct, &rp->max_pct);
 }
 
 int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresult *res,
@@ -446,9 +432,8 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
                     e[m] = sorted[q].err_pct;
                     e[res->n + m++] = fabs(sorted[q].err_pct);
                 }
-                k->median_err_pct = median_of(e, m);
-                k->median_abs_err_pct = median_of(e + res->n, m);
-                k->max_abs_err_pct = e[res->n + m - 1];
+                tps_median_max(e, m, &k->median_err_pct, NULL);
+                tps_median_max(e + res->n, m, &k->median_abs_err_pct, &k->max_abs_err_pct);
                 i = j;
             }
             repeatability(sorted, res->n, e, e + res->n, &res->repeat);

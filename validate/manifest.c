@@ -3,8 +3,6 @@
 #include "validate/manifest.h"
 
 #include <errno.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/gnuplot.h"
+#include "common/stats.h"
 #include "models/collective.h"
 #include "pipeline/pipeline.h"
 #include "platforms/spec.h"
@@ -51,21 +50,6 @@ int man_log_shape(const struct ncl_log *l, const char *path, int *op, int *ranks
 }
 
 /* ------------------------------------------------------------------ calibrate */
-
-void man_summarize(const double *v, int n, double *median, double *max)
-{
-    double *s = malloc((size_t)(n + 1) * sizeof *s);
-    *median = *max = 0;
-    if (!s || n == 0) {
-        free(s);
-        return;
-    }
-    memcpy(s, v, (size_t)n * sizeof *s);
-    gsl_sort(s, 1, (size_t)n);
-    *median = gsl_stats_median_from_sorted_data(s, 1, (size_t)n);
-    *max = s[n - 1];
-    free(s);
-}
 
 /* Simulates one manifest entry. */
 static int validate_log(const struct tps_ydoc *d, int entry, int idx, const char *refdata,
@@ -126,7 +110,7 @@ static int validate_log(const struct tps_ydoc *d, int entry, int idx, const char
                  mdl_proto_name((enum mdl_coll_proto)how.proto));
         if (m->bytes >= 1 << 20 && errs) errs[v->scored++] = fabs(r->err);
     }
-    if (!rc) man_summarize(errs, v->scored, &v->median, &v->max);
+    if (!rc) tps_median_max(errs, v->scored, &v->median, &v->max);
     free(errs);
     plat_topo_release(&t);
     ncl_log_release(&l);
@@ -183,7 +167,7 @@ void man_eval_summary(const struct man_result *res, int *nsizes, double *median,
         for (int r = 0; !res->logs[i].fit && r < res->logs[i].nrows; r++)
             if (res->logs[i].rows[r].bytes >= 1 << 20) all[nall++] = fabs(res->logs[i].rows[r].err);
     *median = *max = 0;
-    if (all) man_summarize(all, nall, median, max);
+    if (all) tps_median_max(all, nall, median, max);
     *nsizes = nall;
     free(all);
 }

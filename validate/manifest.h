@@ -41,8 +41,6 @@ void man_release(struct man_result *res);
 
 /* Over the evaluation logs only: sizes of 1 MiB and up, and the median and max |error| %. */
 void man_eval_summary(const struct man_result *res, int *nsizes, double *median, double *max);
-/* Median and max of n values (0 for none). */
-void man_summarize(const double *v, int n, double *median, double *max);
 
 /* Writes out/<log>.dat per log and out/busbw.gp, and runs gnuplot (busbw.png, busbw.svg);
  * *plotted (may be NULL) says whether gnuplot ran. */

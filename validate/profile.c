@@ -1,17 +1,16 @@
 /* profile.c - device calibration against a per-sublayer profile (see profile.h). */
 #include "profile.h"
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/stats.h"
 #include "models/compute.h"
 #include "models/strategy.h"
 #include "pipeline/pipeline.h"
-#include "common/grow.h"
 
 #define MAX_OPS 64
 
@@ -46,9 +45,7 @@ static void errors(const struct mdl_device *d, const struct sub *subs, int n, do
 {
     for (int i = 0; i < n; i++)
         e[i] = fabs(price(d, &subs[i]) - subs[i].measured_s) / subs[i].measured_s * 100;
-    gsl_sort(e, 1, (size_t)n);
-    *median = gsl_stats_median_from_sorted_data(e, 1, (size_t)n);
-    *max = e[n - 1];
+    tps_median_max(e, n, median, max);
 }
 
 /* Lowers one layer of the row's shape and splits its compute ops into the 4 sublayers. */

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include "common/stats.h"
 #include "common/units.h"
 
 TestSuite(units);
@@ -46,4 +47,18 @@ Test(units, rejects_garbage)
     cr_assert(eq(int, tps_units_rate("fast", &v), -1));
     cr_assert(eq(int, tps_units_time("1.5 fortnights", &v), -1));
     cr_assert(eq(int, tps_units_size("", &v), -1));
+}
+
+Test(stats, median_and_max_of_odd_even_and_empty_samples)
+{
+    double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, med = -1, max = -1;
+    tps_median_max(odd, 3, &med, &max);
+    cr_assert(eq(dbl, med, 2));
+    cr_assert(eq(dbl, max, 3));
+    tps_median_max(even, 4, &med, NULL);
+    cr_assert(eq(dbl, med, 2.5));
+    cr_assert(eq(dbl, even[0], 1)); /* sorted in place */
+    tps_median_max(NULL, 0, &med, &max);
+    cr_assert(eq(dbl, med, 0));
+    cr_assert(eq(dbl, max, 0));
 }

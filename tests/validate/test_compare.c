@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/stats.h"
 #include "core/trace.h"
 #include "models/program.h"
 #include "validate/compare.h"
@@ -151,7 +152,7 @@ Test(manifest, one_real_log_against_the_simulated_collective)
     }
     cr_assert(eq(int, l->scored, scored));
     double med, max;
-    man_summarize(errs, scored, &med, &max);
+    tps_median_max(errs, scored, &med, &max);
     cr_assert(eq(dbl, l->median, med));
     cr_assert(eq(dbl, l->max, max));
     int nsizes;
