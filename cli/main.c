@@ -210,7 +210,8 @@ static const char *gran_used(const struct plat_topo *t, const struct pipeline_co
     if ((how->algo == MDL_ALGO_HIER || how->algo == MDL_ALGO_HTREE) && t->machines > 1) {
         int per = t->ngpus / t->machines;
         int inner = ranks < per ? ranks : per, outer = (ranks + per - 1) / per;
-        int fo = outer > thr, fi = inner > thr || fo; /* see flow_level in sim/replay.c */
+        int fi = mdl_coll_flow_level(MDL_GRAN_AUTO, inner, outer, thr);
+        int fo = mdl_coll_flow_level(MDL_GRAN_AUTO, outer, outer, thr);
         return fi == fo ? (fi ? "flow" : "step") : fi ? "flow+step" : "step+flow";
     }
     return ranks > thr ? "flow" : "step";

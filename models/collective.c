@@ -98,6 +98,12 @@ bool mdl_coll_supports(enum mdl_op_kind k, enum mdl_coll_algo a)
     }
 }
 
+bool mdl_coll_flow_level(enum mdl_coll_gran g, int members, int machines, int threshold)
+{
+    return g == MDL_GRAN_FLOW ||
+           (g != MDL_GRAN_STEP && (members > threshold || machines > threshold));
+}
+
 int mdl_coll_chunks(double bytes, double chunk_bytes)
 {
     if (!(chunk_bytes > 0)) return 1;

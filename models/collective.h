@@ -63,6 +63,13 @@ int mdl_gran_parse(const char *s, enum mdl_coll_gran *out);
  * chain or direct; all-to-all: direct; trees: all-reduce only). */
 bool mdl_coll_supports(enum mdl_op_kind k, enum mdl_coll_algo a);
 
+/* Whether a phase over `members` ranks runs flow-level under granularity g: always with flow,
+ * never with step; with auto when the phase has more than `threshold` members, or when its
+ * hierarchical collective spans more than `threshold` machines (machines: 0 for the others), since
+ * per-step rings inside thousands of machines cost CPU in proportion to the GPUs and, uncontended,
+ * give the same time. */
+bool mdl_coll_flow_level(enum mdl_coll_gran g, int members, int machines, int threshold);
+
 /* Latency and bandwidth of the routes a phase uses. */
 struct mdl_coll_path {
     double alpha_s; /* route latency plus the protocol's per-step latency */

@@ -31,7 +31,7 @@ enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2, SLOT_RAIL_TREE 
 
 struct xfer {
     struct sim_ctx *c;
-    int rank, group, algo;
+    int rank, group;
     int machines; /* hierarchical algorithms: machines of the group, else 0 */
     const struct mdl_group *g;
     double hop, eff;  /* protocol per-step latency and efficiency */
@@ -81,14 +81,10 @@ static double bw_to(const struct xfer *x, int m)
     return p ? p->bw_Bps * x->eff : 0;
 }
 
-/* auto: flow-level for a phase over more than flow_threshold members, and for every phase of a
- * hierarchical collective over more than flow_threshold machines (per-step rings inside the
- * machines would cost CPU in proportion to the GPUs and, uncontended, give the same time) */
 static int flow_level(const struct xfer *x, int members)
 {
-    int thr = x->c->p_nccl->flow_threshold;
-    return x->gran == MDL_GRAN_FLOW ||
-           (x->gran != MDL_GRAN_STEP && (members > thr || x->machines > thr));
+    return mdl_coll_flow_level((enum mdl_coll_gran)x->gran, members, x->machines,
+                               x->c->p_nccl->flow_threshold);
 }
 
 static void post_recv(struct xfer *x, int slot)
@@ -300,14 +296,15 @@ static void tree(struct xfer *x, const int *mem, int stride, int slot0, int n, i
 #undef M
 }
 
-static void hierarchical(struct xfer *x, enum mdl_op_kind k, int me, double S)
+/* Hierarchical algorithms a (rings or, for HTREE, trees across machines) */
+static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind k, int me, double S)
 {
     const struct tune_hier *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
     const int *local = &h->member[j * L], *rail = &h->member[l];
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
     int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
-    if (x->algo == MDL_ALGO_HTREE)
+    if (a == MDL_ALGO_HTREE)
         tree(x, rail, L, SLOT_RAIL_TREE, N, j, S / L);
     else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N);
@@ -324,7 +321,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     if (n <= 1) return;
     int me = c->pos[op->group][rank];
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
-    struct xfer x = {.c = c, .rank = rank, .group = op->group, .algo = op->algo, .g = g};
+    struct xfer x = {.c = c, .rank = rank, .group = op->group, .g = g};
     const struct mdl_nccl *nc = c->p_nccl;
     int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
     x.hop = nc->hop_s[pr];
@@ -347,7 +344,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         break;
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
-        hierarchical(&x, k, me, S);
+        hierarchical(&x, (enum mdl_coll_algo)op->algo, k, me, S);
         break;
     case MDL_ALGO_DIRECT:
         if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {

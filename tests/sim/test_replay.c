@@ -242,3 +242,23 @@ Test(coll, multi_node_platform_is_zoned_and_matches_the_flat_closed_form)
     cr_assert(le(dbl, fabs(s - f) / f, TOL), "simulated %.12g formula %.12g", s, f);
     plat_topo_release(&t);
 }
+
+Test(coll, auto_granularity_goes_flow_level_past_the_threshold_in_members_or_machines)
+{
+    cr_assert_not(mdl_coll_flow_level(MDL_GRAN_AUTO, 8, 0, 32));
+    cr_assert(mdl_coll_flow_level(MDL_GRAN_AUTO, 33, 0, 32));
+    cr_assert_not(mdl_coll_flow_level(MDL_GRAN_AUTO, 8, 32, 32)); /* inside one of 32 machines */
+    cr_assert(mdl_coll_flow_level(MDL_GRAN_AUTO, 8, 33, 32));     /* inside one of 33 */
+    cr_assert_not(mdl_coll_flow_level(MDL_GRAN_STEP, 64, 64, 32));
+    cr_assert(mdl_coll_flow_level(MDL_GRAN_FLOW, 2, 0, 32));
+    /* and the rings take the same time either way, uncontended: 40 machines of 8 GPUs */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=40", &t);
+    double S = 64 << 20;
+    double step =
+        sim_one(&t, MDL_OP_ALL_REDUCE, 320, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+    double aut =
+        sim_one(&t, MDL_OP_ALL_REDUCE, 320, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, MDL_GRAN_AUTO);
+    cr_assert(le(dbl, fabs(step - aut), TOL * step), "step %.12g auto %.12g", step, aut);
+    plat_topo_release(&t);
+}
