@@ -142,14 +142,17 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     const char *end = text ? text + len : NULL;
     struct plat_topo t = {0};
     if (!rc) rc = plat_spec_from_line("dgx-h100", &t, err); /* one GPU of it is used */
-    int cap = 0;
+    int cap = 0, last = 0;                                  /* the rightmost column read */
+    for (int c = 0; !rc && c < C_N; c++)
+        if (at[c] > last) last = at[c];
+    int mins = !rc && at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0;
     double *abs_err = NULL, *spread = NULL;
     int nspread = 0;
     for (p = next; !rc && p < end; p = next) {
         line++;
         nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
         if (nf == 0) break;
-        if (nf < 0 || nf <= at[C_BWD] || nf <= at[C_FWD]) {
+        if (nf < 0 || nf <= last) {
             rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
             break;
         }
@@ -195,7 +198,7 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
         w->meas_fwd_s = v[C_FWD];
         w->meas_bwd_s = v[C_BWD];
         w->spread_pct = -1;
-        if (at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0 && nf > at[C_FWD_MIN] && nf > at[C_BWD_MIN]) {
+        if (mins) {
             double lo[2];
             for (int c = C_FWD_MIN; !rc && c <= C_BWD_MIN; c++)
                 rc = num(csv, line, f, at, c, 1e-9, &lo[c - C_FWD_MIN], err);

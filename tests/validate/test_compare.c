@@ -313,6 +313,15 @@ Test(layers, the_spread_of_a_measurement_comes_from_its_min_columns)
     cr_assert(eq(str, err.field, "fwd_s_min"), "%s", err.msg);
     cr_assert(eq(int, err.line, 2));
     lay_release(&r);
+    /* a row that stops before the min columns its header names is refused, not half read */
+    snprintf(text, sizeof text,
+             "%s,fwd_s_min,bwd_s_min\ng,1024,16,512,1,2,bfloat16,bmm,graphs,1,0.001,0.002\n", head);
+    write_text(csv, text);
+    memset(&err, 0, sizeof err);
+    cr_assert(ne(int, lay_run(csv, &dev, &r, &err), 0));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(strstr(err.msg, "short") != NULL, "%s", err.msg);
+    lay_release(&r);
     testdir_remove(d);
 }
 
