@@ -19,6 +19,14 @@
 TestSuite(compare, .timeout = 120);
 
 /* Two ranks: a GEMM (1 ms, recorded 1.2 ms), then an all-reduce of 1 MB recorded at 0.3 ms. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static void write_recording(const char *dir, int recorded)
 {
     struct mdl_program p;
@@ -128,10 +136,8 @@ Test(manifest, one_real_log_against_the_simulated_collective)
 {
     char d[256], man[300];
     cr_assert_not_null(testdir_make(d, sizeof d));
-    FILE *f = fopen(testdir_path(man, sizeof man, d, "m.yaml"), "w");
-    cr_assert(ne(ptr, f, NULL));
-    fputs("logs:\n  - log: abci_a100_1node_8gpu_all_reduce\n    platform: dgx-a100\n", f);
-    fclose(f);
+    write_text(testdir_path(man, sizeof man, d, "m.yaml"),
+               "logs:\n  - log: abci_a100_1node_8gpu_all_reduce\n    platform: dgx-a100\n");
     struct man_result res;
     struct tps_error err = {0};
     cr_assert(eq(int, man_run(man, TPSIM_REFDATA, NULL, NULL, &res, &err), 0), "%s", err.msg);
@@ -167,9 +173,8 @@ Test(manifest, an_unknown_key_is_named)
 {
     char d[256], man[300];
     cr_assert_not_null(testdir_make(d, sizeof d));
-    FILE *f = fopen(testdir_path(man, sizeof man, d, "m.yaml"), "w");
-    fputs("logs:\n  - log: x\n    platform: dgx-a100\n    rolle: fit\n", f);
-    fclose(f);
+    write_text(testdir_path(man, sizeof man, d, "m.yaml"),
+               "logs:\n  - log: x\n    platform: dgx-a100\n    rolle: fit\n");
     struct man_result res;
     struct tps_error err = {0};
     cr_assert(ne(int, man_run(man, TPSIM_REFDATA, NULL, NULL, &res, &err), 0));
@@ -227,9 +232,7 @@ Test(layers, a_csv_without_its_columns_is_refused)
 {
     char d[256], csv[300];
     cr_assert_not_null(testdir_make(d, sizeof d));
-    FILE *f = fopen(testdir_path(csv, sizeof csv, d, "x.csv"), "w");
-    fputs("name,hidden,heads\ngpt,1024,16\n", f);
-    fclose(f);
+    write_text(testdir_path(csv, sizeof csv, d, "x.csv"), "name,hidden,heads\ngpt,1024,16\n");
     struct mdl_device dev;
     mdl_device_preset("H100-SXM", &dev);
     struct lay_result r;
@@ -266,14 +269,6 @@ Test(layers, kernels_per_kind_within_the_documented_error)
     cr_assert(gt(int, r.repeat.shapes, 50));
     cr_assert(le(dbl, r.repeat.median_pct, 3.0), "%.1f%%", r.repeat.median_pct);
     lay_kresult_release(&r);
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 Test(layers, the_spread_of_a_measurement_comes_from_its_min_columns)
