@@ -37,22 +37,28 @@
 #endif
 
 static const char cal_help[] =
-    "usage: tpsim calibrate LOG --platform 'PRESET [key=value ...]' [--op OP] [--ranks N]\n"
-    "                       [--algorithm A] [-o FILE]\n"
+    "usage: tpsim calibrate LOG [LOG ...] --platform 'PRESET [key=value ...]' [--op OP]\n"
+    "                       [--ranks N] [--algorithm A] [-o FILE]\n"
     "\n"
-    "Fits a preset platform to a real nccl-tests log: the bandwidth parameter that bounds the\n"
+    "Fits a preset platform to real nccl-tests logs: the bandwidth parameter that bounds the\n"
     "collective (nic_rate across machines, gpu_link on one dgx machine, pcie_rate on PCIe\n"
     "machines) and, per protocol (LL, LL128, Simple), the base latency, per-step latency and\n"
     "bandwidth efficiency. Weighted least squares (GSL) on the closed form of the algorithm; the\n"
     "report gives the fit error and which rows fitted which protocol. The calibrated platform is\n"
     "written to FILE (default: standard output) as a preset file with an nccl: section.\n"
     "\n"
+    "Several logs (up to 16: other collectives, other rank counts of one system) are fitted at\n"
+    "once, one platform for all; when their step counts differ, the base latency and the per-step\n"
+    "latency are told apart. The report gives the fit error per log.\n"
+    "\n"
     "options:\n"
     "  --platform SPEC  the preset and parameters describing the system, e.g. 'dgx-a100 nodes=2'\n"
-    "  --op OP          collective of the log (default: from the log or LOG's .meta.yaml)\n"
-    "  --ranks N        ranks of the log (default: from its device list or .meta.yaml)\n"
+    "  --op OP          collective of a log that does not say (default: from the log or its\n"
+    "                   .meta.yaml)\n"
+    "  --ranks N        ranks of a log that does not say (default: from its device list or\n"
+    "                   .meta.yaml)\n"
     "  --algorithm A    ring | tree | direct | hierarchical | hierarchical_tree (default:\n"
-    "                   the tuner's choice at the log's largest size)\n"
+    "                   the tuner's choice at the first log's largest size)\n"
     "  -o FILE          write the calibrated platform here\n"
     "  -h, --help       show this help\n";
 
@@ -70,9 +76,9 @@ int cli_calibrate(int argc, char **argv)
                                           {"ranks", required_argument, NULL, 'r'},
                                           {"algorithm", required_argument, NULL, 'a'},
                                           {0}};
-    const char *v[26] = {0}, *log = NULL;
-    int n, rc = cli_parse(argc, argv, 1, "calibrate", cal_help, "o:", longs, store_option, v, &log,
-                          1, &n);
+    const char *v[26] = {0}, *logs[CAL_MAX_LOGS] = {0};
+    int nlogs, rc = cli_parse(argc, argv, 1, "calibrate", cal_help, "o:", longs, store_option, v,
+                              logs, CAL_MAX_LOGS, &nlogs);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     const char *plat = v['p' - 'a'], *outp = v['o' - 'a'];
     int op = -1, ranks = 0, algo = 0;
@@ -94,7 +100,7 @@ int cli_calibrate(int argc, char **argv)
             return cli_usage_error("calibrate", "unknown --algorithm '%s'", v['a' - 'a']);
         algo = x;
     }
-    if (!log) return cli_usage_error("calibrate", "%s", "missing LOG");
+    if (!nlogs) return cli_usage_error("calibrate", "%s", "missing LOG");
     if (!plat) return cli_usage_error("calibrate", "%s", "missing --platform");
     char buf[1024], *words[64];
     int nw = plat_spec_split_words(plat, buf, sizeof buf, words, 64);
@@ -103,31 +109,52 @@ int cli_calibrate(int argc, char **argv)
         return cli_usage_error("calibrate", "--platform must be a preset with parameters, got '%s'",
                                words[0]);
     struct tps_error err = {0};
-    struct ncl_log l;
-    if (ncl_log_read(log, &l, &err)) return cli_report_error(&err);
+    struct ncl_log l[CAL_MAX_LOGS];
+    struct cal_input in[CAL_MAX_LOGS];
+    int nread = 0;
+    for (; !rc && nread < nlogs; nread++) {
+        if (ncl_log_read(logs[nread], &l[nread], &err)) {
+            rc = -1;
+            break;
+        }
+        in[nread] = (struct cal_input){.log = &l[nread], .op = op, .ranks = ranks};
+        rc = man_log_shape(&l[nread], logs[nread], &in[nread].op, &in[nread].ranks, &err);
+    }
     struct cal_result r;
     struct cal_options o = {.preset = words[0], .nkv = nw - 1, .kv = words + 1, .algo = algo};
-    rc = man_log_shape(&l, log, &op, &ranks, &err);
-    o.op = op;
-    o.ranks = ranks;
-    if (!rc) rc = cal_fit(&l, &o, &r, &err);
+    if (!rc) rc = cal_fit(in, nlogs, &o, &r, &err);
     if (rc) {
-        ncl_log_release(&l);
+        for (int k = 0; k < nread; k++)
+            ncl_log_release(&l[k]);
         return cli_report_error(&err);
     }
-    fprintf(stderr, "tpsim calibrate: %s, %s over %d ranks, %d rows, %s algorithm\n", log,
-            mdl_op_kind_name((enum mdl_op_kind)op), ranks, l.nrows,
-            mdl_algo_name((enum mdl_coll_algo)r.algo));
+    fprintf(stderr, "tpsim calibrate: %d log%s, %d rows, %s algorithm%s\n", nlogs,
+            nlogs > 1 ? "s" : "", r.nrows, mdl_algo_name((enum mdl_coll_algo)r.algo),
+            nlogs == 1      ? ""
+            : r.joint_steps ? " (base and per-step latency told apart)"
+                            : " (one step count: one latency per protocol)");
     fprintf(stderr, "  %s: %.3f GB/s -> %.3f GB/s\n", r.param, r.param_old / 1e9,
             r.param_new / 1e9);
+    if (r.lat_new != r.lat_old)
+        fprintf(stderr, "  %s: %.3f us -> %.3f us\n", r.lat_param, r.lat_old * 1e6,
+                r.lat_new * 1e6);
     for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
-        if (r.first[p] == r.last[p]) {
-            fprintf(stderr, "  %-6s no rows (defaults kept)\n", mdl_proto_name(p));
+        if (!r.nccl.eff[p]) {
+            fprintf(stderr, "  %-6s no rows (disabled)\n", mdl_proto_name(p));
             continue;
         }
-        fprintf(stderr, "  %-6s rows %g..%g B: base %.2f us, per step %.3f us, efficiency %.3f\n",
-                mdl_proto_name(p), l.rows[r.first[p]].bytes, l.rows[r.last[p] - 1].bytes,
-                r.nccl.base_s[p] * 1e6, r.nccl.hop_s[p] * 1e6, r.nccl.eff[p]);
+        fprintf(stderr, "  %-6s base %.2f us, per step %.3f us, efficiency %.3f\n",
+                mdl_proto_name(p), r.nccl.base_s[p] * 1e6, r.nccl.hop_s[p] * 1e6, r.nccl.eff[p]);
+    }
+    for (int k = 0; k < nlogs; k++) {
+        const struct cal_log_fit *lf = &r.logs[k];
+        fprintf(stderr, "  %s: %s over %d ranks, %d rows, %g latency steps\n", logs[k],
+                mdl_op_kind_name((enum mdl_op_kind)in[k].op), in[k].ranks, lf->nrows, lf->steps);
+        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++)
+            if (lf->first[p] < lf->last[p])
+                fprintf(stderr, "    %-6s rows %g..%g B\n", mdl_proto_name(p),
+                        l[k].rows[lf->first[p]].bytes, l[k].rows[lf->last[p] - 1].bytes);
+        fprintf(stderr, "    fit error: median %.2f%%, max %.2f%%\n", lf->median_err, lf->max_err);
     }
     fprintf(stderr,
             "  fit error on these rows: median %.2f%%, max %.2f%% (calibration data, not "
@@ -136,17 +163,18 @@ int cli_calibrate(int argc, char **argv)
     FILE *f = outp ? fopen(outp, "w") : stdout;
     if (!f) {
         fprintf(stderr, "tpsim calibrate: %s: %s\n", outp, strerror(errno));
-        ncl_log_release(&l);
-        return CLI_EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
+    } else {
+        rc = cal_write(&r, &o, in, nlogs, f);
+        if (outp && fclose(f) != 0) rc = -1;
+        if (rc) {
+            fprintf(stderr, "tpsim calibrate: cannot write %s\n", outp ? outp : "output");
+            rc = CLI_EXIT_INPUT;
+        }
     }
-    rc = cal_write(&r, &o, log, f);
-    if (outp && fclose(f) != 0) rc = -1;
-    ncl_log_release(&l);
-    if (rc) {
-        fprintf(stderr, "tpsim calibrate: cannot write %s\n", outp ? outp : "output");
-        return CLI_EXIT_INPUT;
-    }
-    return 0;
+    for (int k = 0; k < nlogs; k++)
+        ncl_log_release(&l[k]);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ validate nccl */

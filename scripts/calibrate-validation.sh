@@ -1,6 +1,7 @@
 #!/bin/sh
 # Regenerates the calibrated platforms of scenarios/validation/ from the fit logs named in
-# scenarios/validation/nccl.yaml (role: fit), then runs the validation into docs/validation/:
+# scenarios/validation/nccl.yaml (role: fit; a joint fit takes several), then runs the
+# validation into docs/validation/:
 # per-log .dat files, busbw.gp, the busbw.png/busbw.svg plot and table.md (the table that
 # docs/validation.md shows). Usage: scripts/calibrate-validation.sh [path/to/tpsim]
 set -eu
@@ -8,12 +9,16 @@ cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
 R=../shared/refdata/nccl
 V=scenarios/validation
-"$T" calibrate $R/abci_a100_1node_8gpu_all_reduce.raw.txt --platform dgx-a100 -o $V/a100-nvswitch.yaml
+# joint fits: two step counts (8 and 4 GPUs; all-reduce and all-gather) tell the base latency
+# from the per-step latency
+"$T" calibrate $R/abci_a100_1node_8gpu_all_reduce.raw.txt $R/abci_a100_1node_4gpu_all_reduce.raw.txt \
+    --platform dgx-a100 -o $V/a100-nvswitch.yaml
 G=$(awk '/^gpu_link:/ {print $2}' $V/a100-nvswitch.yaml)
 # ABCI does not state its HCAs; one effective HDR rail per node is what its 2-node log shows
 "$T" calibrate $R/abci_a100_2node_16gpu_all_reduce.raw.txt \
     --platform "dgx-a100 nodes=2 nics_per_node=1 ib=HDR gpu_link=$G" -o $V/a100-abci-ib.yaml
-"$T" calibrate $R/h100_hgx_4gpu_all_reduce.raw.txt --platform dgx-h100 -o $V/h100-hgx.yaml
+"$T" calibrate $R/h100_hgx_4gpu_all_reduce.raw.txt $R/h100_hgx_4gpu_all_gather.raw.txt \
+    --platform dgx-h100 -o $V/h100-hgx.yaml
 "$T" calibrate $R/rtx2080ti_2gpu_pcie_nop2p_all_reduce.raw.txt \
     --platform "rtx3090-4gpu pcie_gen=3" -o $V/rtx2080ti-pcie-nop2p.yaml
 "$T" validate nccl --out docs/validation --markdown docs/validation/table.md

@@ -3,6 +3,7 @@
 #include "calibrate.h"
 
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,7 @@ struct model {
     int ready;
 };
 
-static double bw_time(const struct model *m, const struct cal_options *o, int algo, double S)
+static double bw_time(const struct model *m, int op, int algo, double S)
 {
     struct mdl_nccl nc;
     mdl_nccl_default(&nc);
@@ -77,10 +78,10 @@ static double bw_time(const struct model *m, const struct cal_options *o, int al
     tune_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
     e.base_s = 0;
     e.all.alpha_s = e.intra.alpha_s = e.inter.alpha_s = 0;
-    return mdl_coll_time((enum mdl_op_kind)o->op, (enum mdl_coll_algo)algo, S, &e);
+    return mdl_coll_time((enum mdl_op_kind)op, (enum mdl_coll_algo)algo, S, &e);
 }
 
-static double lat_time(const struct model *m, const struct cal_options *o, int algo, double hop)
+static double lat_time(const struct model *m, int op, int algo, double hop)
 {
     struct mdl_nccl nc;
     mdl_nccl_default(&nc);
@@ -88,7 +89,7 @@ static double lat_time(const struct model *m, const struct cal_options *o, int a
     struct mdl_coll_env e;
     tune_coll_env(&m->ge, &nc, MDL_PROTO_SIMPLE, &e);
     e.base_s = 0;
-    return mdl_coll_time((enum mdl_op_kind)o->op, (enum mdl_coll_algo)algo, 0, &e);
+    return mdl_coll_time((enum mdl_op_kind)op, (enum mdl_coll_algo)algo, 0, &e);
 }
 
 struct seg_fit {
@@ -144,166 +145,461 @@ static struct seg_fit fit_prefix(const struct prefix *P, int a, int b)
     return f;
 }
 
-int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_result *r,
-            struct tps_error *err)
+/* The wire formats bound what LL and LL128 deliver: LL carries at most 4 data bytes in 8,
+ * LL128 120 in 128; much lower values are noise in latency-bound rows. Bounds on 1 / eff. */
+static const double inv_eff_lo[MDL_PROTO_N] = {[MDL_PROTO_LL] = 2, [MDL_PROTO_LL128] = 128.0 / 120};
+static const double inv_eff_hi[MDL_PROTO_N] = {[MDL_PROTO_LL] = 10, [MDL_PROTO_LL128] = 2.5};
+
+/* Rows with bytes to move: nccl-tests times 0-byte calls, which return at once. */
+static int sized_rows(const struct ncl_log *l)
 {
-    memset(r, 0, sizeof *r);
-    int n = lg->nrows;
-    if (n < 3)
-        return tps_error_set(err, TPS_EINVAL, lg->path, 0, 0, NULL,
-                             "calibration needs at least 3 rows, the log has %d", n);
-    struct plat_topo t0, t2;
-    int rc = build(o, "", 0, &t0, err);
-    if (rc) {
-        plat_topo_release(&t0);
-        return rc;
+    int m = 0;
+    for (int i = 0; i < l->nrows; i++)
+        m += l->rows[i].bytes > 0;
+    return m;
+}
+
+/* One log in the closed form's terms. */
+struct design {
+    struct model m0, m2, mz; /* the platform; its fitted rate raised; its fitted latency at 0 */
+    int n;
+    double *dfix, *dvar; /* per row: bandwidth time on other links / on the fitted links, s */
+    double *t, *w;       /* measured time, s; weight 1 / t^2 */
+    int *row;            /* the log's row of each row here (rows of 0 bytes are left out) */
+    double steps;        /* latency steps: d time / d per-step latency */
+    double lfix, lvar;   /* route latency on other links / on the fitted latency's links, s */
+    int b1, b2;          /* LL rows [0, b1), LL128 [b1, b2), Simple [b2, n) */
+};
+
+static void design_release(struct design *d)
+{
+    if (d->m0.ready) tune_group_env_release(&d->m0.ge);
+    if (d->m2.ready) tune_group_env_release(&d->m2.ge);
+    if (d->mz.ready) tune_group_env_release(&d->mz.ge);
+    free(d->dfix);
+    free(d->row);
+}
+
+/* Prices every row of in's log on the three platforms with algorithm algo (eps: how far t2's
+ * rate was raised). */
+static int design_build(struct design *d, const struct cal_input *in, const struct plat_topo *t0,
+                        const struct plat_topo *t2, const struct plat_topo *tz, int algo,
+                        double eps, struct tps_error *err)
+{
+    int n = d->n = sized_rows(in->log), rc = 0;
+    int *ranks = malloc((size_t)in->ranks * sizeof *ranks);
+    d->dfix = calloc((size_t)n * 4, sizeof *d->dfix);
+    d->row = malloc((size_t)n * sizeof *d->row);
+    if (!ranks || !d->dfix || !d->row) {
+        free(ranks);
+        return tps_error_oom(err);
     }
-    if (o->ranks < 2 || o->ranks > t0.ngpus) {
-        rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ranks",
-                           "the log has %d ranks, the platform %d GPUs", o->ranks, t0.ngpus);
-        plat_topo_release(&t0);
-        return rc;
-    }
-    pick_param(&t0, o->ranks, r->param, &r->param_old, r->lat_param, &r->lat_old);
-    r->lat_new = r->lat_old;
-    r->nccl = t0.nccl;
-    /* a small step: a doubled rate could move the bottleneck to another link */
-    const double eps = 1e-3;
-    rc = build(o, r->param, (1 + eps) * r->param_old, &t2, err);
-    struct plat_topo tz; /* the same with the fitted latency parameter at 0 */
-    if (!rc)
-        rc = build(o, r->lat_param, 0, &tz, err);
-    else
-        plat_topo_init(&tz, "");
-    int *ranks = malloc((size_t)o->ranks * sizeof *ranks);
-    double *buf = calloc((size_t)n * 6, sizeof *buf);
-    struct prefix *P = malloc(((size_t)n + 1) * sizeof *P);
-    struct model m0 = {0}, m2 = {0}, mz = {0};
-    if (!rc && (!ranks || !buf || !P))
-        rc = tps_error_set(err, TPS_ENOMEM, NULL, 0, 0, NULL, "no memory");
-    for (int i = 0; !rc && i < o->ranks; i++)
+    d->dvar = d->dfix + n;
+    d->t = d->dfix + 2 * n;
+    d->w = d->dfix + 3 * n;
+    for (int i = 0; i < in->ranks; i++)
         ranks[i] = i;
-    struct mdl_group g = {.n = o->ranks, .ranks = ranks};
-    if (!rc && !(rc = tune_group_env(&t0, &g, &m0.ge, err))) m0.ready = 1;
-    if (!rc && !(rc = tune_group_env(&t2, &g, &m2.ge, err))) m2.ready = 1;
-    if (!rc && !(rc = tune_group_env(&tz, &g, &mz.ge, err))) mz.ready = 1;
-    r->algo = o->algo;
-    if (!rc && !r->algo) {
-        enum mdl_coll_algo a = MDL_ALGO_AUTO;
-        enum mdl_coll_proto p = MDL_PROTO_SIMPLE;
-        if (tune_choose(&m0.ge, &t0.nccl, (enum mdl_op_kind)o->op, lg->rows[n - 1].bytes, &a, &p,
-                        err) < 0)
-            rc = err->code;
-        r->algo = a;
-    }
-    double *dfix = buf, *dvar = buf + n, *t = buf + 2 * n, *w = buf + 3 * n, *x = buf + 4 * n,
-           *y = buf + 5 * n;
+    struct mdl_group g = {.n = in->ranks, .ranks = ranks};
+    if (!(rc = tune_group_env(t0, &g, &d->m0.ge, err))) d->m0.ready = 1;
+    if (!rc && !(rc = tune_group_env(t2, &g, &d->m2.ge, err))) d->m2.ready = 1;
+    if (!rc && !(rc = tune_group_env(tz, &g, &d->mz.ge, err))) d->mz.ready = 1;
+    free(ranks);
+    for (int i = 0, j = 0; j < in->log->nrows; j++)
+        if (in->log->rows[j].bytes > 0) d->row[i++] = j;
     for (int i = 0; !rc && i < n; i++) {
-        double S = lg->rows[i].bytes;
-        double d0 = bw_time(&m0, o, r->algo, S) - bw_time(&m0, o, r->algo, 0);
-        double d2 = bw_time(&m2, o, r->algo, S) - bw_time(&m2, o, r->algo, 0);
-        if (!(d0 >= 0)) {
-            rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
-                               "algorithm '%s' cannot run %s over %d ranks on this platform",
-                               mdl_algo_name((enum mdl_coll_algo)r->algo),
-                               mdl_op_kind_name((enum mdl_op_kind)o->op), o->ranks);
-            break;
-        }
-        dvar[i] = (d0 - d2) * (1 + eps) / eps;
-        dfix[i] = d0 - dvar[i];
-        t[i] = lg->rows[i].time_us * 1e-6;
-        w[i] = 1 / (t[i] * t[i]);
+        double S = in->log->rows[d->row[i]].bytes;
+        double d0 = bw_time(&d->m0, in->op, algo, S) - bw_time(&d->m0, in->op, algo, 0);
+        double d2 = bw_time(&d->m2, in->op, algo, S) - bw_time(&d->m2, in->op, algo, 0);
+        if (!(d0 >= 0))
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
+                                 "algorithm '%s' cannot run %s over %d ranks on this platform",
+                                 mdl_algo_name((enum mdl_coll_algo)algo),
+                                 mdl_op_kind_name((enum mdl_op_kind)in->op), in->ranks);
+        d->dvar[i] = (d0 - d2) * (1 + eps) / eps;
+        d->dfix[i] = d0 - d->dvar[i];
+        d->t[i] = in->log->rows[d->row[i]].time_us * 1e-6;
+        d->w[i] = 1 / (d->t[i] * d->t[i]);
     }
-    /* every split LL [0,i1), LL128 [i1,i2), Simple [i2,n) */
+    if (rc) return rc;
+    double h = 1e-6, l0 = lat_time(&d->m0, in->op, algo, 0);
+    d->steps = (lat_time(&d->m0, in->op, algo, h) - l0) / h;
+    d->lfix = lat_time(&d->mz, in->op, algo, 0);
+    d->lvar = l0 - d->lfix;
+    return 0;
+}
+
+/* Splits d's rows into an LL, an LL128 and a Simple range: every split is tried, each range
+ * fitted on its own (Simple first: it gives the rate), and the best information criterion wins.
+ * x, y: n scratch values; P: n + 1. Returns 0, or -1 when no split fits. */
+static int segment(struct design *d, double *x, double *y, struct prefix *P)
+{
+    int n = d->n;
     double best = INFINITY;
-    struct seg_fit bf[MDL_PROTO_N] = {{0}};
-    int b1 = 0, b2 = 0;
-    for (int i2 = 0; !rc && i2 <= n - 3; i2++) {
+    for (int i2 = 0; i2 <= n - 3; i2++) {
         for (int i = i2; i < n; i++) {
-            x[i] = dvar[i];
-            y[i] = t[i] - dfix[i];
+            x[i] = d->dvar[i];
+            y[i] = d->t[i] - d->dfix[i];
         }
-        struct seg_fit fs = fit(x, y, w, i2, n);
+        struct seg_fit fs = fit(x, y, d->w, i2, n);
         if (!fs.ok) continue;
         for (int i = 0; i < i2; i++) {
-            x[i] = dfix[i] + dvar[i] * fs.c1;
-            y[i] = t[i];
+            x[i] = d->dfix[i] + d->dvar[i] * fs.c1;
+            y[i] = d->t[i];
         }
-        prefix_build(x, y, w, i2, P);
+        prefix_build(x, y, d->w, i2, P);
         for (int i1 = 0; i1 <= i2; i1++) {
             if (i1 == 1 || i2 - i1 == 1) continue; /* a range is empty or has 2+ rows */
             struct seg_fit fl = fit_prefix(P, 0, i1), fm = fit_prefix(P, i1, i2);
-            /* efficiencies must be what the wire formats allow: LL carries at most 4 data bytes
-             * in 8, LL128 120 in 128; much lower values are noise in latency-bound rows */
-            if ((i1 && (!fl.ok || fl.c1 < 2 || fl.c1 > 10)) ||
-                (i2 > i1 && (!fm.ok || fm.c1 < 128.0 / 120 - 1e-6 || fm.c1 > 2.5)))
+            if ((i1 && (!fl.ok || fl.c1 < inv_eff_lo[MDL_PROTO_LL] ||
+                        fl.c1 > inv_eff_hi[MDL_PROTO_LL])) ||
+                (i2 > i1 && (!fm.ok || fm.c1 < inv_eff_lo[MDL_PROTO_LL128] - 1e-6 ||
+                             fm.c1 > inv_eff_hi[MDL_PROTO_LL128])))
                 continue;
             int k = 2 + (i1 ? 2 : 0) + (i2 > i1 ? 2 : 0);
             double rss = fs.rss + fl.rss + fm.rss;
             double crit = n * log(rss / n + 1e-12) + 2 * k;
             if (crit < best - 1e-9) {
                 best = crit;
-                bf[MDL_PROTO_LL] = fl;
-                bf[MDL_PROTO_LL128] = fm;
-                bf[MDL_PROTO_SIMPLE] = fs;
-                b1 = i1;
-                b2 = i2;
+                d->b1 = i1;
+                d->b2 = i2;
             }
         }
     }
-    if (!rc && !isfinite(best))
-        rc = tps_error_set(err, TPS_EINVAL, lg->path, 0, 0, NULL,
-                           "no fit: the times do not grow with size as a collective's do");
+    return isfinite(best) ? 0 : -1;
+}
+
+static int first_row(const struct design *d, int p)
+{
+    return p == MDL_PROTO_LL ? 0 : p == MDL_PROTO_LL128 ? d->b1 : d->b2;
+}
+static int last_row(const struct design *d, int p)
+{
+    return p == MDL_PROTO_LL ? d->b1 : p == MDL_PROTO_LL128 ? d->b2 : d->n;
+}
+
+/* One protocol's line over its rows of every log: y = base + steps * h + c * x, with y = t - dfix
+ * and x = dvar for Simple (c = 1 / rate factor), y = t and x = dfix + dvar / sigma for LL and
+ * LL128 (c = 1 / efficiency). A coefficient is free unless held. */
+struct line {
+    double base, h, c;
+    int hold_base, hold_h, hold_c;
+    int nrows;
+};
+
+/* Weighted least squares (GSL gsl_multifit_wlinear) of the line's free coefficients over the
+ * rows of protocol p in every design. X, Y, W: scratch of at least 3 x rows, rows, rows. */
+static int line_fit(const struct design *ds, int nd, int p, double sigma, struct line *L, double *X,
+                    double *Y, double *W)
+{
+    int m = 0, np = !L->hold_base + !L->hold_h + !L->hold_c;
+    for (int k = 0; k < nd; k++) {
+        const struct design *d = &ds[k];
+        for (int i = first_row(d, p); i < last_row(d, p); i++) {
+            double x = p == MDL_PROTO_SIMPLE ? d->dvar[i] : d->dfix[i] + d->dvar[i] / sigma;
+            double y = p == MDL_PROTO_SIMPLE ? d->t[i] - d->dfix[i] : d->t[i];
+            /* held coefficients move to the left-hand side */
+            y -= (L->hold_base ? L->base : 0) + (L->hold_h ? d->steps * L->h : 0) +
+                 (L->hold_c ? L->c * x : 0);
+            int j = 0;
+            if (!L->hold_base) X[m * np + j++] = 1;
+            if (!L->hold_h) X[m * np + j++] = d->steps;
+            if (!L->hold_c) X[m * np + j++] = x;
+            Y[m] = y;
+            W[m] = d->w[i];
+            m++;
+        }
+    }
+    L->nrows = m;
+    if (np == 0) return 0;
+    if (m < np) return -1;
+    gsl_matrix_const_view Xv = gsl_matrix_const_view_array(X, (size_t)m, (size_t)np);
+    gsl_vector_const_view Yv = gsl_vector_const_view_array(Y, (size_t)m);
+    gsl_vector_const_view Wv = gsl_vector_const_view_array(W, (size_t)m);
+    gsl_vector *c = gsl_vector_alloc((size_t)np);
+    gsl_matrix *cov = gsl_matrix_alloc((size_t)np, (size_t)np);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)m, (size_t)np);
+    double chisq;
+    int rc = c && cov && ws
+                 ? gsl_multifit_wlinear(&Xv.matrix, &Wv.vector, &Yv.vector, c, cov, &chisq, ws)
+                 : -1;
     if (!rc) {
-        r->first[MDL_PROTO_LL] = 0;
-        r->last[MDL_PROTO_LL] = b1;
-        r->first[MDL_PROTO_LL128] = b1;
-        r->last[MDL_PROTO_LL128] = b2;
-        r->first[MDL_PROTO_SIMPLE] = b2;
-        r->last[MDL_PROTO_SIMPLE] = n;
-        double sigma = 1 / bf[MDL_PROTO_SIMPLE].c1;
+        int j = 0;
+        if (!L->hold_base) L->base = gsl_vector_get(c, (size_t)j++);
+        if (!L->hold_h) L->h = gsl_vector_get(c, (size_t)j++);
+        if (!L->hold_c) L->c = gsl_vector_get(c, (size_t)j++);
+    }
+    gsl_vector_free(c);
+    gsl_matrix_free(cov);
+    gsl_multifit_linear_free(ws);
+    return rc ? -1 : 0;
+}
+
+/* Fits protocol p's line, holding what the data cannot carry: a slope outside the wire format's
+ * bounds (held at the bound), a negative per-step latency or too few rows for it (held at
+ * h_model) and, when the steps vary, a negative base (held at 0). With one step count (`vary`
+ * 0) there is no per-step slope: base is the whole intercept, as with one log. */
+static int line_solve(const struct design *ds, int nd, int p, double sigma, int vary,
+                      double h_model, struct line *L, double *X, double *Y, double *W)
+{
+    *L = (struct line){.h = vary ? h_model : 0, .hold_h = !vary};
+    for (int tries = 0; tries < 4; tries++) {
+        if (line_fit(ds, nd, p, sigma, L, X, Y, W)) {
+            if (L->hold_h) return -1;
+            L->hold_h = 1; /* too few rows for a slope per step */
+            L->h = h_model;
+            continue;
+        }
+        if (!L->hold_c && p != MDL_PROTO_SIMPLE &&
+            (L->c < inv_eff_lo[p] - 1e-6 || L->c > inv_eff_hi[p])) {
+            L->c = fmin(fmax(L->c, inv_eff_lo[p]), inv_eff_hi[p]);
+            L->hold_c = 1;
+            continue;
+        }
+        if (!L->hold_h && L->h < 0) {
+            L->h = h_model;
+            L->hold_h = 1;
+            continue;
+        }
+        if (vary && !L->hold_base && L->base < 0) {
+            L->base = 0;
+            L->hold_base = 1;
+            continue;
+        }
+        return L->c > 0 ? 0 : -1;
+    }
+    return L->c > 0 ? 0 : -1;
+}
+
+/* Row i of d as protocol p's line prices it, s. */
+static double line_time(const struct design *d, int i, int p, const struct line *L, double sigma)
+{
+    double x = p == MDL_PROTO_SIMPLE ? d->dvar[i] : d->dfix[i] + d->dvar[i] / sigma;
+    return L->base + d->steps * L->h + L->c * x + (p == MDL_PROTO_SIMPLE ? d->dfix[i] : 0);
+}
+
+/* Moves each log's protocol ranges to the split its rows fit best under the joint lines (the
+ * weighted squared residual, as the lines were fitted on); protocols without a line get no rows,
+ * and a range has no rows or 3 and more (fewer cannot carry a line of its own).
+ * r: 3 x (n + 1) scratch. Returns how many logs changed. */
+static int resegment(struct design *ds, int nd, const struct line *L, double sigma, double *r)
+{
+    int changed = 0;
+    for (int k = 0; k < nd; k++) {
+        struct design *d = &ds[k];
+        int n = d->n;
+        double *c[MDL_PROTO_N] = {NULL, r, r + n + 1, r + 2 * (n + 1)};
+        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
+            c[p][0] = 0;
+            for (int i = 0; i < n; i++) {
+                double e = d->t[i] - line_time(d, i, p, &L[p], sigma);
+                c[p][i + 1] = L[p].nrows ? c[p][i] + d->w[i] * e * e : 0;
+            }
+        }
+        double best = INFINITY;
+        int b1 = d->b1, b2 = d->b2;
+        for (int i2 = 0; i2 <= n - 3; i2++) /* Simple keeps 3 rows or more */
+            for (int i1 = 0; i1 <= i2; i1++) {
+                if ((i1 && i1 < 3) || (i2 > i1 && i2 - i1 < 3) || (i1 && !L[MDL_PROTO_LL].nrows) ||
+                    (i2 > i1 && !L[MDL_PROTO_LL128].nrows))
+                    continue;
+                double s = (i1 ? c[MDL_PROTO_LL][i1] : 0) +
+                           (i2 > i1 ? c[MDL_PROTO_LL128][i2] - c[MDL_PROTO_LL128][i1] : 0) +
+                           c[MDL_PROTO_SIMPLE][n] - c[MDL_PROTO_SIMPLE][i2];
+                if (s < best && !(isfinite(best) && s > best * (1 - 1e-12))) {
+                    best = s;
+                    b1 = i1;
+                    b2 = i2;
+                }
+            }
+        if (isfinite(best) && (b1 != d->b1 || b2 != d->b2)) {
+            d->b1 = b1;
+            d->b2 = b2;
+            changed++;
+        }
+    }
+    return changed;
+}
+
+int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, struct cal_result *r,
+            struct tps_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (nin < 1 || nin > CAL_MAX_LOGS)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                             "calibration takes 1 to %d logs, got %d", CAL_MAX_LOGS, nin);
+    int total = 0;
+    for (int k = 0; k < nin; k++) {
+        int m = sized_rows(in[k].log);
+        if (m < 3)
+            return tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
+                                 "calibration needs at least 3 rows of more than 0 bytes, the "
+                                 "log has %d",
+                                 m);
+        total += m;
+    }
+    struct plat_topo t0, t2, tz;
+    plat_topo_init(&t2, "");
+    plat_topo_init(&tz, "");
+    int rc = build(o, "", 0, &t0, err);
+    struct design ds[CAL_MAX_LOGS];
+    memset(ds, 0, sizeof ds);
+    for (int k = 0; !rc && k < nin; k++) {
+        char pn[16], ln[16];
+        double pv = 0, lv = 0;
+        if (in[k].ranks < 2 || in[k].ranks > t0.ngpus) {
+            rc = tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, "ranks",
+                               "the log has %d ranks, the platform %d GPUs", in[k].ranks, t0.ngpus);
+            break;
+        }
+        pick_param(&t0, in[k].ranks, pn, &pv, ln, &lv);
+        if (k == 0) {
+            memcpy(r->param, pn, sizeof r->param);
+            memcpy(r->lat_param, ln, sizeof r->lat_param);
+            r->param_old = pv;
+            r->lat_old = lv;
+        } else if (strcmp(pn, r->param)) {
+            rc = tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
+                               "this log is bound by %s, %s by %s: calibrate them apart", pn,
+                               in[0].log->path, r->param);
+        }
+    }
+    if (!rc) {
+        r->lat_new = r->lat_old;
+        r->nccl = t0.nccl;
+    }
+    /* a small step: a doubled rate could move the bottleneck to another link */
+    const double eps = 1e-3;
+    if (!rc) {
+        plat_topo_release(&t2);
+        rc = build(o, r->param, (1 + eps) * r->param_old, &t2, err);
+    }
+    if (!rc) {
+        plat_topo_release(&tz);
+        rc = build(o, r->lat_param, 0, &tz, err);
+    }
+    r->algo = o->algo;
+    if (!rc && !r->algo) { /* the tuner's choice for the first log's largest size */
+        struct design d0 = {0};
+        int *ranks = malloc((size_t)in[0].ranks * sizeof *ranks);
+        if (!ranks) rc = tps_error_oom(err);
+        for (int i = 0; !rc && i < in[0].ranks; i++)
+            ranks[i] = i;
+        struct mdl_group g = {.n = in[0].ranks, .ranks = ranks};
+        if (!rc && !(rc = tune_group_env(&t0, &g, &d0.m0.ge, err))) d0.m0.ready = 1;
+        enum mdl_coll_algo a = MDL_ALGO_AUTO;
+        enum mdl_coll_proto p = MDL_PROTO_SIMPLE;
+        if (!rc && tune_choose(&d0.m0.ge, &t0.nccl, (enum mdl_op_kind)in[0].op,
+                               in[0].log->rows[in[0].log->nrows - 1].bytes, &a, &p, err) < 0)
+            rc = err->code;
+        r->algo = a;
+        design_release(&d0);
+        free(ranks);
+    }
+    int maxn = 0;
+    for (int k = 0; k < nin; k++)
+        maxn = sized_rows(in[k].log) > maxn ? sized_rows(in[k].log) : maxn;
+    double *scratch = malloc(((size_t)2 * maxn + (size_t)5 * total) * sizeof *scratch);
+    struct prefix *P = malloc(((size_t)maxn + 1) * sizeof *P);
+    if (!rc && (!scratch || !P)) rc = tps_error_oom(err);
+    for (int k = 0; !rc && k < nin; k++) {
+        rc = design_build(&ds[k], &in[k], &t0, &t2, &tz, r->algo, eps, err);
+        if (!rc && segment(&ds[k], scratch, scratch + maxn, P))
+            rc = tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
+                               "no fit: the times do not grow with size as a collective's do");
+    }
+    /* the per-step latency can be told from the base only when the logs' step counts differ */
+    double smin = INFINITY, smax = -INFINITY, rfix = 0, rvar = 0;
+    for (int k = 0; !rc && k < nin; k++) {
+        smin = fmin(smin, ds[k].steps);
+        smax = fmax(smax, ds[k].steps);
+        if (ds[k].steps > 0) {
+            rfix += ds[k].lfix / ds[k].steps / nin;
+            rvar += ds[k].lvar / ds[k].steps / nin;
+        }
+    }
+    int vary = !rc && smax - smin > 0.5;
+    r->joint_steps = vary;
+    struct line L[MDL_PROTO_N] = {{0}};
+    double *X = scratch + 2 * maxn, *Y = X + 3 * total, *W = Y + total, sigma = 1;
+    /* fit the lines on the ranges; with several logs, move the ranges to where the joint lines
+     * fit them best and fit again, until the ranges stay (each round lowers the residual) */
+    for (int round = 0; !rc && round < 20; round++) {
+        for (int p = MDL_PROTO_N - 1; !rc && p >= MDL_PROTO_LL; p--) { /* Simple first: rate */
+            int rows = 0;
+            for (int k = 0; k < nin; k++)
+                rows += last_row(&ds[k], p) - first_row(&ds[k], p);
+            L[p] = (struct line){0};
+            if (!rows) continue;
+            double h_model = r->nccl.hop_s[p] + rfix + rvar;
+            if (line_solve(ds, nin, p, sigma, vary, h_model, &L[p], X, Y, W))
+                rc = tps_error_set(err, TPS_EINVAL, in[0].log->path, 0, 0, NULL,
+                                   "no fit of the %s rows", mdl_proto_name(p));
+            else if (p == MDL_PROTO_SIMPLE)
+                sigma = 1 / L[p].c;
+        }
+        if (rc || nin == 1 || !resegment(ds, nin, L, sigma, X)) break;
+    }
+    if (!rc) {
         r->param_new = r->param_old * sigma;
-        double h = 1e-6, l0 = lat_time(&m0, o, r->algo, 0);
-        double steps = (lat_time(&m0, o, r->algo, h) - l0) / h;
-        /* route latency on links of the fitted latency parameter, and elsewhere */
-        double lfix = lat_time(&mz, o, r->algo, 0), lvar = l0 - lfix;
-        /* if the routes alone take longer than a protocol's intercept, shorten the links */
-        double lambda = 1;
-        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++)
-            if (r->first[p] < r->last[p] && lvar > 0)
-                lambda = fmin(lambda, (bf[p].c0 - lfix - steps * r->nccl.hop_s[p]) / lvar);
+        /* if the routes alone take longer than a protocol's latency, shorten their links */
+        double lambda = 1, steps = ds[0].steps, lfix = ds[0].lfix, lvar = ds[0].lvar;
+        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
+            if (!L[p].nrows) continue;
+            if (vary && rvar > 0)
+                lambda = fmin(lambda, (L[p].h - rfix) / rvar);
+            else if (!vary && lvar > 0)
+                lambda = fmin(lambda, (L[p].base - lfix - steps * r->nccl.hop_s[p]) / lvar);
+        }
         lambda = fmax(lambda, 0);
         r->lat_new = r->lat_old * lambda;
-        l0 = lfix + lvar * lambda;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
-            if (r->first[p] == r->last[p]) { /* no rows: the protocol was not seen, disable it */
+            if (!L[p].nrows) { /* no rows: the protocol was not seen, disable it */
                 r->nccl.eff[p] = 0;
                 continue;
             }
-            r->nccl.eff[p] = p == MDL_PROTO_SIMPLE ? 1 : 1 / bf[p].c1;
-            double A = bf[p].c0, base = A - l0 - steps * r->nccl.hop_s[p];
+            r->nccl.eff[p] = p == MDL_PROTO_SIMPLE ? 1 : 1 / L[p].c;
+            if (vary) {
+                r->nccl.base_s[p] = L[p].base;
+                r->nccl.hop_s[p] = fmax(0, L[p].h - rfix - lambda * rvar);
+                continue;
+            }
+            double l0 = lfix + lvar * lambda, base = L[p].base - l0 - steps * r->nccl.hop_s[p];
             if (base >= 0) {
                 r->nccl.base_s[p] = base;
             } else { /* the steps alone exceed the intercept: lower the per-step latency */
                 r->nccl.base_s[p] = 0;
-                r->nccl.hop_s[p] = steps > 0 ? fmax(0, (A - l0) / steps) : 0;
+                r->nccl.hop_s[p] = steps > 0 ? fmax(0, (L[p].base - l0) / steps) : 0;
             }
         }
-        double *e = x;
-        for (int i = 0; i < n; i++) {
-            int p = i < b1 ? MDL_PROTO_LL : i < b2 ? MDL_PROTO_LL128 : MDL_PROTO_SIMPLE;
-            double xi = dfix[i] + dvar[i] / sigma;
-            double pred = bf[p].c0 + xi * (p == MDL_PROTO_SIMPLE ? 1 : bf[p].c1);
-            e[i] = fabs(pred - t[i]) / t[i] * 100;
+        /* each row as the written platform's closed form prices it */
+        double *all = X, *e = Y;
+        int m = 0;
+        r->nlogs = nin;
+        for (int k = 0; k < nin; k++) {
+            const struct design *d = &ds[k];
+            struct cal_log_fit *lf = &r->logs[k];
+            lf->steps = d->steps;
+            for (int i = 0; i < d->n; i++) {
+                int p = i < d->b1 ? MDL_PROTO_LL : i < d->b2 ? MDL_PROTO_LL128 : MDL_PROTO_SIMPLE;
+                double x = d->dfix[i] + d->dvar[i] / sigma;
+                double pred = r->nccl.base_s[p] + d->lfix + lambda * d->lvar +
+                              d->steps * r->nccl.hop_s[p] + x / r->nccl.eff[p];
+                e[i] = all[m++] = fabs(pred - d->t[i]) / d->t[i] * 100;
+            }
+            for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
+                int a = first_row(d, p), b = last_row(d, p);
+                lf->first[p] = a < b ? d->row[a] : 0;
+                lf->last[p] = a < b ? d->row[b - 1] + 1 : 0;
+            }
+            tps_median_max(e, d->n, &lf->median_err, &lf->max_err);
+            lf->nrows = d->n;
         }
-        tps_median_max(e, n, &r->median_err, &r->max_err);
-        r->nrows = n;
+        tps_median_max(all, m, &r->median_err, &r->max_err);
+        r->nrows = m;
     }
-    if (m0.ready) tune_group_env_release(&m0.ge);
-    if (m2.ready) tune_group_env_release(&m2.ge);
-    if (mz.ready) tune_group_env_release(&mz.ge);
-    free(ranks);
-    free(buf);
+    for (int k = 0; k < nin; k++)
+        design_release(&ds[k]);
+    free(scratch);
     free(P);
     plat_topo_release(&t0);
     plat_topo_release(&t2);
@@ -311,19 +607,42 @@ int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_re
     return rc;
 }
 
-int cal_write(const struct cal_result *r, const struct cal_options *o, const char *log_path,
-              FILE *f)
+int cal_write(const struct cal_result *r, const struct cal_options *o, const struct cal_input *in,
+              int nin, FILE *f)
 {
-    fprintf(f, "# Calibrated by `tpsim calibrate` from %s\n", log_path);
-    fprintf(f,
-            "# (%s over %d ranks, closed form of the %s algorithm; %d rows, fit error median "
-            "%.2f%%, max %.2f%%)\n",
-            mdl_op_kind_name((enum mdl_op_kind)o->op), o->ranks,
-            mdl_algo_name((enum mdl_coll_algo)r->algo), r->nrows, r->median_err, r->max_err);
-    fprintf(f,
-            "# Rows fitted per protocol: LL %d, LL128 %d, Simple %d. These rows are\n"
-            "# calibration data: score the platform on other logs (tpsim validate nccl).\n",
-            r->last[1] - r->first[1], r->last[2] - r->first[2], r->last[3] - r->first[3]);
+    const char *algo = mdl_algo_name((enum mdl_coll_algo)r->algo);
+    if (nin == 1) {
+        const struct cal_log_fit *lf = &r->logs[0];
+        fprintf(f, "# Calibrated by `tpsim calibrate` from %s\n", in[0].log->path);
+        fprintf(f,
+                "# (%s over %d ranks, closed form of the %s algorithm; %d rows, fit error median "
+                "%.2f%%, max %.2f%%)\n",
+                mdl_op_kind_name((enum mdl_op_kind)in[0].op), in[0].ranks, algo, r->nrows,
+                r->median_err, r->max_err);
+        fprintf(f,
+                "# Rows fitted per protocol: LL %d, LL128 %d, Simple %d. These rows are\n"
+                "# calibration data: score the platform on other logs (tpsim validate nccl).\n",
+                lf->last[1] - lf->first[1], lf->last[2] - lf->first[2], lf->last[3] - lf->first[3]);
+    } else {
+        fprintf(f,
+                "# Calibrated by `tpsim calibrate` on %d logs at once (closed form of the %s\n"
+                "# algorithm; %s; %d rows, fit error median %.2f%%, max %.2f%%):\n",
+                nin, algo,
+                r->joint_steps ? "base and per-step latency fitted apart"
+                               : "one step count, so one latency per protocol",
+                r->nrows, r->median_err, r->max_err);
+        for (int k = 0; k < nin; k++) {
+            const struct cal_log_fit *lf = &r->logs[k];
+            fprintf(f,
+                    "#   %s: %s over %d ranks, %d rows (LL %d, LL128 %d, Simple %d), median "
+                    "%.2f%%, max %.2f%%\n",
+                    in[k].log->path, mdl_op_kind_name((enum mdl_op_kind)in[k].op), in[k].ranks,
+                    lf->nrows, lf->last[1] - lf->first[1], lf->last[2] - lf->first[2],
+                    lf->last[3] - lf->first[3], lf->median_err, lf->max_err);
+        }
+        fprintf(f, "# These rows are calibration data: score the platform on other logs (tpsim "
+                   "validate nccl).\n");
+    }
     fprintf(f, "preset: %s\n", o->preset);
     size_t plen = strlen(r->param);
     size_t llen = strlen(r->lat_param);

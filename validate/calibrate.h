@@ -1,4 +1,4 @@
-/* calibrate.h - fitting a preset platform's link and latency parameters to an nccl-tests log.
+/* calibrate.h - fitting a preset platform's link and latency parameters to nccl-tests logs.
  *
  * The fitted bandwidth parameter is the one a collective of that log is bound by: nic_rate when
  * its ranks span machines, gpu_link on one dgx machine, pcie_rate on PCIe machines. The fit uses
@@ -12,6 +12,14 @@
  * protocol's base latency (the per-step latencies are kept); when the route latencies alone exceed
  * an intercept, the link latency parameter of the same links (nvlink_latency, net_latency or
  * pcie_latency) is lowered first, then the per-step latency.
+ *
+ * Several logs at once (joint calibration): each log's rows are split into protocols as above,
+ * then every protocol's rows of all logs are fitted together (GSL gsl_multifit_wlinear):
+ * t = base_p + steps_log * h_p + (D_fixed + D_param / sigma) / eff_p. When the logs' step counts
+ * differ (other rank counts, all-gather beside all-reduce), base_p and the per-step latency h_p
+ * (route latency + hop_latency) are told apart; otherwise the intercept is split as for one log.
+ * A coefficient the data cannot carry is held: h_p at the model's value when negative, base_p
+ * at 0 when negative, the efficiency at its wire format's bound.
  * Units: bytes, seconds, bytes/s.
  */
 #ifndef VAL_CALIBRATE_H
@@ -27,9 +35,25 @@ struct cal_options {
     const char *preset; /* preset name */
     int nkv;            /* preset parameters "key=value" */
     char **kv;
-    int op;    /* enum mdl_op_kind */
-    int ranks; /* GPUs 0..ranks-1 */
-    int algo;  /* enum mdl_coll_algo, AUTO = the tuner's choice at the largest size */
+    int algo; /* enum mdl_coll_algo, AUTO = the tuner's choice at the first log's largest size */
+};
+
+/* One log to fit, with the collective and rank count it measured (GPUs 0..ranks-1). */
+struct cal_input {
+    const struct ncl_log *log;
+    int op; /* enum mdl_op_kind */
+    int ranks;
+};
+
+#define CAL_MAX_LOGS 16
+
+/* How the fitted platform prices one log's rows. */
+struct cal_log_fit {
+    double steps;           /* latency steps of the collective on the platform */
+    int first[MDL_PROTO_N]; /* rows [first[p], last[p]) fitted protocol p; empty if equal */
+    int last[MDL_PROTO_N];
+    double median_err, max_err; /* |fit - measured| / measured over its rows, % */
+    int nrows;
 };
 
 struct cal_result {
@@ -37,20 +61,23 @@ struct cal_result {
     double param_old;        /* bytes/s before the fit */
     double param_new;        /* fitted, bytes/s */
     char lat_param[16];      /* nvlink_latency | net_latency | pcie_latency */
-    double lat_old, lat_new; /* per link, s: lowered when routes alone outlast the intercepts */
+    double lat_old, lat_new; /* per link, s: lowered when routes alone outlast the latencies */
     struct mdl_nccl nccl;    /* fitted collective tuning */
     int algo;                /* algorithm the closed form assumed */
-    int first[MDL_PROTO_N];  /* rows [first[p], last[p]) fitted protocol p; empty if equal */
-    int last[MDL_PROTO_N];
-    double median_err, max_err; /* |fit - measured| / measured over the rows, % */
+    int joint_steps;         /* 1: the logs' step counts differ, base and per-step latency apart */
+    int nlogs;
+    struct cal_log_fit logs[CAL_MAX_LOGS];
+    double median_err, max_err; /* over the rows of every log, % */
     int nrows;
 };
 
-int cal_fit(const struct ncl_log *lg, const struct cal_options *o, struct cal_result *r,
+/* Fits one platform to nin (1..CAL_MAX_LOGS) logs at once; every log must be bound by the same
+ * parameter (all inside one machine, or all across machines). */
+int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, struct cal_result *r,
             struct tps_error *err);
 
 /* Writes the calibrated platform file (a preset with parameters and an nccl: section). */
-int cal_write(const struct cal_result *r, const struct cal_options *o, const char *log_path,
-              FILE *f);
+int cal_write(const struct cal_result *r, const struct cal_options *o, const struct cal_input *in,
+              int nin, FILE *f);
 
 #endif

@@ -10,7 +10,7 @@ set key top left
 set grid
 set title 'abci_a100_1node_8gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/abci_a100_1node_8gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
-set title 'abci_a100_1node_4gpu_all_reduce' noenhanced
+set title 'abci_a100_1node_4gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/abci_a100_1node_4gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'a100_8gpu_nvswitch_all_reduce_stas00' noenhanced
 plot 'docs/validation/a100_8gpu_nvswitch_all_reduce_stas00.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
@@ -22,7 +22,7 @@ set title 'a100_3node_24gpu_hdr_ib_all_reduce_PARTIAL' noenhanced
 plot 'docs/validation/a100_3node_24gpu_hdr_ib_all_reduce_PARTIAL.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_hgx_4gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
-set title 'h100_hgx_4gpu_all_gather' noenhanced
+set title 'h100_hgx_4gpu_all_gather (fit)' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_all_gather.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_hgx_4gpu_reduce_scatter' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_reduce_scatter.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
@@ -43,7 +43,7 @@ set key top left
 set grid
 set title 'abci_a100_1node_8gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/abci_a100_1node_8gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
-set title 'abci_a100_1node_4gpu_all_reduce' noenhanced
+set title 'abci_a100_1node_4gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/abci_a100_1node_4gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'a100_8gpu_nvswitch_all_reduce_stas00' noenhanced
 plot 'docs/validation/a100_8gpu_nvswitch_all_reduce_stas00.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
@@ -55,7 +55,7 @@ set title 'a100_3node_24gpu_hdr_ib_all_reduce_PARTIAL' noenhanced
 plot 'docs/validation/a100_3node_24gpu_hdr_ib_all_reduce_PARTIAL.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_hgx_4gpu_all_reduce (fit)' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
-set title 'h100_hgx_4gpu_all_gather' noenhanced
+set title 'h100_hgx_4gpu_all_gather (fit)' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_all_gather.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_hgx_4gpu_reduce_scatter' noenhanced
 plot 'docs/validation/h100_hgx_4gpu_reduce_scatter.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'

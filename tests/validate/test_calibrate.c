@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "platforms/spec.h"
 
@@ -63,6 +64,82 @@ Test(calibrate, recovers_known_parameters_from_a_generated_log)
     testdir_remove(d);
 }
 
+/* Two generated logs of one platform with different step counts (an all-reduce over 8 GPUs:
+ * 14 latency steps, an all-gather over 4: 3) tell the base latency from the per-step latency;
+ * calibrated together they give back both, which one log cannot. */
+Test(calibrate, joint_fit_tells_base_from_per_step_latency)
+{
+    char d[256], plat[300], ar[300], ag[300], out[300], cmd[2048];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(plat, sizeof plat, d, "truth.yaml");
+    testdir_path(ar, sizeof ar, d, "ar.log");
+    testdir_path(ag, sizeof ag, d, "ag.log");
+    testdir_path(out, sizeof out, d, "out.yaml");
+    FILE *f = fopen(plat, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs("preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
+          "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
+          "  hop_latency: {LL: 0.8us, LL128: 1.6us, Simple: 3.2us}\n"
+          "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s collective --platform %s --algorithm ring --min 8 --max 1G > %s && "
+             "%s collective --platform %s --algorithm ring --op all_gather --ranks 4 --min 8 "
+             "--max 1G > %s",
+             TPSIM_BIN, plat, ar, TPSIM_BIN, plat, ag);
+    run(cmd);
+    snprintf(cmd, sizeof cmd,
+             "%s calibrate %s %s --platform dgx-a100 --algorithm ring -o %s 2>/dev/null", TPSIM_BIN,
+             ar, ag, out);
+    run(cmd);
+    struct plat_topo t;
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(out, 0, NULL, &t, &err), 0), "%s", err.msg);
+    double nvlink = 0, lat = -1;
+    for (int l = 0; l < t.nlinks && !nvlink; l++)
+        if (t.links[l].level == PLAT_LVL_NVLINK) {
+            nvlink = t.links[l].bw_Bps;
+            lat = t.links[l].lat_s;
+        }
+    near(nvlink, 200e9, 0.005, "gpu_link");
+    near(lat, 1.5e-6, 0.01, "nvlink_latency (kept)");
+    near(t.nccl.base_s[MDL_PROTO_SIMPLE], 15e-6, 0.05, "Simple base latency");
+    near(t.nccl.hop_s[MDL_PROTO_SIMPLE], 3.2e-6, 0.05, "Simple per-step latency");
+    near(t.nccl.base_s[MDL_PROTO_LL], 4e-6, 0.05, "LL base latency");
+    near(t.nccl.hop_s[MDL_PROTO_LL], 0.8e-6, 0.05, "LL per-step latency");
+    near(t.nccl.eff[MDL_PROTO_LL], 0.45, 0.02, "LL efficiency");
+    plat_topo_release(&t);
+    /* the file says it was fitted on both logs */
+    f = fopen(out, "r");
+    cr_assert(ne(ptr, f, NULL));
+    char line[512];
+    int named = 0, apart = 0;
+    while (fgets(line, sizeof line, f)) {
+        named += strstr(line, "ar.log: all_reduce over 8 ranks") != NULL ||
+                 strstr(line, "ag.log: all_gather over 4 ranks") != NULL;
+        apart += strstr(line, "base and per-step latency fitted apart") != NULL;
+    }
+    fclose(f);
+    cr_assert(eq(int, named, 2));
+    cr_assert(eq(int, apart, 1));
+    testdir_remove(d);
+}
+
+/* Logs bound by different links (inside one machine, across machines) are one error, exit 2. */
+Test(calibrate, joint_fit_refuses_logs_bound_by_different_links)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s calibrate %s/nccl/abci_a100_1node_8gpu_all_reduce.raw.txt "
+             "%s/nccl/abci_a100_2node_16gpu_all_reduce.raw.txt --platform 'dgx-a100 nodes=2' "
+             "> /dev/null 2>&1",
+             TPSIM_BIN, TPSIM_REFDATA, TPSIM_REFDATA);
+    int st = system(cmd);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    cr_assert(eq(int, code, 2), "status %d", st);
+}
+
 /* Run from a directory outside the repository: the manifest and the reference data are found
  * from the project, not the current directory. */
 Test(calibrate, validate_scores_only_the_evaluation_logs)
@@ -83,10 +160,10 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
         summary += strstr(line, "evaluation logs only (fit logs excluded)") != NULL;
     }
     fclose(f);
-    cr_assert(eq(int, fit, 4));
-    cr_assert(eq(int, eval, 7));
+    cr_assert(eq(int, fit, 6));
+    cr_assert(eq(int, eval, 5));
     cr_assert(eq(int, summary, 1));
-    /* the JSON says the same: 11 logs, 4 of them fit, and the evaluation median is the median of
+    /* the JSON says the same: 11 logs, 6 of them fit, and the evaluation median is the median of
      * the evaluation logs' |error| at 1 MiB and up */
     char js[300];
     json_error_t je;
@@ -108,7 +185,7 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
                 e[n++] = fabs(json_real_value(json_object_get(w, "err_pct")));
         }
     }
-    cr_assert(eq(int, nfit, 4));
+    cr_assert(eq(int, nfit, 6));
     cr_assert(eq(int, (int)json_integer_value(json_object_get(j, "evaluation_sizes")), n));
     for (int a = 0; a < n; a++) /* sort, then the median */
         for (int b = a + 1; b < n; b++)
