@@ -32,6 +32,8 @@ with open(d + "/topo.yaml", "w") as f:
 open(d + "/deep.yaml", "w").write("model: " + "[" * 1000000 + "\n")
 PY
 "$T" collective --platform dgx-a100 --min 8 --max 8G --factor 1.0174 > "$tmp/log1206.txt"
+"$T" collective --platform dgx-a100 --ranks 4 --op all_gather --min 8 --max 8G --factor 1.0174 \
+  > "$tmp/ag1206.txt"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 measure() { # name, expected exit status, command...
   local name=$1 want=$2 t=()
@@ -49,6 +51,8 @@ measure() { # name, expected exit status, command...
 measure "trace of 100,000 distinct op names, read and replayed" 0 \
   "$T" run "$tmp/names" --platform dgx-a100 -q
 measure "calibrate on 1,206 rows" 0 "$T" calibrate "$tmp/log1206.txt" --platform dgx-a100 -o "$tmp/c.yaml"
+measure "joint calibrate on 2 x 1,206 rows" 0 "$T" calibrate "$tmp/log1206.txt" "$tmp/ag1206.txt" \
+  --platform dgx-a100 -o "$tmp/c2.yaml"
 measure "topology of 50,000 nodes (platform show)" 0 "$T" platform show "$tmp/topo.yaml"
 measure "scenario of 1,000,000 nested brackets (refused)" 2 "$T" run "$tmp/deep.yaml"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
