@@ -1,5 +1,6 @@
-/* calibrate.c - platform fit to an nccl-tests log (see calibrate.h). Calls GSL's
- * gsl_fit_wlinear. Units: bytes, seconds, bytes/s. */
+/* calibrate.c - platform fit to one or several nccl-tests logs (see calibrate.h). Calls GSL's
+ * gsl_fit_wlinear (one log's protocol ranges) and gsl_multifit_wlinear (the joint lines).
+ * Units: bytes, seconds, bytes/s. */
 #include "calibrate.h"
 
 #include <gsl/gsl_fit.h>

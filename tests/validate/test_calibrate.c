@@ -21,6 +21,15 @@ static void run(const char *cmd)
     cr_assert(eq(int, st, 0), "command failed (%d): %s", st, cmd);
 }
 
+/* Writes a platform with known parameters: the truth a generated log comes from. */
+static void write_truth(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL), "%s", path);
+    fputs(text, f);
+    cr_assert(eq(int, fclose(f), 0));
+}
+
 static void near(double got, double want, double rel, const char *what)
 {
     cr_assert(le(dbl, fabs(got - want), rel * want), "%s: fitted %.6g, generated with %.6g", what,
@@ -34,13 +43,9 @@ Test(calibrate, recovers_known_parameters_from_a_generated_log)
     testdir_path(plat, sizeof plat, d, "truth.yaml");
     testdir_path(log, sizeof log, d, "cal.log");
     testdir_path(out, sizeof out, d, "out.yaml");
-    FILE *f = fopen(plat, "w");
-    cr_assert(ne(ptr, f, NULL));
-    fputs("preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
-          "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
-          "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n",
-          f);
-    fclose(f);
+    write_truth(plat, "preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
+                      "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
+                      "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s collective --platform %s --algorithm ring --min 8 --max 1G > %s",
              TPSIM_BIN, plat, log);
@@ -75,14 +80,10 @@ Test(calibrate, joint_fit_tells_base_from_per_step_latency)
     testdir_path(ar, sizeof ar, d, "ar.log");
     testdir_path(ag, sizeof ag, d, "ag.log");
     testdir_path(out, sizeof out, d, "out.yaml");
-    FILE *f = fopen(plat, "w");
-    cr_assert(ne(ptr, f, NULL));
-    fputs("preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
-          "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
-          "  hop_latency: {LL: 0.8us, LL128: 1.6us, Simple: 3.2us}\n"
-          "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n",
-          f);
-    fclose(f);
+    write_truth(plat, "preset: dgx-a100\ngpu_link: 200GB/s\nnccl:\n"
+                      "  base_latency: {LL: 4us, LL128: 9us, Simple: 15us}\n"
+                      "  hop_latency: {LL: 0.8us, LL128: 1.6us, Simple: 3.2us}\n"
+                      "  efficiency: {LL: 0.45, LL128: 0.9, Simple: 1}\n");
     snprintf(cmd, sizeof cmd,
              "%s collective --platform %s --algorithm ring --min 8 --max 1G > %s && "
              "%s collective --platform %s --algorithm ring --op all_gather --ranks 4 --min 8 "
@@ -111,7 +112,7 @@ Test(calibrate, joint_fit_tells_base_from_per_step_latency)
     near(t.nccl.eff[MDL_PROTO_LL], 0.45, 0.02, "LL efficiency");
     plat_topo_release(&t);
     /* the file says it was fitted on both logs */
-    f = fopen(out, "r");
+    FILE *f = fopen(out, "r");
     cr_assert(ne(ptr, f, NULL));
     char line[512];
     int named = 0, apart = 0;
