@@ -93,6 +93,26 @@ static double lat_time(const struct model *m, int op, int algo, double hop)
     return mdl_coll_time((enum mdl_op_kind)op, (enum mdl_coll_algo)algo, 0, &e);
 }
 
+/* m's closed forms for a collective over GPUs 0..n-1 of t. */
+static int model_build(struct model *m, const struct plat_topo *t, int n, struct tps_error *err)
+{
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!ranks) return tps_error_oom(err);
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    struct mdl_group g = {.n = n, .ranks = ranks};
+    int rc = tune_group_env(t, &g, &m->ge, err);
+    m->ready = !rc;
+    free(ranks);
+    return rc;
+}
+
+static void model_release(struct model *m)
+{
+    if (m->ready) tune_group_env_release(&m->ge);
+    m->ready = 0;
+}
+
 struct seg_fit {
     double c0, c1, rss;
     int ok;
@@ -174,9 +194,9 @@ struct design {
 
 static void design_release(struct design *d)
 {
-    if (d->m0.ready) tune_group_env_release(&d->m0.ge);
-    if (d->m2.ready) tune_group_env_release(&d->m2.ge);
-    if (d->mz.ready) tune_group_env_release(&d->mz.ge);
+    model_release(&d->m0);
+    model_release(&d->m2);
+    model_release(&d->mz);
     free(d->dfix);
     free(d->row);
 }
@@ -188,23 +208,15 @@ static int design_build(struct design *d, const struct cal_input *in, const stru
                         double eps, struct tps_error *err)
 {
     int n = d->n = sized_rows(in->log), rc = 0;
-    int *ranks = malloc((size_t)in->ranks * sizeof *ranks);
     d->dfix = calloc((size_t)n * 4, sizeof *d->dfix);
     d->row = malloc((size_t)n * sizeof *d->row);
-    if (!ranks || !d->dfix || !d->row) {
-        free(ranks);
-        return tps_error_oom(err);
-    }
+    if (!d->dfix || !d->row) return tps_error_oom(err);
     d->dvar = d->dfix + n;
     d->t = d->dfix + 2 * n;
     d->w = d->dfix + 3 * n;
-    for (int i = 0; i < in->ranks; i++)
-        ranks[i] = i;
-    struct mdl_group g = {.n = in->ranks, .ranks = ranks};
-    if (!(rc = tune_group_env(t0, &g, &d->m0.ge, err))) d->m0.ready = 1;
-    if (!rc && !(rc = tune_group_env(t2, &g, &d->m2.ge, err))) d->m2.ready = 1;
-    if (!rc && !(rc = tune_group_env(tz, &g, &d->mz.ge, err))) d->mz.ready = 1;
-    free(ranks);
+    rc = model_build(&d->m0, t0, in->ranks, err);
+    if (!rc) rc = model_build(&d->m2, t2, in->ranks, err);
+    if (!rc) rc = model_build(&d->mz, tz, in->ranks, err);
     for (int i = 0, j = 0; j < in->log->nrows; j++)
         if (in->log->rows[j].bytes > 0) d->row[i++] = j;
     for (int i = 0; !rc && i < n; i++) {
@@ -366,7 +378,7 @@ static int line_solve(const struct design *ds, int nd, int p, double sigma, int 
             L->hold_base = 1;
             continue;
         }
-        return L->c > 0 ? 0 : -1;
+        break;
     }
     return L->c > 0 ? 0 : -1;
 }
@@ -406,7 +418,7 @@ static int resegment(struct design *ds, int nd, const struct line *L, double sig
                 double s = (i1 ? c[MDL_PROTO_LL][i1] : 0) +
                            (i2 > i1 ? c[MDL_PROTO_LL128][i2] - c[MDL_PROTO_LL128][i1] : 0) +
                            c[MDL_PROTO_SIMPLE][n] - c[MDL_PROTO_SIMPLE][i2];
-                if (s < best && !(isfinite(best) && s > best * (1 - 1e-12))) {
+                if (s < best * (1 - 1e-12)) { /* INFINITY stays INFINITY */
                     best = s;
                     b1 = i1;
                     b2 = i2;
@@ -428,9 +440,10 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
     if (nin < 1 || nin > CAL_MAX_LOGS)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "calibration takes 1 to %d logs, got %d", CAL_MAX_LOGS, nin);
-    int total = 0;
+    int total = 0, maxn = 0;
     for (int k = 0; k < nin; k++) {
         int m = sized_rows(in[k].log);
+        maxn = m > maxn ? m : maxn;
         if (m < 3)
             return tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
                                  "calibration needs at least 3 rows of more than 0 bytes, the "
@@ -480,25 +493,16 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
     }
     r->algo = o->algo;
     if (!rc && !r->algo) { /* the tuner's choice for the first log's largest size */
-        struct design d0 = {0};
-        int *ranks = malloc((size_t)in[0].ranks * sizeof *ranks);
-        if (!ranks) rc = tps_error_oom(err);
-        for (int i = 0; !rc && i < in[0].ranks; i++)
-            ranks[i] = i;
-        struct mdl_group g = {.n = in[0].ranks, .ranks = ranks};
-        if (!rc && !(rc = tune_group_env(&t0, &g, &d0.m0.ge, err))) d0.m0.ready = 1;
+        struct model m = {0};
         enum mdl_coll_algo a = MDL_ALGO_AUTO;
         enum mdl_coll_proto p = MDL_PROTO_SIMPLE;
-        if (!rc && tune_choose(&d0.m0.ge, &t0.nccl, (enum mdl_op_kind)in[0].op,
+        rc = model_build(&m, &t0, in[0].ranks, err);
+        if (!rc && tune_choose(&m.ge, &t0.nccl, (enum mdl_op_kind)in[0].op,
                                in[0].log->rows[in[0].log->nrows - 1].bytes, &a, &p, err) < 0)
             rc = err->code;
         r->algo = a;
-        design_release(&d0);
-        free(ranks);
+        model_release(&m);
     }
-    int maxn = 0;
-    for (int k = 0; k < nin; k++)
-        maxn = sized_rows(in[k].log) > maxn ? sized_rows(in[k].log) : maxn;
     double *scratch = malloc(((size_t)2 * maxn + (size_t)5 * total) * sizeof *scratch);
     struct prefix *P = malloc(((size_t)maxn + 1) * sizeof *P);
     if (!rc && (!scratch || !P)) rc = tps_error_oom(err);
