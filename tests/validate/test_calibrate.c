@@ -69,6 +69,32 @@ Test(calibrate, recovers_known_parameters_from_a_generated_log)
     testdir_remove(d);
 }
 
+/* nccl-tests times 0-byte calls, which return at once (the H100 all-gather log has three such
+ * rows at 0.42-0.46 us): they carry no collective and must not move the fit. */
+Test(calibrate, rows_of_zero_bytes_are_left_out)
+{
+    char d[256], log[300], zlog[300], out[300], zout[300], cmd[2048];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(log, sizeof log, d, "cal.log");
+    testdir_path(zlog, sizeof zlog, d, "zero.log");
+    testdir_path(out, sizeof out, d, "out.yaml");
+    testdir_path(zout, sizeof zout, d, "zout.yaml");
+    snprintf(cmd, sizeof cmd,
+             "%s collective --platform dgx-a100 --algorithm ring --min 8 --max 1G > %s && "
+             "awk '!done && $1 ~ /^[0-9]+$/ { for (i = 0; i < 3; i++) print \"   0   0   float   "
+             "sum   -1   0.42   0.00   0.00   N/A\"; done = 1 } { print }' %s > %s",
+             TPSIM_BIN, log, log, zlog);
+    run(cmd);
+    /* the same fit: the files differ only in their header comments (the log's path) */
+    snprintf(cmd, sizeof cmd,
+             "%s calibrate %s --platform dgx-a100 --algorithm ring 2>/dev/null | grep -v '^#' > %s "
+             "&& %s calibrate %s --platform dgx-a100 --algorithm ring 2>/dev/null | grep -v '^#' > "
+             "%s && cmp -s %s %s",
+             TPSIM_BIN, log, out, TPSIM_BIN, zlog, zout, out, zout);
+    run(cmd);
+    testdir_remove(d);
+}
+
 /* Two generated logs of one platform with different step counts (an all-reduce over 8 GPUs:
  * 14 latency steps, an all-gather over 4: 3) tell the base latency from the per-step latency;
  * calibrated together they give back both, which one log cannot. */
