@@ -76,10 +76,13 @@ int cli_calibrate(int argc, char **argv)
                                           {"ranks", required_argument, NULL, 'r'},
                                           {"algorithm", required_argument, NULL, 'a'},
                                           {0}};
-    const char *v[26] = {0}, *logs[CAL_MAX_LOGS] = {0};
+    const char *v[26] = {0}, *logs[CAL_MAX_LOGS + 1] = {0};
     int nlogs, rc = cli_parse(argc, argv, 1, "calibrate", cal_help, "o:", longs, store_option, v,
-                              logs, CAL_MAX_LOGS, &nlogs);
+                              logs, CAL_MAX_LOGS + 1, &nlogs);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    _Static_assert(CAL_MAX_LOGS == 16, "the message below names the limit");
+    if (nlogs > CAL_MAX_LOGS)
+        return cli_usage_error("calibrate", "%s", "at most 16 logs are fitted at once");
     const char *plat = v['p' - 'a'], *outp = v['o' - 'a'];
     int op = -1, ranks = 0, algo = 0;
     if (v['k' - 'a']) {

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "platforms/spec.h"
 
+#include "../testcmd.h"
 #include "../testdir.h"
 
 TestSuite(calibrate, .timeout = 120);
@@ -156,15 +156,30 @@ Test(calibrate, joint_fit_tells_base_from_per_step_latency)
 /* Logs bound by different links (inside one machine, across machines) are one error, exit 2. */
 Test(calibrate, joint_fit_refuses_logs_bound_by_different_links)
 {
-    char cmd[1024];
+    char cmd[1024], out[4096];
     snprintf(cmd, sizeof cmd,
              "%s calibrate %s/nccl/abci_a100_1node_8gpu_all_reduce.raw.txt "
              "%s/nccl/abci_a100_2node_16gpu_all_reduce.raw.txt --platform 'dgx-a100 nodes=2' "
-             "> /dev/null 2>&1",
+             "2>&1 > /dev/null",
              TPSIM_BIN, TPSIM_REFDATA, TPSIM_REFDATA);
-    int st = system(cmd);
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    cr_assert(eq(int, code, 2), "status %d", st);
+    int code = testcmd_run(out, sizeof out, cmd);
+    cr_assert(eq(int, code, 2), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "bound by nic_rate"), NULL), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "calibrate them apart"), NULL), "%s", out);
+}
+
+/* A joint calibration takes at most 16 logs: a 17th is a usage error naming the limit, exit 2. */
+Test(calibrate, joint_fit_names_its_limit_of_logs)
+{
+    char cmd[8192], out[4096];
+    int n = snprintf(cmd, sizeof cmd, "%s calibrate", TPSIM_BIN);
+    for (int k = 0; k < 17; k++)
+        n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %s/nccl/h100_hgx_4gpu_all_reduce.raw.txt",
+                      TPSIM_REFDATA);
+    snprintf(cmd + n, sizeof cmd - (size_t)n, " --platform dgx-h100 2>&1");
+    int code = testcmd_run(out, sizeof out, cmd);
+    cr_assert(eq(int, code, 2), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "at most 16 logs are fitted at once"), NULL), "%s", out);
 }
 
 /* Run from a directory outside the repository: the manifest and the reference data are found
