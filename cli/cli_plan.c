@@ -46,8 +46,8 @@ static void print_axes(const struct scn_scenario *s, const struct mdl_strategy *
         if (tune_group_env(&s->topo, &g, &e, &err)) continue;
         printf("  %s axis (%d GPUs, e.g. %d..%d): ring bandwidth %.1f GB/s per GPU, route "
                "latency %.2f us\n",
-               axis ? "d2 (rows)" : "d1 (columns)", n, ranks[0], ranks[n - 1], e.flat_bw / 1e9,
-               e.flat_lat * 1e6);
+               axis ? "d2 (rows)" : "d1 (columns)", n, ranks[0], ranks[n - 1], e.flat.bw / 1e9,
+               e.flat.lat * 1e6);
         tune_group_env_release(&e);
     }
 }

@@ -55,13 +55,11 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
     return 0;
 }
 
-/* Route figures of a set of concurrent transfers: the largest latency, and the smallest
- * bandwidth a transfer gets when every link is split among the transfers crossing it. */
-static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n, double *lat,
-                      double *bw)
+/* Route figures (struct tune_routes) of a set of concurrent transfers. */
+static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n,
+                      struct tune_routes *out)
 {
-    *lat = 0;
-    *bw = 0;
+    memset(out, 0, sizeof *out);
     if (n == 0) return 0;
     size_t slots = 2 * (size_t)t->nlinks + (size_t)t->nnodes;
     int *use = calloc(slots, sizeof *use);
@@ -82,8 +80,11 @@ static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n, d
             use[k]++;
         }
     }
+    double inv = 0;
     for (int i = 0; i < n && !rc; i++) {
-        if (r[i].lat_s > *lat) *lat = r[i].lat_s;
+        if (r[i].lat_s > out->lat) out->lat = r[i].lat_s;
+        out->mean_lat += r[i].lat_s / n;
+        double pb = 0; /* this transfer's share */
         for (int h = 0; h < r[i].nhops; h++) {
             const struct plat_hop *hp = &r[i].hops[h];
             size_t k = hp->link < 0
@@ -91,9 +92,12 @@ static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n, d
                            : 2 * (size_t)hp->link + (t->links[hp->link].shared ? 0 : hp->up);
             double cap = hp->link < 0 ? t->nodes[hp->node].fwd_Bps : t->links[hp->link].bw_Bps;
             double share = cap / use[k];
-            if (*bw == 0 || share < *bw) *bw = share;
+            if (pb == 0 || share < pb) pb = share;
         }
+        if (out->bw == 0 || pb < out->bw) out->bw = pb;
+        if (pb > 0) inv += 1 / pb / n;
     }
+    out->mean_bw = inv > 0 ? 1 / inv : 0;
     free(use);
     free(r);
     return rc;
@@ -136,7 +140,8 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     if (g->n < 2) return TPS_OK;
     if (t->xml_path[0]) {
         /* SimGrid resolves the routes of a user XML: nothing to measure, ring is chosen */
-        e->flat_bw = e->intra_bw = e->inter_bw = 1;
+        e->flat.bw = e->intra.bw = e->inter.bw = 1;
+        e->flat.mean_bw = e->intra.mean_bw = e->inter.mean_bw = 1;
         return TPS_OK;
     }
     int total = 0;
@@ -147,14 +152,13 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     int rc = pairs && hs ? 0 : -1;
     for (int k = 0; !rc && k < ng; k++)
         rc = tune_hier_layout(t, groups[k], &hs[k]);
-    double *lat[3] = {&e->flat_lat, &e->intra_lat, &e->inter_lat};
-    double *bw[3] = {&e->flat_bw, &e->intra_bw, &e->inter_bw};
+    struct tune_routes *phase[3] = {&e->flat, &e->intra, &e->inter};
     for (int which = 0; !rc && which < 3; which++) {
         if (which && !hs[0].local) break;
         int np = 0;
         for (int k = 0; k < ng; k++) /* every concurrent group shares the links */
             np += ring_pairs(groups[k], &hs[k], which, pairs + np);
-        rc = path_stats(t, (const int(*)[2])pairs, np, lat[which], bw[which]) ? 1 : 0;
+        rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
     }
     if (!rc && hs[0].local) {
         e->hier = hs[0];
@@ -178,6 +182,14 @@ int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct 
     return tune_group_env_set(t, &g, 1, e, err);
 }
 
+static struct mdl_coll_path coll_path(const struct tune_routes *r, double hop, double eff)
+{
+    return (struct mdl_coll_path){.alpha_s = r->lat + hop,
+                                  .bw_Bps = r->bw * eff,
+                                  .ring_alpha_s = r->mean_lat + hop,
+                                  .ring_bw_Bps = r->mean_bw * eff};
+}
+
 void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
                    enum mdl_coll_proto p, struct mdl_coll_env *out)
 {
@@ -188,9 +200,9 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->base_s = nc->base_s[p];
     out->chunk_bytes = nc->chunk_bytes;
     double hop = nc->hop_s[p], eff = nc->eff[p];
-    out->all = (struct mdl_coll_path){ge->flat_lat + hop, ge->flat_bw * eff};
-    out->intra = (struct mdl_coll_path){ge->intra_lat + hop, ge->intra_bw * eff};
-    out->inter = (struct mdl_coll_path){ge->inter_lat + hop, ge->inter_bw * eff};
+    out->all = coll_path(&ge->flat, hop, eff);
+    out->intra = coll_path(&ge->intra, hop, eff);
+    out->inter = coll_path(&ge->inter, hop, eff);
 }
 
 double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_op_kind k,
@@ -207,7 +219,7 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
     for (int a = MDL_ALGO_RING; a < MDL_ALGO_N; a++) {
         if (fa && a != (int)fa) continue;
         /* without routes to measure (user XML) only the ring is predictable */
-        if (!fa && ge->flat_bw == 1 && ge->flat_lat == 0 && a != MDL_ALGO_RING &&
+        if (!fa && ge->flat.bw == 1 && ge->flat.lat == 0 && a != MDL_ALGO_RING &&
             mdl_coll_supports(k, MDL_ALGO_RING))
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
@@ -215,7 +227,8 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             struct mdl_coll_env e;
             tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
-            if (tm >= 0 && (best < 0 || tm < best)) {
+            /* a tie (to rounding) keeps the earlier algorithm: ring before direct */
+            if (tm >= 0 && (best < 0 || tm < best * (1 - 1e-12))) {
                 best = tm;
                 *algo = (enum mdl_coll_algo)a;
                 *proto = (enum mdl_coll_proto)p;

@@ -25,13 +25,23 @@ struct tune_hier {
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);
 void tune_hier_release(struct tune_hier *h);
 
+/* Route figures of one phase's transfers, protocol-free: the largest latency and the smallest
+ * bandwidth (what a step waiting for all its messages costs), and the mean latency and the
+ * harmonic mean bandwidth (what a ring step costs on its critical path, which crosses every
+ * route in turn). Bandwidths are what a transfer gets when every link is split among the
+ * transfers crossing it. */
+struct tune_routes {
+    double lat, bw;
+    double mean_lat, mean_bw;
+};
+
 /* Route figures of a group, protocol-free. */
 struct tune_group_env {
     int n;
     struct tune_hier hier;
-    double flat_lat, flat_bw;   /* ring neighbours */
-    double intra_lat, intra_bw; /* inside machines (hierarchical) */
-    double inter_lat, inter_bw; /* rails across machines (hierarchical) */
+    struct tune_routes flat;  /* ring neighbours */
+    struct tune_routes intra; /* inside machines (hierarchical) */
+    struct tune_routes inter; /* rails across machines (hierarchical) */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err);

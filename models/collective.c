@@ -10,7 +10,11 @@
  *   hierarchical          ring inside each machine, ring across machines on each rail of S/L,
  *                         ring inside again (all-reduce: RS, AR, AG; all-gather: AG rail then
  *                         local; reduce-scatter: RS local then rail)
- * A step costs alpha + (bytes on the most loaded link of the step) / B. Units: bytes, seconds.
+ * A step costs alpha + (bytes on the most loaded link of the step) / B. A ring step waits for
+ * its data only, not for its neighbours' other transfers, so a ring pays its routes' mean
+ * latency and bandwidth (ring_alpha_s, ring_bw_Bps) or, when one route is much slower, the
+ * queue of rounds on it; the other schedules wait for every message of a step and pay the
+ * largest latency (alpha_s). Units: bytes, seconds.
  */
 #include "collective.h"
 
@@ -254,9 +258,16 @@ int mdl_tree_phase_load(int n, int k, int up, int *flow_load)
     return sum;
 }
 
+double mdl_coll_ring(int steps, double chunk, const struct mdl_coll_path *p)
+{
+    double path = steps * (p->ring_alpha_s + chunk / p->ring_bw_Bps);
+    double queue = steps * chunk / p->bw_Bps + p->alpha_s;
+    return path > queue ? path : queue;
+}
+
 static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p)
 {
-    return steps * (p->alpha_s + bytes / m / p->bw_Bps);
+    return mdl_coll_ring(steps, bytes / m, p);
 }
 
 /* Double binary tree all-reduce of S over m members on path p: each tree carries S/2 in
@@ -313,8 +324,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
             t = m == 2 ? p->alpha_s + S / p->bw_Bps : -1;
         else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);
-        else
-            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
+        else /* every step waits for all its messages: the slowest route sets its pace */
+            t = (k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1) * (p->alpha_s + S / m / p->bw_Bps);
         break;
     case MDL_ALGO_TREE:
         t = tree(m, S, e->chunk_bytes, p);

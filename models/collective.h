@@ -72,8 +72,12 @@ bool mdl_coll_flow_level(enum mdl_coll_gran g, int members, int machines, int th
 
 /* Latency and bandwidth of the routes a phase uses. */
 struct mdl_coll_path {
-    double alpha_s; /* route latency plus the protocol's per-step latency */
+    double alpha_s; /* largest route latency plus the protocol's per-step latency */
     double bw_Bps;  /* route bandwidth times the protocol efficiency */
+    /* A ring step waits for its data only, so the path through its steps crosses every route
+     * in turn: the mean route latency plus the protocol's per-step latency, and the harmonic
+     * mean bandwidth times the efficiency. */
+    double ring_alpha_s, ring_bw_Bps;
 };
 
 /* What the closed forms need to know about a group on a platform. */
@@ -107,6 +111,12 @@ int mdl_tree_phase_load(int n, int k, int up, int *flow_load);
  * algorithm a; -1 when a does not implement k or the group does not suit it. */
 double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double bytes,
                      const struct mdl_coll_env *e);
+
+/* A ring of `steps` rounds of `chunk` bytes on path p: the longer of its critical path through
+ * every route in turn and the rounds its slowest route carries one after another (plus that
+ * route's latency once: the others hide behind the queue there). The two agree when all routes
+ * are alike. */
+double mdl_coll_ring(int steps, double chunk, const struct mdl_coll_path *p);
 
 /* Bus bandwidth factor of nccl-tests: busbw = algbw * factor. */
 double mdl_coll_busbw_factor(enum mdl_op_kind k, int n);

@@ -9,6 +9,7 @@
 #include "sim/engine.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -166,7 +167,9 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
     c->hier = calloc((size_t)p->ngroups + 1, sizeof *c->hier);
     c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
-    if (!c->hosts || !c->rs || !c->mb || !c->hier || !c->pos) return -1;
+    c->rings = calloc((size_t)p->ngroups + 1, sizeof *c->rings);
+    c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *c->wires);
+    if (!c->hosts || !c->rs || !c->mb || !c->hier || !c->pos || !c->rings || !c->wires) return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();
@@ -184,6 +187,11 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
             c->pos[g][r] = -1;
         for (int i = 0; i < gr->n; i++)
             c->pos[g][gr->ranks[i]] = i;
+        int rings = 1 + c->hier[g].nodes + c->hier[g].local;
+        c->rings[g] = malloc((size_t)rings * sizeof *c->rings[g]);
+        if (!c->rings[g]) return -1;
+        for (int i = 0; i < rings; i++)
+            c->rings[g][i].mean_lat = NAN;
     }
     return 0;
 }

@@ -22,6 +22,26 @@ struct sim_rank_state {
     int launched;   /* ops 0..launched-1 have been launched by the rank's host */
 };
 
+/* A rank stream's wire: the sends of its rings, each leaving at its own time (data ready plus
+ * the route latency), so that many can be under way at once (replay.c). Created on first use. */
+struct sim_wire_req {
+    double at;       /* when the message leaves */
+    sg_mailbox_t mb; /* where it goes */
+    long size;       /* bytes on the wire */
+};
+struct sim_wire {
+    sg_mutex_t mtx;
+    sg_cond_t cond;
+    struct sim_wire_req *q; /* pending, q[head .. head + n) */
+    int head, n, cap;
+};
+
+/* Route figures of a ring, protocol-free (struct tune_routes, one transfer per route alone);
+ * mean_lat is NaN until computed. */
+struct sim_ring {
+    double lat, bw, mean_lat, mean_bw;
+};
+
 #define SIM_TREE_MEMO 16
 struct sim_tree_memo {
     int n, k, up, sum, flow;
@@ -38,6 +58,9 @@ struct sim_ctx {
     struct tune_hier *hier;    /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
+    struct sim_wire *wires;    /* [rank * MDL_MAX_STREAMS + stream] */
+    struct sim_ring **rings;   /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
+                                * the ring inside machine j, 1 + nodes + l rail l) */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

