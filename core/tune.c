@@ -45,6 +45,13 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
         h->nodes = nodes;
         for (int i = 0; i < n; i++)
             h->member[h->node_of[i] * local + h->local_of[i]] = i;
+        int m0 = t->nodes[t->gpu_node[g->ranks[0]]].machine, nics = 0;
+        for (int i = 0; i < t->nnodes; i++)
+            nics += t->nodes[i].kind == PLAT_NIC && t->nodes[i].machine == m0;
+        h->channels = nics < local ? nics : local;
+        int most = t->nccl.channels > 0 ? t->nccl.channels : TUNE_MAX_CHANNELS;
+        if (h->channels > most) h->channels = most;
+        if (h->channels < 2) h->channels = 1;
     }
     free(order);
     free(count);
@@ -53,6 +60,24 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
         return rc;
     }
     return 0;
+}
+
+int tune_channel_member(const struct tune_hier *h, int j, int p)
+{
+    int L = h->local, node = p / L, q = p % L;
+    return h->member[node * L + (q + j) % L];
+}
+
+/* Pairs of the ring channels of a group (h->channels >= 2). */
+static int channel_pairs(const struct mdl_group *g, const struct tune_hier *h, int (*out)[2])
+{
+    int n = g->n, k = 0;
+    for (int j = 0; j < h->channels; j++)
+        for (int p = 0; p < n; p++, k++) {
+            out[k][0] = g->ranks[tune_channel_member(h, j, p)];
+            out[k][1] = g->ranks[tune_channel_member(h, j, (p + 1) % n)];
+        }
+    return k;
 }
 
 /* Route figures (struct tune_routes) of a set of concurrent transfers. */
@@ -146,7 +171,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     }
     int total = 0;
     for (int k = 0; k < ng; k++)
-        total += groups[k]->n;
+        total += groups[k]->n * TUNE_MAX_CHANNELS;
     int(*pairs)[2] = malloc((size_t)total * sizeof *pairs);
     struct tune_hier *hs = calloc((size_t)ng, sizeof *hs);
     int rc = pairs && hs ? 0 : -1;
@@ -159,6 +184,12 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         for (int k = 0; k < ng; k++) /* every concurrent group shares the links */
             np += ring_pairs(groups[k], &hs[k], which, pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
+    }
+    if (!rc && hs[0].channels > 1) {
+        int np = 0;
+        for (int k = 0; k < ng; k++)
+            if (hs[k].channels > 1) np += channel_pairs(groups[k], &hs[k], pairs + np);
+        rc = path_stats(t, (const int(*)[2])pairs, np, &e->chan) ? 1 : 0;
     }
     if (!rc && hs[0].local) {
         e->hier = hs[0];
@@ -203,6 +234,27 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->all = coll_path(&ge->flat, hop, eff);
     out->intra = coll_path(&ge->intra, hop, eff);
     out->inter = coll_path(&ge->inter, hop, eff);
+    out->channels = ge->hier.channels > 1 ? ge->hier.channels : 1;
+    out->chan = coll_path(&ge->chan, hop, eff);
+}
+
+/* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
+ * chooses among. All-reduce: ring or tree, where across machines NCCL's tree is
+ * hierarchical_tree's shape (trees between machines, a chain or ring inside each); all-gather,
+ * reduce-scatter and broadcast: ring; all-to-all and send/recv: point to point (direct).
+ * hierarchical (rings on rails) and direct all-reduce/gather/scatter are not NCCL's: they run
+ * only when a platform or an op asks for them. */
+static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, int a)
+{
+    switch (k) {
+    case MDL_OP_ALL_REDUCE:
+        return a == MDL_ALGO_RING || a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE);
+    case MDL_OP_ALL_TO_ALL:
+    case MDL_OP_SEND_RECV:
+        return a == MDL_ALGO_DIRECT;
+    default:
+        return a == MDL_ALGO_RING;
+    }
 }
 
 double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, enum mdl_op_kind k,
@@ -217,7 +269,7 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
     enum mdl_coll_proto fp = *proto ? *proto : (enum mdl_coll_proto)nc->proto;
     double best = -1;
     for (int a = MDL_ALGO_RING; a < MDL_ALGO_N; a++) {
-        if (fa && a != (int)fa) continue;
+        if (fa ? a != (int)fa : !nccl_candidate(ge, k, a)) continue;
         /* without routes to measure (user XML) only the ring is predictable */
         if (!fa && ge->flat.bw == 1 && ge->flat.lat == 0 && a != MDL_ALGO_RING &&
             mdl_coll_supports(k, MDL_ALGO_RING))
@@ -386,7 +438,21 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         tune_hier_release(&h);
         break;
     }
-    default: /* ring and broadcast chain */
+    default: /* ring (in channels across machines) and broadcast chain */
+        if (kind != MDL_OP_BROADCAST) {
+            struct tune_hier h;
+            if (tune_hier_layout(t, g, &h) != 0) {
+                ps->oom = 1;
+                return;
+            }
+            for (int j = 0; h.channels > 1 && j < h.channels; j++)
+                for (int p = 0; p < n; p++)
+                    pair_add(ps, R[tune_channel_member(&h, j, p)],
+                             R[tune_channel_member(&h, j, (p + 1) % n)]);
+            int done = h.channels > 1;
+            tune_hier_release(&h);
+            if (done) break;
+        }
         for (int i = 0; i < n; i++)
             pair_add(ps, R[i], R[(i + 1) % n]);
     }

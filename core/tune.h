@@ -21,8 +21,18 @@ struct tune_hier {
     int *node_of;     /* owned, per member: machine order (0..nodes-1) */
     int *local_of;    /* owned, per member: index among its machine's members */
     int *member;      /* owned, [node * local + l]: member index */
+    int channels;     /* rings a ring collective across the machines runs at once (NCCL's
+                       * channels): one per NIC of a machine, at most `local`, the platform's
+                       * nccl.channels and TUNE_MAX_CHANNELS; 1 inside one machine or with
+                       * one NIC */
 };
+#define TUNE_MAX_CHANNELS MDL_MAX_CHANNELS
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);
+/* Member at position p (0..n-1) of ring channel j (h->channels >= 2): machine after machine,
+ * each machine's members from its j-th on, so that channel j leaves every machine from member
+ * j-1 and enters the next at member j: each channel crosses between machines on its own NICs,
+ * and every NIC carries one channel each way. */
+int tune_channel_member(const struct tune_hier *h, int j, int p);
 void tune_hier_release(struct tune_hier *h);
 
 /* Route figures of one phase's transfers, protocol-free: the largest latency and the smallest
@@ -42,6 +52,7 @@ struct tune_group_env {
     struct tune_routes flat;  /* ring neighbours */
     struct tune_routes intra; /* inside machines (hierarchical) */
     struct tune_routes inter; /* rails across machines (hierarchical) */
+    struct tune_routes chan;  /* the ring channels across machines, all at once */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err);

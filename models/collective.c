@@ -1,7 +1,9 @@
 /* collective.c - collective algorithm names, tree shapes and closed forms (see collective.h).
  *
  * Per-step schedules, which sim/replay.c replays message by message:
- *   ring all-reduce       2(m-1) steps of S/m to the next member
+ *   ring all-reduce       2(m-1) steps of S/m to the next member; across machines with c NICs
+ *                         each, c rings (NCCL's channels) of S/c at once, each crossing
+ *                         between machines on NICs of its own
  *   ring all-gather/RS    m-1 steps of S/m
  *   direct                the same step counts, step j sends to member i+j and receives from i-j
  *   broadcast chain       k+m-2 steps of S/k along 0 -> 1 -> ... -> m-1 (k pipeline chunks)
@@ -314,6 +316,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         if (k == MDL_OP_BROADCAST) {
             int ch = mdl_coll_chunks(S, e->chunk_bytes);
             t = (ch + m - 2) * (p->alpha_s + S / ch / p->bw_Bps);
+        } else if (e->channels > 1) { /* each channel a ring of S / channels */
+            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S / e->channels, &e->chan);
         } else {
             t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
         }

@@ -33,6 +33,7 @@ enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of trees and broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
+#define MDL_MAX_CHANNELS 8  /* ring channels across machines */
 
 /* Collective tuning of a platform: what NCCL's tuner and protocols cost there. Per-protocol
  * arrays are indexed by enum mdl_coll_proto (entry 0 unused). */
@@ -42,6 +43,8 @@ struct mdl_nccl {
     double eff[MDL_PROTO_N];    /* delivered fraction of link bandwidth, (0, 1]; 0 disables */
     double chunk_bytes;         /* pipeline chunk of trees and broadcast chains */
     int flow_threshold;         /* phases over more ranks than this run flow-level */
+    int channels;               /* most rings a ring runs at once across machines (NCCL's
+                                 * channels, one per NIC); 0: up to MDL_MAX_CHANNELS */
     int algo, proto, gran;      /* forced choices, or *_AUTO */
 };
 
@@ -86,6 +89,8 @@ struct mdl_coll_env {
     int local, nodes;         /* hierarchical: local * nodes == n with nodes >= 2, else 0 */
     struct mdl_coll_path all; /* ring neighbour (flat) routes */
     struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
+    int channels;                      /* rings a ring runs at once across machines (>= 1) */
+    struct mdl_coll_path chan;         /* their routes, when channels >= 2 */
     double base_s;                     /* per-collective latency */
     double chunk_bytes;                /* pipeline chunk */
 };

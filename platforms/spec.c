@@ -216,6 +216,7 @@ static const struct tps_ykey nccl_keys[] = {
     {"protocol", TPS_YK_ENUM, NC(proto), 0, {.names = mdl_proto_names}},
     {"granularity", TPS_YK_ENUM, NC(gran), 0, {.names = mdl_gran_names}},
     {"flow_threshold", TPS_YK_INT, NC(flow_threshold), 0, {NULL}},
+    {"channels", TPS_YK_INT, NC(channels), MDL_MAX_CHANNELS, {NULL}},
     {"chunk", TPS_YK_FN, NC(chunk_bytes), 0, {.fn = read_chunk}},
     {"base_latency", TPS_YK_FN, NC(base_s), 0, {.fn = read_latencies}},
     {"hop_latency", TPS_YK_FN, NC(hop_s), 0, {.fn = read_latencies}},

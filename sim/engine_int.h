@@ -12,7 +12,7 @@
 #include "core/tune.h"
 #include "models/program.h"
 
-#define SIM_SLOTS 8 /* mailboxes per group member, see replay.c */
+#define SIM_SLOTS 16 /* mailboxes per group member, see replay.c */
 
 struct sim_rank_state {
     sg_mutex_t mtx; /* guards done[] for cond waits */
@@ -58,9 +58,10 @@ struct sim_ctx {
     struct tune_hier *hier;    /* per group: machine layout (hierarchical algorithm) */
     int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs; /* per rank */
-    struct sim_wire *wires;    /* [rank * MDL_MAX_STREAMS + stream] */
+    struct sim_wire *wires;    /* [(rank * MDL_MAX_STREAMS + stream) * TUNE_MAX_CHANNELS + ch] */
     struct sim_ring **rings;   /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
-                                * the ring inside machine j, 1 + nodes + l rail l) */
+                                * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
+                                * local + ch ring channel ch) */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

@@ -30,8 +30,15 @@ static char token = 't'; /* SimGrid needs a non-NULL payload */
 
 /* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees use
  * 0/1 going up and 2/3 coming down, one per tree, shifted by 4 for the trees across machines
- * of hierarchical_tree (its rings inside machines keep slot 0). */
-enum { SLOT_MAIN = 0, SLOT_RAIL = 1, SLOT_UP = 0, SLOT_DOWN = 2, SLOT_RAIL_TREE = 4 };
+ * of hierarchical_tree (its rings inside machines keep slot 0); ring channels 8 and up. */
+enum {
+    SLOT_MAIN = 0,
+    SLOT_RAIL = 1,
+    SLOT_UP = 0,
+    SLOT_DOWN = 2,
+    SLOT_RAIL_TREE = 4,
+    SLOT_CHAN = 8 /* ring channel ch: SLOT_CHAN + ch */
+};
 
 struct xfer {
     struct sim_ctx *c;
@@ -122,15 +129,24 @@ static void sleep_for(double s)
     if (s > 0) sg_actor_sleep_for(s);
 }
 
-/* Route figures of a ring (ring id as in sim_ctx.rings), computed once per group. */
-static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int stride, int m, int id)
+static int ring_member(struct xfer *x, const int *mem, int stride, int m, int chan, int k)
+{
+    if (chan >= 0) return tune_channel_member(&x->c->hier[x->group], chan, k % m);
+    return mem ? mem[(k % m) * stride] : k % m;
+}
+
+/* Route figures of a ring (sim_ctx.rings; chan >= 0: ring channel chan, whose id that is),
+ * computed once per group. */
+static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int stride, int m,
+                                          int chan, int id)
 {
     struct sim_ring *rg = &x->c->rings[x->group][id];
     if (isnan(rg->mean_lat)) {
         double lat = 0, inv = 0;
         *rg = (struct sim_ring){0};
         for (int k = 0; k < m; k++) {
-            int a = mem ? mem[k * stride] : k, b = mem ? mem[((k + 1) % m) * stride] : (k + 1) % m;
+            int a = ring_member(x, mem, stride, m, chan, k);
+            int b = ring_member(x, mem, stride, m, chan, k + 1);
             const struct plat_pair *p = pair_of(x->c, x->g->ranks[a], x->g->ranks[b]);
             if (!p || !(p->bw_Bps > 0)) continue;
             lat += p->lat_s / m;
@@ -142,6 +158,14 @@ static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int st
         rg->mean_lat = lat;
     }
     return rg;
+}
+
+/* A ring's time on routes rg for this op's protocol (mdl_coll_ring); 0 without routes. */
+static double ring_time(const struct xfer *x, const struct sim_ring *rg, int steps, double chunk)
+{
+    struct mdl_coll_path p = {rg->lat + x->hop, rg->bw * x->eff, rg->mean_lat + x->hop,
+                              rg->mean_bw * x->eff};
+    return p.bw_Bps > 0 ? mdl_coll_ring(steps, chunk, &p) : 0;
 }
 
 /* The wire's actor (a daemon): sends each queued message at its time, one after another as a
@@ -166,15 +190,17 @@ static void wire_actor(int argc, char **argv)
     }
 }
 
-/* Queues a message of `payload` bytes to member m's mailbox `slot`, leaving `delay` from now. */
-static void wire_send(struct xfer *x, int member, int slot, double payload, double delay)
+/* Queues a message of `payload` bytes to member m's mailbox `slot` on the wire of channel ch,
+ * leaving `delay` from now. */
+static void wire_send(struct xfer *x, int ch, int member, int slot, double payload, double delay)
 {
-    struct sim_wire *w = &x->c->wires[x->rank * MDL_MAX_STREAMS + x->stream];
+    struct sim_wire *w =
+        &x->c->wires[(x->rank * MDL_MAX_STREAMS + x->stream) * TUNE_MAX_CHANNELS + ch];
     if (!w->mtx) {
         w->mtx = sg_mutex_init();
         w->cond = sg_cond_init();
-        char name[40];
-        snprintf(name, sizeof name, "r%d.s%d.wire", x->rank, x->stream);
+        char name[48];
+        snprintf(name, sizeof name, "r%d.s%d.c%d.wire", x->rank, x->stream, ch);
         sg_actor_t a = sg_actor_init(name, x->c->hosts[x->rank]);
         sg_actor_set_data(a, w);
         sg_actor_start(a, wire_actor, 0, NULL);
@@ -210,10 +236,8 @@ static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int 
     if (flow_level(x, m)) {
         /* one flow of all the rounds, after sleeping what the ring's time exceeds that flow's
          * own uncontended time by */
-        const struct sim_ring *rg = ring_routes(x, mem, stride, m, id);
-        struct mdl_coll_path p = {rg->lat + x->hop, rg->bw * x->eff, rg->mean_lat + x->hop,
-                                  rg->mean_bw * x->eff};
-        double bw = bw_to(x, next), t = p.bw_Bps > 0 ? mdl_coll_ring(steps, chunk, &p) : 0;
+        double bw = bw_to(x, next);
+        double t = ring_time(x, ring_routes(x, mem, stride, m, -1, id), steps, chunk);
         post_recv(x, slot);
         sleep_for(t - (bw > 0 ? steps * chunk / bw : 0));
         post_send(x, next, slot, steps * chunk);
@@ -225,13 +249,70 @@ static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int 
     sg_comm_t recv[2];
     void *sink[2];
     recv[0] = sg_mailbox_get_async(in, &sink[0]);
-    wire_send(x, next, slot, chunk, a);
+    wire_send(x, 0, next, slot, chunk, a);
     for (int s = 1; s < steps; s++) {
         recv[s & 1] = sg_mailbox_get_async(in, &sink[s & 1]);
         sg_comm_wait(recv[(s - 1) & 1]); /* the data step s forwards */
-        wire_send(x, next, slot, chunk, a);
+        wire_send(x, 0, next, slot, chunk, a);
     }
     sg_comm_wait(recv[(steps - 1) & 1]);
+}
+
+/* A ring collective of S bytes across machines in h->channels rings at once (NCCL's channels,
+ * tune_channel_member), each of S / channels, on mailbox slots SLOT_CHAN + ch and a wire per
+ * channel, its steps as in ring(). */
+static void ring_channels(struct xfer *x, int me, int steps, double S)
+{
+    const struct tune_hier *h = &x->c->hier[x->group];
+    int C = h->channels, n = x->g->n, L = h->local, N = h->nodes;
+    double chunk = S / n / C;
+    int next[TUNE_MAX_CHANNELS];
+    for (int j = 0; j < C; j++) {
+        int p = h->node_of[me] * L + (h->local_of[me] - j + L) % L; /* my position */
+        next[j] = tune_channel_member(h, j, (p + 1) % n);
+    }
+    if (flow_level(x, n)) {
+        double t = 0, own = 0;
+        for (int j = 0; j < C; j++) {
+            double tj = ring_time(x, ring_routes(x, NULL, 1, n, j, 1 + N + L + j), steps, chunk);
+            double bw = bw_to(x, next[j]), fj = bw > 0 ? steps * chunk / bw : 0;
+            if (tj > t) t = tj;
+            if (fj > own) own = fj;
+            post_recv(x, SLOT_CHAN + j);
+        }
+        sleep_for(t - own);
+        for (int j = 0; j < C; j++)
+            post_send(x, next[j], SLOT_CHAN + j, steps * chunk);
+        finish(x);
+        return;
+    }
+    /* the channels advance independently: whichever's data arrives first is forwarded first */
+    sg_mailbox_t in[TUNE_MAX_CHANNELS];
+    sg_comm_t q[TUNE_MAX_CHANNELS][2], list[TUNE_MAX_CHANNELS];
+    void *sink[TUNE_MAX_CHANNELS][2];
+    double a[TUNE_MAX_CHANNELS];
+    int posted[TUNE_MAX_CHANNELS] = {0}, done[TUNE_MAX_CHANNELS] = {0}, map[TUNE_MAX_CHANNELS];
+    for (int j = 0; j < C; j++) {
+        in[j] = mailbox(x->c, x->group, me, SLOT_CHAN + j);
+        a[j] = alpha_to(x, next[j]);
+        for (; posted[j] < steps && posted[j] < 2; posted[j]++)
+            q[j][posted[j] & 1] = sg_mailbox_get_async(in[j], &sink[j][posted[j] & 1]);
+        wire_send(x, j, next[j], SLOT_CHAN + j, chunk, a[j]);
+    }
+    for (;;) {
+        int cnt = 0;
+        for (int j = 0; j < C; j++)
+            if (done[j] < steps) {
+                list[cnt] = q[j][done[j] & 1];
+                map[cnt++] = j;
+            }
+        if (!cnt) break;
+        int j = map[sg_comm_wait_any(list, (size_t)cnt)];
+        done[j]++;
+        if (done[j] < steps) wire_send(x, j, next[j], SLOT_CHAN + j, chunk, a[j]);
+        for (; posted[j] < steps && posted[j] - done[j] < 2; posted[j]++)
+            q[j][posted[j] & 1] = sg_mailbox_get_async(in[j], &sink[j][posted[j] & 1]);
+    }
 }
 
 /* Pairwise exchange: `rounds` times, m-1 steps where member me sends `chunk` to me+j and
@@ -422,12 +503,13 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.gran = op->gran;
     if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE)
         x.machines = c->hier[op->group].nodes;
-    /* at most 8 comms pend at once, except in a direct exchange (2(n-1)) */
-    sg_comm_t comms[12];
-    void *sink[12];
-    x.cap = op->algo == MDL_ALGO_DIRECT ? 2 * n + 8 : 12;
-    x.comms = x.cap > 12 ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
-    x.sink = x.cap > 12 ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
+    /* at most 2 * TUNE_MAX_CHANNELS comms pend at once, except in a direct exchange (2(n-1)) */
+    enum { FIXED = 2 * TUNE_MAX_CHANNELS + 4 };
+    sg_comm_t comms[FIXED];
+    void *sink[FIXED];
+    x.cap = op->algo == MDL_ALGO_DIRECT ? 2 * n + 8 : FIXED;
+    x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
+    x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
     sleep_for(nc->base_s[pr]);
     double S = op->bytes;
@@ -467,6 +549,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     default:
         if (k == MDL_OP_BROADCAST)
             chain(&x, n, me, S);
+        else if (c->hier[op->group].channels > 1)
+            ring_channels(&x, me, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1, S);
         else
             ring(&x, NULL, 1, n, me, SLOT_MAIN, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1, S / n,
                  0);

@@ -408,11 +408,14 @@ static double mesh_time(const struct plat_topo *t, int d1, int d2, enum mdl_plac
 Test(engine, row_first_wins_exactly_when_the_heavier_d2_axis_stays_in_a_node)
 {
     /* Row-first keeps the d2 axis inside a node (d2 <= 8), column-first the d1 axis. Across
-     * the two nodes only IB remains, so the placement that keeps the axis moving more bytes
-     * per GPU (d2: 2(d2-1)/d2 * 12bsh/d1, d1: 2(d1-1)/d1 * 4bsh/d2) inside a node wins. */
+     * the two nodes only IB remains and, with rings in one channel, each GPU's own NIC, so
+     * the placement that keeps the axis moving more bytes per GPU (d2: 2(d2-1)/d2 * 12bsh/d1,
+     * d1: 2(d1-1)/d1 * 4bsh/d2) inside a node wins. (In several channels a ring across the
+     * nodes spreads its bytes over its members' NICs: test_replay.c.) */
     struct plat_topo t;
     char *kv[] = {"nodes=2"};
     platform("dgx-a100", 1, kv, &t);
+    t.nccl.channels = 1;
     const int meshes[][2] = {{2, 8}, {4, 4}, {8, 2}};
     double bsh = 2048.0 * 5120;
     for (int k = 0; k < 3; k++) {
