@@ -65,7 +65,7 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
 int tune_channel_member(const struct tune_hier *h, int j, int p)
 {
     int L = h->local, node = p / L, q = p % L;
-    return h->member[node * L + (q + j) % L];
+    return h->member[node * L + (q + j * (L / h->channels)) % L];
 }
 
 /* Pairs of the ring channels of a group (h->channels >= 2). */

@@ -29,9 +29,9 @@ struct tune_hier {
 #define TUNE_MAX_CHANNELS MDL_MAX_CHANNELS
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);
 /* Member at position p (0..n-1) of ring channel j (h->channels >= 2): machine after machine,
- * each machine's members from its j-th on, so that channel j leaves every machine from member
- * j-1 and enters the next at member j: each channel crosses between machines on its own NICs,
- * and every NIC carries one channel each way. */
+ * each machine's members from its (j * local / channels)-th on, so that channel j enters every
+ * machine at that member and leaves the one before from the member before it: with one NIC per
+ * local / channels members, every NIC carries one channel each way. */
 int tune_channel_member(const struct tune_hier *h, int j, int p);
 void tune_hier_release(struct tune_hier *h);
 

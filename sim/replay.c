@@ -268,7 +268,7 @@ static void ring_channels(struct xfer *x, int me, int steps, double S)
     double chunk = S / n / C;
     int next[TUNE_MAX_CHANNELS];
     for (int j = 0; j < C; j++) {
-        int p = h->node_of[me] * L + (h->local_of[me] - j + L) % L; /* my position */
+        int p = h->node_of[me] * L + (h->local_of[me] - j * (L / C) % L + L) % L; /* my position */
         next[j] = tune_channel_member(h, j, (p + 1) % n);
     }
     if (flow_level(x, n)) {
