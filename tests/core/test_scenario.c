@@ -40,6 +40,7 @@ static const struct bad_case cases[] = {
     {"bad_placement.yaml", 4, 55, "strategy.placement", "row-first or column-first"},
     {"mesh_on_1d.yaml", 4, 25, "strategy.mesh", "kind: 2d only"},
     {"bad_collective_algorithm.yaml", 5, 26, "collectives.algorithm", "expected auto, ring"},
+    {"bad_collective_channels.yaml", 5, 25, "collectives.channels", "at most 8"},
     {"bad_framework_launch.yaml", 5, 21, "framework.launch", "expected none, eager or graphs"},
     {"bad_launch_overhead.yaml", 2, 45, "device.launch_overhead", ""},
 };
