@@ -62,10 +62,22 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
     return 0;
 }
 
+/* Channel j enters every machine at its member j * local / channels. */
+static int channel_shift(const struct tune_hier *h, int j)
+{
+    return j * (h->local / h->channels) % h->local;
+}
+
 int tune_channel_member(const struct tune_hier *h, int j, int p)
 {
     int L = h->local, node = p / L, q = p % L;
-    return h->member[node * L + (q + j * (L / h->channels)) % L];
+    return h->member[node * L + (q + channel_shift(h, j)) % L];
+}
+
+int tune_channel_pos(const struct tune_hier *h, int j, int i)
+{
+    int L = h->local;
+    return h->node_of[i] * L + (h->local_of[i] - channel_shift(h, j) + L) % L;
 }
 
 /* Pairs of the ring channels of a group (h->channels >= 2). */
@@ -213,7 +225,7 @@ int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct 
     return tune_group_env_set(t, &g, 1, e, err);
 }
 
-static struct mdl_coll_path coll_path(const struct tune_routes *r, double hop, double eff)
+struct mdl_coll_path tune_coll_path(const struct tune_routes *r, double hop, double eff)
 {
     return (struct mdl_coll_path){.alpha_s = r->lat + hop,
                                   .bw_Bps = r->bw * eff,
@@ -231,11 +243,11 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->base_s = nc->base_s[p];
     out->chunk_bytes = nc->chunk_bytes;
     double hop = nc->hop_s[p], eff = nc->eff[p];
-    out->all = coll_path(&ge->flat, hop, eff);
-    out->intra = coll_path(&ge->intra, hop, eff);
-    out->inter = coll_path(&ge->inter, hop, eff);
+    out->all = tune_coll_path(&ge->flat, hop, eff);
+    out->intra = tune_coll_path(&ge->intra, hop, eff);
+    out->inter = tune_coll_path(&ge->inter, hop, eff);
     out->channels = ge->hier.channels > 1 ? ge->hier.channels : 1;
-    out->chan = coll_path(&ge->chan, hop, eff);
+    out->chan = tune_coll_path(&ge->chan, hop, eff);
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
@@ -445,11 +457,13 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                 ps->oom = 1;
                 return;
             }
-            for (int j = 0; h.channels > 1 && j < h.channels; j++)
-                for (int p = 0; p < n; p++)
-                    pair_add(ps, R[tune_channel_member(&h, j, p)],
-                             R[tune_channel_member(&h, j, (p + 1) % n)]);
+            int(*cp)[2] = h.channels > 1 ? malloc((size_t)n * h.channels * sizeof *cp) : NULL;
+            int np = cp ? channel_pairs(g, &h, cp) : 0;
+            for (int i = 0; i < np; i++)
+                pair_add(ps, cp[i][0], cp[i][1]);
+            if (h.channels > 1 && !cp) ps->oom = 1;
             int done = h.channels > 1;
+            free(cp);
             tune_hier_release(&h);
             if (done) break;
         }

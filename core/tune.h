@@ -33,6 +33,8 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
  * machine at that member and leaves the one before from the member before it: with one NIC per
  * local / channels members, every NIC carries one channel each way. */
 int tune_channel_member(const struct tune_hier *h, int j, int p);
+/* The position of member i in ring channel j (the inverse of tune_channel_member). */
+int tune_channel_pos(const struct tune_hier *h, int j, int i);
 void tune_hier_release(struct tune_hier *h);
 
 /* Route figures of one phase's transfers, protocol-free: the largest latency and the smallest
@@ -61,6 +63,8 @@ int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct 
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
                        struct tune_group_env *e, struct tps_error *err);
 void tune_group_env_release(struct tune_group_env *e);
+/* The closed-form path of routes r under a protocol's per-step latency and efficiency. */
+struct mdl_coll_path tune_coll_path(const struct tune_routes *r, double hop, double eff);
 /* The closed-form environment of protocol p on that group. */
 void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
                    enum mdl_coll_proto p, struct mdl_coll_env *out);

@@ -316,10 +316,9 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         if (k == MDL_OP_BROADCAST) {
             int ch = mdl_coll_chunks(S, e->chunk_bytes);
             t = (ch + m - 2) * (p->alpha_s + S / ch / p->bw_Bps);
-        } else if (e->channels > 1) { /* each channel a ring of S / channels */
-            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S / e->channels, &e->chan);
-        } else {
-            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S, p);
+        } else { /* across machines, each channel a ring of S / channels */
+            int c = e->channels > 1 ? e->channels : 1;
+            t = ring(k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1, m, S / c, c > 1 ? &e->chan : p);
         }
         break;
     case MDL_ALGO_DIRECT:

@@ -36,12 +36,6 @@ struct sim_wire {
     int head, n, cap;
 };
 
-/* Route figures of a ring, protocol-free (struct tune_routes, one transfer per route alone);
- * mean_lat is NaN until computed. */
-struct sim_ring {
-    double lat, bw, mean_lat, mean_bw;
-};
-
 #define SIM_TREE_MEMO 16
 struct sim_tree_memo {
     int n, k, up, sum, flow;
@@ -55,13 +49,14 @@ struct sim_ctx {
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
     const struct plat_pair *pairs; /* sorted by (src, dst) */
     int npairs;
-    struct tune_hier *hier;    /* per group: machine layout (hierarchical algorithm) */
-    int **pos;                 /* [group][rank]: member index of rank, -1 if not a member */
-    struct sim_rank_state *rs; /* per rank */
-    struct sim_wire *wires;    /* [(rank * MDL_MAX_STREAMS + stream) * TUNE_MAX_CHANNELS + ch] */
-    struct sim_ring **rings;   /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
-                                * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
-                                * local + ch ring channel ch) */
+    struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
+    int **pos;                  /* [group][rank]: member index of rank, -1 if not a member */
+    struct sim_rank_state *rs;  /* per rank */
+    struct sim_wire *wires;     /* [(rank * MDL_MAX_STREAMS + stream) * TUNE_MAX_CHANNELS + ch] */
+    struct tune_routes **rings; /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
+                                 * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
+                                 * local + ch ring channel ch; each transfer alone), mean_lat
+                                 * NaN until computed */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

@@ -137,13 +137,13 @@ static int ring_member(struct xfer *x, const int *mem, int stride, int m, int ch
 
 /* Route figures of a ring (sim_ctx.rings; chan >= 0: ring channel chan, whose id that is),
  * computed once per group. */
-static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int stride, int m,
-                                          int chan, int id)
+static const struct tune_routes *ring_routes(struct xfer *x, const int *mem, int stride, int m,
+                                             int chan, int id)
 {
-    struct sim_ring *rg = &x->c->rings[x->group][id];
+    struct tune_routes *rg = &x->c->rings[x->group][id];
     if (isnan(rg->mean_lat)) {
         double lat = 0, inv = 0;
-        *rg = (struct sim_ring){0};
+        *rg = (struct tune_routes){0};
         for (int k = 0; k < m; k++) {
             int a = ring_member(x, mem, stride, m, chan, k);
             int b = ring_member(x, mem, stride, m, chan, k + 1);
@@ -161,10 +161,9 @@ static const struct sim_ring *ring_routes(struct xfer *x, const int *mem, int st
 }
 
 /* A ring's time on routes rg for this op's protocol (mdl_coll_ring); 0 without routes. */
-static double ring_time(const struct xfer *x, const struct sim_ring *rg, int steps, double chunk)
+static double ring_time(const struct xfer *x, const struct tune_routes *rg, int steps, double chunk)
 {
-    struct mdl_coll_path p = {rg->lat + x->hop, rg->bw * x->eff, rg->mean_lat + x->hop,
-                              rg->mean_bw * x->eff};
+    struct mdl_coll_path p = tune_coll_path(rg, x->hop, x->eff);
     return p.bw_Bps > 0 ? mdl_coll_ring(steps, chunk, &p) : 0;
 }
 
@@ -267,10 +266,8 @@ static void ring_channels(struct xfer *x, int me, int steps, double S)
     int C = h->channels, n = x->g->n, L = h->local, N = h->nodes;
     double chunk = S / n / C;
     int next[TUNE_MAX_CHANNELS];
-    for (int j = 0; j < C; j++) {
-        int p = h->node_of[me] * L + (h->local_of[me] - j * (L / C) % L + L) % L; /* my position */
-        next[j] = tune_channel_member(h, j, (p + 1) % n);
-    }
+    for (int j = 0; j < C; j++)
+        next[j] = tune_channel_member(h, j, (tune_channel_pos(h, j, me) + 1) % n);
     if (flow_level(x, n)) {
         double t = 0, own = 0;
         for (int j = 0; j < C; j++) {
