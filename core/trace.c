@@ -23,7 +23,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d rank %d\n", TRACE_VERSION, r);
     fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end "
-               "launch_s\n");
+               "launch_s iter warmup\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];
         fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d ", i, op->stream,
@@ -37,7 +37,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
             fprintf(f, " %.17g %.17g", op->rec_start, op->rec_end);
         else
             fputs(" - -", f);
-        fprintf(f, " %.17g\n", op->launch_s);
+        fprintf(f, " %.17g %d %d\n", op->launch_s, op->iter, op->warmup);
     }
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
@@ -304,15 +304,23 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         struct mdl_op op = {0};
         long id, stream, layer, mb, group;
         enum mdl_op_kind kind;
-        int nf = L->version >= 3 ? 15 : L->version == 2 ? 14 : 12;
+        int nf = L->version >= 4 ? 17 : L->version == 3 ? 15 : L->version == 2 ? 14 : 12;
         if (L->ntok != nf) {
             char msg[96];
             snprintf(msg, sizeof msg, "expected %d fields, found %d", nf, L->ntok);
             rc = fail(L, L->ntok < nf ? L->ntok - 1 : nf, "op", err, msg, NULL);
             goto done;
         }
-        if (nf == 15 && (rc = tok_double(L, 14, "launch_s", MAX_SECONDS, &op.launch_s, err)))
+        if (nf >= 15 && (rc = tok_double(L, 14, "launch_s", MAX_SECONDS, &op.launch_s, err)))
             goto done;
+        op.iter = -1; /* versions 1 to 3 do not say */
+        if (nf >= 17) {
+            long it, wu;
+            if ((rc = tok_long(L, 15, "iter", -1, INT32_MAX, &it, err))) goto done;
+            if ((rc = tok_long(L, 16, "warmup", 0, 1, &wu, err))) goto done;
+            op.iter = (int32_t)it;
+            op.warmup = (uint8_t)wu;
+        }
         if (nf >= 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
             if ((rc = tok_double(L, 12, "rec_start", MAX_SECONDS, &op.rec_start, err))) goto done;
             if ((rc = tok_double(L, 13, "rec_end", MAX_SECONDS, &op.rec_end, err))) goto done;

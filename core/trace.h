@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "models/program.h"
 
-#define TRACE_VERSION 3 /* reads 1, 2 and 3 (3 adds launch_s) */
+#define TRACE_VERSION 4 /* reads 1 to 4 (3 adds launch_s, 4 iter and warmup) */
 
 /* Bounds a trace's meta.tps must respect (docs/trace-format.md): layers, micro-batches, and
  * their product, for which reports keep a time span each. */

@@ -98,15 +98,15 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
             fputs(line, out);
             continue;
         }
-        char *tok[16];
+        char *tok[20];
         int n = 0;
         char copy[8192];
         snprintf(copy, sizeof copy, "%s", line);
-        for (char *s = strtok(copy, " \t\n"); s && n < 16; s = strtok(NULL, " \t\n"))
+        for (char *s = strtok(copy, " \t\n"); s && n < 20; s = strtok(NULL, " \t\n"))
             tok[n++] = s;
-        if (n != 14) {
+        if (n != 14 && n != 17) { /* trace versions 2 and 4 */
             rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, "op",
-                               "expected 14 fields from the tracer, found %d", n);
+                               "expected 14 or 17 fields from the tracer, found %d", n);
             break;
         }
         char *lend, *gend;
@@ -137,8 +137,11 @@ static int rewrite_rank(const char *dir, const char *odir, int r, const int *map
                 }
             }
         }
-        fprintf(out, "%s %s %s %s %s %s %s %s %s %s %ld %s %s %s\n", tok[0], tok[1], tok[2], tok[3],
-                tok[4], tok[5], tok[6], tok[7], tok[8], tok[9], g, tok[11], tok[12], tok[13]);
+        fprintf(out, "%s %s %s %s %s %s %s %s %s %s %ld", tok[0], tok[1], tok[2], tok[3], tok[4],
+                tok[5], tok[6], tok[7], tok[8], tok[9], g);
+        for (int t = 11; t < n; t++)
+            fprintf(out, " %s", tok[t]);
+        fputc('\n', out);
     }
     fclose(in);
     if (fclose(out) != 0 && !rc) rc = tps_error_set(err, TPS_EIO, tmp, 0, 0, NULL, "cannot write");

@@ -59,6 +59,8 @@ struct mdl_op {
                                    An op cannot start before its rank's host has launched it. */
     double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
+    uint8_t warmup;             /* recorded during warm-up (a kernel's first, lazily loaded call) */
+    int32_t iter;               /* iteration the op belongs to; -1 when a recording does not say */
 };
 
 struct mdl_rank {
