@@ -1,5 +1,6 @@
 /* mock_cudart.c - stands in for libcudart in the tracer tests: events read a fake clock that the
  * mock NCCL and cuBLAS advance by known amounts (mock_advance). Single stream, serial. */
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 
@@ -45,6 +46,16 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
     free(e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStart(void)
+{
+    return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStop(void)
+{
     return cudaSuccess;
 }
 

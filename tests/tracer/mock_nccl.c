@@ -2,7 +2,9 @@
  * mock_cudart for what a ring costs on two GPUs joined by a 10 GB/s, 1 us link (the platform
  * tests/data/good/mock-platform.yaml): all-reduce 2(n-1)(a + S/(nB)), all-gather
  * (n-1)(a + S/(nB)), send or receive a + S/B. Calls between ncclGroupStart and ncclGroupEnd run
- * concurrently at ncclGroupEnd (both directions of an exchange use their own link direction). */
+ * concurrently at ncclGroupEnd (both directions of an exchange use their own link direction).
+ * ncclCommSplit cannot ask the other ranks their colors: the mock supposes, as the tests call it,
+ * that color = parent rank mod MOCK_SPLIT_COLORS (environment, default 2). */
 #include <nccl.h>
 #include <stdlib.h>
 
@@ -37,6 +39,38 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
     *comm = calloc(1, sizeof **comm);
     (*comm)->nranks = nranks;
     (*comm)->rank = rank;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t *config)
+{
+    (void)config, (void)id;
+    *comm = calloc(1, sizeof **comm);
+    (*comm)->nranks = nranks;
+    (*comm)->rank = rank;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config)
+{
+    (void)key, (void)config;
+    const char *e = getenv("MOCK_SPLIT_COLORS");
+    int colors = e ? atoi(e) : 2;
+    if (color == NCCL_SPLIT_NOCOLOR || colors < 1) {
+        *newcomm = NULL;
+        return ncclSuccess;
+    }
+    *newcomm = calloc(1, sizeof **newcomm);
+    (*newcomm)->nranks = (comm->nranks - color + colors - 1) / colors;
+    (*newcomm)->rank = comm->rank / colors;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+    free(comm);
     return ncclSuccess;
 }
 

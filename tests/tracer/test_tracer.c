@@ -243,3 +243,130 @@ Test(tracer, merge_keeps_the_recording_and_refuses_to_merge_twice)
     snprintf(cmd, sizeof cmd, "%s trace-merge %s/merged 2>/dev/null", TPSIM_BIN, dir);
     cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
 }
+
+/* ------------------------------------------------------------------ a framework's loading */
+
+/* Runs the mock framework (dlopen RTLD_LOCAL, as Python loads PyTorch's CUDA extension) on
+ * nranks ranks under the tracer, with extra environment `env`, and merges the recording. */
+static void record_framework(const char *dir, int nranks, int iters, const char *env)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert(eq(int, system(cmd), 0));
+    for (int r = 0; r < nranks; r++) {
+        snprintf(cmd, sizeof cmd, "%s RANK=%d TPSIM_TRACE_DIR=%s LD_PRELOAD='%s %s' %s %s %d %d %d",
+                 env, r, dir, TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_LOADER,
+                 TPSIM_MOCK_FRAMEWORK, r, nranks, iters);
+        /* the tracer of 2026-11 called the NULL it got from dlsym(RTLD_NEXT): SIGSEGV here */
+        cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "%s trace-merge %s 2>/dev/null", TPSIM_BIN, dir);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+}
+
+static void read_merged(const char *dir, struct mdl_program *p)
+{
+    char merged[400];
+    struct tps_error err = {0};
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    cr_assert(eq(int, trace_read(merged, p, NULL, 0, &err), 0), "%s", err.msg);
+}
+
+Test(tracer, records_a_framework_that_loads_the_cuda_libraries_locally_each_gemm_once)
+{
+    const char *dir = S("tracer-framework");
+    record_framework(dir, 2, 3, "");
+    struct mdl_program p;
+    read_merged(dir, &p);
+    for (int r = 0; r < 2; r++) {
+        const struct mdl_rank *rk = &p.ranks[r];
+        /* per iteration: GemmEx (run by cuBLAS through cublasLtMatmul: recorded once), a direct
+         * cublasLtMatmul, an all-reduce, a second GemmEx, an all-reduce */
+        cr_assert(eq(int, rk->nops, 15), "rank %d: %d ops", r, rk->nops);
+        static const char *const names[5] = {"gemm_ex", "lt_matmul", "all_reduce", "gemm_ex",
+                                             "all_reduce"};
+        for (int i = 0; i < 15; i++)
+            cr_assert(eq(str, p.names[rk->ops[i].name], (char *)names[i % 5]), "op %d", i);
+        const struct mdl_op *o = rk->ops;
+        cr_assert(eq(dbl, o[0].flop, 2.0 * 512 * 256 * 1024));
+        cr_assert(eq(dbl, o[0].bytes, (512.0 * 1024 + 1024 * 256 + 512 * 256) * 2));
+        cr_assert(eq(dbl, o[1].flop, 2.0 * 256 * 64 * 128), "m, n, k from the Lt layouts");
+        cr_assert(eq(dbl, o[3].flop, 2.0 * 1024 * 256 * 256));
+        /* the nested call ran once: the GEMM took what one mock GEMM costs */
+        near(o[0].rec_end - o[0].rec_start, 1e-6 + 2.0 * 512 * 256 * 1024 / 1e13, "gemm_ex");
+        /* NVTX 2 ranges through the framework: layer and phase */
+        cr_assert(eq(int, o[0].layer, 0));
+        cr_assert(eq(int, o[0].phase, MDL_PHASE_FWD));
+        cr_assert(eq(int, o[3].phase, MDL_PHASE_BWD));
+        /* host time between calls, measured: never negative, 0 for the first */
+        cr_assert(eq(dbl, o[0].launch_s, 0));
+        for (int i = 0; i < 15; i++)
+            cr_assert(ge(dbl, o[i].launch_s, 0));
+    }
+    mdl_program_release(&p);
+}
+
+Test(tracer, split_communicators_merge_into_the_framework_subgroups)
+{
+    const char *dir = S("tracer-split");
+    record_framework(dir, 4, 1, "MOCK_SPLIT_COLORS=2");
+    struct mdl_program p;
+    read_merged(dir, &p);
+    cr_assert(eq(int, p.nranks, 4));
+    /* op 2 all-reduces on the split (color rank % 2), op 4 on the world */
+    for (int r = 0; r < 4; r++) {
+        const struct mdl_group *sub = &p.groups[p.ranks[r].ops[2].group];
+        const struct mdl_group *world = &p.groups[p.ranks[r].ops[4].group];
+        cr_assert(eq(int, world->n, 4));
+        cr_assert(eq(int, sub->n, 2), "rank %d's subgroup has %d ranks", r, sub->n);
+        cr_assert(eq(int, sub->ranks[0], r % 2));
+        cr_assert(eq(int, sub->ranks[1], r % 2 + 2));
+    }
+    cr_assert(ne(int, p.ranks[0].ops[2].group, p.ranks[1].ops[2].group), "two subgroups");
+    mdl_program_release(&p);
+}
+
+Test(tracer, marks_iterations_and_warm_up_or_records_only_the_profiler_windows)
+{
+    const char *dir = S("tracer-iters");
+    record_framework(dir, 2, 3, "");
+    struct mdl_program p;
+    read_merged(dir, &p);
+    /* NVTX "iteration N" ranges; the first call of each kind and shape is warm-up */
+    for (int i = 0; i < 15; i++) {
+        const struct mdl_op *o = &p.ranks[0].ops[i];
+        cr_assert(eq(int, o->iter, i / 5), "op %d", i);
+        cr_assert(eq(int, o->warmup, i < 5), "op %d", i);
+    }
+    mdl_program_release(&p);
+    /* TPSIM_TRACE_RANGE=profiler: iterations 1 and 2 ran inside cudaProfilerStart/Stop */
+    dir = S("tracer-window");
+    record_framework(dir, 2, 3, "MOCK_PROFILE=1 TPSIM_TRACE_RANGE=profiler");
+    read_merged(dir, &p);
+    cr_assert(eq(int, p.ranks[0].nops, 10));
+    for (int i = 0; i < 10; i++) {
+        cr_assert(eq(int, p.ranks[0].ops[i].iter, i / 5), "op %d: each window an iteration", i);
+        cr_assert(eq(int, p.ranks[0].ops[i].warmup, 0));
+    }
+    mdl_program_release(&p);
+}
+
+Test(tracer, a_function_no_loaded_library_defines_fails_with_the_library_status)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "TPSIM_TRACE_DIR=%s LD_PRELOAD='%s %s' %s %s 0 2 0 ncclCommInitRankScalable "
+             ">%s 2>%s",
+             S("tracer-missing-fn"), TPSIM_PRELOAD_FIRST, TPSIM_TRACER, TPSIM_MOCK_LOADER,
+             TPSIM_MOCK_FRAMEWORK, S("status.out"), S("status.err"));
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    char line[512] = "";
+    FILE *f = fopen(S("status.out"), "r");
+    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
+    fclose(f);
+    cr_assert(eq(int, atoi(line), 2), "status %s: expected ncclSystemError (2)", line);
+    f = fopen(S("status.err"), "r");
+    cr_assert(ne(ptr, fgets(line, sizeof line, f), NULL));
+    fclose(f);
+    cr_assert(ne(ptr, strstr(line, "ncclCommInitRankScalable not found"), NULL), "%s", line);
+}

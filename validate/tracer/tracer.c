@@ -2,30 +2,45 @@
  * collectives and cuBLAS/cuBLASLt GEMMs, per rank, into tpsim's trace format (version 2).
  *
  * Each intercepted call records a CUDA event on its stream before and after calling the real
- * function (found with dlsym(RTLD_NEXT)), and keeps the pair in memory: nothing waits on the GPU
- * on the critical path. Calls between ncclGroupStart and ncclGroupEnd are launched by
- * ncclGroupEnd, so they share the events recorded around it. At exit the events are resolved
- * (times relative to the rank's first event) and the rank writes DIR/rank-NNNNN.tps and
- * DIR/comms-NNNNN.tps (its communicators: identity, size, its rank in each).
- * `tpsim trace-merge DIR` then builds the groups from all ranks and writes meta.tps.
+ * function, and keeps the pair in memory: nothing waits on the GPU on the critical path. The real
+ * function is found with dlsym(RTLD_NEXT) or, when the program loaded the library outside the
+ * global search order (PyTorch dlopens its CUDA libraries from its Python packages), in the
+ * loaded library whose soname says it defines it (libcublas*, libcublasLt*, libnccl*,
+ * libcudart*); a function found nowhere is reported once and the call returns the library's
+ * error status. A call made from inside another intercepted call (libcublas calling
+ * cublasLtMatmul) is passed through unrecorded, so each GEMM is recorded once. Calls between
+ * ncclGroupStart and ncclGroupEnd are launched by ncclGroupEnd, so they share the events recorded
+ * around it. At exit the events are resolved (times relative to the rank's first event) and the
+ * rank writes DIR/rank-NNNNN.tps and DIR/comms-NNNNN.tps (its communicators: identity, size, its
+ * rank in each). `tpsim trace-merge DIR` then builds the groups from all ranks and writes meta.tps.
  *
  * NVTX ranges mark layers and phases: NVTX 2 symbols are interposed, and NVTX 3 (header-only)
  * reaches this library when NVTX_INJECTION64_PATH names it.
  *
  * Environment: TPSIM_TRACE_DIR (required; nothing is recorded without it), TPSIM_TRACE_RECORD
  * (comma list of nccl, gemm; default both), the rank from RANK, OMPI_COMM_WORLD_RANK,
- * PMI_RANK or SLURM_PROCID (default 0). Communicators are identified across ranks by a hash of
- * the ncclUniqueId given to ncclCommInitRank; others (ncclCommInitAll, splits) get a
- * process-local identity. Compute ops go on stream 0, collectives on stream 1, sends on 2 and
- * receives on 3 (named send:PEER / recv:PEER until the merge gives each direction its group).
- * Dependencies are inferred from the recorded times: an op waits for the last op of another
- * stream that ended before it started.
+ * PMI_RANK or SLURM_PROCID (default 0), TPSIM_TRACE_RANGE=profiler (record only between
+ * cudaProfilerStart and cudaProfilerStop; each window is an iteration). Without a window the
+ * first call of each kind and shape is marked warm-up (CUDA loads kernels lazily), and an NVTX
+ * range naming an iteration or step starts an iteration. Each op also carries the host time since
+ * the previous op's call (launch_s). Communicators are identified across ranks by a hash of the
+ * ncclUniqueId(s) given to ncclCommInitRank, ncclCommInitRankConfig or ncclCommInitRankScalable;
+ * a split by a hash of its parent's identity, the color and the parent's split count, which
+ * every member computes alike; ncclCommInitAll's get a process-local identity. Compute ops go on
+ * stream 0, collectives on stream 1, sends on 2 and receives on 3 (named send:PEER / recv:PEER
+ * until the merge gives each direction its group). Dependencies are inferred from the recorded
+ * times: an op waits for the last op of another stream that ended before it started.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr, dladdr, RTLD_NEXT */
+#endif
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <nccl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +49,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ state */
 
@@ -52,12 +68,16 @@ struct rec {
     int peer; /* send/recv: the peer's rank in the communicator */
     cudaEvent_t ev0, ev1;
     int shared_events; /* inside a NCCL group: the group's events, owned by the last member */
+    double host_s;     /* host clock at the call, s */
+    int iter;          /* iteration (profiler window or NVTX range), -1 if none */
+    int warmup;        /* the first call of its kind and shape (outside a profiler window) */
 };
 
 struct comm_info {
-    ncclComm_t comm;
+    ncclComm_t comm; /* NULL once destroyed (the pointer may be reused) */
     uint64_t id;
     int nranks, rank;
+    int splits; /* splits made from it so far: a split's identity */
 };
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -68,7 +88,13 @@ static int ncomms;
 static int enabled = -1, want_nccl = 1, want_gemm = 1;
 static char outdir[512];
 static int group_depth, group_first = -1;
-static __thread int inside; /* a real call made by the tracer itself */
+static __thread int inside; /* inside an intercepted call (or one the tracer makes itself) */
+/* TPSIM_TRACE_RANGE=profiler: record only inside cudaProfilerStart/Stop windows */
+static int range_profiler, in_window, window_count;
+static int nvtx_iter = -1; /* iteration from NVTX ranges naming an iteration or step */
+/* kinds and shapes seen so far (warm-up marking): a small open-addressing set of hashes */
+#define SEEN_CAP 4096
+static uint64_t seen[SEEN_CAP];
 
 /* NVTX ranges open on the host: a range whose message says "layer" then a number sets the layer
  * of the ops recorded inside it; "forward"/"fwd" and "backward"/"bwd" set the phase. */
@@ -86,16 +112,85 @@ static ev_sync_t ev_sync;
 static ev_elapsed_t ev_elapsed;
 static ev_destroy_t ev_destroy;
 
+/* Libraries whose functions the tracer intercepts, by soname prefix (any major version). */
+static const char *const real_libs[] = {"libcublas", "libnccl", "libcudart", NULL};
+
+struct lookup {
+    const char *name;
+    void *fn;
+};
+
+static int own_object(void *f)
+{
+    Dl_info a, b;
+    return dladdr(f, &a) && dladdr((void *)own_object, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+/* dl_iterate_phdr callback: the symbol in a loaded library named like the real ones. */
+static int lookup_in(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct lookup *l = data;
+    const char *path = info->dlpi_name, *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    if (!base || !base[0]) return 0;
+    int match = 0;
+    for (int i = 0; real_libs[i] && !match; i++)
+        match = !strncmp(base, real_libs[i], strlen(real_libs[i]));
+    if (!match) return 0;
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return 0;
+    void *f = dlsym(h, l->name);
+    if (f && !own_object(f)) { /* the reference is kept: the library outlives the exit handler */
+        l->fn = f;
+        return 1;
+    }
+    dlclose(h);
+    return 0;
+}
+
+/* The real function: next in the global search order, else in the loaded library that defines
+ * it. NULL (reported once per name) when neither has it. */
 static void *real(const char *name)
 {
     void *f = dlsym(RTLD_NEXT, name);
-    if (!f) fprintf(stderr, "tpsim tracer: %s not found\n", name);
-    return f;
+    if (f) return f;
+    struct lookup l = {name, NULL};
+    dl_iterate_phdr(lookup_in, &l);
+    if (l.fn) return l.fn;
+    static pthread_mutex_t report_mtx = PTHREAD_MUTEX_INITIALIZER; /* real() runs under mtx */
+    static char reported[64][48];
+    static int nreported;
+    pthread_mutex_lock(&report_mtx);
+    int seen_before = 0;
+    for (int i = 0; i < nreported && !seen_before; i++)
+        seen_before = !strcmp(reported[i], name);
+    if (!seen_before && nreported < 64) snprintf(reported[nreported++], 48, "%s", name);
+    pthread_mutex_unlock(&report_mtx);
+    if (!seen_before)
+        fprintf(stderr, "tpsim tracer: %s not found in the loaded libraries; the call fails\n",
+                name);
+    return NULL;
+}
+
+/* Resolves *slot once it can be found (a library may be loaded later). */
+#define RESOLVE(slot, name) ((slot) ? (void *)(slot) : (*(void **)&(slot) = real(name)))
+
+static double host_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void *cudart(const char *name)
 {
     void *f = dlsym(RTLD_DEFAULT, name);
+    if (!f) { /* loaded outside the global search order */
+        struct lookup l = {name, NULL};
+        dl_iterate_phdr(lookup_in, &l);
+        f = l.fn;
+    }
     if (!f) { /* a program linked with a static cudart: use the shared one */
         static void *lib;
         if (!lib) lib = dlopen("libcudart.so", RTLD_LAZY | RTLD_GLOBAL);
@@ -118,6 +213,11 @@ static int init(void)
         want_nccl = strstr(what, "nccl") != NULL;
         want_gemm = strstr(what, "gemm") != NULL;
     }
+    const char *range = getenv("TPSIM_TRACE_RANGE");
+    range_profiler = range && !strcmp(range, "profiler");
+    if (range && range[0] && !range_profiler)
+        fprintf(stderr, "tpsim tracer: TPSIM_TRACE_RANGE=%s is not 'profiler'; recording all\n",
+                range);
     ev_create = (ev_create_t)cudart("cudaEventCreateWithFlags");
     ev_record = (ev_record_t)cudart("cudaEventRecord");
     ev_sync = (ev_sync_t)cudart("cudaEventSynchronize");
@@ -143,9 +243,36 @@ static int rank_of_process(void)
     return 0;
 }
 
+/* Whether a call is recorded now: outside a profiler window nothing is when one is asked for. */
+static int recording(void)
+{
+    return !range_profiler || in_window;
+}
+
+/* First call of this kind and shape in the process (under mtx): CUDA loads the kernel then. */
+static int first_of_kind(int kind, double flop, double bytes)
+{
+    uint64_t h = 1469598103934665603ull;
+    const double key[3] = {(double)kind, flop, bytes};
+    const unsigned char *b = (const unsigned char *)key;
+    for (size_t i = 0; i < sizeof key; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    h |= 1; /* 0 marks an empty slot */
+    for (size_t i = 0; i < SEEN_CAP; i++) {
+        uint64_t *slot = &seen[(h + i) % SEEN_CAP];
+        if (*slot == h) return 0;
+        if (!*slot) {
+            *slot = h;
+            return 1;
+        }
+    }
+    return 0; /* the set is full: later kinds count as warm */
+}
+
 /* Starts a record (under mtx): event before the real call. */
 static struct rec *rec_begin(int kind, const char *name, cudaStream_t stream)
 {
+    if (!recording()) return NULL;
     if (nrecs == caprecs) {
         int cap = caprecs ? 2 * caprecs : 4096;
         struct rec *r = realloc(recs, (size_t)cap * sizeof *r);
@@ -161,6 +288,8 @@ static struct rec *rec_begin(int kind, const char *name, cudaStream_t stream)
     r->comm = -1;
     r->layer = -1;
     r->phase = 2;
+    r->host_s = host_now();
+    r->iter = range_profiler ? window_count - 1 : nvtx_iter;
     for (int d = nvtx_depth < NVTX_DEPTH ? nvtx_depth : NVTX_DEPTH; d-- > 0;) {
         if (r->layer < 0) r->layer = nvtx_layer[d];
         if (r->phase == 2) r->phase = nvtx_phase[d];
@@ -206,17 +335,19 @@ static size_t dtype_size(ncclDataType_t t)
 
 static int comm_index(ncclComm_t comm)
 {
-    for (int i = 0; i < ncomms; i++)
+    for (int i = ncomms; i-- > 0;)
         if (comms[i].comm == comm) return i;
-    if (ncomms == 256) return -1;
+    if (ncomms == 256 || !comm) return -1;
     static ncclResult_t (*count)(const ncclComm_t, int *), (*urank)(const ncclComm_t, int *);
-    if (!count) count = (ncclResult_t(*)(const ncclComm_t, int *))real("ncclCommCount");
-    if (!urank) urank = (ncclResult_t(*)(const ncclComm_t, int *))real("ncclCommUserRank");
+    RESOLVE(count, "ncclCommCount");
+    RESOLVE(urank, "ncclCommUserRank");
     struct comm_info *c = &comms[ncomms];
     c->comm = comm;
-    c->id = (uint64_t)(uintptr_t)comm; /* process-local unless ncclCommInitRank named it */
+    /* process-local unless a constructor named it; the index keeps a reused pointer apart */
+    c->id = (uint64_t)(uintptr_t)comm ^ ((uint64_t)ncomms << 48);
     c->nranks = 1;
     c->rank = 0;
+    c->splits = 0;
     inside++;
     if (count) count(comm, &c->nranks);
     if (urank) urank(comm, &c->rank);
@@ -226,25 +357,146 @@ static int comm_index(ncclComm_t comm)
 
 /* ------------------------------------------------------------------ NCCL */
 
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+#define FNV_BASIS 1469598103934665603ull
+
+/* Names a new communicator: its identity (the same on every member), size and this rank. */
+static void comm_named(ncclComm_t comm, uint64_t id, int nranks, int rank)
+{
+    if (!comm || !init()) return;
+    pthread_mutex_lock(&mtx);
+    int c = comm_index(comm);
+    if (c >= 0) {
+        comms[c].id = id;
+        if (nranks > 0) comms[c].nranks = nranks;
+        if (rank >= 0) comms[c].rank = rank;
+    }
+    pthread_mutex_unlock(&mtx);
+}
+
+static int created(ncclResult_t res)
+{
+    return res == ncclSuccess || res == ncclInProgress; /* nonblocking: ready later, same handle */
+}
+
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
     static ncclResult_t (*fn)(ncclComm_t *, int, ncclUniqueId, int);
-    if (!fn) fn = (ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int))real("ncclCommInitRank");
-    if (!fn) return ncclSystemError;
+    if (!RESOLVE(fn, "ncclCommInitRank")) return ncclSystemError;
+    int outer = !inside++;
     ncclResult_t res = fn(comm, nranks, id, rank);
-    if (res == ncclSuccess && init()) {
-        uint64_t h = 1469598103934665603ull; /* FNV-1a of the unique id */
-        for (size_t i = 0; i < sizeof id.internal; i++)
-            h = (h ^ (unsigned char)id.internal[i]) * 1099511628211ull;
-        pthread_mutex_lock(&mtx);
-        int c = comm_index(*comm);
-        if (c >= 0) {
-            comms[c].id = h;
-            comms[c].nranks = nranks;
-            comms[c].rank = rank;
-        }
-        pthread_mutex_unlock(&mtx);
+    inside--;
+    if (outer && created(res))
+        comm_named(*comm, fnv(FNV_BASIS, id.internal, sizeof id.internal), nranks, rank);
+    return res;
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t *config)
+{
+    static ncclResult_t (*fn)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
+    if (!RESOLVE(fn, "ncclCommInitRankConfig")) return ncclSystemError;
+    int outer = !inside++;
+    ncclResult_t res = fn(comm, nranks, id, rank, config);
+    inside--;
+    if (outer && created(res))
+        comm_named(*comm, fnv(FNV_BASIS, id.internal, sizeof id.internal), nranks, rank);
+    return res;
+}
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid,
+                                      ncclUniqueId *ids, ncclConfig_t *config)
+{
+    static ncclResult_t (*fn)(ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *);
+    if (!RESOLVE(fn, "ncclCommInitRankScalable")) return ncclSystemError;
+    int outer = !inside++;
+    ncclResult_t res = fn(comm, nranks, rank, nid, ids, config);
+    inside--;
+    if (outer && created(res)) {
+        uint64_t h = FNV_BASIS;
+        for (int i = 0; ids && i < nid; i++)
+            h = fnv(h, ids[i].internal, sizeof ids[i].internal);
+        comm_named(*comm, h, nranks, rank);
     }
+    return res;
+}
+
+/* One process, several GPUs: the communicators are local to the process (this tracer writes one
+ * rank per process, so such a run does not merge into per-GPU ranks). */
+ncclResult_t ncclCommInitAll(ncclComm_t *comms_, int ndev, const int *devlist)
+{
+    static ncclResult_t (*fn)(ncclComm_t *, int, const int *);
+    if (!RESOLVE(fn, "ncclCommInitAll")) return ncclSystemError;
+    int outer = !inside++;
+    ncclResult_t res = fn(comms_, ndev, devlist);
+    inside--;
+    static int calls;
+    int call = calls++;
+    if (outer && created(res))
+        for (int i = 0; i < ndev; i++) {
+            uint64_t h = fnv(fnv(FNV_BASIS, "initall", 7), &call, sizeof call);
+            comm_named(comms_[i], h ^ (uint64_t)(uintptr_t)comms_, ndev, i);
+        }
+    return res;
+}
+
+/* Every member of the parent calls ncclCommSplit, in the same order: the parent's identity, its
+ * split count and the color name the new communicator alike on all the members that share it. */
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config)
+{
+    static ncclResult_t (*fn)(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
+    if (!RESOLVE(fn, "ncclCommSplit")) return ncclSystemError;
+    int outer = !inside++;
+    ncclResult_t res = fn(comm, color, key, newcomm, config);
+    inside--;
+    if (!outer || !init()) return res;
+    uint64_t h = 0;
+    pthread_mutex_lock(&mtx);
+    int p = comm_index(comm);
+    if (p >= 0) {
+        const int32_t key3[3] = {(int32_t)comms[p].splits++, color, 0};
+        h = fnv(fnv(FNV_BASIS, &comms[p].id, sizeof comms[p].id), key3, sizeof key3);
+    }
+    pthread_mutex_unlock(&mtx);
+    if (p >= 0 && created(res) && newcomm && *newcomm) comm_named(*newcomm, h, -1, -1);
+    return res;
+}
+
+static void comm_gone(ncclComm_t comm)
+{
+    if (!comm || enabled <= 0) return;
+    pthread_mutex_lock(&mtx);
+    for (int i = 0; i < ncomms; i++)
+        if (comms[i].comm == comm) comms[i].comm = NULL;
+    pthread_mutex_unlock(&mtx);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+    static ncclResult_t (*fn)(ncclComm_t);
+    if (!RESOLVE(fn, "ncclCommDestroy")) return ncclSystemError;
+    comm_gone(comm);
+    inside++;
+    ncclResult_t res = fn(comm);
+    inside--;
+    return res;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+    static ncclResult_t (*fn)(ncclComm_t);
+    if (!RESOLVE(fn, "ncclCommAbort")) return ncclSystemError;
+    comm_gone(comm);
+    inside++;
+    ncclResult_t res = fn(comm);
+    inside--;
     return res;
 }
 
@@ -257,9 +509,12 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
         if (r) {                                                                                   \
             r->comm = ci;                                                                          \
             r->bytes = (double)(nbytes);                                                           \
+            r->warmup = !range_profiler && first_of_kind(kind, ci, r->bytes);                      \
         }                                                                                          \
         pthread_mutex_unlock(&mtx);                                                                \
+        inside++;                                                                                  \
         ncclResult_t res = call;                                                                   \
+        inside--;                                                                                  \
         pthread_mutex_lock(&mtx);                                                                  \
         rec_end(r);                                                                                \
         pthread_mutex_unlock(&mtx);                                                                \
@@ -279,7 +534,7 @@ ncclResult_t ncclAllReduce(const void *s, void *r_, size_t count, ncclDataType_t
 {
     static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                               cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclAllReduce");
+    if (!RESOLVE(fn, "ncclAllReduce")) return ncclSystemError;
     COLL(K_AR, "all_reduce", count * dtype_size(t), fn(s, r_, count, t, op, comm, stream));
 }
 
@@ -288,7 +543,7 @@ ncclResult_t ncclAllGather(const void *s, void *r_, size_t count, ncclDataType_t
 {
     static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
                               cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclAllGather");
+    if (!RESOLVE(fn, "ncclAllGather")) return ncclSystemError;
     if (inside || !init() || !want_nccl) return fn(s, r_, count, t, comm, stream);
     size_t n = (size_t)nranks_of(comm);
     COLL(K_AG, "all_gather", count * dtype_size(t) * n, fn(s, r_, count, t, comm, stream));
@@ -299,7 +554,7 @@ ncclResult_t ncclReduceScatter(const void *s, void *r_, size_t count, ncclDataTy
 {
     static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                               cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclReduceScatter");
+    if (!RESOLVE(fn, "ncclReduceScatter")) return ncclSystemError;
     if (inside || !init() || !want_nccl) return fn(s, r_, count, t, op, comm, stream);
     size_t n = (size_t)nranks_of(comm);
     COLL(K_RS, "reduce_scatter", count * dtype_size(t) * n, fn(s, r_, count, t, op, comm, stream));
@@ -310,7 +565,7 @@ ncclResult_t ncclBroadcast(const void *s, void *r_, size_t count, ncclDataType_t
 {
     static ncclResult_t (*fn)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
                               cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclBroadcast");
+    if (!RESOLVE(fn, "ncclBroadcast")) return ncclSystemError;
     COLL(K_BCAST, "broadcast", count * dtype_size(t), fn(s, r_, count, t, root, comm, stream));
 }
 
@@ -318,7 +573,7 @@ ncclResult_t ncclSend(const void *s, size_t count, ncclDataType_t t, int peer, n
                       cudaStream_t stream)
 {
     static ncclResult_t (*fn)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclSend");
+    if (!RESOLVE(fn, "ncclSend")) return ncclSystemError;
     char name[24];
     snprintf(name, sizeof name, "send:%d", peer);
     COLL(K_SENDRECV, name, count * dtype_size(t), fn(s, count, t, peer, comm, stream));
@@ -328,7 +583,7 @@ ncclResult_t ncclRecv(void *r_, size_t count, ncclDataType_t t, int peer, ncclCo
                       cudaStream_t stream)
 {
     static ncclResult_t (*fn)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-    if (!fn) *(void **)&fn = real("ncclRecv");
+    if (!RESOLVE(fn, "ncclRecv")) return ncclSystemError;
     char name[24];
     snprintf(name, sizeof name, "recv:%d", peer);
     COLL(K_SENDRECV, name, count * dtype_size(t), fn(r_, count, t, peer, comm, stream));
@@ -337,19 +592,22 @@ ncclResult_t ncclRecv(void *r_, size_t count, ncclDataType_t t, int peer, ncclCo
 ncclResult_t ncclGroupStart(void)
 {
     static ncclResult_t (*fn)(void);
-    if (!fn) *(void **)&fn = real("ncclGroupStart");
+    if (!RESOLVE(fn, "ncclGroupStart")) return ncclSystemError;
     if (!inside && init()) {
         pthread_mutex_lock(&mtx);
         group_depth++;
         pthread_mutex_unlock(&mtx);
     }
-    return fn();
+    inside++;
+    ncclResult_t res = fn();
+    inside--;
+    return res;
 }
 
 ncclResult_t ncclGroupEnd(void)
 {
     static ncclResult_t (*fn)(void);
-    if (!fn) *(void **)&fn = real("ncclGroupEnd");
+    if (!RESOLVE(fn, "ncclGroupEnd")) return ncclSystemError;
     if (inside || !init()) return fn();
     pthread_mutex_lock(&mtx);
     int outer = --group_depth == 0 && group_first >= 0;
@@ -359,7 +617,9 @@ ncclResult_t ncclGroupEnd(void)
         ev_create(&e1, cudaEventDefault) == cudaSuccess)
         ev_record(e0, s);
     pthread_mutex_unlock(&mtx);
+    inside++;
     ncclResult_t res = fn();
+    inside--;
     pthread_mutex_lock(&mtx);
     if (outer && e1) {
         ev_record(e1, s);
@@ -376,9 +636,22 @@ ncclResult_t ncclGroupEnd(void)
 
 /* ------------------------------------------------------------------ NVTX */
 
+/* A range whose message starts with "iteration", "iter", "step" or "ProfilerStep" starts an
+ * iteration (outside profiler windows, which are iterations themselves). */
+static int names_iteration(const char *msg)
+{
+    static const char *const starts[] = {"iter", "step", "profilerstep", NULL};
+    while (msg && (*msg == ' ' || *msg == '#' || *msg == '['))
+        msg++;
+    for (int i = 0; msg && starts[i]; i++)
+        if (!strncasecmp(msg, starts[i], strlen(starts[i]))) return 1;
+    return 0;
+}
+
 static int nvtx_push(const char *msg)
 {
     pthread_mutex_lock(&mtx);
+    if (!range_profiler && names_iteration(msg)) nvtx_iter++;
     int d = nvtx_depth++;
     if (d < NVTX_DEPTH) {
         nvtx_layer[d] = -1;
@@ -455,6 +728,33 @@ int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
     return 1;
 }
 
+/* ------------------------------------------------------------------ profiler window */
+
+cudaError_t cudaProfilerStart(void)
+{
+    static cudaError_t (*fn)(void);
+    RESOLVE(fn, "cudaProfilerStart");
+    if (init()) {
+        pthread_mutex_lock(&mtx);
+        if (!in_window) window_count++;
+        in_window = 1;
+        pthread_mutex_unlock(&mtx);
+    }
+    return fn ? fn() : cudaSuccess; /* no profiler attached: nothing to start */
+}
+
+cudaError_t cudaProfilerStop(void)
+{
+    static cudaError_t (*fn)(void);
+    RESOLVE(fn, "cudaProfilerStop");
+    if (init()) {
+        pthread_mutex_lock(&mtx);
+        in_window = 0;
+        pthread_mutex_unlock(&mtx);
+    }
+    return fn ? fn() : cudaSuccess;
+}
+
 /* ------------------------------------------------------------------ cuBLAS */
 
 static size_t cuda_type_size(cudaDataType t)
@@ -486,6 +786,7 @@ static void gemm_rec(const char *name, cudaStream_t stream, double m, double n, 
     if (r) {
         r->flop = 2 * m * n * k * batch;
         r->bytes = batch * (m * k + k * n + m * n) * esize;
+        r->warmup = !range_profiler && first_of_kind(r->kind, r->flop, r->bytes);
     }
     *out = r;
     pthread_mutex_unlock(&mtx);
@@ -502,7 +803,7 @@ static void gemm_done(struct rec *r)
 static cudaStream_t handle_stream(cublasHandle_t h)
 {
     static cublasStatus_t (*fn)(cublasHandle_t, cudaStream_t *);
-    if (!fn) *(void **)&fn = real("cublasGetStream_v2");
+    RESOLVE(fn, "cublasGetStream_v2");
     cudaStream_t s = NULL;
     if (fn) {
         inside++;
@@ -519,10 +820,12 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
     static cublasStatus_t (*fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                                 const float *, const float *, int, const float *, int,
                                 const float *, float *, int);
-    if (!fn) *(void **)&fn = real("cublasSgemm_v2");
+    if (!RESOLVE(fn, "cublasSgemm_v2")) return CUBLAS_STATUS_NOT_INITIALIZED;
     struct rec *r;
     gemm_rec("sgemm", inside ? NULL : handle_stream(h), m, n, k, 1, 4, &r);
+    inside++;
     cublasStatus_t st = fn(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    inside--;
     gemm_done(r);
     return st;
 }
@@ -537,13 +840,15 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                                 const void *, const void *, cudaDataType, int, const void *,
                                 cudaDataType, int, const void *, void *, cudaDataType, int,
                                 cublasComputeType_t, cublasGemmAlgo_t);
-    if (!fn) *(void **)&fn = real("cublasGemmEx");
+    if (!RESOLVE(fn, "cublasGemmEx")) return CUBLAS_STATUS_NOT_INITIALIZED;
     struct rec *r;
     gemm_rec("gemm_ex", inside ? NULL : handle_stream(h), m, n, k, 1, (double)cuda_type_size(at),
              &r);
     (void)bt;
+    inside++;
     cublasStatus_t st =
         fn(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, comp, algo);
+    inside--;
     gemm_done(r);
     return st;
 }
@@ -561,12 +866,14 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                 const void *, cudaDataType, int, long long int, const void *,
                                 void *, cudaDataType, int, long long int, int, cublasComputeType_t,
                                 cublasGemmAlgo_t);
-    if (!fn) *(void **)&fn = real("cublasGemmStridedBatchedEx");
+    if (!RESOLVE(fn, "cublasGemmStridedBatchedEx")) return CUBLAS_STATUS_NOT_INITIALIZED;
     struct rec *r;
     gemm_rec("gemm_batched", inside ? NULL : handle_stream(h), m, n, k, batch,
              (double)cuda_type_size(at), &r);
+    inside++;
     cublasStatus_t st = fn(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct,
                            ldc, sc, batch, comp, algo);
+    inside--;
     gemm_done(r);
     return st;
 }
@@ -586,9 +893,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lh, cublasLtMatmulDesc_t desc, co
                                   size_t, size_t *);
     static cublasStatus_t (*dattr)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *,
                                    size_t, size_t *);
-    if (!fn) *(void **)&fn = real("cublasLtMatmul");
-    if (!attr) *(void **)&attr = real("cublasLtMatrixLayoutGetAttribute");
-    if (!dattr) *(void **)&dattr = real("cublasLtMatmulDescGetAttribute");
+    if (!RESOLVE(fn, "cublasLtMatmul")) return CUBLAS_STATUS_NOT_INITIALIZED;
+    RESOLVE(attr, "cublasLtMatrixLayoutGetAttribute");
+    RESOLVE(dattr, "cublasLtMatmulDescGetAttribute");
     struct rec *r = NULL;
     if (!inside && attr && dattr) {
         uint64_t arows = 0, acols = 0, drows = 0, dcols = 0;
@@ -608,8 +915,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lh, cublasLtMatmulDesc_t desc, co
         gemm_rec("lt_matmul", stream, (double)drows, (double)dcols, k, batch > 1 ? batch : 1,
                  (double)cuda_type_size((cudaDataType)type), &r);
     }
+    inside++;
     cublasStatus_t st =
         fn(lh, desc, alpha, A, ad, B, bd, beta, C, cd, D, dd, algo, ws, wss, stream);
+    inside--;
     gemm_done(r);
     return st;
 }
@@ -658,11 +967,12 @@ static void write_trace(void)
     FILE *f = fopen(path, "w");
     if (f) {
         fprintf(f,
-                "tpsim-trace 2 rank %d\n# recorded by libtpsim_tracer.so; groups are local "
-                "communicator indices until `tpsim trace-merge`\n",
+                "tpsim-trace 4 rank %d\n# recorded by libtpsim_tracer.so; groups are local "
+                "communicator indices until `tpsim trace-merge`; launch_s is the host time since "
+                "the previous call\n",
                 rank);
         fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start "
-                   "rec_end\n");
+                   "rec_end launch_s iter warmup\n");
         for (int i = 0; i < nrecs; i++) {
             const struct rec *r = &recs[i];
             /* the last op of another stream that ended before this one started */
@@ -680,7 +990,9 @@ static void write_trace(void)
                 fprintf(f, "%d", dep);
             else
                 fputc('-', f);
-            fprintf(f, " %.17g %.17g\n", t0[i], t1[i]);
+            double host = i ? r->host_s - recs[i - 1].host_s : 0;
+            fprintf(f, " %.17g %.17g %.17g %d %d\n", t0[i], t1[i], host > 0 ? host : 0, r->iter,
+                    r->warmup);
         }
         fclose(f);
     }
