@@ -383,8 +383,33 @@ static int validate_trace(int argc, char **argv)
     printf("trace      %s (%d ranks, %d recorded ops)\nplatform   %s\n", r.trace, r.nranks,
            r.recorded, r.platform);
     double rec = r.recorded_end_s, sim = r.simulated_end_s;
-    printf("iteration  recorded %.6f ms, simulated %.6f ms, error %+.2f%%\n\n", rec * 1e3,
-           sim * 1e3, rec > 0 ? (sim - rec) / rec * 100 : 0);
+    printf("whole      recorded %.6f ms, simulated %.6f ms, error %+.2f%% (first op to last, "
+           "warm-up included)\n",
+           rec * 1e3, sim * 1e3, rec > 0 ? (sim - rec) / rec * 100 : 0);
+    printf("host       %s\n", r.host_from_gaps
+                                  ? "launch times read from the GPU's idle gaps (none measured)"
+                                  : "launch times as recorded");
+    if (r.scored_iters) {
+        rec = r.iter_recorded_s, sim = r.iter_simulated_s;
+        printf("iteration  recorded %.6f ms, simulated %.6f ms, error %+.2f%% (median of %d "
+               "after warm-up; max |error| %.2f%%)\n",
+               rec * 1e3, sim * 1e3, rec > 0 ? (sim - rec) / rec * 100 : 0, r.scored_iters,
+               r.iter_max_abs_err_pct);
+    } else {
+        printf("iteration  none to compare: every iteration holds warm-up ops\n");
+    }
+    if (r.warmup_ops)
+        printf("warm-up    %d ops left out of the tables below (first calls: lazy loading)\n",
+               r.warmup_ops);
+    printf("\n%-14s %14s %14s %8s\n", "iteration", "recorded ms", "simulated ms", "error");
+    for (int i = 0; i < r.niters; i++) {
+        const struct cmp_iter *it = &r.iters[i];
+        if (it->recorded_s <= 0) continue;
+        printf("%-4d%-10s %14.6f %14.6f %+7.2f%%\n", it->iter, it->warmup ? " warm-up" : "",
+               it->recorded_s * 1e3, it->simulated_s * 1e3,
+               (it->simulated_s - it->recorded_s) / it->recorded_s * 100);
+    }
+    printf("\n");
     printf("%-16s %6s %14s %14s %8s%s\n", "kind", "ops", "recorded ms", "simulated ms", "error",
            r.has_model ? "   compute model ms  error" : "");
     for (int k = 0; k < MDL_OP_NKINDS; k++) {
@@ -398,6 +423,7 @@ static int validate_trace(int argc, char **argv)
                    ck->recorded_s > 0 ? (ck->model_s - ck->recorded_s) / ck->recorded_s * 100 : 0);
         printf("\n");
     }
+    if (r.layer_iter >= 0) printf("\nlayers in iteration %d:", r.layer_iter);
     printf("\n%-8s %14s %14s %8s\n", "layer", "recorded ms", "simulated ms", "error");
     for (int i = 0; i < r.nlayers; i++) {
         const struct cmp_layer *l = &r.layers[i];
@@ -405,7 +431,7 @@ static int validate_trace(int argc, char **argv)
                l->recorded_s > 0 ? (l->simulated_s - l->recorded_s) / l->recorded_s * 100 : 0);
     }
     printf("\nworst ops (simulated - recorded):\n");
-    for (int k = 0; k < r.nops && k < 10; k++) {
+    for (int k = 0; k < r.nworst && k < 10; k++) {
         const struct cmp_op *o = &r.worst[k];
         double e = o->simulated_s - o->recorded_s;
         printf("  rank %d op %d %-14s %-16s recorded %10.3f us, simulated %10.3f us (%+.1f%%)\n",

@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 
 #include "common/gnuplot.h"
+#include "common/stats.h"
 #include "models/compute.h"
 #include "pipeline/pipeline.h"
+#include "validate/recording.h"
 
 static int by_error(const void *a, const void *b)
 {
@@ -28,16 +30,39 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
     r->ops = calloc((size_t)r->recorded + 1, sizeof *r->ops);
     r->worst = calloc((size_t)r->recorded + 1, sizeof *r->worst);
     r->layers = calloc((size_t)p->layers + 2, sizeof *r->layers);
-    /* per layer (slot 0: ops outside layers): first and last recorded and simulated times */
+    r->iters = calloc((size_t)r->niters + 1, sizeof *r->iters);
+    /* per layer (slot 0: ops outside layers), then per iteration: first and last recorded and
+     * simulated times */
     double(*span)[4] = malloc(((size_t)p->layers + 2) * sizeof *span);
-    if (!r->ops || !r->worst || !r->layers || !span) {
+    double(*ispan)[4] = malloc(((size_t)r->niters + 1) * sizeof *ispan);
+    double *rec_spans = malloc(((size_t)r->niters + 1) * sizeof *rec_spans);
+    if (!r->ops || !r->worst || !r->layers || !r->iters || !span || !ispan || !rec_spans) {
         free(span);
+        free(ispan);
+        free(rec_spans);
         return TPS_ENOMEM;
     }
     for (int l = 0; l <= p->layers; l++) {
         span[l][0] = span[l][2] = 1e300;
         span[l][1] = span[l][3] = -1;
     }
+    for (int i = 0; i < r->niters; i++) {
+        ispan[i][0] = ispan[i][2] = 1e300;
+        ispan[i][1] = ispan[i][3] = -1;
+        r->iters[i].iter = i;
+    }
+    /* layers are timed in one iteration: the first without warm-up (else the whole trace) */
+    for (int k = 0; k < p->nranks; k++)
+        for (int i = 0; i < p->ranks[k].nops; i++) {
+            const struct mdl_op *o = &p->ranks[k].ops[i];
+            if (o->recorded && o->iter >= 0 && o->iter < r->niters)
+                r->iters[o->iter].warmup |= 2 | o->warmup; /* 2: the iteration has ops */
+        }
+    r->layer_iter = -1;
+    for (int i = 0; i < r->niters && r->layer_iter < 0; i++)
+        if (r->iters[i].warmup == 2) r->layer_iter = i;
+    for (int i = 0; i < r->niters; i++)
+        r->iters[i].warmup &= 1;
     for (int k = 0; k < p->nranks; k++)
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *o = &p->ranks[k].ops[i];
@@ -49,15 +74,28 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
                 md = o->kind == MDL_OP_MEM
                          ? mdl_mem_time(&s->device, o->bytes)
                          : mdl_gemm_time_wb(&s->device, s->model.dtype, o->flop, o->bytes);
+            if (o->iter >= 0 && o->iter < r->niters) {
+                double *is = ispan[o->iter];
+                is[0] = fmin(is[0], o->rec_start), is[1] = fmax(is[1], o->rec_end);
+                is[2] = fmin(is[2], ts->start), is[3] = fmax(is[3], ts->end);
+            }
+            r->ops[r->nops++] =
+                (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md, o->warmup};
+            if (o->warmup) {
+                r->warmup_ops++;
+                continue;
+            }
             struct cmp_kind *ck = &r->kind[o->kind];
             ck->n++;
             ck->recorded_s += rd;
             ck->simulated_s += sd;
             if (md >= 0) ck->model_s += md;
-            r->ops[r->nops++] = (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md};
+            r->worst[r->nworst++] = r->ops[r->nops - 1];
             double *sp = span[o->layer + 1]; /* the trace reader bounds layer to -1..layers-1 */
-            sp[0] = fmin(sp[0], o->rec_start), sp[1] = fmax(sp[1], o->rec_end);
-            sp[2] = fmin(sp[2], ts->start), sp[3] = fmax(sp[3], ts->end);
+            if (r->layer_iter < 0 || o->iter == r->layer_iter) {
+                sp[0] = fmin(sp[0], o->rec_start), sp[1] = fmax(sp[1], o->rec_end);
+                sp[2] = fmin(sp[2], ts->start), sp[3] = fmax(sp[3], ts->end);
+            }
         }
     for (int l = -1; l < p->layers; l++) {
         const double *sp = span[l + 1];
@@ -65,8 +103,38 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
         r->layers[r->nlayers++] = (struct cmp_layer){l, sp[1] - sp[0], sp[3] - sp[2]};
     }
     free(span);
-    memcpy(r->worst, r->ops, (size_t)r->nops * sizeof *r->ops);
-    qsort(r->worst, (size_t)r->nops, sizeof *r->worst, by_error);
+    int n = 0;
+    for (int i = 0; i < r->niters; i++) {
+        struct cmp_iter *it = &r->iters[i];
+        if (ispan[i][1] < 0) continue;
+        it->recorded_s = ispan[i][1] - ispan[i][0];
+        it->simulated_s = ispan[i][3] - ispan[i][2];
+        if (it->warmup || it->recorded_s <= 0) continue;
+        double e = fabs(it->simulated_s - it->recorded_s) / it->recorded_s * 100;
+        if (e > r->iter_max_abs_err_pct) r->iter_max_abs_err_pct = e;
+        n++;
+    }
+    r->scored_iters = n;
+    if (n) { /* medians of the scored iterations' recorded and simulated spans */
+        double *sim = malloc((size_t)n * sizeof *sim), unused;
+        if (!sim) {
+            free(ispan);
+            free(rec_spans);
+            return TPS_ENOMEM;
+        }
+        int m = 0;
+        for (int i = 0; i < r->niters; i++)
+            if (!r->iters[i].warmup && r->iters[i].recorded_s > 0) {
+                rec_spans[m] = r->iters[i].recorded_s;
+                sim[m++] = r->iters[i].simulated_s;
+            }
+        tps_median_max(rec_spans, m, &r->iter_recorded_s, &unused);
+        tps_median_max(sim, m, &r->iter_simulated_s, &unused);
+        free(sim);
+    }
+    free(ispan);
+    free(rec_spans);
+    qsort(r->worst, (size_t)r->nworst, sizeof *r->worst, by_error);
     return TPS_OK;
 }
 
@@ -93,6 +161,11 @@ int cmp_trace(const char *dir, const char *platform, const char *scenario, struc
                                "the trace has no recorded times (it was not written by the "
                                "tracer)");
     }
+    if (!rc) {
+        r->niters = rec_mark_iterations(&j.prog);
+        if (r->niters < 0) rc = tps_error_oom(err);
+        r->host_from_gaps = rec_host_launches(&j.prog);
+    }
     struct timing tm = {0};
     if (!rc) rc = pipeline_run_program(&j.prog, j.topo, &tm, err);
     if (!rc) {
@@ -111,6 +184,7 @@ void cmp_release(struct cmp_result *r)
     free(r->ops);
     free(r->worst);
     free(r->layers);
+    free(r->iters);
     mdl_program_release(&r->prog);
     memset(r, 0, sizeof *r);
 }
@@ -142,12 +216,12 @@ int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct 
     FILE *dat = fopen(path, "w");
     if (!dat)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    fprintf(dat, "# rank op kind recorded_s simulated_s model_s\n");
+    fprintf(dat, "# rank op kind recorded_s simulated_s model_s warmup\n");
     for (int x = 0; x < r->nops; x++) {
         const struct cmp_op *o = &r->ops[x];
-        fprintf(dat, "%d %d %s %.9g %.9g %.9g\n", o->rank, o->op,
+        fprintf(dat, "%d %d %s %.9g %.9g %.9g %d\n", o->rank, o->op,
                 mdl_op_kind_name((enum mdl_op_kind)o->kind), o->recorded_s, o->simulated_s,
-                o->model_s);
+                o->model_s, o->warmup);
     }
     if (fclose(dat) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     snprintf(path, sizeof path, "%s/ops.gp", out);

@@ -9,9 +9,11 @@
 
 #include "common/stats.h"
 #include "core/trace.h"
+#include "core/tracemerge.h"
 #include "models/program.h"
 #include "validate/compare.h"
 #include "validate/layers.h"
+#include "validate/recording.h"
 #include "validate/manifest.h"
 
 #include "../testdir.h"
@@ -344,5 +346,93 @@ Test(layers, repeatability_is_the_scatter_of_one_shape_measured_twice)
               r.repeat.median_pct);
     cr_assert(ieee_ulp_eq(dbl, r.repeat.max_pct, 100.0 * 0.1 / 1.1, 64));
     lay_kresult_release(&r);
+    testdir_remove(d);
+}
+
+/* One rank, one stream, layers 0 and 1 forward then backward, three times; the GPU idles 50 us
+ * before each layer's first op (the host) and 1 us between other ops (queued kernels). */
+static void three_iterations(struct mdl_program *p)
+{
+    cr_assert(eq(int, mdl_program_init(p, 1), 0));
+    p->layers = 2;
+    p->micro_batches = 1;
+    int name = mdl_program_name(p, "k");
+    double t = 0;
+    static const int layer[4] = {0, 1, 1, 0},
+                     phase[4] = {MDL_PHASE_FWD, MDL_PHASE_FWD, MDL_PHASE_BWD, MDL_PHASE_BWD};
+    for (int it = 0; it < 3; it++)
+        for (int l = 0; l < 4; l++)
+            for (int k = 0; k < 2; k++) {
+                t += k ? 1e-6 : 50e-6;
+                double d = it == 0 && l == 0 && k == 0 ? 0.1 : 100e-6; /* lazy loading */
+                struct mdl_op o = {.kind = MDL_OP_GEMM,
+                                   .name = name,
+                                   .group = -1,
+                                   .layer = layer[l],
+                                   .phase = (uint8_t)phase[l],
+                                   .mb = -1,
+                                   .dur_s = d,
+                                   .flop = 1e9 * (k + 1),
+                                   .recorded = 1,
+                                   .rec_start = t,
+                                   .rec_end = t + d,
+                                   .iter = -1};
+                mdl_program_add(p, 0, &o);
+                t += d;
+            }
+}
+
+Test(compare, iterations_warm_up_and_host_launches_of_a_plain_recording)
+{
+    struct mdl_program p;
+    three_iterations(&p);
+    cr_assert(eq(int, rec_mark_iterations(&p), 3), "a return to layer 0's forward starts one");
+    const struct mdl_op *o = p.ranks[0].ops;
+    for (int i = 0; i < 24; i++) {
+        cr_assert(eq(int, o[i].iter, i / 8), "op %d", i);
+        cr_assert(eq(int, o[i].warmup, i < 2), "op %d: the first of each size is warm-up", i);
+    }
+    cr_assert(eq(int, rec_host_launches(&p), 1));
+    /* 50 us gaps: launched at the recorded start; 1 us gaps: with the op before */
+    double at = 0;
+    for (int i = 0; i < 24; i++) {
+        at += o[i].launch_s;
+        if (i % 2 == 0)
+            cr_assert(le(dbl, fabs(at - o[i].rec_start), 1e-12), "op %d at %g", i, at);
+        else
+            cr_assert(eq(dbl, o[i].launch_s, 0), "op %d", i);
+    }
+    cr_assert(eq(int, rec_host_launches(&p), 0), "measured launch times are kept");
+    mdl_program_release(&p);
+}
+
+/* The real tracer trace of ../shared (PyTorch, H100, 1 warm-up + 2 iterations of 2 GPT-3 175B
+ * layers at one TP=8 rank's shard): replayed on the platform it ran on, each iteration after
+ * warm-up within 2% of the recording. */
+Test(compare, the_shared_pytorch_trace_replays_each_iteration_within_two_percent)
+{
+    char d[256], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(out, sizeof out, d, "merged");
+    struct tps_error err = {0};
+    cr_assert(eq(int,
+                 trace_merge(TPSIM_REFDATA "/traces/h100_gpt3_175b_tp8_shard_tpsim_tracer", out,
+                             "dgx-h100", 0, &err),
+                 0),
+              "%s", err.msg);
+    struct cmp_result r;
+    cr_assert(eq(int, cmp_trace(out, NULL, NULL, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.niters, 3));
+    cr_assert(eq(int, r.scored_iters, 2));
+    cr_assert(eq(int, r.iters[0].warmup, 1), "the first iteration loads the kernels");
+    cr_assert(eq(int, r.host_from_gaps, 1));
+    for (int i = 1; i < 3; i++) {
+        const struct cmp_iter *it = &r.iters[i];
+        cr_assert(le(dbl, fabs(it->simulated_s - it->recorded_s), 0.02 * it->recorded_s),
+                  "iteration %d: recorded %g s, simulated %g s", i, it->recorded_s,
+                  it->simulated_s);
+        cr_assert(gt(dbl, it->recorded_s, 9e-3), "about 10 ms per iteration");
+    }
+    cmp_release(&r);
     testdir_remove(d);
 }
