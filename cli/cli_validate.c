@@ -399,7 +399,8 @@ static int validate_trace(int argc, char **argv)
         printf("iteration  none to compare: every iteration holds warm-up ops\n");
     }
     if (r.warmup_ops)
-        printf("warm-up    %d ops left out of the tables below (first calls: lazy loading)\n",
+        printf("warm-up    %d ops left out of the tables below (iterations with first calls: lazy "
+               "loading)\n",
                r.warmup_ops);
     printf("\n%-14s %14s %14s %8s\n", "iteration", "recorded ms", "simulated ms", "error");
     for (int i = 0; i < r.niters; i++) {

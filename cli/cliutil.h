@@ -44,6 +44,8 @@ const char *cli_project_path(const char *rel, char *out, size_t len);
 
 /* The plan and sweep commands (cli_plan.c, cli_sweep.c). */
 int cli_plan(int argc, char **argv);
+/* tpsim import kineto (cli_import.c). */
+int cli_import(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
 /* The calibrate and validate commands (cli_validate.c). */

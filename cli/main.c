@@ -594,6 +594,8 @@ static const struct command commands[] = {
     {"plan", "SCENARIO", "rank TP strategies (1D, 2D meshes, overlap) for a scenario", cli_plan},
     {"replay", "DIR --platform P", "replay a recorded trace on another fabric", cmd_replay},
     {"trace-merge", "DIR", "assemble the CUDA/NCCL tracer's per-rank output", cmd_trace_merge},
+    {"import", "kineto TRACE.json", "convert PyTorch profiler traces to a tpsim trace",
+     cli_import},
     {"sweep", "SCENARIO -j N", "run the scenario's sweep: points in parallel, rows to a CSV",
      cli_sweep},
     {"calibrate", "LOG --platform P", "fit a platform's links and latencies to an nccl-tests log",

@@ -70,7 +70,7 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
             const struct timing_span *ts = timing_op(tm, k, i);
             double rd = o->rec_end - o->rec_start, sd = ts->end - ts->start, md = -1;
             if (o->rec_end > r->recorded_end_s) r->recorded_end_s = o->rec_end;
-            if (s && !mdl_op_is_coll((enum mdl_op_kind)o->kind))
+            if (s && (o->kind == MDL_OP_GEMM || o->kind == MDL_OP_ATTN || o->kind == MDL_OP_MEM))
                 md = o->kind == MDL_OP_MEM
                          ? mdl_mem_time(&s->device, o->bytes)
                          : mdl_gemm_time_wb(&s->device, s->model.dtype, o->flop, o->bytes);
@@ -79,9 +79,12 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
                 is[0] = fmin(is[0], o->rec_start), is[1] = fmax(is[1], o->rec_end);
                 is[2] = fmin(is[2], ts->start), is[3] = fmax(is[3], ts->end);
             }
-            r->ops[r->nops++] =
-                (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md, o->warmup};
-            if (o->warmup) {
+            /* an iteration that loads kernels is warm-up as a whole: a kernel's first call may
+             * not be the first of its size (another layout) */
+            int warm =
+                o->warmup || (o->iter >= 0 && o->iter < r->niters && r->iters[o->iter].warmup);
+            r->ops[r->nops++] = (struct cmp_op){k, i, o->kind, p->names[o->name], rd, sd, md, warm};
+            if (warm) {
                 r->warmup_ops++;
                 continue;
             }

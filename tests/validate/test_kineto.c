@@ -1,0 +1,174 @@
+/* test_kineto.c - `tpsim import kineto` on the shared real PyTorch profiler trace and on small
+ * two-rank traces written here: what becomes an op, sizes, groups, iterations, the host's
+ * launch times, and bad input. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/trace.h"
+#include "validate/compare.h"
+#include "validate/kineto.h"
+
+#include "../testdir.h"
+
+TestSuite(kineto, .timeout = 120);
+
+static const char *shared_trace = TPSIM_REFDATA "/traces/h100_gpt3_175b_tp8_shard_kineto.json.gz";
+
+Test(kineto, the_shared_trace_imports_and_replays_its_span_within_one_percent)
+{
+    char d[256], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(out, sizeof out, d, "kt");
+    struct kin_summary s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, kin_import(&shared_trace, 1, -1, out, "dgx-h100", &s, &err), 0), "%s",
+              err.msg);
+    /* 83 kernels and the 24 memsets cuBLAS launched; 2 layers of 12 GEMMs and 6 batched ones */
+    cr_assert(eq(int, s.ops, 107));
+    cr_assert(eq(int, s.gemms, 24));
+    cr_assert(eq(int, s.attns, 12));
+    cr_assert(eq(int, s.colls, 0), "one-rank all-reduces launch no kernel");
+    cr_assert(le(dbl, fabs(s.span_s - 14.368e-3), 0.01e-3), "span %g", s.span_s);
+    cr_assert(le(dbl, fabs(s.busy_s - 10.05e-3), 0.01e-3), "busy %g", s.busy_s);
+    struct mdl_program p;
+    cr_assert(eq(int, trace_read(out, &p, NULL, 0, &err), 0), "%s", err.msg);
+    /* the QKV GEMM of the first layer: aten::mm [[2048, 12288], [12288, 4608]] in bf16 */
+    const struct mdl_op *o = &p.ranks[0].ops[1];
+    cr_assert(eq(int, o->kind, MDL_OP_GEMM));
+    cr_assert(eq(dbl, o->flop, 2.0 * 2048 * 12288 * 4608));
+    cr_assert(eq(dbl, o->bytes, (2048.0 * 12288 + 12288 * 4608 + 2048 * 4608) * 2));
+    cr_assert(gt(dbl, o->launch_s, 0), "the host launch time is kept");
+    mdl_program_release(&p);
+    /* replayed on the platform it ran on: the recorded span within 1% */
+    struct cmp_result r;
+    cr_assert(eq(int, cmp_trace(out, NULL, NULL, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.scored_iters, 1), "the profiler window is one iteration");
+    cr_assert(le(dbl, fabs(r.simulated_end_s - r.recorded_end_s), 0.01 * r.recorded_end_s),
+              "recorded %g s, replayed %g s", r.recorded_end_s, r.simulated_end_s);
+    cmp_release(&r);
+    testdir_remove(d);
+}
+
+/* A two-rank trace: per profiler step a GEMM launched by aten::addmm and an NCCL all-reduce of
+ * 1 Mi bf16 elements launched by record_param_comms (c10d's op), then a memset. */
+static void write_rank(const char *path, int rank)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2},\n\"traceEvents\": [\n",
+            rank);
+    for (int s = 0; s < 2; s++) {
+        double t = 1000.0 + 1000 * s;
+        int x = 10 * s;
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"ts\":%g,"
+                "\"dur\":900,\"args\":{}},\n",
+                7 + s, t);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"ts\":%g,\"dur\":20,"
+                "\"args\":{\"External id\":%d,\"Input Dims\":[[256],[128,512],[512,256]],"
+                "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]}},\n",
+                t + 10, x + 1);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":%g,"
+                "\"dur\":5,\"args\":{\"correlation\":%d}},\n",
+                t + 12, x + 2);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16\",\"ts\":%g,"
+                "\"dur\":100,\"args\":{\"External id\":%d,\"correlation\":%d,\"stream\":7}},\n",
+                t + 20, x + 1, x + 2);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"ts\":%g,"
+                "\"dur\":20,\"args\":{\"External id\":%d,\"In msg nelems\":1048576,\"dtype\":"
+                "\"BFloat16\",\"Group size\":2,\"Process Group Ranks\":[0, 1]}},\n",
+                t + 30, x + 3);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernelExC\",\"ts\":%g,"
+                "\"dur\":5,\"args\":{\"correlation\":%d}},\n",
+                t + 32, x + 4);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_bf16_RING_"
+                "LL(ncclDevKernelArgsStorage<4096ul>)\",\"ts\":%g,\"dur\":200,\"args\":"
+                "{\"External id\":%d,\"correlation\":%d,\"stream\":21}},\n",
+                t + 125, x + 3, x + 4);
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"ts\":%g,"
+                "\"dur\":1,\"args\":{\"External id\":%d,\"correlation\":%d,\"stream\":7}},\n",
+                t + 400, x + 1, x + 5);
+    }
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{}}]}\n");
+    fclose(f);
+}
+
+Test(kineto, two_ranks_merge_with_groups_sizes_streams_and_profiler_steps)
+{
+    char d[256], a[300], b[300], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_rank(testdir_path(a, sizeof a, d, "r1.json"), 1);
+    write_rank(testdir_path(b, sizeof b, d, "r0.json"), 0);
+    testdir_path(out, sizeof out, d, "kt");
+    const char *files[2] = {a, b};
+    struct kin_summary s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, kin_import(files, 2, -1, out, NULL, &s, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, s.nranks, 2));
+    cr_assert(eq(int, s.colls, 2));
+    struct mdl_program p;
+    cr_assert(eq(int, trace_read(out, &p, NULL, 0, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, p.ngroups, 1));
+    cr_assert(eq(int, p.groups[0].n, 2));
+    for (int r = 0; r < 2; r++) {
+        const struct mdl_op *o = p.ranks[r].ops;
+        cr_assert(eq(int, p.ranks[r].nops, 6));
+        cr_assert(eq(int, o[0].kind, MDL_OP_GEMM));
+        cr_assert(eq(dbl, o[0].flop, 2.0 * 128 * 256 * 512), "addmm's second and third inputs");
+        cr_assert(eq(int, o[1].kind, MDL_OP_ALL_REDUCE));
+        cr_assert(eq(dbl, o[1].bytes, 1048576.0 * 2));
+        cr_assert(eq(int, o[1].stream, 1));
+        cr_assert(eq(int, o[1].ndeps, 1), "the all-reduce started after the GEMM ended");
+        cr_assert(eq(int, o[2].kind, MDL_OP_COMPUTE), "the memset stays opaque");
+        cr_assert(eq(int, o[0].iter, 0), "ProfilerStep#7 is the first iteration");
+        cr_assert(eq(int, o[3].iter, 1));
+        /* launched at its call + the launch latency (8 us: the smallest call-to-start gap) */
+        cr_assert(le(dbl, fabs(o[0].launch_s - 0), 1e-12));
+        cr_assert(le(dbl, fabs(o[0].launch_s + o[1].launch_s - 20e-6), 1e-12),
+                  "the NCCL launch 20 us after the GEMM's");
+        cr_assert(le(dbl, fabs(o[1].rec_start - 105e-6), 1e-12));
+    }
+    mdl_program_release(&p);
+    testdir_remove(d);
+}
+
+Test(kineto, bad_input_names_the_file_line_and_column)
+{
+    char d[256], path[300], out[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(path, sizeof path, d, "bad.json");
+    testdir_path(out, sizeof out, d, "kt");
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n  {\"ph\": \"X\",, }\n]}\n", f);
+    fclose(f);
+    const char *files[1] = {path};
+    struct kin_summary s;
+    struct tps_error err = {0};
+    cr_assert(ne(int, kin_import(files, 1, -1, out, NULL, &s, &err), 0));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(gt(int, err.col, 0));
+    cr_assert(ne(ptr, strstr(err.path, "bad.json"), NULL));
+    f = fopen(path, "w");
+    fputs("{\"events\": []}\n", f);
+    fclose(f);
+    struct tps_error e2 = {0};
+    cr_assert(ne(int, kin_import(files, 1, -1, out, NULL, &s, &e2), 0));
+    cr_assert(eq(str, e2.field, "traceEvents"));
+    /* through the command: exit 2, one line naming the file, nothing written */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s import kineto %s -o %s 2>/dev/null", TPSIM_BIN, path, out);
+    cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
+    FILE *o = fopen(out, "r");
+    cr_assert(eq(ptr, o, NULL), "a failed import writes nothing");
+    testdir_remove(d);
+}
