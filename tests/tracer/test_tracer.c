@@ -183,17 +183,27 @@ Test(tracer, replay_on_the_recorded_platform_reproduces_the_recorded_time)
               sim, recorded);
 }
 
+/* Runs `validate trace` on recording dir against the mock platform; returns its output, open. */
+static FILE *validate_on_mock_platform(const char *dir, const char *name)
+{
+    char cmd[1024], txt[64];
+    snprintf(txt, sizeof txt, "%s.txt", name);
+    snprintf(cmd, sizeof cmd,
+             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out %s > "
+             "%s 2>/dev/null",
+             TPSIM_BIN, dir, TPSIM_SOURCE_DIR, S(name), S(txt));
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    FILE *f = fopen(S(txt), "r");
+    cr_assert_not_null(f);
+    return f;
+}
+
 Test(tracer, validate_trace_compares_every_op_and_names_the_worst)
 {
     const char *dir = S("tracer-validate");
     record(dir);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out %s > "
-             "%s 2>/dev/null",
-             TPSIM_BIN, dir, TPSIM_SOURCE_DIR, S("vt"), S("vt.txt"));
-    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
-    FILE *f = fopen(S("vt.txt"), "r");
+    FILE *f = validate_on_mock_platform(dir, "vt");
     char line[512];
     int iter = 0, worst = 0, kinds = 0;
     while (fgets(line, sizeof line, f)) {
@@ -375,13 +385,7 @@ Test(tracer, validate_trace_compares_iterations_after_warm_up_with_the_measured_
 {
     const char *dir = S("tracer-validate-iters");
     record_framework(dir, 2, 4, "");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "%s validate trace %s --platform %s/tests/data/good/mock-platform.yaml --out %s > "
-             "%s 2>/dev/null",
-             TPSIM_BIN, dir, TPSIM_SOURCE_DIR, S("vti"), S("vti.txt"));
-    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
-    FILE *f = fopen(S("vti.txt"), "r");
+    FILE *f = validate_on_mock_platform(dir, "vti");
     char line[512];
     int median = 0, host = 0, warm = 0;
     while (fgets(line, sizeof line, f)) {
