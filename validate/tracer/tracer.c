@@ -23,13 +23,14 @@
  * cudaProfilerStart and cudaProfilerStop; each window is an iteration). Without a window the
  * first call of each kind and shape is marked warm-up (CUDA loads kernels lazily), and an NVTX
  * range naming an iteration or step starts an iteration. Each op also carries the host time since
- * the previous op's call (launch_s). Communicators are identified across ranks by a hash of the
- * ncclUniqueId(s) given to ncclCommInitRank, ncclCommInitRankConfig or ncclCommInitRankScalable;
- * a split by a hash of its parent's identity, the color and the parent's split count, which
- * every member computes alike; ncclCommInitAll's get a process-local identity. Compute ops go on
- * stream 0, collectives on stream 1, sends on 2 and receives on 3 (named send:PEER / recv:PEER
- * until the merge gives each direction its group). Dependencies are inferred from the recorded
- * times: an op waits for the last op of another stream that ended before it started.
+ * the previous op's call (launch_s; TPSIM_TRACE_HOST=0 writes 0). Communicators are identified
+ * across ranks by a hash of the ncclUniqueId(s) given to ncclCommInitRank, ncclCommInitRankConfig
+ * or ncclCommInitRankScalable; a split by a hash of its parent's identity, the color and the
+ * parent's split count, which every member computes alike; ncclCommInitAll's get a process-local
+ * identity. Compute ops go on stream 0, collectives on stream 1, sends on 2 and receives on 3
+ * (named send:PEER / recv:PEER until the merge gives each direction its group). Dependencies are
+ * inferred from the recorded times: an op waits for the last op of another stream that ended before
+ * it started.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr, dladdr, RTLD_NEXT */
@@ -91,7 +92,8 @@ static int group_depth, group_first = -1;
 static __thread int inside; /* inside an intercepted call (or one the tracer makes itself) */
 /* TPSIM_TRACE_RANGE=profiler: record only inside cudaProfilerStart/Stop windows */
 static int range_profiler, in_window, window_count;
-static int nvtx_iter = -1; /* iteration from NVTX ranges naming an iteration or step */
+static int record_host = 1; /* TPSIM_TRACE_HOST=0: no host times (a host always ahead) */
+static int nvtx_iter = -1;  /* iteration from NVTX ranges naming an iteration or step */
 /* kinds and shapes seen so far (warm-up marking): a small open-addressing set of hashes */
 #define SEEN_CAP 4096
 static uint64_t seen[SEEN_CAP];
@@ -213,6 +215,8 @@ static int init(void)
         want_nccl = strstr(what, "nccl") != NULL;
         want_gemm = strstr(what, "gemm") != NULL;
     }
+    const char *host = getenv("TPSIM_TRACE_HOST");
+    record_host = !(host && !strcmp(host, "0"));
     const char *range = getenv("TPSIM_TRACE_RANGE");
     range_profiler = range && !strcmp(range, "profiler");
     if (range && range[0] && !range_profiler)
@@ -990,7 +994,7 @@ static void write_trace(void)
                 fprintf(f, "%d", dep);
             else
                 fputc('-', f);
-            double host = i ? r->host_s - recs[i - 1].host_s : 0;
+            double host = i && record_host ? r->host_s - recs[i - 1].host_s : 0;
             fprintf(f, " %.17g %.17g %.17g %d %d\n", t0[i], t1[i], host > 0 ? host : 0, r->iter,
                     r->warmup);
         }
