@@ -35,11 +35,12 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
      * simulated times */
     double(*span)[4] = malloc(((size_t)p->layers + 2) * sizeof *span);
     double(*ispan)[4] = malloc(((size_t)r->niters + 1) * sizeof *ispan);
-    double *rec_spans = malloc(((size_t)r->niters + 1) * sizeof *rec_spans);
-    if (!r->ops || !r->worst || !r->layers || !r->iters || !span || !ispan || !rec_spans) {
+    /* the scored iterations' recorded spans, then their simulated ones, for the medians */
+    double *med = malloc(2 * ((size_t)r->niters + 1) * sizeof *med);
+    if (!r->ops || !r->worst || !r->layers || !r->iters || !span || !ispan || !med) {
         free(span);
         free(ispan);
-        free(rec_spans);
+        free(med);
         return TPS_ENOMEM;
     }
     for (int l = 0; l <= p->layers; l++) {
@@ -51,18 +52,21 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
         ispan[i][1] = ispan[i][3] = -1;
         r->iters[i].iter = i;
     }
-    /* layers are timed in one iteration: the first without warm-up (else the whole trace) */
+    /* each iteration's spans, and whether it holds warm-up */
     for (int k = 0; k < p->nranks; k++)
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *o = &p->ranks[k].ops[i];
-            if (o->recorded && o->iter >= 0 && o->iter < r->niters)
-                r->iters[o->iter].warmup |= 2 | o->warmup; /* 2: the iteration has ops */
+            if (!o->recorded || o->iter < 0 || o->iter >= r->niters) continue;
+            const struct timing_span *ts = timing_op(tm, k, i);
+            double *is = ispan[o->iter];
+            is[0] = fmin(is[0], o->rec_start), is[1] = fmax(is[1], o->rec_end);
+            is[2] = fmin(is[2], ts->start), is[3] = fmax(is[3], ts->end);
+            r->iters[o->iter].warmup |= o->warmup;
         }
+    /* layers are timed in one iteration: the first without warm-up (else the whole trace) */
     r->layer_iter = -1;
     for (int i = 0; i < r->niters && r->layer_iter < 0; i++)
-        if (r->iters[i].warmup == 2) r->layer_iter = i;
-    for (int i = 0; i < r->niters; i++)
-        r->iters[i].warmup &= 1;
+        if (ispan[i][1] >= 0 && !r->iters[i].warmup) r->layer_iter = i;
     for (int k = 0; k < p->nranks; k++)
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *o = &p->ranks[k].ops[i];
@@ -74,11 +78,6 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
                 md = o->kind == MDL_OP_MEM
                          ? mdl_mem_time(&s->device, o->bytes)
                          : mdl_gemm_time_wb(&s->device, s->model.dtype, o->flop, o->bytes);
-            if (o->iter >= 0 && o->iter < r->niters) {
-                double *is = ispan[o->iter];
-                is[0] = fmin(is[0], o->rec_start), is[1] = fmax(is[1], o->rec_end);
-                is[2] = fmin(is[2], ts->start), is[3] = fmax(is[3], ts->end);
-            }
             /* an iteration that loads kernels is warm-up as a whole: a kernel's first call may
              * not be the first of its size (another layout) */
             int warm =
@@ -107,6 +106,7 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
     }
     free(span);
     int n = 0;
+    double *med_sim = med + r->niters + 1;
     for (int i = 0; i < r->niters; i++) {
         struct cmp_iter *it = &r->iters[i];
         if (ispan[i][1] < 0) continue;
@@ -115,28 +115,14 @@ static int compare(struct cmp_result *r, const struct timing *tm, const struct s
         if (it->warmup || it->recorded_s <= 0) continue;
         double e = fabs(it->simulated_s - it->recorded_s) / it->recorded_s * 100;
         if (e > r->iter_max_abs_err_pct) r->iter_max_abs_err_pct = e;
-        n++;
+        med[n] = it->recorded_s;
+        med_sim[n++] = it->simulated_s;
     }
     r->scored_iters = n;
-    if (n) { /* medians of the scored iterations' recorded and simulated spans */
-        double *sim = malloc((size_t)n * sizeof *sim), unused;
-        if (!sim) {
-            free(ispan);
-            free(rec_spans);
-            return TPS_ENOMEM;
-        }
-        int m = 0;
-        for (int i = 0; i < r->niters; i++)
-            if (!r->iters[i].warmup && r->iters[i].recorded_s > 0) {
-                rec_spans[m] = r->iters[i].recorded_s;
-                sim[m++] = r->iters[i].simulated_s;
-            }
-        tps_median_max(rec_spans, m, &r->iter_recorded_s, &unused);
-        tps_median_max(sim, m, &r->iter_simulated_s, &unused);
-        free(sim);
-    }
+    tps_median_max(med, n, &r->iter_recorded_s, NULL);
+    tps_median_max(med_sim, n, &r->iter_simulated_s, NULL);
     free(ispan);
-    free(rec_spans);
+    free(med);
     qsort(r->worst, (size_t)r->nworst, sizeof *r->worst, by_error);
     return TPS_OK;
 }
@@ -167,8 +153,8 @@ int cmp_trace(const char *dir, const char *platform, const char *scenario, struc
     if (!rc) {
         r->niters = rec_mark_iterations(&j.prog);
         if (r->niters < 0) rc = tps_error_oom(err);
-        r->host_from_gaps = rec_host_launches(&j.prog);
     }
+    if (!rc) r->host_from_gaps = rec_host_launches(&j.prog);
     struct timing tm = {0};
     if (!rc) rc = pipeline_run_program(&j.prog, j.topo, &tm, err);
     if (!rc) {

@@ -33,31 +33,20 @@ struct krank {
 
 /* ------------------------------------------------------------------ reading */
 
+/* jansson's reader callback: the next bytes of the (gzip'ed or plain) file. */
+static size_t gz_source(void *buf, size_t len, void *z)
+{
+    int n = gzread((gzFile)z, buf, len > (1u << 30) ? 1u << 30 : (unsigned)len);
+    return n < 0 ? (size_t)-1 : (size_t)n;
+}
+
 static int read_json(const char *path, json_t **doc, struct tps_error *err)
 {
     gzFile z = gzopen(path, "rb"); /* reads plain files too */
     if (!z) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open");
-    size_t len = 0, cap = 1 << 20;
-    char *buf = malloc(cap);
-    int n;
-    while (buf && (n = gzread(z, buf + len, (unsigned)(cap - len))) > 0) {
-        len += (size_t)n;
-        if (len == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    int bad = !buf ? 0 : n < 0;
-    gzclose(z);
-    if (!buf) return tps_error_oom(err);
-    if (bad) {
-        free(buf);
-        return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot read (corrupt gzip?)");
-    }
     json_error_t je;
-    *doc = json_loadb(buf, len, 0, &je);
-    free(buf);
+    *doc = json_load_callback(gz_source, z, 0, &je);
+    gzclose(z);
     if (!*doc)
         return tps_error_set(err, TPS_ESYNTAX, path, je.line, je.column, "json", "%s", je.text);
     if (!json_is_array(json_object_get(*doc, "traceEvents"))) {
@@ -362,6 +351,31 @@ static int group_of(struct mdl_program *p, const struct kev *k, const int *rank_
     return mdl_program_group(p, n, members);
 }
 
+/* An op's name: its kind for GEMMs and collectives (full names are C++ types), memset or memcpy,
+ * else the kernel's function name without return type, anonymous namespace, template or
+ * argument list. */
+static void op_name(const struct kev *k, char *name, size_t len)
+{
+    if (k->kind != MDL_OP_COMPUTE) {
+        snprintf(name, len, "%s", mdl_op_kind_name((enum mdl_op_kind)k->kind));
+        return;
+    }
+    if (!k->is_kernel) {
+        snprintf(name, len, "%s", strcasestr(k->name, "memset") ? "memset" : "memcpy");
+        return;
+    }
+    char full[256];
+    snprintf(full, sizeof full, "%s", k->name);
+    for (char *an; (an = strstr(full, "(anonymous namespace)::")) != NULL;)
+        memmove(an, an + 23, strlen(an + 23) + 1);
+    full[strcspn(full, "<(")] = '\0';
+    const char *base = strrchr(full, ' ');
+    snprintf(name, len, "%.60s", base ? base + 1 : full);
+    for (char *c = name; *c; c++)
+        if (*c == '\t' || *c == '#') *c = '_';
+    if (!name[0]) snprintf(name, len, "kernel");
+}
+
 static int build_rank(struct mdl_program *p, int r, const struct krank *kr, const int *rank_index,
                       int nall, struct kin_summary *sum)
 {
@@ -374,8 +388,7 @@ static int build_rank(struct mdl_program *p, int r, const struct krank *kr, cons
     if (lat > 1e299 || lat < 0) lat = 0;
     long long streams[3] = {-1, -1, -1};
     double launched = 0;
-    int *last_of = calloc(MDL_MAX_STREAMS, sizeof *last_of);
-    if (!last_of) return -1;
+    int last_of[MDL_MAX_STREAMS]; /* each stream's last op */
     for (int s = 0; s < MDL_MAX_STREAMS; s++)
         last_of[s] = -1;
     for (int i = 0; i < kr->nev; i++) {
@@ -407,26 +420,7 @@ static int build_rank(struct mdl_program *p, int r, const struct krank *kr, cons
         o.launch_s = at - launched;
         launched = at;
         char name[64];
-        snprintf(name, sizeof name, "%s", k->kind == MDL_OP_COMPUTE ? "kernel" : k->name);
-        if (k->kind != MDL_OP_COMPUTE) { /* short names: the kind (full names are C++ types) */
-            snprintf(name, sizeof name, "%s", mdl_op_kind_name((enum mdl_op_kind)k->kind));
-        } else {
-            /* the kernel's function name: no return type, anonymous namespace, template or
-             * argument list, nor blanks */
-            char full[256];
-            snprintf(full, sizeof full, "%s", k->name);
-            for (char *an; (an = strstr(full, "(anonymous namespace)::")) != NULL;)
-                memmove(an, an + 23, strlen(an + 23) + 1);
-            full[strcspn(full, "<(")] = '\0';
-            const char *base = strrchr(full, ' ');
-            snprintf(name, sizeof name, "%.60s", base ? base + 1 : full);
-            for (char *c = name; *c; c++)
-                if (*c == '\t' || *c == '#') *c = '_';
-            if (!k->is_kernel)
-                snprintf(name, sizeof name, "%s",
-                         strcasestr(k->name, "memset") ? "memset" : "memcpy");
-            if (!name[0]) snprintf(name, sizeof name, "kernel");
-        }
+        op_name(k, name, sizeof name);
         o.name = mdl_program_name(p, name);
         if (coll) o.group = group_of(p, k, rank_index, nall);
         /* the last op of another stream that ended before this one started */
@@ -438,15 +432,8 @@ static int build_rank(struct mdl_program *p, int r, const struct krank *kr, cons
             if (pj->rec_end <= o.rec_start && (dep < 0 || j > dep)) dep = j;
         }
         if (dep >= 0) o.deps[o.ndeps++] = dep;
-        if (o.name < 0 || (coll && o.group < 0)) {
-            free(last_of);
-            return -1;
-        }
-        int idx = mdl_program_add(p, r, &o);
-        if (idx < 0) {
-            free(last_of);
-            return -1;
-        }
+        int idx = o.name < 0 || (coll && o.group < 0) ? -1 : mdl_program_add(p, r, &o);
+        if (idx < 0) return -1;
         last_of[stream] = idx;
         if (r == 0) {
             sum->ops++;
@@ -459,7 +446,6 @@ static int build_rank(struct mdl_program *p, int r, const struct krank *kr, cons
             sum->launch_latency_s = lat * 1e-6;
         }
     }
-    free(last_of);
     return 0;
 }
 

@@ -3,22 +3,21 @@
 
 #include <stdlib.h>
 
-/* Whether two ops are the same kind of call for warm-up: kind, FLOPs, bytes and group. */
-static int same_call(const struct mdl_op *a, const struct mdl_op *b)
+/* Orders two ops as calls, for warm-up: by kind, FLOPs, bytes and group (0: the same call). */
+static int call_cmp(const struct mdl_op *x, const struct mdl_op *y)
 {
-    return a->kind == b->kind && a->flop == b->flop && a->bytes == b->bytes && a->group == b->group;
-}
-
-/* Orders a rank's recorded ops by kind, FLOPs, bytes and group, then program order. */
-static const struct mdl_op *sort_ops; /* qsort has no context argument in C11 */
-static int by_call(const void *a, const void *b)
-{
-    const struct mdl_op *x = &sort_ops[*(const int *)a], *y = &sort_ops[*(const int *)b];
     if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
     if (x->flop != y->flop) return x->flop < y->flop ? -1 : 1;
     if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
-    if (x->group != y->group) return x->group < y->group ? -1 : 1;
-    return *(const int *)a - *(const int *)b;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* Orders a rank's recorded ops (indices) as calls, then in program order. */
+static const struct mdl_op *sort_ops; /* qsort has no context argument in C11 */
+static int by_call(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b, c = call_cmp(&sort_ops[i], &sort_ops[j]);
+    return c ? c : i - j;
 }
 
 /* Marks the first op of each kind, size and group (returns -1 when out of memory). */
@@ -32,7 +31,7 @@ static int infer_warmup(struct mdl_rank *rk)
     qsort(idx, (size_t)n, sizeof *idx, by_call);
     for (int k = 0; k < n; k++)
         rk->ops[idx[k]].warmup =
-            (uint8_t)(k == 0 || !same_call(&rk->ops[idx[k - 1]], &rk->ops[idx[k]]));
+            (uint8_t)(k == 0 || call_cmp(&rk->ops[idx[k - 1]], &rk->ops[idx[k]]) != 0);
     free(idx);
     return 0;
 }

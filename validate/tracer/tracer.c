@@ -473,35 +473,34 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
     return res;
 }
 
-static void comm_gone(ncclComm_t comm)
+/* Destroy or abort: the communicator's entry ends (its pointer may be reused), then the call. */
+static ncclResult_t comm_end(ncclResult_t (*fn)(ncclComm_t), ncclComm_t comm)
 {
-    if (!comm || enabled <= 0) return;
-    pthread_mutex_lock(&mtx);
-    for (int i = 0; i < ncomms; i++)
-        if (comms[i].comm == comm) comms[i].comm = NULL;
-    pthread_mutex_unlock(&mtx);
+    if (!fn) return ncclSystemError;
+    if (comm && enabled > 0) {
+        pthread_mutex_lock(&mtx);
+        for (int i = 0; i < ncomms; i++)
+            if (comms[i].comm == comm) comms[i].comm = NULL;
+        pthread_mutex_unlock(&mtx);
+    }
+    inside++;
+    ncclResult_t res = fn(comm);
+    inside--;
+    return res;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     static ncclResult_t (*fn)(ncclComm_t);
-    if (!RESOLVE(fn, "ncclCommDestroy")) return ncclSystemError;
-    comm_gone(comm);
-    inside++;
-    ncclResult_t res = fn(comm);
-    inside--;
-    return res;
+    RESOLVE(fn, "ncclCommDestroy");
+    return comm_end(fn, comm);
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
     static ncclResult_t (*fn)(ncclComm_t);
-    if (!RESOLVE(fn, "ncclCommAbort")) return ncclSystemError;
-    comm_gone(comm);
-    inside++;
-    ncclResult_t res = fn(comm);
-    inside--;
-    return res;
+    RESOLVE(fn, "ncclCommAbort");
+    return comm_end(fn, comm);
 }
 
 #define COLL(kind, name, nbytes, call)                                                             \
