@@ -47,8 +47,8 @@ int cli_import(int argc, char **argv)
             fputs(import_help, stdout);
             return 0;
         }
-        return cli_usage_error("import", "%s",
-                               argc < 2 ? "missing the format (kineto)" : "unknown format");
+        if (argc < 2) return cli_usage_error("import", "%s", "missing the format (kineto)");
+        return cli_usage_error("import", "unknown format '%s' (expected kineto)", argv[1]);
     }
     static const struct option longs[] = {
         {"platform", required_argument, NULL, 'p'}, {"rank", required_argument, NULL, 'r'}, {0}};

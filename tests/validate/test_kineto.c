@@ -170,5 +170,12 @@ Test(kineto, bad_input_names_the_file_line_and_column)
     cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2));
     FILE *o = fopen(out, "r");
     cr_assert(eq(ptr, o, NULL), "a failed import writes nothing");
+    /* an unknown format, a missing file, a bad --rank: usage or input errors, exit 2 */
+    static const char *const bad[] = {"import foo x.json", "import kineto /nonexistent.json",
+                                      "import kineto --rank -1 x.json", "import"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", TPSIM_BIN, bad[i]);
+        cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2), "%s", bad[i]);
+    }
     testdir_remove(d);
 }
