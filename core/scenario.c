@@ -71,6 +71,8 @@ static const struct tps_ykey device_keys[] = {
     {"launch_overhead", TPS_YK_TIME, D(dev.launch_s), 0, {NULL}},
     {"backward_launch_overhead", TPS_YK_TIME, D(dev.bwd_launch_s), 0, {NULL}},
     {"graph_launch_overhead", TPS_YK_TIME, D(dev.graph_launch_s), 0, {NULL}},
+    {"flash_launch_overhead", TPS_YK_TIME, D(dev.flash_launch_s), 0, {NULL}},
+    {"flash_backward_launch_overhead", TPS_YK_TIME, D(dev.flash_bwd_launch_s), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef D
 

@@ -28,6 +28,9 @@ struct mdl_device {
     double launch_s;       /* host time per kernel launched by the forward (Python, eager), s */
     double bwd_launch_s;   /* host time per kernel launched by the backward (autograd), s */
     double graph_launch_s; /* host time to launch one CUDA graph, s */
+    /* host time of the fused attention call (scaled_dot_product_attention: backend selection,
+     * input checks, its autograd node) in the forward and the backward, eager, s */
+    double flash_launch_s, flash_bwd_launch_s;
     /* Measured GEMM times (gemmtable.h), borrowed from its owner (a scenario), or NULL: GEMMs it
      * covers take its interpolated time, the others the roofline. */
     const struct mdl_gemm_table *gemm_table;

@@ -142,6 +142,7 @@ struct lower {
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
     int oom;       /* allocation failure seen */
     int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
+    int sdpa;      /* lowering the fused attention call (its host path is heavier) */
 };
 
 /* Host time to launch the next op: every kernel in eager mode; with CUDA graphs, the first op of
@@ -150,6 +151,8 @@ static double launch_cost(struct lower *L)
 {
     switch (L->fw->launch) {
     case MDL_LAUNCH_EAGER:
+        if (L->sdpa)
+            return L->phase == MDL_PHASE_BWD ? L->dev->flash_bwd_launch_s : L->dev->flash_launch_s;
         return L->phase == MDL_PHASE_BWD ? L->dev->bwd_launch_s : L->dev->launch_s;
     case MDL_LAUNCH_GRAPHS:
         if (L->graph[0] == L->layer && L->graph[1] == L->mb && L->graph[2] == L->phase) return 0;
@@ -231,7 +234,10 @@ static int flash(struct lower *L, const char *name, double bh, double s, double 
     double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
     op.dur_s = tc > tm ? tc : tm;
-    return emit(L, &op, name);
+    L->sdpa = 1;
+    int idx = emit(L, &op, name);
+    L->sdpa = 0;
+    return idx;
 }
 
 /* Group markers of rank 0's ops until each rank gets its own row or column group. */

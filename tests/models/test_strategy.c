@@ -480,3 +480,29 @@ Test(strategy, launch_costs_follow_the_framework)
     mdl_program_release(&g);
     mdl_program_release(&n);
 }
+
+Test(strategy, the_fused_attention_call_costs_the_host_its_own_time)
+{
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct mdl_framework fw = {.launch = MDL_LAUNCH_EAGER, .attention = MDL_ATTENTION_FLASH};
+    struct mdl_program p;
+    lower_fw(&fw, 2, &p);
+    int calls[2] = {0, 0};
+    for (int i = 0; i < p.ranks[0].nops; i++) {
+        const struct mdl_op *op = &p.ranks[0].ops[i];
+        int bwd = op->phase == MDL_PHASE_BWD;
+        if (op->kind == MDL_OP_ATTN) {
+            /* scaled_dot_product_attention's host path, heavier than one kernel's launch */
+            cr_assert(eq(dbl, op->launch_s, bwd ? dev.flash_bwd_launch_s : dev.flash_launch_s));
+            calls[bwd]++;
+        } else {
+            cr_assert(eq(dbl, op->launch_s, bwd ? dev.bwd_launch_s : dev.launch_s));
+        }
+    }
+    /* one call each way per layer (2 layers) */
+    cr_assert(eq(int, calls[0], 2));
+    cr_assert(eq(int, calls[1], 2));
+    cr_assert(gt(dbl, dev.flash_launch_s, dev.launch_s));
+    mdl_program_release(&p);
+}

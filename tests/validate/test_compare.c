@@ -213,6 +213,10 @@ Test(layers, h100_layer_shards_within_the_documented_error)
         if (!strcmp(w->name, "gpt3-1.3b") && w->tp == 8 && w->batch == 1 &&
             !strcmp(w->attn, "bmm") && !strcmp(w->execution, "eager"))
             cr_assert(le(dbl, fabs(w->err_pct), 15.0), "host-bound row: %+.1f%%", w->err_pct);
+        /* and a flash shard's host time holds the attention call's: 44.9% too fast without */
+        if (!strcmp(w->name, "gpt3-6.7b") && w->tp == 8 && !strcmp(w->attn, "flash") &&
+            !strcmp(w->execution, "eager"))
+            cr_assert(le(dbl, fabs(w->err_pct), 10.0), "flash host-bound row: %+.1f%%", w->err_pct);
     }
     /* the plot's data: a header and one line per row */
     char dir[256], dat[300], line[512];
