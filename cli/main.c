@@ -190,7 +190,7 @@ static const char coll_help[] =
     "  --bytes SIZE       buffer size as nccl-tests counts it, e.g. 256MiB, 1G, 4096\n"
     "  --min/--max SIZE   size range; --factor F multiplies the size each row (default 2)\n"
     "  --algorithm A      auto (default) | ring | tree | direct | hierarchical |\n"
-    "                     hierarchical_tree\n"
+    "                     hierarchical_tree | nvls (NVSwitch machines with nvls: true)\n"
     "  --protocol P       auto (default) | LL | LL128 | Simple\n"
     "  --granularity G    auto (default: flow-level above the platform's flow_threshold ranks,\n"
     "                     and everywhere past flow_threshold machines) | step | flow\n"

@@ -140,6 +140,31 @@ static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n,
     return rc;
 }
 
+/* Whether group g can run NVLS: the platform enables it, all its members are GPUs of one machine,
+ * and they reach each other over NVLink through a switch (NVSwitch), not over PCIe or bridges. */
+static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
+{
+    if (!t->nccl.nvls || g->n < 2) return 0;
+    int m0 = t->nodes[t->gpu_node[g->ranks[0]]].machine;
+    for (int i = 1; i < g->n; i++)
+        if (t->nodes[t->gpu_node[g->ranks[i]]].machine != m0) return 0;
+    for (int i = 1; i < g->n; i++) {
+        struct plat_route r;
+        if (plat_topo_route(t, g->ranks[0], g->ranks[i], &r)) return 0;
+        int switched = 0;
+        for (int h = 0; h < r.nhops; h++) {
+            const struct plat_hop *hp = &r.hops[h];
+            if (hp->link < 0) continue;
+            const struct plat_link *l = &t->links[hp->link];
+            if (l->level != PLAT_LVL_NVLINK) return 0;
+            int far = hp->up ? l->b : l->a;
+            switched |= t->nodes[far].kind == PLAT_SWITCH;
+        }
+        if (!switched) return 0;
+    }
+    return 1;
+}
+
 void tune_group_env_release(struct tune_group_env *e)
 {
     tune_hier_release(&e->hier);
@@ -175,6 +200,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     const struct mdl_group *g = groups[0];
     e->n = g->n;
     if (g->n < 2) return TPS_OK;
+    e->nvls = !t->xml_path[0] && nvls_group(t, g);
     if (t->xml_path[0]) {
         /* SimGrid resolves the routes of a user XML: nothing to measure, ring is chosen */
         e->flat.bw = e->intra.bw = e->inter.bw = 1;
@@ -242,6 +268,8 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->nodes = ge->hier.nodes;
     out->base_s = nc->base_s[p];
     out->chunk_bytes = nc->chunk_bytes;
+    out->nvls = ge->nvls;
+    out->nvls_eff = nc->nvls_eff;
     double hop = nc->hop_s[p], eff = nc->eff[p];
     out->all = tune_coll_path(&ge->flat, hop, eff);
     out->intra = tune_coll_path(&ge->intra, hop, eff);
@@ -260,7 +288,8 @@ static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, 
 {
     switch (k) {
     case MDL_OP_ALL_REDUCE:
-        return a == MDL_ALGO_RING || a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE);
+        return a == MDL_ALGO_RING || a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE) ||
+               (a == MDL_ALGO_NVLS && ge->nvls);
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:
         return a == MDL_ALGO_DIRECT;
@@ -287,7 +316,8 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             mdl_coll_supports(k, MDL_ALGO_RING))
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
-            if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
+            if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue;   /* 0 disables */
+            if (a == MDL_ALGO_NVLS && p != MDL_PROTO_SIMPLE) continue; /* NVLS runs Simple */
             struct mdl_coll_env e;
             tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
@@ -308,6 +338,9 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
                   "each)";
         else if (fa == MDL_ALGO_DIRECT)
             why = " (direct needs a group of at most 64 ranks; send_recv needs exactly 2)";
+        else if (fa == MDL_ALGO_NVLS)
+            why = " (NVLS needs 'nvls: true' in the platform's nccl section, the Simple protocol "
+                  "and a group inside one NVSwitch machine)";
         tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
                       "algorithm '%s' cannot run %s over %d ranks%s",
                       fa ? mdl_algo_name(fa) : "auto", mdl_op_kind_name(k), ge->n, why);
@@ -402,8 +435,9 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
     const int *R = g->ranks;
     if (n < 2) return;
     switch (algo) {
+    case MDL_ALGO_NVLS: /* through the switch: every GPU's link carries its share to every other */
     case MDL_ALGO_DIRECT:
-        if (kind == MDL_OP_SEND_RECV || kind == MDL_OP_BROADCAST) {
+        if (algo == MDL_ALGO_DIRECT && (kind == MDL_OP_SEND_RECV || kind == MDL_OP_BROADCAST)) {
             for (int i = 1; i < n; i++)
                 pair_add(ps, R[0], R[i]);
         } else {

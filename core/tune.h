@@ -55,6 +55,7 @@ struct tune_group_env {
     struct tune_routes intra; /* inside machines (hierarchical) */
     struct tune_routes inter; /* rails across machines (hierarchical) */
     struct tune_routes chan;  /* the ring channels across machines, all at once */
+    int nvls;                 /* the platform has NVLS and the group lies in one NVSwitch machine */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err);

@@ -25,7 +25,7 @@
 #include <string.h>
 
 const char *const mdl_algo_names[MDL_ALGO_N + 1] = {
-    "auto", "ring", "tree", "direct", "hierarchical", "hierarchical_tree", NULL};
+    "auto", "ring", "tree", "direct", "hierarchical", "hierarchical_tree", "nvls", NULL};
 const char *const mdl_proto_names[MDL_PROTO_N + 1] = {"auto", "LL", "LL128", "Simple", NULL};
 const char *const mdl_gran_names[4] = {"auto", "step", "flow", NULL};
 
@@ -43,6 +43,7 @@ void mdl_nccl_default(struct mdl_nccl *n)
     memcpy(n->eff, eff, sizeof eff);
     n->chunk_bytes = 4 << 20;
     n->flow_threshold = 32;
+    n->nvls_eff = 1;
 }
 
 static int parse_name(const char *s, const char *const *names, int n)
@@ -336,6 +337,10 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
         t = hier(k, a, S, e);
+        break;
+    case MDL_ALGO_NVLS: /* the reduction through the switch, then its multicast: two steps */
+        if (!e->nvls || !(e->nvls_eff > 0)) return -1;
+        t = 2 * p->alpha_s + S * (m + 1) / m / (p->bw_Bps * e->nvls_eff);
         break;
     default:
         return -1;

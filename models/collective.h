@@ -16,7 +16,10 @@
 
 #include "program.h"
 
-/* HTREE: the hierarchical shape with a double binary tree across machines on each rail (the
+/* NVLS: NVLink SHARP inside one NVSwitch machine (all-reduce only): each GPU reads its slice
+ * reduced by the switch from every GPU's buffer and writes it back once, multicast by the switch
+ * to all; a GPU's link carries S (1 + 1/n) each way, where a ring's carries 2 S (n-1)/n.
+ * HTREE: the hierarchical shape with a double binary tree across machines on each rail (the
  * inter-node structure of NCCL's tree and NVLS-tree algorithms: log2 of the machines in latency
  * steps instead of a ring's 2(N-1)); all-reduce only */
 enum mdl_coll_algo {
@@ -25,11 +28,12 @@ enum mdl_coll_algo {
     MDL_ALGO_TREE,
     MDL_ALGO_DIRECT,
     MDL_ALGO_HIER,
-    MDL_ALGO_HTREE
+    MDL_ALGO_HTREE,
+    MDL_ALGO_NVLS
 };
 enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
 enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
-#define MDL_ALGO_N       6
+#define MDL_ALGO_N       7
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of trees and broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
@@ -46,6 +50,8 @@ struct mdl_nccl {
     int channels;               /* most rings a ring runs at once across machines (NCCL's
                                  * channels, one per NIC); 0: up to MDL_MAX_CHANNELS */
     int algo, proto, gran;      /* forced choices, or *_AUTO */
+    bool nvls;                  /* NVLink SHARP in the NVSwitch machines (Hopper and later) */
+    double nvls_eff;            /* fraction of the ring's link bandwidth NVLS delivers, (0, 1] */
 };
 
 void mdl_nccl_default(struct mdl_nccl *n);
@@ -92,6 +98,8 @@ struct mdl_coll_env {
     int channels;                      /* rings a ring runs at once across machines (>= 1) */
     struct mdl_coll_path chan;         /* their routes, when channels >= 2 */
     double base_s;                     /* per-collective latency */
+    int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
+    double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
     double chunk_bytes;                /* pipeline chunk */
 };
 

@@ -31,6 +31,9 @@ struct plat_params {
 /* Defaults for a preset name; returns -1 for an unknown name. */
 int plat_params_default(const char *preset, struct plat_params *p);
 const char *const *plat_preset_names(void);
+/* A preset's collective tuning: mdl_nccl_default with the preset's fitted protocol costs and its
+ * NVLS (docs/validation.md, "Presets"). */
+void plat_nccl_preset(const char *preset, struct mdl_nccl *nc);
 /* Builds the topology (initialises *t; release it even on failure). */
 int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct tps_error *err);
 /* PCIe x16 bandwidth per direction of a generation (3, 4, 5), 0 if unknown. */

@@ -221,6 +221,8 @@ static const struct tps_ykey nccl_keys[] = {
     {"base_latency", TPS_YK_FN, NC(base_s), 0, {.fn = read_latencies}},
     {"hop_latency", TPS_YK_FN, NC(hop_s), 0, {.fn = read_latencies}},
     {"efficiency", TPS_YK_FN, NC(eff), 0, {.fn = read_efficiencies}},
+    {"nvls", TPS_YK_BOOL, NC(nvls), 0, {NULL}},
+    {"nvls_efficiency", TPS_YK_POSITIVE, NC(nvls_eff), 1, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 
@@ -279,7 +281,7 @@ static int read_preset(const struct tps_ydoc *d, int id, const char *field,
             return tps_ydoc_fail(d, pid, f, err,
                                  "unknown platform preset '%s' (expected one of: %s)", name, list);
         }
-        mdl_nccl_default(nc);
+        plat_nccl_preset(name, nc);
     }
     struct plat_params p = *pp;
     struct mdl_nccl nccl = *nc;

@@ -337,6 +337,26 @@ static void direct(struct xfer *x, int m, int me, int rounds, double chunk)
         }
 }
 
+/* NVLS all-reduce of S bytes over m members of one NVSwitch machine. SimGrid cannot reduce or
+ * multicast inside a switch, so the switch's work is carried by what it does to the links: each
+ * GPU sends S (1 + 1/m) up its link (its buffer read by the reductions, its reduced slice written
+ * once) and receives as much (the reduced slice, the others' multicasts), here as one flow to
+ * every other member through the switch; the reduction and the multicast are the two latency
+ * steps. Contention with other traffic on those links is then SimGrid's. */
+static void nvls(struct xfer *x, int m, int me, double S)
+{
+    double lat = 0;
+    for (int j = 1; j < m; j++) {
+        double a = alpha_to(x, (me + j) % m);
+        if (a > lat) lat = a;
+        post_recv(x, SLOT_MAIN);
+    }
+    sleep_for(2 * lat);
+    for (int j = 1; j < m; j++)
+        post_send(x, (me + j) % m, SLOT_MAIN, S * (m + 1) / m / (m - 1));
+    finish(x);
+}
+
 /* Broadcast from member 0 along the chain 0 -> 1 -> ... -> m-1 in k chunks. */
 static void chain(struct xfer *x, int m, int me, double bytes)
 {
@@ -504,7 +524,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     enum { FIXED = 2 * TUNE_MAX_CHANNELS + 4 };
     sg_comm_t comms[FIXED];
     void *sink[FIXED];
-    x.cap = op->algo == MDL_ALGO_DIRECT ? 2 * n + 8 : FIXED;
+    x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8 : FIXED;
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
@@ -517,6 +537,10 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
         hierarchical(&x, (enum mdl_coll_algo)op->algo, k, me, S);
+        break;
+    case MDL_ALGO_NVLS:
+        x.eff *= nc->nvls_eff > 0 ? nc->nvls_eff : 1;
+        nvls(&x, n, me, S);
         break;
     case MDL_ALGO_DIRECT:
         if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {

@@ -494,6 +494,7 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
         rc = build(o, r->lat_param, 0, &tz, err);
     }
     r->algo = o->algo;
+    r->forced = o->algo != 0;
     if (!rc && !r->algo) { /* the tuner's choice for the first log's largest size */
         struct model m = {0};
         enum mdl_coll_algo a = MDL_ALGO_AUTO;
@@ -502,7 +503,9 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
         if (!rc && tune_choose(&m.ge, &t0.nccl, (enum mdl_op_kind)in[0].op,
                                in[0].log->rows[in[0].log->nrows - 1].bytes, &a, &p, err) < 0)
             rc = err->code;
-        r->algo = a;
+        /* NVLS moves the bytes at its own efficiency over the same links: the links and the
+         * protocols are fitted on the ring NCCL runs beside it (nvls_efficiency stays) */
+        r->algo = a == MDL_ALGO_NVLS ? MDL_ALGO_RING : a;
         model_release(&m);
     }
     double *scratch = malloc(((size_t)2 * maxn + (size_t)5 * total) * sizeof *scratch);
@@ -666,8 +669,16 @@ int cal_write(const struct cal_result *r, const struct cal_options *o, const str
     if (r->lat_new != r->lat_old)
         fprintf(f, "%s: %.4fus   # fitted; the model's value was %.4f us\n", r->lat_param,
                 r->lat_new * 1e6, r->lat_old * 1e6);
-    fprintf(f, "nccl:\n  algorithm: %s   # the closed form the fit assumed\n",
-            mdl_algo_name((enum mdl_coll_algo)r->algo));
+    /* pinning the fitted algorithm would take NVLS away from the 8-GPU all-reduces of an NVLS
+     * machine fitted on a ring: there the tuner keeps choosing */
+    if (r->nccl.nvls && !r->forced)
+        fprintf(f,
+                "nccl:\n  algorithm: auto   # the fit assumed %s; NVLS where the tuner finds "
+                "it faster\n",
+                mdl_algo_name((enum mdl_coll_algo)r->algo));
+    else
+        fprintf(f, "nccl:\n  algorithm: %s   # the closed form the fit assumed\n",
+                mdl_algo_name((enum mdl_coll_algo)r->algo));
     const char *names[3] = {"base_latency", "hop_latency", "efficiency"};
     for (int k = 0; k < 3; k++) {
         fprintf(f, "  %s: {", names[k]);

@@ -64,6 +64,7 @@ struct cal_result {
     double lat_old, lat_new; /* per link, s: lowered when routes alone outlast the latencies */
     struct mdl_nccl nccl;    /* fitted collective tuning */
     int algo;                /* algorithm the closed form assumed */
+    int forced;              /* the caller chose it (else the tuner did) */
     int joint_steps;         /* 1: the logs' step counts differ, base and per-step latency apart */
     int nlogs;
     struct cal_log_fit logs[CAL_MAX_LOGS];

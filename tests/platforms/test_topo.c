@@ -26,7 +26,8 @@ Test(topo, dgx_a100_is_a_uniform_crossbar)
             if (i == j) continue;
             struct plat_route r;
             cr_assert(eq(int, plat_topo_route(&t, i, j, &r), 0));
-            cr_assert(eq(dbl, r.bw_Bps, 300e9));
+            /* NVLink 3 as NCCL reaches it, fitted on the shared A100 logs (datasheet: 300) */
+            cr_assert(eq(dbl, r.bw_Bps, 220.67e9));
             cr_assert(eq(int, r.nhops, 2));
         }
     plat_topo_release(&t);
@@ -85,7 +86,7 @@ Test(topo, multi_node_routes_cross_the_nics)
     plat_topo_route(&t, 0, 8, &r);
     cr_assert(eq(dbl, r.bw_Bps, 25e9));
     plat_topo_route(&t, 0, 7, &r);
-    cr_assert(eq(dbl, r.bw_Bps, 300e9));
+    cr_assert(eq(dbl, r.bw_Bps, 220.67e9));
     plat_topo_release(&t);
 }
 

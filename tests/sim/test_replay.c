@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
+#include <string.h>
 
 #include "models/collective.h"
 #include "platforms/spec.h"
@@ -19,13 +20,24 @@ static void platform(const char *spec, struct plat_topo *t)
 {
     struct tps_error err = {0};
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", spec);
+    /* the DGX presets with their datasheet NVLink (300 and 450 GB/s, 1.5 us per link) and NCCL's
+     * default protocols, not the values fitted on logs: the closed forms here use them */
+    snprintf(buf, sizeof buf, "%s%s%s", spec,
+             !strncmp(spec, "dgx-a100", 8)   ? " gpu_link=300GB/s"
+             : !strncmp(spec, "dgx-h100", 8) ? " gpu_link=450GB/s"
+                                             : "",
+             !strncmp(spec, "dgx-", 4) ? " nvlink_latency=1.5us" : "");
     char *kv[8];
     int nkv = 0;
     char *name = strtok(buf, " ");
     for (char *w = strtok(NULL, " "); w && nkv < 8; w = strtok(NULL, " "))
         kv[nkv++] = w;
     cr_assert(eq(int, plat_spec_from_args(name, nkv, kv, t, &err), 0), "%s", err.msg);
+    bool nvls = t->nccl.nvls;
+    double nvls_eff = t->nccl.nvls_eff;
+    mdl_nccl_default(&t->nccl);
+    t->nccl.nvls = nvls;
+    t->nccl.nvls_eff = nvls_eff;
 }
 
 /* Simulated time of one collective over ranks 0..n-1 with a forced algorithm/protocol. */
@@ -320,4 +332,62 @@ Test(coll, auto_granularity_goes_flow_level_past_the_threshold_in_members_or_mac
         sim_one(&t, MDL_OP_ALL_REDUCE, 320, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, MDL_GRAN_AUTO);
     cr_assert(le(dbl, fabs(step - aut), TOL * step), "step %.12g auto %.12g", step, aut);
     plat_topo_release(&t);
+}
+
+Test(coll, nvls_matches_its_closed_form_and_moves_s_times_1_plus_1_over_n_per_link)
+{
+    /* NVLS on the datasheet H100 box: each GPU's link carries S (1 + 1/n) each way, at the
+     * link's rate times nvls_efficiency, after two latency steps (the switch's reduction and
+     * its multicast) */
+    struct plat_topo t;
+    platform("dgx-h100", &t);
+    cr_assert(t.nccl.nvls);
+    const double sizes[] = {4096, 3 << 20, 256 << 20};
+    for (int si = 0; si < 3; si++)
+        for (int n = 2; n <= 8; n *= 2)
+            check(&t, MDL_OP_ALL_REDUCE, n, sizes[si], MDL_ALGO_NVLS, MDL_PROTO_SIMPLE, TOL);
+    double S = 1 << 30, e = t.nccl.nvls_eff;
+    double expect = t.nccl.base_s[MDL_PROTO_SIMPLE] + 2 * (3e-6 + t.nccl.hop_s[MDL_PROTO_SIMPLE]) +
+                    S * 9 / 8 / (450e9 * e);
+    double s = sim_one(&t, MDL_OP_ALL_REDUCE, 8, S, MDL_ALGO_NVLS, MDL_PROTO_SIMPLE, MDL_GRAN_AUTO);
+    cr_assert(le(dbl, fabs(s - expect), 1e-6 * expect), "simulated %.9g expected %.9g", s, expect);
+    plat_topo_release(&t);
+}
+
+Test(coll, nvls_runs_where_an_nvswitch_reduces_and_wins_at_eight_gpus)
+{
+    struct plat_topo h, a, h2, off;
+    struct tps_error err = {0};
+    /* the presets as shipped (fitted values) */
+    char *kv2[] = {"nodes=2"};
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 0, NULL, &h, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-a100", 0, NULL, &a, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 1, kv2, &h2, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 0, NULL, &off, &err), 0), "%s", err.msg);
+    off.nccl.nvls = false;
+    double G = 1 << 30;
+    /* 2(n-1)/(n+1) of NVLS's per-link rate against the ring's one: NVLS from 8 GPUs, the ring
+     * on 2 */
+    cr_assert(eq(int, tuner_algo(&h, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_NVLS));
+    cr_assert(eq(int, tuner_algo(&h, MDL_OP_ALL_REDUCE, 2, G), MDL_ALGO_RING));
+    /* only all-reduce; no NVLS on A100, across machines, or when the platform turns it off */
+    cr_assert(eq(int, tuner_algo(&h, MDL_OP_ALL_GATHER, 8, G), MDL_ALGO_RING));
+    cr_assert(ne(int, tuner_algo(&a, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_NVLS));
+    cr_assert(ne(int, tuner_algo(&h2, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS));
+    cr_assert(ne(int, tuner_algo(&off, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_NVLS));
+    /* the preset reaches the 475 GB/s bus bandwidth real 8-GPU H100 logs show at 4 GiB */
+    struct pipeline_coll_how how = {0};
+    double time = 0, S = 4.0 * G;
+    cr_assert(eq(int, pipeline_collective(&h, MDL_OP_ALL_REDUCE, 8, S, &how, &time, &err), 0), "%s",
+              err.msg);
+    double busbw = S / time * mdl_coll_busbw_factor(MDL_OP_ALL_REDUCE, 8);
+    cr_assert(le(dbl, fabs(busbw - 475e9), 0.01 * 475e9), "busbw %.1f GB/s", busbw / 1e9);
+    /* forcing NVLS where it cannot run is an error, not a silent ring */
+    how = (struct pipeline_coll_how){MDL_ALGO_NVLS, 0, 0};
+    cr_assert(ne(int, pipeline_collective(&a, MDL_OP_ALL_REDUCE, 8, S, &how, &time, &err), 0));
+    cr_assert(ne(ptr, strstr(err.msg, "NVLS needs"), NULL), "%s", err.msg);
+    plat_topo_release(&h);
+    plat_topo_release(&a);
+    plat_topo_release(&h2);
+    plat_topo_release(&off);
 }

@@ -130,7 +130,7 @@ Test(calibrate, joint_fit_tells_base_from_per_step_latency)
             lat = t.links[l].lat_s;
         }
     near(nvlink, 200e9, 0.005, "gpu_link");
-    near(lat, 1.5e-6, 0.01, "nvlink_latency (kept)");
+    near(lat, 0.348e-6, 0.01, "nvlink_latency (kept: the preset's)");
     near(t.nccl.base_s[MDL_PROTO_SIMPLE], 15e-6, 0.05, "Simple base latency");
     near(t.nccl.hop_s[MDL_PROTO_SIMPLE], 3.2e-6, 0.05, "Simple per-step latency");
     near(t.nccl.base_s[MDL_PROTO_LL], 4e-6, 0.05, "LL base latency");
