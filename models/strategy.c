@@ -142,18 +142,19 @@ struct lower {
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
     int oom;       /* allocation failure seen */
     int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
-    int sdpa;      /* lowering the fused attention call (its host path is heavier) */
 };
 
-/* Host time to launch the next op: every kernel in eager mode; with CUDA graphs, the first op of
- * each layer's forward or backward launches the graph that holds the rest. */
-static double launch_cost(struct lower *L)
+/* Host time to launch op: every kernel in eager mode (with flash attention, the attention kernel
+ * is a scaled_dot_product_attention call, whose host path is heavier); with CUDA graphs, the
+ * first op of each layer's forward or backward launches the graph that holds the rest. */
+static double launch_cost(struct lower *L, const struct mdl_op *op)
 {
+    int bwd = L->phase == MDL_PHASE_BWD;
     switch (L->fw->launch) {
     case MDL_LAUNCH_EAGER:
-        if (L->sdpa)
-            return L->phase == MDL_PHASE_BWD ? L->dev->flash_bwd_launch_s : L->dev->flash_launch_s;
-        return L->phase == MDL_PHASE_BWD ? L->dev->bwd_launch_s : L->dev->launch_s;
+        if (op->kind == MDL_OP_ATTN && L->fw->attention == MDL_ATTENTION_FLASH)
+            return bwd ? L->dev->flash_bwd_launch_s : L->dev->flash_launch_s;
+        return bwd ? L->dev->bwd_launch_s : L->dev->launch_s;
     case MDL_LAUNCH_GRAPHS:
         if (L->graph[0] == L->layer && L->graph[1] == L->mb && L->graph[2] == L->phase) return 0;
         L->graph[0] = L->layer;
@@ -171,7 +172,7 @@ static int emit(struct lower *L, struct mdl_op *op, const char *name)
     op->layer = L->layer;
     op->mb = L->mb;
     op->phase = L->phase;
-    op->launch_s = launch_cost(L);
+    op->launch_s = launch_cost(L, op);
     int idx = op->name < 0 ? -1 : mdl_program_add(L->p, 0, op);
     if (idx < 0) L->oom = 1;
     return idx;
@@ -234,10 +235,7 @@ static int flash(struct lower *L, const char *name, double bh, double s, double 
     double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
     op.dur_s = tc > tm ? tc : tm;
-    L->sdpa = 1;
-    int idx = emit(L, &op, name);
-    L->sdpa = 0;
-    return idx;
+    return emit(L, &op, name);
 }
 
 /* Group markers of rank 0's ops until each rank gets its own row or column group. */

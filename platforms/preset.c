@@ -28,6 +28,51 @@ double plat_pcie_Bps(int gen)
     return gen == 3 ? 16 * GB : gen == 4 ? 31 * GB : gen == 5 ? 63 * GB : 0;
 }
 
+/* What the NVSwitch presets take from the joint fits of their systems' shared nccl-tests logs
+ * (scripts/calibrate-validation.sh; docs/validation.md, "Presets out of the box"): NVLink as
+ * NCCL's copies use it (the rate a ring reaches per GPU and direction, where the datasheet's 300
+ * and 450 GB/s are signalling rates, and the latency per link) and the protocol costs (per
+ * protocol LL, LL128, Simple; index 0 unused). */
+struct fit {
+    const char *preset;
+    double gpu_link_Bps, lat_nvlink_s;
+    double base_s[MDL_PROTO_N], hop_s[MDL_PROTO_N], eff[MDL_PROTO_N];
+    bool nvls;
+    double nvls_eff;
+};
+
+static const struct fit fits[] = {
+    /* abci_a100_1node_8gpu + 4gpu all_reduce. The fit disables LL128: the rows are better
+     * explained by LL up to the Simple switch point. */
+    {"dgx-a100",
+     220.67 * GB,
+     0.348e-6,
+     {0, 9.9287e-6, 8e-6, 72.5738e-6},
+     {0, 0, 1e-6, 1.7966e-6},
+     {0, 0.1, 0, 1},
+     false,
+     1},
+    /* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
+     * SHARP): NVLS reaches 475 GB/s bus bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200
+     * (real nccl-tests logs quoted in docs/validation.md), 2(n-1)/(n+1) of its per-link rate:
+     * 0.886 of the ring's. */
+    {"dgx-h100",
+     344.64 * GB,
+     0.4275e-6,
+     {0, 10.0813e-6, 17.2780e-6, 18.0803e-6},
+     {0, 1.4441e-6, 0, 4.1450e-6},
+     {0, 0.3730, 0.9375, 1},
+     true,
+     0.886},
+};
+
+static const struct fit *fit_of(const char *preset)
+{
+    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++)
+        if (!strcmp(fits[i].preset, preset)) return &fits[i];
+    return NULL;
+}
+
 int plat_params_default(const char *preset, struct plat_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -46,17 +91,10 @@ int plat_params_default(const char *preset, struct plat_params *p)
     p->lat_pcie_s = 1.5e-6;
     p->lat_net_s = 2e-6;
     if (!strcmp(preset, "dgx-h100")) p->nic_Bps = 50 * GB; /* NDR 400 Gb/s */
-    /* NVLink as NCCL's copies use it, fitted on the shared nccl-tests logs of each system
-     * (scripts/calibrate-validation.sh, docs/validation.md "Presets"): the rate a ring reaches
-     * per GPU and direction (the datasheet's 300 and 450 GB/s are signalling rates) and the
-     * latency per link */
-    if (!strcmp(preset, "dgx-a100")) { /* abci_a100_1node_8gpu + 4gpu all_reduce, joint fit */
-        p->gpu_link_Bps = 220.67 * GB;
-        p->lat_nvlink_s = 0.348e-6;
-    }
-    if (!strcmp(preset, "dgx-h100")) { /* h100_hgx_4gpu all_reduce + all_gather, joint fit */
-        p->gpu_link_Bps = 344.64 * GB;
-        p->lat_nvlink_s = 0.4275e-6;
+    const struct fit *ft = fit_of(preset);
+    if (ft) {
+        p->gpu_link_Bps = ft->gpu_link_Bps;
+        p->lat_nvlink_s = ft->lat_nvlink_s;
     }
     return 0;
 }
@@ -64,30 +102,13 @@ int plat_params_default(const char *preset, struct plat_params *p)
 void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
 {
     mdl_nccl_default(nc);
-    /* Protocol costs from the same joint fits as the NVLink rates above (per protocol LL, LL128,
-     * Simple; index 0 unused). The A100 fit disables LL128: its rows are better explained by LL
-     * up to the Simple switch point. */
-    if (!strcmp(preset, "dgx-a100")) {
-        const double base[MDL_PROTO_N] = {0, 9.9287e-6, 8e-6, 72.5738e-6};
-        const double hop[MDL_PROTO_N] = {0, 0, 1e-6, 1.7966e-6};
-        const double eff[MDL_PROTO_N] = {0, 0.1, 0, 1};
-        memcpy(nc->base_s, base, sizeof base);
-        memcpy(nc->hop_s, hop, sizeof hop);
-        memcpy(nc->eff, eff, sizeof eff);
-    }
-    if (!strcmp(preset, "dgx-h100")) {
-        const double base[MDL_PROTO_N] = {0, 10.0813e-6, 17.2780e-6, 18.0803e-6};
-        const double hop[MDL_PROTO_N] = {0, 1.4441e-6, 0, 4.1450e-6};
-        const double eff[MDL_PROTO_N] = {0, 0.3730, 0.9375, 1};
-        memcpy(nc->base_s, base, sizeof base);
-        memcpy(nc->hop_s, hop, sizeof hop);
-        memcpy(nc->eff, eff, sizeof eff);
-        /* Hopper's NVSwitch reduces and multicasts (NVLink SHARP). NVLS reaches 475 GB/s bus
-         * bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200 (real nccl-tests logs quoted
-         * in docs/validation.md), 2(n-1)/(n+1) of its per-link rate: 0.886 of the ring's */
-        nc->nvls = true;
-        nc->nvls_eff = 0.886;
-    }
+    const struct fit *ft = fit_of(preset);
+    if (!ft) return;
+    memcpy(nc->base_s, ft->base_s, sizeof nc->base_s);
+    memcpy(nc->hop_s, ft->hop_s, sizeof nc->hop_s);
+    memcpy(nc->eff, ft->eff, sizeof nc->eff);
+    nc->nvls = ft->nvls;
+    nc->nvls_eff = ft->nvls_eff;
 }
 
 struct builder {

@@ -18,6 +18,7 @@
 #include "pipeline/planner.h"
 #include "core/report.h"
 #include "core/trace.h"
+#include "datasheet.h"
 
 static void setup(void)
 {
@@ -26,9 +27,8 @@ static void setup(void)
 
 TestSuite(engine, .init = setup, .timeout = 300);
 
-/* The DGX presets with their datasheet NVLink (300 and 450 GB/s, 1.5 us per link) rather than
- * the rates fitted on logs, and NCCL's default protocols: the closed forms below are written
- * with those numbers. */
+/* The DGX presets with their datasheet NVLink (datasheet.h) and NCCL's default protocols: the
+ * closed forms below are written with those numbers. */
 static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
 {
     struct tps_error err = {0};
@@ -36,9 +36,7 @@ static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
     int n = 0;
     for (int i = 0; i < nkv && n < 14; i++)
         all[n++] = kv[i];
-    if (!strcmp(name, "dgx-a100")) all[n++] = "gpu_link=300GB/s";
-    if (!strcmp(name, "dgx-h100")) all[n++] = "gpu_link=450GB/s";
-    if (!strncmp(name, "dgx-", 4)) all[n++] = "nvlink_latency=1.5us";
+    n += datasheet_kv(name, (const char **)all + n);
     cr_assert(eq(int, plat_spec_from_args(name, n, all, t, &err), 0), "%s", err.msg);
     mdl_nccl_default(&t->nccl);
     /* these tests check the plain per-step ring: no protocol latencies, no tuner */

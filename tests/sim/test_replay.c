@@ -10,6 +10,7 @@
 #include "core/tune.h"
 #include "sim/engine.h"
 #include "pipeline/pipeline.h"
+#include "datasheet.h"
 
 TestSuite(coll, .timeout = 300);
 
@@ -20,18 +21,15 @@ static void platform(const char *spec, struct plat_topo *t)
 {
     struct tps_error err = {0};
     char buf[256];
-    /* the DGX presets with their datasheet NVLink (300 and 450 GB/s, 1.5 us per link) and NCCL's
-     * default protocols, not the values fitted on logs: the closed forms here use them */
-    snprintf(buf, sizeof buf, "%s%s%s", spec,
-             !strncmp(spec, "dgx-a100", 8)   ? " gpu_link=300GB/s"
-             : !strncmp(spec, "dgx-h100", 8) ? " gpu_link=450GB/s"
-                                             : "",
-             !strncmp(spec, "dgx-", 4) ? " nvlink_latency=1.5us" : "");
-    char *kv[8];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *kv[10];
     int nkv = 0;
     char *name = strtok(buf, " ");
     for (char *w = strtok(NULL, " "); w && nkv < 8; w = strtok(NULL, " "))
         kv[nkv++] = w;
+    /* the DGX presets with their datasheet NVLink (datasheet.h) and NCCL's default protocols,
+     * not the values fitted on logs: the closed forms here use them */
+    nkv += datasheet_kv(name, (const char **)kv + nkv);
     cr_assert(eq(int, plat_spec_from_args(name, nkv, kv, t, &err), 0), "%s", err.msg);
     bool nvls = t->nccl.nvls;
     double nvls_eff = t->nccl.nvls_eff;

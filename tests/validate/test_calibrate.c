@@ -30,6 +30,15 @@ static void write_truth(const char *path, const char *text)
     cr_assert(eq(int, fclose(f), 0));
 }
 
+/* The first NVLink link of a platform (its GPU links all alike). */
+static const struct plat_link *nvlink_of(const struct plat_topo *t)
+{
+    for (int l = 0; l < t->nlinks; l++)
+        if (t->links[l].level == PLAT_LVL_NVLINK) return &t->links[l];
+    cr_assert(false, "no NVLink link");
+    return NULL;
+}
+
 static void near(double got, double want, double rel, const char *what)
 {
     cr_assert(le(dbl, fabs(got - want), rel * want), "%s: fitted %.6g, generated with %.6g", what,
@@ -57,10 +66,7 @@ Test(calibrate, recovers_known_parameters_from_a_generated_log)
     struct plat_topo t;
     struct tps_error err = {0};
     cr_assert(eq(int, plat_spec_from_args(out, 0, NULL, &t, &err), 0), "%s", err.msg);
-    double nvlink = 0;
-    for (int l = 0; l < t.nlinks && !nvlink; l++)
-        if (t.links[l].level == PLAT_LVL_NVLINK) nvlink = t.links[l].bw_Bps;
-    near(nvlink, 200e9, 0.005, "gpu_link");
+    near(nvlink_of(&t)->bw_Bps, 200e9, 0.005, "gpu_link");
     near(t.nccl.base_s[MDL_PROTO_SIMPLE], 15e-6, 0.03, "Simple base latency");
     near(t.nccl.base_s[MDL_PROTO_LL], 4e-6, 0.05, "LL base latency");
     near(t.nccl.eff[MDL_PROTO_LL], 0.45, 0.02, "LL efficiency");
@@ -123,14 +129,8 @@ Test(calibrate, joint_fit_tells_base_from_per_step_latency)
     struct plat_topo t;
     struct tps_error err = {0};
     cr_assert(eq(int, plat_spec_from_args(out, 0, NULL, &t, &err), 0), "%s", err.msg);
-    double nvlink = 0, lat = -1;
-    for (int l = 0; l < t.nlinks && !nvlink; l++)
-        if (t.links[l].level == PLAT_LVL_NVLINK) {
-            nvlink = t.links[l].bw_Bps;
-            lat = t.links[l].lat_s;
-        }
-    near(nvlink, 200e9, 0.005, "gpu_link");
-    near(lat, 0.348e-6, 0.01, "nvlink_latency (kept: the preset's)");
+    near(nvlink_of(&t)->bw_Bps, 200e9, 0.005, "gpu_link");
+    near(nvlink_of(&t)->lat_s, 0.348e-6, 0.01, "nvlink_latency (kept: the preset's)");
     near(t.nccl.base_s[MDL_PROTO_SIMPLE], 15e-6, 0.05, "Simple base latency");
     near(t.nccl.hop_s[MDL_PROTO_SIMPLE], 3.2e-6, 0.05, "Simple per-step latency");
     near(t.nccl.base_s[MDL_PROTO_LL], 4e-6, 0.05, "LL base latency");

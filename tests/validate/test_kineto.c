@@ -52,6 +52,15 @@ Test(kineto, the_shared_trace_imports_and_replays_its_span_within_one_percent)
     testdir_remove(d);
 }
 
+/* One complete ("X") event of a Kineto trace; `args` is the body of its args object. */
+static void event(FILE *f, const char *cat, const char *name, double ts, double dur,
+                  const char *args)
+{
+    fprintf(f,
+            "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%g,\"dur\":%g,\"args\":{%s}},\n",
+            cat, name, ts, dur, args);
+}
+
 /* A two-rank trace: per profiler step a GEMM launched by aten::addmm and an NCCL all-reduce of
  * 1 Mi bf16 elements launched by record_param_comms (c10d's op), then a memset. */
 static void write_rank(const char *path, int rank)
@@ -60,44 +69,37 @@ static void write_rank(const char *path, int rank)
     cr_assert_not_null(f);
     fprintf(f, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2},\n\"traceEvents\": [\n",
             rank);
+    char args[512], step[32];
     for (int s = 0; s < 2; s++) {
         double t = 1000.0 + 1000 * s;
         int x = 10 * s;
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"ts\":%g,"
-                "\"dur\":900,\"args\":{}},\n",
-                7 + s, t);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"ts\":%g,\"dur\":20,"
-                "\"args\":{\"External id\":%d,\"Input Dims\":[[256],[128,512],[512,256]],"
-                "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]}},\n",
-                t + 10, x + 1);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":%g,"
-                "\"dur\":5,\"args\":{\"correlation\":%d}},\n",
-                t + 12, x + 2);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16\",\"ts\":%g,"
-                "\"dur\":100,\"args\":{\"External id\":%d,\"correlation\":%d,\"stream\":7}},\n",
-                t + 20, x + 1, x + 2);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"ts\":%g,"
-                "\"dur\":20,\"args\":{\"External id\":%d,\"In msg nelems\":1048576,\"dtype\":"
-                "\"BFloat16\",\"Group size\":2,\"Process Group Ranks\":[0, 1]}},\n",
-                t + 30, x + 3);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernelExC\",\"ts\":%g,"
-                "\"dur\":5,\"args\":{\"correlation\":%d}},\n",
-                t + 32, x + 4);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_bf16_RING_"
-                "LL(ncclDevKernelArgsStorage<4096ul>)\",\"ts\":%g,\"dur\":200,\"args\":"
-                "{\"External id\":%d,\"correlation\":%d,\"stream\":21}},\n",
-                t + 125, x + 3, x + 4);
-        fprintf(f,
-                "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"ts\":%g,"
-                "\"dur\":1,\"args\":{\"External id\":%d,\"correlation\":%d,\"stream\":7}},\n",
-                t + 400, x + 1, x + 5);
+        snprintf(step, sizeof step, "ProfilerStep#%d", 7 + s);
+        event(f, "user_annotation", step, t, 900, "");
+        snprintf(args, sizeof args,
+                 "\"External id\":%d,\"Input Dims\":[[256],[128,512],[512,256]],\"Input type\":"
+                 "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]",
+                 x + 1);
+        event(f, "cpu_op", "aten::addmm", t + 10, 20, args);
+        snprintf(args, sizeof args, "\"correlation\":%d", x + 2);
+        event(f, "cuda_runtime", "cudaLaunchKernel", t + 12, 5, args);
+        snprintf(args, sizeof args, "\"External id\":%d,\"correlation\":%d,\"stream\":7", x + 1,
+                 x + 2);
+        event(f, "kernel", "sm90_xmma_gemm_bf16", t + 20, 100, args);
+        snprintf(args, sizeof args,
+                 "\"External id\":%d,\"In msg nelems\":1048576,\"dtype\":\"BFloat16\","
+                 "\"Group size\":2,\"Process Group Ranks\":[0, 1]",
+                 x + 3);
+        event(f, "cpu_op", "record_param_comms", t + 30, 20, args);
+        snprintf(args, sizeof args, "\"correlation\":%d", x + 4);
+        event(f, "cuda_runtime", "cudaLaunchKernelExC", t + 32, 5, args);
+        snprintf(args, sizeof args, "\"External id\":%d,\"correlation\":%d,\"stream\":21", x + 3,
+                 x + 4);
+        event(f, "kernel",
+              "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + 125,
+              200, args);
+        snprintf(args, sizeof args, "\"External id\":%d,\"correlation\":%d,\"stream\":7", x + 1,
+                 x + 5);
+        event(f, "gpu_memset", "Memset (Device)", t + 400, 1, args);
     }
     fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{}}]}\n");
     fclose(f);
