@@ -43,6 +43,7 @@ static const struct bad_case cases[] = {
     {"bad_collective_channels.yaml", 5, 25, "collectives.channels", "at most 8"},
     {"bad_framework_launch.yaml", 5, 21, "framework.launch", "expected none, eager or graphs"},
     {"bad_launch_overhead.yaml", 2, 45, "device.launch_overhead", ""},
+    {"bad_flash_launch_overhead.yaml", 2, 51, "device.flash_launch_overhead", "expected a time"},
     {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "at most 1"},
     {"bad_nvls.yaml", 5, 21, "collectives.nvls", "true or false"},
 };

@@ -244,3 +244,65 @@ Test(calibrate, validate_scores_only_the_evaluation_logs)
     json_decref(j);
     testdir_remove(d);
 }
+
+/* docs/validation.md, "Presets out of the box": the NVSwitch presets as shipped are within 10%
+ * median on every log of their systems (the InfiniBand rows are explained there, not held to it) */
+Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median)
+{
+    char d[256], js[300], cmd[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && %s validate nccl --manifest %s/scenarios/validation/presets.yaml --out val "
+             "--json v.json > /dev/null 2>&1",
+             d, TPSIM_BIN, TPSIM_SOURCE_DIR);
+    run(cmd);
+    json_error_t je;
+    json_t *j = json_load_file(testdir_path(js, sizeof js, d, "v.json"), 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    json_t *logs = json_object_get(j, "logs");
+    int nvswitch = 0;
+    for (size_t i = 0; i < json_array_size(logs); i++) {
+        json_t *l = json_array_get(logs, i);
+        const char *name = json_string_value(json_object_get(l, "log"));
+        cr_assert_not_null(name);
+        if (strstr(name, "node_16gpu") || strstr(name, "node_32gpu") || strstr(name, "3node"))
+            continue; /* across nodes */
+        double med = json_number_value(json_object_get(l, "median_abs_err_pct"));
+        cr_assert(le(dbl, med, 10.0), "%s: %.1f%%", name, med);
+        nvswitch++;
+    }
+    cr_assert(eq(int, nvswitch, 6));
+    json_decref(j);
+    testdir_remove(d);
+}
+
+/* A platform with NVLS fitted on its 4-GPU ring logs must not pin the ring: the file leaves the
+ * algorithm to the tuner, which runs NVLS on 8 GPUs. */
+Test(calibrate, an_nvls_platform_keeps_the_tuner)
+{
+    char d[256], ar[300], out[300], coll[300], cmd[2048];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(ar, sizeof ar, d, "ar.log");
+    testdir_path(out, sizeof out, d, "out.yaml");
+    testdir_path(coll, sizeof coll, d, "coll.txt");
+    snprintf(cmd, sizeof cmd,
+             "%s collective --platform dgx-h100 --ranks 4 --algorithm ring --min 8 --max 1G > %s "
+             "&& %s calibrate %s --platform dgx-h100 -o %s 2>/dev/null && "
+             "%s collective --platform %s --bytes 4G > %s",
+             TPSIM_BIN, ar, TPSIM_BIN, ar, out, TPSIM_BIN, out, coll);
+    run(cmd);
+    struct plat_topo t;
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(out, 0, NULL, &t, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, t.nccl.algo, MDL_ALGO_AUTO));
+    cr_assert(t.nccl.nvls);
+    plat_topo_release(&t);
+    char text[4096];
+    FILE *f = fopen(coll, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    cr_assert(ne(ptr, strstr(text, "nvls/Simple"), NULL), "%s", text);
+    testdir_remove(d);
+}
