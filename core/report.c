@@ -293,7 +293,9 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
 int report_write_timeline(const struct mdl_program *p, const struct timing *tm, const char *path,
                           struct tps_error *err)
 {
-    static const char *const stream_names[] = {"compute", "comm", "comm2", "comm3"};
+    static const char *const stream_names[MDL_MAX_STREAMS] = {
+        "compute",     "comm",        "comm2 (dp)",  "comm3 (pp recv fwd)",
+        "pp send fwd", "pp recv bwd", "pp send bwd", "comm7"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];

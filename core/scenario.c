@@ -10,9 +10,9 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {"name",      "description", "model", "device",
-                                       "platform",  "strategy",    "run",   "collectives",
-                                       "framework", "sweep",       NULL};
+static const char *const top_keys[] = {
+    "name",        "description", "model", "device",   "platform", "strategy", "run",
+    "collectives", "framework",   "sweep", "pipeline", "training", NULL};
 static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -46,6 +46,7 @@ static const struct tps_ykey model_keys[] = {
     {"ffn", TPS_YK_LONG, M(ffn), MAX_COUNT, {NULL}},
     {"seq", TPS_YK_LONG, M(seq), MAX_COUNT, {NULL}},
     {"micro_batch", TPS_YK_LONG, M(micro_batch), MAX_COUNT, {NULL}},
+    {"vocab", TPS_YK_LONG, M(vocab), MAX_COUNT, {NULL}},
     {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
@@ -88,8 +89,34 @@ static const struct tps_ykey strategy_keys[] = {
     {"chunks", TPS_YK_INT, S(chunks), 64, {NULL}},
     {"oases", TPS_YK_BOOL, S(oases), 0, {NULL}},
     {"recompute", TPS_YK_BOOL, S(recompute), 0, {NULL}},
+    {"pp", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"dp", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
+
+#define J(field) offsetof(struct mdl_job, field)
+static const struct tps_ykey pipeline_keys[] = {
+    {"schedule", TPS_YK_ENUM, J(schedule), 0, {.names = mdl_schedule_names}},
+    {"virtual_stages", TPS_YK_INT, J(virtual_stages), 1024, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
+
+/* training: what one iteration is and how it trains */
+enum recompute_mode { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+struct training_in {
+    struct mdl_job job;
+    long global_batch;
+    int recompute; /* enum recompute_mode, -1 not given */
+};
+#define T(field) offsetof(struct training_in, field)
+static const struct tps_ykey training_keys[] = {
+    {"global_batch", TPS_YK_LONG, T(global_batch), MAX_COUNT, {NULL}},
+    {"recompute", TPS_YK_ENUM, T(recompute), 0, {.names = recompute_names}},
+    {"distributed_optimizer", TPS_YK_BOOL, T(job.distributed_optimizer), 0, {NULL}},
+    {"untied_embeddings", TPS_YK_BOOL, T(job.untied_embeddings), 0, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
+#undef T
+#undef J
 
 #define F(field) offsetof(struct mdl_framework, field)
 static const struct tps_ykey framework_keys[] = {
@@ -102,10 +129,13 @@ static const struct tps_ykey framework_keys[] = {
 /* run: counts read into longs. */
 struct run_in {
     long layers, micro_batches;
+    int fold; /* 0 auto, 1 yes, 2 no */
 };
+static const char *const fold_names[] = {"auto", "true", "false", NULL};
 static const struct tps_ykey run_keys[] = {
     {"layers", TPS_YK_LONG, offsetof(struct run_in, layers), MAX_COUNT, {NULL}},
     {"micro_batches", TPS_YK_LONG, offsetof(struct run_in, micro_batches), 100000, {NULL}},
+    {"fold", TPS_YK_ENUM, offsetof(struct run_in, fold), 0, {.names = fold_names}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
 /* Fills *m from preset `name` (node id of d), or fails listing the presets. */
@@ -310,11 +340,106 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     return TPS_OK;
 }
 
+/* A job: strategy.pp and .dp, the pipeline: and training: sections (docs/jobs.md). */
+static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
+                    struct tps_error *err)
+{
+    int sid = tps_ydoc_get(d, root, "strategy"), pid = tps_ydoc_get(d, root, "pipeline");
+    int tid = tps_ydoc_get(d, root, "training");
+    int ppid = tps_ydoc_get(d, sid, "pp"), dpid = tps_ydoc_get(d, sid, "dp");
+    s->is_job = ppid || dpid || pid || tid;
+    if (!s->is_job) return TPS_OK;
+    struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
+    long pp = 1, dp = 1;
+    int rc;
+    if (ppid && (rc = tps_ydoc_count(d, ppid, "strategy.pp", &pp, err))) return rc;
+    if (dpid && (rc = tps_ydoc_count(d, dpid, "strategy.dp", &dp, err))) return rc;
+    if (pid && (rc = tps_ydoc_read_map(d, pid, "pipeline", pipeline_keys, &in.job, err))) return rc;
+    if (tid && (rc = tps_ydoc_read_map(d, tid, "training", training_keys, &in, err))) return rc;
+    long gpus = (long)s->strategy.tp * pp * dp;
+    if (pp > 100000 || dp > 100000 || gpus > s->topo.ngpus) {
+        int at = dpid ? dpid : ppid ? ppid : sid;
+        return tps_ydoc_fail(d, at, dpid ? "strategy.dp" : "strategy.pp", err,
+                             "tp x pp x dp = %ld GPUs, but the platform has %d", gpus,
+                             s->topo.ngpus);
+    }
+    in.job.pp = (int)pp;
+    in.job.dp = (int)dp;
+    if (pid && !tps_ydoc_get(d, pid, "virtual_stages") && in.job.schedule == MDL_SCHED_INTERLEAVED)
+        in.job.virtual_stages = 2;
+    /* one micro-batch per stage and replica unless told: the pipeline fills once */
+    long b = s->model.micro_batch, per = b * dp;
+    long gb = in.global_batch ? in.global_batch : per * pp;
+    int gbid = tid ? tps_ydoc_get(d, tid, "global_batch") : 0;
+    if (gb % per)
+        return tps_ydoc_fail(d, gbid, "training.global_batch", err,
+                             "must be a multiple of dp x model.micro_batch (%ld), got %ld", per,
+                             gb);
+    if (gb / per > 1000000)
+        return tps_ydoc_fail(d, gbid ? gbid : sid, "training.global_batch", err,
+                             "too many micro-batches");
+    in.job.micro_batches = (int)(gb / per);
+    s->global_batch = gb;
+    if (in.recompute >= 0) {
+        s->strategy.recompute = in.recompute == RECOMPUTE_FULL;
+        s->strategy.selective = in.recompute == RECOMPUTE_SELECTIVE;
+    }
+    struct tps_error e2 = {0};
+    if (mdl_job_check(&in.job, &s->strategy, &s->model, &e2) != 0) {
+        int at = sid;
+        const char *f = "strategy.pp";
+        if (!strcmp(e2.field, "virtual_stages")) {
+            at = pid ? (tps_ydoc_get(d, pid, "virtual_stages")
+                            ? tps_ydoc_get(d, pid, "virtual_stages")
+                            : pid)
+                     : sid;
+            f = "pipeline.virtual_stages";
+        } else if (!strcmp(e2.field, "micro_batches")) {
+            at = gbid ? gbid : tid ? tid : sid;
+            f = "training.global_batch";
+        } else if (ppid) {
+            at = ppid;
+        }
+        return tps_ydoc_fail(d, at, f, err, "%s", e2.msg);
+    }
+    s->job = in.job;
+    return TPS_OK;
+}
+
 static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, struct tps_error *err)
 {
     struct run_in in = {.layers = s->model.layers, .micro_batches = 1};
     int rc;
     if (id && (rc = tps_ydoc_read_map(d, id, "run", run_keys, &in, err))) return rc;
+    s->fold = in.fold == 1 ? 1 : in.fold == 2 ? 0 : -1;
+    if (s->is_job) {
+        static const char *const group_only[] = {"layers", "micro_batches", NULL};
+        for (int i = 0; id && group_only[i]; i++) {
+            int v = tps_ydoc_get(d, id, group_only[i]);
+            char f[32];
+            snprintf(f, sizeof f, "run.%s", group_only[i]);
+            if (v)
+                return tps_ydoc_fail(d, v, f, err,
+                                     "a job runs the whole model over training.global_batch; "
+                                     "run.%s applies to a TP group alone (no pp, dp, pipeline "
+                                     "or training)",
+                                     group_only[i]);
+        }
+        s->layers = (int)s->model.layers;
+        s->micro_batches = s->job.micro_batches;
+        double nops = mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device, &s->framework,
+                                  s->fold == 1 ? &(struct mdl_job_fold){0} : NULL);
+        if (s->fold == 0 && nops > mdl_max_ops())
+            return tps_ydoc_fail(d, tps_ydoc_get(d, id, "fold"), "run.fold", err,
+                                 "the job op by op would make %.3g ops, above the limit of %.3g "
+                                 "(fold the layers: run.fold: auto)",
+                                 nops, mdl_max_ops());
+        return TPS_OK;
+    }
+    if (id && tps_ydoc_get(d, id, "fold"))
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "fold"), "run.fold", err,
+                             "applies to jobs only (strategy.pp, strategy.dp, pipeline: or "
+                             "training:)");
     long layers = in.layers, mbs = in.micro_batches;
     if (layers > s->model.layers)
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,
@@ -374,6 +499,7 @@ int scn_load_in(const char *path, const char *like, struct scn_scenario *s, stru
     int fid = rc == TPS_OK ? tps_ydoc_get(&d, root, "framework") : 0;
     if (fid) rc = tps_ydoc_read_map(&d, fid, "framework", framework_keys, &s->framework, err);
     if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
+    if (rc == TPS_OK) rc = load_job(&d, root, s, err);
     if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
     tps_ydoc_release(&d);
     return rc;
@@ -423,4 +549,17 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
 {
     mdl_strategy_describe(&s->strategy, buf, len);
+    if (!s->is_job) return;
+    size_t n = strlen(buf);
+    const struct mdl_job *j = &s->job;
+    char sched[48];
+    if (j->schedule == MDL_SCHED_INTERLEAVED)
+        snprintf(sched, sizeof sched, "interleaved x%d", j->virtual_stages);
+    else
+        snprintf(sched, sizeof sched, "%s", mdl_schedule_names[j->schedule]);
+    if (n < len)
+        snprintf(buf + n, len - n,
+                 ", pp=%d (%s), dp=%d%s, %d micro-batches per replica (global batch %ld)", j->pp,
+                 sched, j->dp, j->distributed_optimizer ? " +distributed optimizer" : "",
+                 j->micro_batches, s->global_batch);
 }

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/device.h"
 #include "models/gemmtable.h"
+#include "models/job.h"
 #include "models/strategy.h"
 #include "models/transformer.h"
 #include "platforms/topo.h"
@@ -28,6 +29,13 @@ struct scn_scenario {
         gemm;          /* owned: that table, interpolated (device.gemm_table points here) */
     int layers;        /* layers to simulate */
     int micro_batches; /* micro-batches to simulate */
+    /* A whole job (strategy.pp or .dp, or a pipeline: or training: section): every GPU of
+     * tp x pp x dp, the whole model with its embedding and logits, one iteration of the global
+     * batch. Otherwise one TP group runs `layers` x `micro_batches`. */
+    int is_job;
+    struct mdl_job job;
+    long global_batch; /* sequences per iteration (a job) */
+    int fold;          /* a job's layers folded (mdl_job_fold): 1 yes, 0 no, -1 when too many ops */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

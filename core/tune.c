@@ -361,7 +361,9 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
         struct tune_group_env ge;
         int env_ready = 0, rc = 0, nch = 0, cap = 0;
         struct choice *ch = NULL;
-        for (int r = 0; r < p->nranks && !rc; r++) {
+        /* a group's collectives are on its members only (mdl_program_check) */
+        for (int m = 0; m < p->groups[g].n && !rc; m++) {
+            int r = p->groups[g].ranks[m];
             for (int i = 0; i < p->ranks[r].nops && !rc; i++) {
                 struct mdl_op *op = &p->ranks[r].ops[i];
                 if (op->group != g || !mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;

@@ -19,9 +19,16 @@
 #include "common/strindex.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    4
+#define MDL_MAX_STREAMS    8
 #define MDL_STREAM_COMPUTE 0
-#define MDL_STREAM_COMM    1
+#define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
+/* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
+ * neighbour and direction, so that each is a first-in first-out channel of its own. */
+#define MDL_STREAM_DP       2
+#define MDL_STREAM_RECV_FWD 3 /* activations from the previous stage */
+#define MDL_STREAM_SEND_FWD 4 /* activations to the next stage */
+#define MDL_STREAM_RECV_BWD 5 /* gradients from the next stage */
+#define MDL_STREAM_SEND_BWD 6 /* gradients to the previous stage */
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */

@@ -37,6 +37,8 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     if (st->recompute && n < sizeof opts)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +recompute%s",
                               st->oases ? " (no forward collectives)" : "");
+    else if (st->selective && n < sizeof opts)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " +selective recompute");
     if (!st->async_grad_allreduce && n < sizeof opts)
         snprintf(opts + n, sizeof opts - n, " (no grad all-reduce overlap)");
     if (st->kind == MDL_STRAT_2D)
@@ -48,36 +50,52 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
                  st->sequence_parallel ? " +sequence-parallel" : "", opts);
 }
 
-double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
-                           const struct mdl_framework *fw, int layers, struct mdl_memory *out)
+void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct mdl_model *m,
+                                    const struct mdl_framework *fw, double *full, double *input)
 {
-    /* Parameters per layer: QKV 3h^2+3h, projection h^2+h, FC1 h*f+f, FC2 f*h+h, two layer
-     * norms 4h; split over all tp devices (Narayanan et al. 2021 neglect the small replicated
-     * biases and norms the same way). Mixed-precision Adam holds 2 + 2 + 12 = 16 bytes per
-     * parameter (Rajbhandari et al. 2020); fp32 training 4 + 4 + 8.
-     * Activations per layer and micro-batch (Korthikanti et al. 2022, bytes for 2-byte
-     * activations; scaled for fp32): s*b*h*(10 + 24/t) + 5*a*s^2*b/t for 1D,
+    /* Activations per layer and micro-batch (Korthikanti et al. 2022, bytes for 2-byte
+     * activations; scaled for other dtypes): s*b*h*(10 + 24/t) + 5*a*s^2*b/t for 1D,
      * s*b*h*34/t + 5*a*s^2*b/t with sequence parallelism. 2D: the replicated part is sharded
      * over d2 only and the attention scores over d1 only (the d2 devices of a row hold the same
      * heads). Full recomputation keeps only each layer's input (2*s*b*h, sharded over d2, or
-     * over t with sequence parallelism) plus one layer's full activations for the backward in
-     * progress. Oases' two half sub-batches and ATP's chunks hold the same bytes. */
+     * over t with sequence parallelism). Oases' two half sub-batches and ATP's chunks hold the
+     * same bytes. Flash attention keeps no s x s tensor, and selective recomputation recomputes
+     * it: the 5as^2b term goes. */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
-    double a = (double)m->heads, f = (double)m->ffn, t = st->tp;
-    double params = layers * (4 * h * h + 2 * h * f + 9 * h + f) / t;
-    double wb = mdl_dtype_bytes(m->dtype);
-    /* flash attention keeps no s x s tensor: the 5as^2b term goes */
-    double sq = fw && fw->attention == MDL_ATTENTION_FLASH ? 0 : 5 * a * s * s * b;
+    double a = (double)m->heads, t = st->tp;
+    double sq =
+        (fw && fw->attention == MDL_ATTENTION_FLASH) || st->selective ? 0 : 5 * a * s * s * b;
     double act = st->sequence_parallel ? s * b * h * 34 / t + sq / t
                                        : s * b * h * (10.0 / d2 + 24 / t) + sq / d1;
-    double scale = wb / 2.0;
-    double input = 2 * s * b * h / (st->sequence_parallel ? t : d2);
+    double scale = mdl_dtype_bytes(m->dtype) / 2.0;
+    *full = act * scale;
+    *input = 2 * s * b * h / (st->sequence_parallel ? t : d2) * scale;
+}
+
+double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m)
+{
+    /* QKV 3h^2+3h, projection h^2+h, FC1 h*f+f, FC2 f*h+h, two layer norms 4h; split over all
+     * tp devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
+     * way). */
+    double h = (double)m->hidden, f = (double)m->ffn;
+    return (4 * h * h + 2 * h * f + 9 * h + f) / st->tp;
+}
+
+double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
+                           const struct mdl_framework *fw, int layers, struct mdl_memory *out)
+{
+    /* Mixed-precision Adam holds 2 + 2 + 12 = 16 bytes per parameter (Rajbhandari et al. 2020);
+     * fp32 training 4 + 4 + 8. Full recomputation keeps each layer's input plus one layer's
+     * full activations for the backward in progress. */
+    double params = layers * mdl_strategy_layer_params(st, m);
+    double wb = mdl_dtype_bytes(m->dtype), act, input;
+    mdl_strategy_layer_activations(st, m, fw, &act, &input);
     out->weights = params * wb;
     out->gradients = params * wb;
     out->optimizer = params * (wb >= 4 ? 8 : 12);
-    out->activations = (st->recompute ? layers * input + act : layers * act) * scale;
+    out->activations = st->recompute ? layers * input + act : layers * act;
     out->total = out->weights + out->gradients + out->optimizer + out->activations;
     return out->total;
 }
@@ -137,9 +155,12 @@ struct lower {
     int sub;       /* Oases: current sub-batch */
     int pend[2];   /* Oases: pending collective of each sub-batch */
     int no_comm;   /* lowering a recomputation whose collectives are not repeated */
+    int rank;      /* the rank whose ops are emitted */
     int layer, mb; /* current layer and micro-batch */
     uint8_t phase; /* current phase */
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
+    int after;     /* an op of another stream the next compute op waits for (a pipeline
+                      receive), -1 none */
     int oom;       /* allocation failure seen */
     int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
 };
@@ -173,7 +194,7 @@ static int emit(struct lower *L, struct mdl_op *op, const char *name)
     op->mb = L->mb;
     op->phase = L->phase;
     op->launch_s = launch_cost(L, op);
-    int idx = op->name < 0 ? -1 : mdl_program_add(L->p, 0, op);
+    int idx = op->name < 0 ? -1 : mdl_program_add(L->p, L->rank, op);
     if (idx < 0) L->oom = 1;
     return idx;
 }
@@ -184,6 +205,11 @@ static void take_pending(struct lower *L, struct mdl_op *op)
         TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
         op->deps[op->ndeps++] = L->pending;
         L->pending = -1;
+    }
+    if (L->after >= 0) {
+        TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
+        op->deps[op->ndeps++] = L->after;
+        L->after = -1;
     }
 }
 
@@ -239,7 +265,7 @@ static int flash(struct lower *L, const char *name, double bh, double s, double 
 }
 
 /* Group markers of rank 0's ops until each rank gets its own row or column group. */
-enum { AXIS_D1 = -2, AXIS_D2 = -3 };
+enum { AXIS_D1 = MDL_GROUP_D1, AXIS_D2 = MDL_GROUP_D2 };
 
 /* Collective over one mesh axis (AXIS_D1: the column, AXIS_D2: the row) on `elems` elements
  * (full size), after op `after`; the next compute op waits for it. None on an axis of size 1. */
@@ -405,10 +431,25 @@ static void mlp_bwd(struct lower *L)
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
 }
 
+/* Selective recomputation: the attention core's forward again (scores, softmax, context), from
+ * the saved q, k and v; FlashAttention's backward recomputes its scores itself. */
+static void attn_core_recompute(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d1 = D.d1, b = D.b, s = D.s, h = D.h, a = D.a;
+    gemm(L, MDL_OP_ATTN, "attn_score_recompute", b * a / d1, s, s, h / a);
+    eager_mem(L, "attn_scale_recompute", 2 * b * (a / d1) * s * s);
+    mem_k(L, MDL_MEM_SOFTMAX, "softmax_recompute",
+          (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
+    gemm(L, MDL_OP_ATTN, "attn_ctx_recompute", b * a / d1, s, h / a, s);
+}
+
 static void attn_bwd(struct lower *L)
 {
     struct dims D = dims_of(L);
     double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
+    if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
+        attn_core_recompute(L);
     int x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
     eager_mem(L, "residual_add_bwd", 3 * tok * h / d2);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, AXIS_D1);
@@ -485,30 +526,42 @@ static void layer_bwd(struct lower *L)
     blocks(L, mlp_bwd, attn_bwd);
 }
 
-/* Gives each rank a copy of rank 0's ops with its own row and column groups. */
-static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
+int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
+                             int *row, int *col)
 {
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     int *ranks = malloc((size_t)(d1 > d2 ? d1 : d2) * sizeof *ranks);
-    int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
-    int rc = ranks && row && col ? 0 : -1;
+    int rc = ranks ? 0 : -1;
     for (int i = 0; !rc && i < d1; i++) { /* row i: the d2 axis */
         for (int j = 0; j < d2; j++)
-            ranks[j] = mdl_strategy_device(st, i, j);
-        int g = d2 > 1 ? mdl_program_group(out, d2, ranks) : -1;
+            ranks[j] = base[mdl_strategy_device(st, i, j)];
+        int g = d2 > 1 ? mdl_program_group(p, d2, ranks) : -1;
         for (int j = 0; j < d2; j++)
-            row[ranks[j]] = g;
+            row[mdl_strategy_device(st, i, j)] = g;
         rc = d2 > 1 && g < 0;
     }
     for (int j = 0; !rc && j < d2; j++) { /* column j: the d1 axis */
         for (int i = 0; i < d1; i++)
-            ranks[i] = mdl_strategy_device(st, i, j);
-        int g = d1 > 1 ? mdl_program_group(out, d1, ranks) : -1;
+            ranks[i] = base[mdl_strategy_device(st, i, j)];
+        int g = d1 > 1 ? mdl_program_group(p, d1, ranks) : -1;
         for (int i = 0; i < d1; i++)
-            col[ranks[i]] = g;
+            col[mdl_strategy_device(st, i, j)] = g;
         rc = d1 > 1 && g < 0;
     }
+    free(ranks);
+    return rc;
+}
+
+/* Gives each rank a copy of rank 0's ops with its own row and column groups. */
+static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
+{
+    int *base = malloc((size_t)st->tp * sizeof *base);
+    int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
+    int rc = base && row && col ? 0 : -1;
+    for (int r = 0; !rc && r < st->tp; r++)
+        base[r] = r;
+    if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col);
     struct mdl_rank *src = &out->ranks[0];
     struct mdl_op *proto = rc ? NULL : malloc(((size_t)src->nops + 1) * sizeof *proto);
     if (proto) memcpy(proto, src->ops, (size_t)src->nops * sizeof *proto);
@@ -530,7 +583,7 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     }
     if (!proto) rc = -1;
     free(proto);
-    free(ranks);
+    free(base);
     free(row);
     free(col);
     return rc;
@@ -544,25 +597,35 @@ double mdl_max_ops(void)
     return v && *v && !*end && x > 0 ? x : MDL_MAX_OPS_DEFAULT;
 }
 
+static void lower_init(struct lower *L, const struct mdl_strategy *st, const struct mdl_model *m,
+                       const struct mdl_device *dev, const struct mdl_framework *fw,
+                       struct mdl_program *out, int rank)
+{
+    static const struct mdl_framework host_free = {0};
+    *L = (struct lower){.p = out,
+                        .m = m,
+                        .dev = dev,
+                        .st = st,
+                        .fw = fw ? fw : &host_free,
+                        .rank = rank,
+                        .pending = -1,
+                        .after = -1,
+                        .graph = {-2, -2, -2}};
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    L->d1 = d1;
+    L->d2 = d2;
+    L->frac = st->oases ? 0.5 : 1;
+    L->pend[0] = L->pend[1] = -1;
+}
+
 /* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
 static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
                        int micro_batches, struct mdl_program *out)
 {
-    static const struct mdl_framework host_free = {0};
-    struct lower L = {.p = out,
-                      .m = m,
-                      .dev = dev,
-                      .st = st,
-                      .fw = fw ? fw : &host_free,
-                      .pending = -1,
-                      .graph = {-2, -2, -2}};
-    int d1, d2;
-    mdl_strategy_mesh(st, &d1, &d2);
-    L.d1 = d1;
-    L.d2 = d2;
-    L.frac = st->oases ? 0.5 : 1;
-    L.pend[0] = L.pend[1] = -1;
+    struct lower L;
+    lower_init(&L, st, m, dev, fw, out, 0);
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
         L.phase = MDL_PHASE_FWD;
@@ -617,4 +680,120 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (lower_rank0(st, m, dev, fw, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
         return tps_error_oom(err);
     return TPS_OK;
+}
+
+struct mdl_emitter {
+    struct lower L;
+};
+
+struct mdl_emitter *mdl_emitter_new(const struct mdl_strategy *st, const struct mdl_model *m,
+                                    const struct mdl_device *dev, const struct mdl_framework *fw,
+                                    struct mdl_program *p, int rank)
+{
+    struct mdl_emitter *E = malloc(sizeof *E);
+    if (E) lower_init(&E->L, st, m, dev, fw, p, rank);
+    return E;
+}
+
+void mdl_emitter_free(struct mdl_emitter *E)
+{
+    free(E);
+}
+
+/* Starts a piece: its first compute op waits for `after`; returns the rank's op count. */
+static int piece_begin(struct lower *L, enum mdl_phase ph, int mb, int layer, int after)
+{
+    L->phase = (uint8_t)ph;
+    L->mb = mb;
+    L->layer = layer;
+    L->after = after;
+    return L->p->ranks[L->rank].nops;
+}
+
+/* The last op of a piece that started at op count n0, or `after` when it emitted nothing. */
+static int piece_end(struct lower *L, int n0, int after)
+{
+    if (L->oom) return -1;
+    int n = L->p->ranks[L->rank].nops;
+    return n > n0 ? n - 1 : after;
+}
+
+int mdl_emitter_layers(struct mdl_emitter *E, enum mdl_phase ph, int first, int n, int mb,
+                       int after)
+{
+    struct lower *L = &E->L;
+    int n0 = piece_begin(L, ph, mb, first, after);
+    for (int i = 0; i < n && !L->oom; i++) {
+        L->layer = ph == MDL_PHASE_BWD ? first + n - 1 - i : first + i;
+        if (ph == MDL_PHASE_BWD)
+            layer_bwd(L);
+        else
+            layer_fwd(L);
+    }
+    return piece_end(L, n0, after);
+}
+
+int mdl_emitter_embedding(struct mdl_emitter *E, enum mdl_phase ph, int mb, int after)
+{
+    struct lower *L = &E->L;
+    int n0 = piece_begin(L, ph, mb, -1, after);
+    if (L->m->vocab <= 0) return after;
+    double frac = L->frac;
+    L->frac = 1; /* Oases splits layers, not the embedding */
+    struct dims D = dims_of(L);
+    L->frac = frac;
+    double d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
+    if (ph == MDL_PHASE_FWD) {
+        /* each rank looks up the tokens of its vocabulary rows (zeros elsewhere); the partial
+         * embeddings are summed over the group (reduce-scattered with sequence parallelism) */
+        int x = mem(L, "embedding", 2 * bs * h / d2);
+        reduce_out(L, "ar_embedding", bs * h / d2, x, AXIS_D1);
+        dropout_add(L, "embedding_position_dropout", tok * h / d2);
+    } else {
+        int x = mem(L, "embedding_dropout_bwd", 2 * tok * h / d2);
+        if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_embedding_bwd", bs * h, x, AXIS_D1);
+        mem(L, "embedding_wgrad", 3 * bs * h / d2); /* scatter-add into the weight gradient */
+    }
+    return piece_end(L, n0, after);
+}
+
+int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int after)
+{
+    struct lower *L = &E->L;
+    int n0 = piece_begin(L, ph, mb, -1, after);
+    if (L->m->vocab <= 0) return after;
+    double frac = L->frac;
+    L->frac = 1;
+    struct dims D = dims_of(L);
+    L->frac = frac;
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok, v = (double)L->m->vocab;
+    double f32 = 4.0 / mdl_dtype_bytes(L->m->dtype); /* elements of the dtype per fp32 value */
+    if (ph == MDL_PHASE_FWD) {
+        int x = mem_k(L, MDL_MEM_NORM, "final_ln", 2 * tok * h / d2);
+        if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_logits", bs * h, x, AXIS_D1);
+        x = linear_reduce(L, "logits", "ar_logits", bs, v / d1, h / d2, AXIS_D2);
+        /* vocabulary-parallel cross entropy: the row maximum, the sum of exponentials and the
+         * target's logit are all-reduced over the group as fp32, one value per token */
+        x = mem_k(L, MDL_MEM_SOFTMAX, "cross_entropy_max", bs * v / d1);
+        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_max", bs * f32, x, AXIS_D1);
+        x = mem_k(L, MDL_MEM_SOFTMAX, "cross_entropy_exp", (1 + 2 * f32) * bs * v / d1);
+        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_sum", 2 * bs * f32, x, AXIS_D1);
+        mem(L, "cross_entropy_loss", 2 * bs * f32);
+    } else {
+        int x = mem(L, "cross_entropy_bwd", (f32 + 1) * bs * v / d1);
+        column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", bs, v / d1, h / d2, AXIS_D1);
+        (void)x;
+        ln_bwd(L, "final_ln_bwd", tok * h / d2);
+    }
+    return piece_end(L, n0, after);
+}
+
+int mdl_emitter_op(struct mdl_emitter *E, struct mdl_op *op, const char *name, int mb,
+                   enum mdl_phase ph)
+{
+    struct lower *L = &E->L;
+    L->phase = (uint8_t)ph;
+    L->mb = mb;
+    L->layer = -1;
+    return emit(L, op, name);
 }

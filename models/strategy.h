@@ -35,6 +35,8 @@ struct mdl_strategy {
     bool oases;            /* Oases: two interleaved sub-batches of half the micro-batch */
     bool recompute;        /* recompute each layer's forward before its backward (Oases: without
                               the forward collectives, whose outputs it saved) */
+    bool selective;        /* selective recomputation (Korthikanti et al. 2022): only the
+                              attention core (scores, softmax, context) is recomputed */
 };
 
 /* Mesh of a strategy: (tp, 1) for 1D. */
@@ -54,6 +56,12 @@ struct mdl_memory {
     double total;       /* the sum */
 };
 
+/* Bytes one micro-batch keeps for backward in one layer on one GPU: all of them (*full), or,
+ * under full recomputation, the layer's input alone (*input). */
+void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct mdl_model *m,
+                                    const struct mdl_framework *fw, double *full, double *input);
+/* Parameters of one layer held by one GPU. */
+double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m);
 /* Fills *out for `layers` layers of the model under the strategy and returns out->total. */
 double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
                            const struct mdl_framework *fw, int layers, struct mdl_memory *out);
@@ -85,5 +93,45 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
 int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
                        int micro_batches, struct mdl_program *out, struct tps_error *err);
+
+/* Piecewise lowering, for whole jobs (models/job.h). An emitter appends one rank's ops to a
+ * program: a range of layers forward or backward for one micro-batch, or the embedding and the
+ * logits of the model. Its collectives name the placeholder groups MDL_GROUP_D1 (the rank's
+ * column, the d1 axis: the whole group in 1D) and MDL_GROUP_D2 (its row), which the caller
+ * replaces with real groups (mdl_strategy_axis_groups). */
+#define MDL_GROUP_D1 (-2)
+#define MDL_GROUP_D2 (-3)
+
+struct mdl_emitter;
+
+/* NULL on allocation failure. The program, model, device and framework are borrowed. */
+struct mdl_emitter *mdl_emitter_new(const struct mdl_strategy *st, const struct mdl_model *m,
+                                    const struct mdl_device *dev, const struct mdl_framework *fw,
+                                    struct mdl_program *p, int rank);
+void mdl_emitter_free(struct mdl_emitter *E);
+
+/* Layers [first, first + n) of micro-batch mb, forward (in order) or backward (in reverse, each
+ * recomputed first as the strategy says). The first compute op also waits for op `after` of the
+ * rank (-1: none). Returns the index of the last op emitted, -1 on allocation failure. */
+int mdl_emitter_layers(struct mdl_emitter *E, enum mdl_phase ph, int first, int n, int mb,
+                       int after);
+
+/* The vocabulary-parallel embedding (first stage) or the logits and the cross-entropy loss
+ * (last stage) of micro-batch mb, forward or backward, over model->vocab; nothing when the
+ * model has no vocabulary. Same `after` and return value as mdl_emitter_layers (`after` itself
+ * when nothing is emitted). */
+int mdl_emitter_embedding(struct mdl_emitter *E, enum mdl_phase ph, int mb, int after);
+int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int after);
+
+/* Any op, as the emitter would give it (name, layer -1, micro-batch mb, phase, launch cost);
+ * returns its index or -1. */
+int mdl_emitter_op(struct mdl_emitter *E, struct mdl_op *op, const char *name, int mb,
+                   enum mdl_phase ph);
+
+/* The row and column groups of the TP group whose members are ranks base[0..tp-1] (member i at
+ * mesh device i): col[i] and row[i] receive the groups of base[i] (-1 on an axis of size 1).
+ * Returns 0 or -1 on allocation failure. */
+int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
+                             int *row, int *col);
 
 #endif

@@ -1,13 +1,14 @@
 /* transformer.c - model presets (GPT-3 family, Megatron models) and layer FLOP counts.
  * Shapes: GPT-3 paper (Brown et al. 2020, Table 2.1) and Megatron-LM/Korthikanti et al. 2022
- * (see ../shared/refdata/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv). */
+ * (see ../shared/refdata/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv). The
+ * vocabulary is GPT-2's 50,257 tokens padded to 51,200, as Megatron-LM pads it. */
 #include "transformer.h"
 
 #include <string.h>
 
 #define P(n, l, h, a, s)                                                                           \
     {                                                                                              \
-        n, l, h, a, 4 * (h), s, 1, MDL_BF16                                                        \
+        n, l, h, a, 4 * (h), s, 1, MDL_BF16, 51200                                                 \
     }
 
 static const struct mdl_model presets[] = {
@@ -44,6 +45,11 @@ double mdl_model_layer_fwd_flop(const struct mdl_model *m)
     double b = (double)m->micro_batch, s = (double)m->seq, h = (double)m->hidden;
     double f = (double)m->ffn;
     return 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) + 4.0 * b * s * s * h;
+}
+
+double mdl_model_logits_fwd_flop(const struct mdl_model *m)
+{
+    return 2.0 * (double)m->micro_batch * (double)m->seq * (double)m->hidden * (double)m->vocab;
 }
 
 double mdl_model_flop(const struct mdl_model *m, long layers, long micro_batches)

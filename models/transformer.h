@@ -17,6 +17,7 @@ struct mdl_model {
     long seq;             /* s, tokens per sequence */
     long micro_batch;     /* b, sequences per micro-batch */
     enum mdl_dtype dtype; /* training dtype of activations and GEMMs */
+    long vocab;           /* vocabulary: embedding and logits layers; 0 = none (layers only) */
 };
 
 /* Fills *out from a preset name ("gpt3-175b", "gpt3-13b", "megatron-22b", ...). 0 or -1. */
@@ -29,10 +30,14 @@ double mdl_model_layer_fwd_flop(const struct mdl_model *m);
 
 /* Model FLOPs of one training iteration of `layers` layers over `micro_batches` micro-batches
  * (every TP rank together): forward plus backward, 3 x mdl_model_layer_fwd_flop per layer and
- * micro-batch. This is the standard Megatron count (Narayanan et al. 2021, 72bslh^2(1 + s/6h)
- * for ffn = 4h, without the logits layer, which tpsim's model does not have yet). It depends on
+ * micro-batch. This is the standard Megatron count of the layers (Narayanan et al. 2021,
+ * 72bslh^2(1 + s/6h) for ffn = 4h); a whole job adds the logits layer's 3 x
+ * mdl_model_logits_fwd_flop per micro-batch (the V/12hl term). It depends on
  * the model, batch and sequence only: never on the strategy, and recomputation or a 2D mesh's
  * replicated work are not counted (that is mdl_program_flop, the executed FLOPs). */
 double mdl_model_flop(const struct mdl_model *m, long layers, long micro_batches);
+
+/* Forward FLOPs of the logits layer for one micro-batch: 2bshV (0 without a vocabulary). */
+double mdl_model_logits_fwd_flop(const struct mdl_model *m);
 
 #endif

@@ -12,9 +12,55 @@
 #include "platforms/spec.h"
 #include "sim/engine.h"
 
+/* A job's op-by-op program above this many ops is folded when run.fold is auto. */
+#define FOLD_AUTO_OPS 1e6
+
+int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
+                  struct mdl_job_fold *fold, struct tps_error *err)
+{
+    /* one chunk of layers of one micro-batch, forward then backward, on the first TP group */
+    struct mdl_program p;
+    int n = mdl_job_chunk_layers(&s->job, &s->model);
+    int rc = mdl_strategy_lower(st, &s->model, &s->device, &s->framework, n, 1, &p, err);
+    struct timing tm = {0};
+    if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
+    memset(fold, 0, sizeof *fold);
+    for (int r = 0; !rc && r < 1; r++) {
+        for (int i = 0; i < p.ranks[r].nops; i++) {
+            const struct mdl_op *op = &p.ranks[r].ops[i];
+            const struct timing_span *ts = timing_op(&tm, r, i);
+            if (op->phase == MDL_PHASE_FWD) {
+                if (ts->end > fold->fwd_s) fold->fwd_s = ts->end;
+                fold->fwd_flop += op->flop;
+            } else {
+                fold->bwd_flop += op->flop;
+            }
+        }
+        fold->bwd_s = tm.end_s - fold->fwd_s;
+    }
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return rc;
+}
+
 int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                    int micro_batches, struct mdl_program *p, struct tps_error *err)
 {
+    if (s->is_job && (!st || st == &s->strategy)) {
+        const struct mdl_strategy *js = &s->strategy;
+        int fold = s->fold;
+        if (fold < 0)
+            fold = mdl_job_ops(&s->job, js, &s->model, &s->device, &s->framework, NULL) >
+                   FOLD_AUTO_OPS;
+        struct mdl_job_fold f;
+        int rc = fold ? pipeline_fold(s, js, &f, err) : 0;
+        if (rc) {
+            memset(p, 0, sizeof *p);
+            return rc;
+        }
+        return mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? &f : NULL, p,
+                             err);
+    }
     if (!st) {
         st = &s->strategy;
         layers = s->layers;
@@ -39,7 +85,10 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
     j->meta = (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy};
-    mdl_strategy_memory(&s->strategy, &s->model, &s->framework, (int)s->model.layers, &j->mem);
+    if (s->is_job)
+        mdl_job_memory(&s->job, &s->strategy, &s->model, &s->framework, &j->mem);
+    else
+        mdl_strategy_memory(&s->strategy, &s->model, &s->framework, (int)s->model.layers, &j->mem);
     j->capacity = s->device.mem_bytes;
     j->has_memory = 1;
     return TPS_OK;

@@ -51,6 +51,12 @@ void pipeline_release(struct pipeline_job *j);
 int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                    int micro_batches, struct mdl_program *p, struct tps_error *err);
 
+/* Simulates one model chunk of the scenario's job (its layers, one micro-batch, forward then
+ * backward) on the job's first TP group with strategy st, and fills *fold with the times and
+ * executed FLOPs that stand for the chunk when a job's layers are folded. */
+int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
+                  struct mdl_job_fold *fold, struct tps_error *err);
+
 /* Checks p (mdl_program_check), tunes its collectives for t (tune_program, writing the choices
  * into p's ops) and simulates it into *tm (release it even on failure). */
 int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,

@@ -1,0 +1,502 @@
+/* job.c - whole training jobs: schedules, lowering over every GPU, memory (see job.h). Each
+ * stage's ops are lowered once, for its first GPU, with placeholder groups; every GPU of the
+ * stage then gets a copy with its own TP, pipeline, data-parallel and embedding groups. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+
+const char *const mdl_schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
+
+/* Placeholder groups of a stage's template, besides MDL_GROUP_D1/D2 (strategy.h). */
+enum {
+    G_RECV_FWD = -4, /* activations from the previous stage */
+    G_SEND_FWD = -5, /* to the next */
+    G_RECV_BWD = -6, /* gradients from the next stage */
+    G_SEND_BWD = -7, /* to the previous */
+    G_DP = -8,       /* the stage's data-parallel group (same TP rank in every replica) */
+    G_EMB = -9       /* first and last stage: the tied embedding's gradient */
+};
+
+/* Bytes per parameter: the optimizer step reads the fp32 master weight, both Adam moments and
+ * the fp32 gradient (16) and writes the three fp32 tensors and the training-dtype weights
+ * (12 + 2); in fp32 training, no master copy: 12 read, 12 written. */
+#define OPT_BYTES_MIXED 30.0
+#define OPT_BYTES_FP32  24.0
+
+long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
+{
+    return (long)st->tp * job->pp * job->dp;
+}
+
+int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t)
+{
+    return t + st->tp * (d + job->dp * s);
+}
+
+int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m)
+{
+    return (int)(m->layers / ((long)job->pp * job->virtual_stages));
+}
+
+int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
+                  const struct mdl_model *m, struct tps_error *err)
+{
+    (void)st;
+    if (job->pp < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp", "must be at least 1");
+    if (job->dp < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "dp", "must be at least 1");
+    int v = job->virtual_stages;
+    if (v < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "virtual_stages", "must be at least 1");
+    if (v > 1 && job->schedule != MDL_SCHED_INTERLEAVED)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "virtual_stages",
+                             "applies to schedule: interleaved only");
+    if (job->schedule == MDL_SCHED_INTERLEAVED && (v < 2 || job->pp < 2))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "virtual_stages",
+                             "the interleaved schedule needs pp >= 2 and virtual_stages >= 2");
+    if (m->layers % ((long)job->pp * v))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp",
+                             "pp x virtual_stages (%ld) must divide model.layers (%ld)",
+                             (long)job->pp * v, m->layers);
+    if (job->micro_batches < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches", "must be at least 1");
+    if (job->schedule == MDL_SCHED_INTERLEAVED && job->micro_batches % job->pp)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
+                             "the interleaved schedule needs micro-batches per replica (%d) to be "
+                             "a multiple of pp (%d)",
+                             job->micro_batches, job->pp);
+    return TPS_OK;
+}
+
+void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *steps)
+{
+    int p = job->pp, v = job->virtual_stages, M = job->micro_batches, total = M * v, n = 0;
+    if (job->schedule == MDL_SCHED_GPIPE) {
+        for (int k = 0; k < M; k++)
+            steps[n++] = (struct mdl_job_step){MDL_PHASE_FWD, 0, k};
+        for (int k = 0; k < M; k++)
+            steps[n++] = (struct mdl_job_step){MDL_PHASE_BWD, 0, k};
+        return;
+    }
+    /* 1F1B (Narayanan et al. 2021): p - s - 1 warm-up forwards, then one forward and one
+     * backward in turn, then the remaining backwards. Interleaved: the k-th forward runs chunk
+     * (k / p) mod v of micro-batch (k / pv) p + k mod p, the k-th backward the chunks in reverse,
+     * with 2(p - s - 1) + (v - 1) p warm-up forwards (Megatron-LM's schedule). */
+    int warm = job->schedule == MDL_SCHED_INTERLEAVED ? 2 * (p - s - 1) + (v - 1) * p : p - s - 1;
+    if (warm > total) warm = total;
+    int nf = 0, nb = 0;
+    for (int k = 0; k < 2 * total; k++) {
+        bool fwd = nf < warm || (nb >= nf - warm && nf < total);
+        if (nf >= total) fwd = false;
+        int i = fwd ? nf++ : nb++;
+        int chunk = v > 1 ? (i / p) % v : 0, mb = v > 1 ? (i / (p * v)) * p + i % p : i;
+        if (!fwd && v > 1) chunk = v - 1 - chunk;
+        steps[n++] = (struct mdl_job_step){fwd ? MDL_PHASE_FWD : MDL_PHASE_BWD, chunk, mb};
+    }
+}
+
+int mdl_job_in_flight(const struct mdl_job *job, int s)
+{
+    int total = 2 * job->virtual_stages * job->micro_batches, peak = 0, live = 0;
+    struct mdl_job_step *steps = malloc((size_t)total * sizeof *steps);
+    if (!steps) return job->virtual_stages * job->micro_batches;
+    mdl_job_schedule(job, s, steps);
+    for (int k = 0; k < total; k++) {
+        live += steps[k].phase == MDL_PHASE_FWD ? 1 : -1;
+        if (live > peak) peak = live;
+    }
+    free(steps);
+    return peak;
+}
+
+double mdl_job_model_flop(const struct mdl_job *job, const struct mdl_model *m)
+{
+    double per_mb = mdl_model_flop(m, m->layers, 1) + 3 * mdl_model_logits_fwd_flop(m);
+    return per_mb * job->micro_batches * job->dp;
+}
+
+/* Bytes of one gradient element as Megatron-LM reduces it: fp32 main gradients in bf16
+ * training, the training dtype otherwise. */
+static double grad_bytes(const struct mdl_model *m)
+{
+    return m->dtype == MDL_BF16 ? 4 : mdl_dtype_bytes(m->dtype);
+}
+
+/* Parameters one GPU of stage s holds. */
+static double stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                           const struct mdl_model *m, int s)
+{
+    double params = (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
+                    mdl_strategy_layer_params(st, m);
+    double emb = (double)m->vocab * (double)m->hidden / st->tp;
+    if (s == 0) params += emb;
+    if (s == job->pp - 1 && (job->pp > 1 || job->untied_embeddings)) params += emb;
+    return params;
+}
+
+double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
+                      const struct mdl_model *m, const struct mdl_framework *fw,
+                      struct mdl_memory *out)
+{
+    double wb = mdl_dtype_bytes(m->dtype), act, input;
+    mdl_strategy_layer_activations(st, m, fw, &act, &input);
+    int n = mdl_job_chunk_layers(job, m);
+    double sp = st->sequence_parallel ? st->tp : 1;
+    double bsh = (double)m->micro_batch * (double)m->seq * (double)m->hidden;
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < job->pp; s++) {
+        struct mdl_memory x;
+        double params = stage_params(job, st, m, s);
+        x.weights = params * wb;
+        x.gradients = params * wb;
+        x.optimizer = params * (wb >= 4 ? 8 : 12) / (job->distributed_optimizer ? job->dp : 1);
+        double per_chunk = st->recompute ? n * input : n * act;
+        x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
+        /* the embedding's output (first stage) and the fp32 logits of the micro-batch in its
+         * loss (last stage) */
+        if (m->vocab > 0 && s == 0) x.activations += 2 * bsh / sp * wb / 2;
+        if (m->vocab > 0 && s == job->pp - 1)
+            x.activations +=
+                4.0 * (double)m->micro_batch * (double)m->seq * (double)m->vocab / st->tp;
+        x.total = x.weights + x.gradients + x.optimizer + x.activations;
+        if (x.total > out->total) *out = x;
+    }
+    return out->total;
+}
+
+/* Lowering of one stage's template into rank `base` of the program. */
+struct stage {
+    const struct mdl_job *job;
+    const struct mdl_strategy *st;
+    const struct mdl_model *m;
+    const struct mdl_device *dev;
+    const struct mdl_job_fold *fold;
+    struct mdl_program *p;
+    struct mdl_emitter *E;
+    int s, rank;
+    double act_bytes; /* one TP rank's share of a micro-batch's activations between stages */
+};
+
+static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
+                  const char *name, int mb, enum mdl_phase ph, int after)
+{
+    struct mdl_op op = {.kind = (uint8_t)k, .stream = (uint8_t)stream, .group = group};
+    op.bytes = bytes;
+    if (after >= 0) op.deps[op.ndeps++] = after;
+    return mdl_emitter_op(S->E, &op, name, mb, ph);
+}
+
+/* A point-to-point message with a stage neighbour; without sequence parallelism the received
+ * share is all-gathered over the TP group (its D1 axis). Returns the op the next compute waits
+ * for. */
+static int p2p_recv(struct stage *S, int stream, int group, const char *name, int mb,
+                    enum mdl_phase ph)
+{
+    int x = op_add(S, MDL_OP_SEND_RECV, stream, group, S->act_bytes, name, mb, ph, -1);
+    int d1, d2;
+    mdl_strategy_mesh(S->st, &d1, &d2);
+    if (x >= 0 && !S->st->sequence_parallel && d1 > 1)
+        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_COMM, MDL_GROUP_D1, S->act_bytes * d1,
+                   ph == MDL_PHASE_FWD ? "ag_recv_activations" : "ag_recv_gradients", mb, ph, x);
+    return x;
+}
+
+/* A chunk's layers: op by op, or one folded op. */
+static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after)
+{
+    int n = mdl_job_chunk_layers(S->job, S->m);
+    int first = (chunk * S->job->pp + S->s) * n;
+    if (!S->fold) return mdl_emitter_layers(S->E, ph, first, n, mb, after);
+    struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
+    bool fwd = ph == MDL_PHASE_FWD;
+    op.dur_s = fwd ? S->fold->fwd_s : S->fold->bwd_s;
+    op.flop = fwd ? S->fold->fwd_flop : S->fold->bwd_flop;
+    if (after >= 0) op.deps[op.ndeps++] = after;
+    int x = mdl_emitter_op(S->E, &op, fwd ? "layers_fwd" : "layers_bwd", mb, ph);
+    if (x >= 0) {
+        struct mdl_op *o = &S->p->ranks[S->rank].ops[x];
+        o->layer = first;
+        o->launch_s = 0; /* the folded simulation launched its kernels */
+    }
+    return x;
+}
+
+static int stage_step(struct stage *S, const struct mdl_job_step *st)
+{
+    int p = S->job->pp, vs = st->chunk * p + S->s, last = p * S->job->virtual_stages - 1;
+    int mb = st->mb, x = -1;
+    if (st->phase == MDL_PHASE_FWD) {
+        if (vs > 0)
+            x = p2p_recv(S, MDL_STREAM_RECV_FWD, G_RECV_FWD, "recv_activations", mb, MDL_PHASE_FWD);
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x);
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
+        if (vs < last && x >= 0)
+            x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_FWD, G_SEND_FWD, S->act_bytes,
+                       "send_activations", mb, MDL_PHASE_FWD, x);
+    } else {
+        if (vs < last)
+            x = p2p_recv(S, MDL_STREAM_RECV_BWD, G_RECV_BWD, "recv_gradients", mb, MDL_PHASE_BWD);
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x);
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
+        if (vs > 0 && x >= 0)
+            x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_BWD, G_SEND_BWD, S->act_bytes,
+                       "send_gradients", mb, MDL_PHASE_BWD, x);
+    }
+    return x;
+}
+
+/* After the last backward: gradient reduction over the replicas, the tied embedding's gradient
+ * between the first and last stage, and the optimizer step. */
+static int stage_tail(struct stage *S)
+{
+    const struct mdl_job *job = S->job;
+    const struct mdl_model *m = S->m;
+    int last = S->p->ranks[S->rank].nops - 1;
+    double params = stage_params(job, S->st, m, S->s), gb = grad_bytes(m);
+    bool dist = job->distributed_optimizer && job->dp > 1;
+    int deps[2] = {-1, -1};
+    if (job->dp > 1)
+        deps[0] =
+            op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
+                   params * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, last);
+    bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
+    if (tied && (S->s == 0 || S->s == job->pp - 1))
+        deps[1] = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_EMB,
+                         (double)m->vocab * (double)m->hidden / S->st->tp * gb,
+                         "ar_embedding_grads", -1, MDL_PHASE_OTHER, last);
+    struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
+    double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
+    op.bytes = params / (dist ? job->dp : 1) * per;
+    op.dur_s = mdl_mem_time(S->dev, op.bytes);
+    op.deps[op.ndeps++] = last;
+    for (int i = 0; i < 2; i++)
+        if (deps[i] >= 0) op.deps[op.ndeps++] = deps[i];
+    int x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
+    if (x >= 0 && dist)
+        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, params * mdl_dtype_bytes(m->dtype),
+                   "ag_params_dp", -1, MDL_PHASE_OTHER, x);
+    return x;
+}
+
+/* Lowers stage s's template into rank `rank` of p. */
+static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
+                       const struct mdl_model *m, const struct mdl_device *dev,
+                       const struct mdl_framework *fw, const struct mdl_job_fold *fold,
+                       struct mdl_program *p, int s, int rank)
+{
+    int total = 2 * job->virtual_stages * job->micro_batches, rc = 0;
+    struct mdl_job_step *steps = malloc((size_t)total * sizeof *steps);
+    struct stage S = {.job = job,
+                      .st = st,
+                      .m = m,
+                      .dev = dev,
+                      .fold = fold,
+                      .p = p,
+                      .E = mdl_emitter_new(st, m, dev, fw, p, rank),
+                      .s = s,
+                      .rank = rank};
+    S.act_bytes = (double)m->micro_batch * (double)m->seq * (double)m->hidden *
+                  mdl_dtype_bytes(m->dtype) / st->tp;
+    if (!steps || !S.E) rc = -1;
+    if (!rc) mdl_job_schedule(job, s, steps);
+    for (int k = 0; !rc && k < total; k++)
+        if (stage_step(&S, &steps[k]) < 0) rc = -1;
+    if (!rc && stage_tail(&S) < 0) rc = -1;
+    mdl_emitter_free(S.E);
+    free(steps);
+    return rc;
+}
+
+/* The real groups of every rank, indexed by rank. */
+struct groups {
+    int *col, *row, *send_fwd, *send_bwd, *dp, *emb;
+};
+
+static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
+                       struct mdl_program *p, struct groups *G)
+{
+    int n = p->nranks, tp = st->tp, P = job->pp, D = job->dp;
+    int **all[] = {&G->col, &G->row, &G->send_fwd, &G->send_bwd, &G->dp, &G->emb};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        *all[i] = malloc((size_t)n * sizeof **all[i]);
+        if (!*all[i]) return -1;
+        for (int r = 0; r < n; r++)
+            (*all[i])[r] = -1;
+    }
+    int *base = malloc((size_t)(tp > D ? tp : D) * sizeof *base);
+    if (!base) return -1;
+    int rc = 0;
+    bool wrap = job->virtual_stages > 1;
+    for (int s = 0; !rc && s < P; s++) {
+        for (int d = 0; !rc && d < D; d++) {
+            for (int t = 0; t < tp; t++)
+                base[t] = mdl_job_rank(job, st, s, d, t);
+            int *row = malloc((size_t)tp * sizeof *row), *col = malloc((size_t)tp * sizeof *col);
+            rc = !row || !col || mdl_strategy_axis_groups(st, p, base, row, col) != 0;
+            for (int t = 0; !rc && t < tp; t++) {
+                G->row[base[t]] = row[t];
+                G->col[base[t]] = col[t];
+            }
+            free(row);
+            free(col);
+            /* each direction of each neighbour pair is a communicator of its own */
+            for (int t = 0; !rc && t < tp && (s + 1 < P || wrap); t++) {
+                int a = base[t], b = mdl_job_rank(job, st, (s + 1) % P, d, t);
+                int fwd[2] = {a, b}, bwd[2] = {b, a};
+                G->send_fwd[a] = mdl_program_group_add(p, 2, fwd);
+                G->send_bwd[b] = mdl_program_group_add(p, 2, bwd);
+                rc = G->send_fwd[a] < 0 || G->send_bwd[b] < 0;
+            }
+        }
+        for (int t = 0; !rc && D > 1 && t < tp; t++) {
+            for (int d = 0; d < D; d++)
+                base[d] = mdl_job_rank(job, st, s, d, t);
+            int g = mdl_program_group(p, D, base);
+            for (int d = 0; d < D; d++)
+                G->dp[base[d]] = g;
+            rc = g < 0;
+        }
+    }
+    for (int d = 0; !rc && P > 1 && d < D; d++) {
+        for (int t = 0; !rc && t < tp; t++) {
+            int pair[2] = {mdl_job_rank(job, st, 0, d, t), mdl_job_rank(job, st, P - 1, d, t)};
+            int g = mdl_program_group_add(p, 2, pair);
+            G->emb[pair[0]] = G->emb[pair[1]] = g;
+            rc = g < 0;
+        }
+    }
+    free(base);
+    return rc;
+}
+
+static void groups_free(struct groups *G)
+{
+    free(G->col);
+    free(G->row);
+    free(G->send_fwd);
+    free(G->send_bwd);
+    free(G->dp);
+    free(G->emb);
+}
+
+/* The group rank r uses in place of placeholder g. */
+static int group_of(const struct mdl_job *job, const struct mdl_strategy *st,
+                    const struct groups *G, int r, int g)
+{
+    int tp = st->tp, P = job->pp, s = r / (tp * job->dp), rest = r % (tp * job->dp);
+    int prev = mdl_job_rank(job, st, (s + P - 1) % P, rest / tp, rest % tp);
+    int next = mdl_job_rank(job, st, (s + 1) % P, rest / tp, rest % tp);
+    switch (g) {
+    case MDL_GROUP_D1:
+        return G->col[r];
+    case MDL_GROUP_D2:
+        return G->row[r];
+    case G_SEND_FWD:
+        return G->send_fwd[r];
+    case G_RECV_FWD:
+        return G->send_fwd[prev];
+    case G_SEND_BWD:
+        return G->send_bwd[r];
+    case G_RECV_BWD:
+        return G->send_bwd[next];
+    case G_DP:
+        return G->dp[r];
+    case G_EMB:
+        return G->emb[r];
+    default:
+        return g;
+    }
+}
+
+/* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
+ * groups. */
+static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
+                      const struct groups *G, struct mdl_program *p, int s)
+{
+    int first = mdl_job_rank(job, st, s, 0, 0);
+    const struct mdl_rank *src = &p->ranks[first];
+    for (int d = 0; d < job->dp; d++) {
+        for (int t = 0; t < st->tp; t++) {
+            int r = mdl_job_rank(job, st, s, d, t);
+            if (r == first) continue;
+            struct mdl_rank *dst = &p->ranks[r];
+            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
+            if (!dst->ops) return -1;
+            dst->nops = dst->cap = src->nops;
+            for (int k = 0; k < src->nops; k++) {
+                dst->ops[k] = src->ops[k];
+                dst->ops[k].group = group_of(job, st, G, r, src->ops[k].group);
+            }
+        }
+    }
+    struct mdl_rank *own = &p->ranks[first];
+    for (int k = 0; k < own->nops; k++)
+        own->ops[k].group = group_of(job, st, G, first, own->ops[k].group);
+    return 0;
+}
+
+double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
+                   const struct mdl_model *m, const struct mdl_device *dev,
+                   const struct mdl_framework *fw, const struct mdl_job_fold *fold)
+{
+    struct tps_error e = {0};
+    if (mdl_job_check(job, st, m, &e) != 0 || mdl_strategy_check(st, m, &e) != 0 ||
+        st->tp > MDL_MAX_TP)
+        return -1;
+    /* a one-micro-batch job has the same ops per step: count its steps and scale */
+    struct mdl_job one = *job;
+    one.micro_batches = job->schedule == MDL_SCHED_INTERLEAVED ? job->pp : 1;
+    double n = 0;
+    struct mdl_program p;
+    if (mdl_program_init(&p, job->pp) != 0) return -1;
+    for (int s = 0; s < job->pp; s++) {
+        int before = 0;
+        if (stage_lower(&one, st, m, dev, fw, fold, &p, s, s) != 0) {
+            mdl_program_release(&p);
+            return -1;
+        }
+        before = p.ranks[s].nops;
+        n += (double)before * job->micro_batches / one.micro_batches;
+    }
+    mdl_program_release(&p);
+    return n * st->tp * job->dp;
+}
+
+int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
+                  const struct mdl_model *m, const struct mdl_device *dev,
+                  const struct mdl_framework *fw, const struct mdl_job_fold *fold,
+                  struct mdl_program *out, struct tps_error *err)
+{
+    long gpus = mdl_job_gpus(job, st);
+    if (gpus > 1000000)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "dp", "too many GPUs (%ld)", gpus);
+    if (mdl_program_init(out, (int)gpus) != 0) return tps_error_oom(err);
+    int rc = mdl_strategy_check(st, m, err);
+    if (!rc) rc = mdl_job_check(job, st, m, err);
+    if (rc) return rc;
+    if (st->tp > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
+                             st->tp);
+    double nops = mdl_job_ops(job, st, m, dev, fw, fold);
+    if (nops > mdl_max_ops())
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
+                             "the program would hold %.3g ops, above the limit of %.3g "
+                             "(TPSIM_MAX_OPS): fold the layers (run.fold: true)",
+                             nops, mdl_max_ops());
+    out->layers = (int)m->layers;
+    out->micro_batches = job->micro_batches;
+    out->model_flop = mdl_job_model_flop(job, m);
+    out->peak_flops = dev->peak_flops[m->dtype];
+    struct groups G = {0};
+    rc = groups_make(job, st, out, &G);
+    for (int s = 0; !rc && s < job->pp; s++)
+        rc = stage_lower(job, st, m, dev, fw, fold, out, s, mdl_job_rank(job, st, s, 0, 0));
+    for (int s = 0; !rc && s < job->pp; s++)
+        rc = stage_copy(job, st, &G, out, s);
+    groups_free(&G);
+    return rc ? tps_error_oom(err) : TPS_OK;
+}

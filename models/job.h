@@ -1,0 +1,98 @@
+/* job.h - a whole training job: tensor x pipeline x data parallelism, its pipeline schedule,
+ * the optimizer, the job's memory per GPU, and its lowering to one program over every GPU.
+ *
+ * Ranks follow Megatron-LM's order: tensor-parallel rank fastest, then data-parallel replica,
+ * then pipeline stage (rank = t + tp * (d + dp * s)), so a TP group sits inside a machine and
+ * pipeline and data parallelism cross machines. Stage s holds layers [s*L/pp, (s+1)*L/pp), or,
+ * interleaved, the model chunks c*pp + s of L/(pp*v) layers each; the first holds the
+ * embedding and the last the logits and the loss. Stages exchange activations and their
+ * gradients as point-to-point messages (each TP rank sends its 1/tp share, Megatron's
+ * scatter-gather: the receivers all-gather it back over their TP group unless sequence
+ * parallelism already shards it). The schedule (gpipe, 1f1b, interleaved 1f1b) fixes the order
+ * of each stage's forward and backward steps; bubbles come out of the replay. After the last
+ * backward, each stage's gradients are all-reduced over its data-parallel group (reduce-scatter,
+ * optimizer, all-gather with the distributed optimizer), the tied embedding's gradient between
+ * the first and last stage, and the optimizer step runs as memory-bound work.
+ * Formulas and sources: docs/jobs.md. Units: seconds, bytes, FLOPs.
+ */
+#ifndef MDL_JOB_H
+#define MDL_JOB_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "device.h"
+#include "framework.h"
+#include "program.h"
+#include "strategy.h"
+#include "transformer.h"
+
+enum mdl_schedule { MDL_SCHED_1F1B, MDL_SCHED_GPIPE, MDL_SCHED_INTERLEAVED };
+extern const char *const mdl_schedule_names[]; /* in enum order, NULL-terminated */
+
+struct mdl_job {
+    int pp, dp;                 /* pipeline stages, data-parallel replicas */
+    enum mdl_schedule schedule; /* order of a stage's forward and backward steps */
+    int virtual_stages;         /* model chunks per stage (interleaved), else 1 */
+    int micro_batches;          /* per replica and iteration: global batch / (dp x micro-batch) */
+    bool distributed_optimizer; /* ZeRO-1: optimizer state sharded over the replicas */
+    bool untied_embeddings;     /* the logits have their own weights (no embedding all-reduce) */
+};
+
+/* Checks the job against the strategy and model (layers divide into stages and chunks, the
+ * interleaved schedule's micro-batch count a multiple of pp). Fills err->msg and err->field
+ * (relative: "pp", "virtual_stages", "micro_batches"). */
+int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
+                  const struct mdl_model *m, struct tps_error *err);
+
+/* GPUs of the job: tp x pp x dp. */
+long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st);
+/* Global rank of TP rank t of replica d in stage s. */
+int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t);
+/* Layers in one model chunk: L / (pp x virtual_stages). */
+int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
+
+/* Layers folded into one op: a chunk's forward and backward, simulated once with its TP
+ * collectives on the fabric (pipeline/), replayed as one compute op each. */
+struct mdl_job_fold {
+    double fwd_s, bwd_s;       /* a chunk of one micro-batch: forward, backward (recompute in) */
+    double fwd_flop, bwd_flop; /* executed FLOPs of one TP rank in them */
+};
+
+/* Lowers one iteration of the whole job into *out (initialised here; release it even on
+ * failure). fold NULL: every layer op by op; else each chunk's layers as fold says. */
+int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
+                  const struct mdl_model *m, const struct mdl_device *dev,
+                  const struct mdl_framework *fw, const struct mdl_job_fold *fold,
+                  struct mdl_program *out, struct tps_error *err);
+
+/* Ops the lowering would make (all ranks), counted exactly per stage without allocating
+ * every rank; -1 when the job does not fit the model. */
+double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
+                   const struct mdl_model *m, const struct mdl_device *dev,
+                   const struct mdl_framework *fw, const struct mdl_job_fold *fold);
+
+/* Model FLOPs of one iteration, all GPUs: every layer and the logits, forward and backward, of
+ * every micro-batch of every replica. Never depends on the strategy or the schedule. */
+double mdl_job_model_flop(const struct mdl_job *job, const struct mdl_model *m);
+
+/* Memory of the GPU that needs the most (the stage with the most weights and micro-batches in
+ * flight): its weights, gradients, optimizer state (sharded over dp with the distributed
+ * optimizer) and the activations its schedule keeps at its peak. Returns out->total. */
+double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
+                      const struct mdl_model *m, const struct mdl_framework *fw,
+                      struct mdl_memory *out);
+
+/* The most micro-batch chunks stage s keeps activations for at once under the schedule. */
+int mdl_job_in_flight(const struct mdl_job *job, int s);
+
+/* One step of a stage's schedule: the forward or backward of one model chunk for one
+ * micro-batch. */
+struct mdl_job_step {
+    enum mdl_phase phase;
+    int chunk, mb;
+};
+/* Fills steps[0 .. 2 x v x micro_batches) with stage s's steps in the order it runs them. */
+void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *steps);
+
+#endif
