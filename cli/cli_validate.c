@@ -26,6 +26,7 @@
 #include "models/compute.h"
 #include "core/scenario.h"
 #include "validate/compare.h"
+#include "validate/e2e.h"
 #include "validate/layers.h"
 #include "validate/manifest.h"
 #include "validate/calibrate.h"
@@ -194,6 +195,7 @@ static const char val_help[] =
     "       tpsim validate profile [--profile CSV] [--device PRESET]   (see validate profile -h)\n"
     "       tpsim validate trace TRACE_DIR [--platform P | --scenario S]   (see -h there)\n"
     "       tpsim validate layers [CSV] [--device D] [--json F]   (see -h there)\n"
+    "       tpsim validate e2e [CSV] [--device D] [--platform P] [--json F]   (see -h there)\n"
     "\n"
     "Reads every nccl-tests log the manifest lists (default: the project's\n"
     "scenarios/validation/nccl.yaml; logs are NAME.raw.txt under DIR/nccl, DIR defaulting to the\n"
@@ -638,6 +640,108 @@ static int validate_layers(int argc, char **argv)
     return code;
 }
 
+/* ------------------------------------------------------------------ validate e2e */
+
+static const char e2e_help[] =
+    "usage: tpsim validate e2e [CSV] [--device PRESET] [--platform PRESET] [--dtype T]\n"
+    "                          [--json FILE]\n"
+    "\n"
+    "For each row of an end-to-end table in the format of ../shared/refdata/e2e/\n"
+    "korthikanti2022_table5_iteration_time_via_calculon.csv (default: that file), simulates one\n"
+    "training iteration of the whole job: every GPU of tensor_par x pipeline_par x data_par on\n"
+    "enough machines of the platform, the row's micro-batch, global batch, pipeline\n"
+    "interleaving and recompute mode (full; or selective, with sequence parallelism when the\n"
+    "mode names seq_par), vocabulary 51,200, Megatron-LM's fused kernels. Prints measured\n"
+    "against simulated iteration time and model TFLOP/s per GPU, each row's error, and the\n"
+    "median and max |error|.\n"
+    "\n"
+    "options:\n"
+    "  --device PRESET    the GPU (default A100-80GB)\n"
+    "  --platform PRESET  the machines (default dgx-a100); nodes= follows from num_gpus\n"
+    "  --dtype T          training dtype: fp16 (default, as the table's runs), bf16 or fp32\n"
+    "  --json FILE        write {rows: [{name, gpus, tp, pp, dp, measured_s, simulated_s,\n"
+    "                     err_pct, measured_tflops_per_gpu, simulated_tflops_per_gpu,\n"
+    "                     memory_gb_per_gpu}], median_abs_err_pct, max_abs_err_pct}\n"
+    "  -h, --help         show this help\n";
+
+static void e2e_progress(int i, const char *name, void *ctx)
+{
+    (void)ctx;
+    if (isatty(2)) fprintf(stderr, "\r[%d] simulating %-60s", i + 1, name);
+}
+
+static int validate_e2e(int argc, char **argv)
+{
+    static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
+                                          {"platform", required_argument, NULL, 'p'},
+                                          {"dtype", required_argument, NULL, 't'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {0}};
+    char csvbuf[1024];
+    const char *v[26] = {0}, *csv = NULL;
+    v['d' - 'a'] = "A100-80GB";
+    v['p' - 'a'] = "dgx-a100";
+    v['t' - 'a'] = "fp16";
+    int n, rc = cli_parse(argc, argv, 2, "validate e2e", e2e_help, "", longs, store_option, v, &csv,
+                          1, &n);
+    if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
+    if (!csv)
+        csv = cli_project_path(TPSIM_REFDATA_DEFAULT
+                               "/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv",
+                               csvbuf, sizeof csvbuf);
+    struct mdl_device d;
+    if (mdl_device_preset(v['d' - 'a'], &d) != 0)
+        return cli_usage_error("validate e2e", "unknown device '%s'", v['d' - 'a']);
+    enum mdl_dtype dt;
+    if (mdl_dtype_parse(v['t' - 'a'], &dt) != 0)
+        return cli_usage_error("validate e2e", "unknown dtype '%s' (expected fp16, bf16 or fp32)",
+                               v['t' - 'a']);
+    struct tps_error err = {0};
+    struct e2e_result res;
+    rc = e2e_run(csv, &d, v['p' - 'a'], dt, e2e_progress, NULL, &res, &err);
+    if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
+    if (rc) {
+        e2e_release(&res);
+        return cli_report_error(&err);
+    }
+    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res.n,
+           v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
+    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
+           "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
+    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
+           "s", "", "TFLOP/s", "TFLOP/s", "GB/GPU");
+    json_t *rows = json_array();
+    for (int i = 0; i < res.n; i++) {
+        const struct e2e_row *w = &res.rows[i];
+        printf("%-42s %5ld %3ld %3ld %3ld %4ld %10.3f %10.3f %+7.1f%% %9.1f %9.1f %7.1f%s\n",
+               w->name, w->gpus, w->tp, w->pp, w->dp, w->interleave, w->measured_s, w->simulated_s,
+               w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
+               w->memory_fits ? "" : "!");
+        json_array_append_new(
+            rows, json_pack("{s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "name",
+                            w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp", (int)w->pp, "dp",
+                            (int)w->dp, "measured_s", w->measured_s, "simulated_s", w->simulated_s,
+                            "err_pct", w->err_pct, "measured_tflops_per_gpu", w->measured_tflops,
+                            "simulated_tflops_per_gpu", w->simulated_tflops, "memory_gb_per_gpu",
+                            w->memory_gb, "memory_fits", w->memory_fits));
+    }
+    printf(
+        "\nmedian |error| %.1f%%, max %.1f%% over %d rows (iteration time; model TFLOP/s per GPU "
+        "from the model's FLOPs, the same for measured and simulated)\n",
+        res.median_abs_err_pct, res.max_abs_err_pct, res.n);
+    int code = 0;
+    if (v['j' - 'a']) {
+        json_t *top =
+            json_pack("{s:s, s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device", v['d' - 'a'],
+                      "platform", v['p' - 'a'], "rows", rows, "median_abs_err_pct",
+                      res.median_abs_err_pct, "max_abs_err_pct", res.max_abs_err_pct);
+        code = cli_write_json(top, v['j' - 'a'], "validate e2e");
+    } else
+        json_decref(rows);
+    e2e_release(&res);
+    return code;
+}
+
 int cli_validate(int argc, char **argv)
 {
     if (argc < 2 || cli_is_help(argv[1])) {
@@ -647,10 +751,11 @@ int cli_validate(int argc, char **argv)
     if (!strcmp(argv[1], "profile")) return validate_profile(argc, argv);
     if (!strcmp(argv[1], "trace")) return validate_trace(argc, argv);
     if (!strcmp(argv[1], "layers")) return validate_layers(argc, argv);
+    if (!strcmp(argv[1], "e2e")) return validate_e2e(argc, argv);
     if (strcmp(argv[1], "nccl"))
-        return cli_usage_error("validate",
-                               "unknown subcommand '%s' (expected nccl, profile, trace or layers)",
-                               argv[1]);
+        return cli_usage_error(
+            "validate", "unknown subcommand '%s' (expected nccl, profile, trace, layers or e2e)",
+            argv[1]);
     static const struct option longs[] = {
         {"manifest", required_argument, NULL, 'm'}, {"refdata", required_argument, NULL, 'r'},
         {"out", required_argument, NULL, 'o'},      {"markdown", required_argument, NULL, 'd'},

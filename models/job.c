@@ -17,8 +17,18 @@ enum {
     G_RECV_BWD = -6, /* gradients from the next stage */
     G_SEND_BWD = -7, /* to the previous */
     G_DP = -8,       /* the stage's data-parallel group (same TP rank in every replica) */
-    G_EMB = -9       /* first and last stage: the tied embedding's gradient */
+    G_EMB = -9,      /* first and last stage: the tied embedding's gradient */
+    G_MP = -10       /* every GPU of the replica: the gradient norm */
 };
+
+/* Before and after the optimizer (Megatron-LM's mixed-precision optimizer, per parameter): the
+ * fp32 gradient buffer is zeroed at the start of the iteration (4 B written); fp16 training
+ * unscales the gradients by the loss scale and checks them for inf/NaN (4 B read, 4 written);
+ * the gradient norm for clipping reads them once more (4 B) and sums the squares over the
+ * replica's GPUs with one all-reduce. */
+#define ZERO_BYTES    4.0
+#define UNSCALE_BYTES 8.0
+#define NORM_BYTES    4.0
 
 /* Bytes per parameter: the optimizer step reads the fp32 master weight, both Adam moments and
  * the fp32 gradient (16) and writes the three fp32 tensors and the training-dtype weights
@@ -268,14 +278,31 @@ static int stage_tail(struct stage *S)
         deps[1] = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_EMB,
                          (double)m->vocab * (double)m->hidden / S->st->tp * gb,
                          "ar_embedding_grads", -1, MDL_PHASE_OTHER, last);
+    double shard = params / (dist ? job->dp : 1); /* the parameters this GPU updates */
     struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
-    double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
-    op.bytes = params / (dist ? job->dp : 1) * per;
-    op.dur_s = mdl_mem_time(S->dev, op.bytes);
     op.deps[op.ndeps++] = last;
     for (int i = 0; i < 2; i++)
         if (deps[i] >= 0) op.deps[op.ndeps++] = deps[i];
-    int x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
+    int x = 0;
+    if (m->dtype == MDL_FP16) {
+        op.bytes = shard * UNSCALE_BYTES;
+        op.dur_s = mdl_mem_time(S->dev, op.bytes);
+        x = mdl_emitter_op(S->E, &op, "unscale_grads", -1, MDL_PHASE_OTHER);
+        op.ndeps = 0;
+    }
+    op.bytes = shard * NORM_BYTES;
+    op.dur_s = mdl_mem_time(S->dev, op.bytes);
+    if (x >= 0) x = mdl_emitter_op(S->E, &op, "grad_norm", -1, MDL_PHASE_OTHER);
+    op.ndeps = 0;
+    if (x >= 0 && (long)S->st->tp * job->pp * (dist ? job->dp : 1) > 1) {
+        x = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_MP, 4, "ar_grad_norm", -1,
+                   MDL_PHASE_OTHER, x);
+        op.deps[op.ndeps++] = x;
+    }
+    double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
+    op.bytes = shard * per;
+    op.dur_s = mdl_mem_time(S->dev, op.bytes);
+    if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
     if (x >= 0 && dist)
         x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, params * mdl_dtype_bytes(m->dtype),
                    "ag_params_dp", -1, MDL_PHASE_OTHER, x);
@@ -303,6 +330,12 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   mdl_dtype_bytes(m->dtype) / st->tp;
     if (!steps || !S.E) rc = -1;
     if (!rc) mdl_job_schedule(job, s, steps);
+    if (!rc) {
+        struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
+        op.bytes = stage_params(job, st, m, s) * ZERO_BYTES;
+        op.dur_s = mdl_mem_time(dev, op.bytes);
+        if (mdl_emitter_op(S.E, &op, "zero_grads", -1, MDL_PHASE_OTHER) < 0) rc = -1;
+    }
     for (int k = 0; !rc && k < total; k++)
         if (stage_step(&S, &steps[k]) < 0) rc = -1;
     if (!rc && stage_tail(&S) < 0) rc = -1;
@@ -313,14 +346,14 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 
 /* The real groups of every rank, indexed by rank. */
 struct groups {
-    int *col, *row, *send_fwd, *send_bwd, *dp, *emb;
+    int *col, *row, *send_fwd, *send_bwd, *dp, *emb, *mp;
 };
 
 static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
                        struct mdl_program *p, struct groups *G)
 {
     int n = p->nranks, tp = st->tp, P = job->pp, D = job->dp;
-    int **all[] = {&G->col, &G->row, &G->send_fwd, &G->send_bwd, &G->dp, &G->emb};
+    int **all[] = {&G->col, &G->row, &G->send_fwd, &G->send_bwd, &G->dp, &G->emb, &G->mp};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         *all[i] = malloc((size_t)n * sizeof **all[i]);
         if (!*all[i]) return -1;
@@ -370,6 +403,24 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
         }
     }
     free(base);
+    /* the gradient norm's group: the replica's GPUs, or every GPU with the distributed
+     * optimizer (each holds a shard of the gradients) */
+    bool dist = job->distributed_optimizer && D > 1;
+    int nmp = tp * P * (dist ? D : 1);
+    int *mp = nmp > 1 && !rc ? malloc((size_t)nmp * sizeof *mp) : NULL;
+    if (nmp > 1 && !rc && !mp) rc = -1;
+    for (int d = 0; !rc && nmp > 1 && d < (dist ? 1 : D); d++) {
+        int k = 0;
+        for (int s = 0; s < P; s++)
+            for (int e = dist ? 0 : d; e < (dist ? D : d + 1); e++)
+                for (int t = 0; t < tp; t++)
+                    mp[k++] = mdl_job_rank(job, st, s, e, t);
+        int g = mdl_program_group_add(p, nmp, mp); /* its own communicator */
+        for (int i = 0; i < nmp; i++)
+            G->mp[mp[i]] = g;
+        rc = g < 0;
+    }
+    free(mp);
     return rc;
 }
 
@@ -381,6 +432,7 @@ static void groups_free(struct groups *G)
     free(G->send_bwd);
     free(G->dp);
     free(G->emb);
+    free(G->mp);
 }
 
 /* The group rank r uses in place of placeholder g. */
@@ -407,6 +459,8 @@ static int group_of(const struct mdl_job *job, const struct mdl_strategy *st,
         return G->dp[r];
     case G_EMB:
         return G->emb[r];
+    case G_MP:
+        return G->mp[r];
     default:
         return g;
     }

@@ -1,0 +1,228 @@
+/* e2e.c - end-to-end iterations measured against simulated (see e2e.h). */
+#include "validate/e2e.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "common/csv.h"
+#include "common/readall.h"
+#include "common/stats.h"
+#include "core/report.h"
+#include "pipeline/pipeline.h"
+#include "platforms/spec.h"
+
+#define MAX_FIELDS 32
+#define MAX_CSV    (4 << 20)
+
+enum {
+    C_MODEL,
+    C_HEADS,
+    C_HIDDEN,
+    C_LAYERS,
+    C_SEQ,
+    C_GPUS,
+    C_TP,
+    C_PP,
+    C_DP,
+    C_GB,
+    C_MB,
+    C_INTERLEAVE,
+    C_MODE,
+    C_TIME,
+    C_N
+};
+static const char *const cols[C_N] = {"model",          "attn_heads",      "hidden",
+                                      "num_layers",     "seq_len",         "num_gpus",
+                                      "tensor_par",     "pipeline_par",    "data_par",
+                                      "global_batch",   "micro_batch",     "pipeline_interleaving",
+                                      "recompute_mode", "iteration_time_s"};
+
+/* The scenario of one row: the whole job, Megatron-LM's defaults otherwise. */
+static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl_device *dev,
+                        const char *platform, enum mdl_dtype dtype, struct scn_scenario *s,
+                        struct tps_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->model = (struct mdl_model){.layers = v[C_LAYERS],
+                                  .hidden = v[C_HIDDEN],
+                                  .heads = v[C_HEADS],
+                                  .ffn = 4 * v[C_HIDDEN],
+                                  .seq = v[C_SEQ],
+                                  .micro_batch = v[C_MB],
+                                  .dtype = dtype,
+                                  .vocab = 51200};
+    snprintf(s->model.name, sizeof s->model.name, "%.*s", (int)sizeof s->model.name - 1, w->name);
+    s->device = *dev;
+    mdl_framework_default(&s->framework);
+    bool full = strstr(w->mode, "full") != NULL, sel = strstr(w->mode, "selective") != NULL;
+    s->strategy = (struct mdl_strategy){.kind = MDL_STRAT_1D,
+                                        .tp = (int)v[C_TP],
+                                        .sequence_parallel = strstr(w->mode, "seq_par") != NULL,
+                                        .async_grad_allreduce = true,
+                                        .chunks = 1,
+                                        .recompute = full,
+                                        .selective = sel && !full};
+    s->is_job = 1;
+    s->fold = -1;
+    s->global_batch = v[C_GB];
+    long per = v[C_DP] * v[C_MB];
+    s->job =
+        (struct mdl_job){.pp = (int)v[C_PP],
+                         .dp = (int)v[C_DP],
+                         .schedule = v[C_INTERLEAVE] > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
+                         .virtual_stages = (int)v[C_INTERLEAVE],
+                         .micro_batches = (int)(per > 0 ? v[C_GB] / per : 0)};
+    s->layers = (int)s->model.layers;
+    s->micro_batches = s->job.micro_batches;
+    if (v[C_GB] % per)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "global_batch",
+                             "must be a multiple of data_par x micro_batch (%ld)", per);
+    if (v[C_TP] * v[C_PP] * v[C_DP] != v[C_GPUS])
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "num_gpus",
+                             "tensor_par x pipeline_par x data_par is %ld, not %ld",
+                             v[C_TP] * v[C_PP] * v[C_DP], v[C_GPUS]);
+    struct plat_topo one = {0};
+    int rc = plat_spec_from_line(platform, &one, err);
+    int per_machine = one.ngpus > 0 ? one.ngpus : 1;
+    plat_topo_release(&one);
+    if (rc) return rc;
+    char line[480];
+    long nodes = (v[C_GPUS] + per_machine - 1) / per_machine;
+    snprintf(line, sizeof line, "%.400s nodes=%ld", platform, nodes);
+    if ((rc = plat_spec_from_line(line, &s->topo, err))) return rc;
+    snprintf(s->platform_spec, sizeof s->platform_spec, "%s", line);
+    if ((rc = mdl_strategy_check(&s->strategy, &s->model, err))) return rc;
+    return mdl_job_check(&s->job, &s->strategy, &s->model, err);
+}
+
+static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_device *dev,
+                        const char *platform, enum mdl_dtype dtype, struct tps_error *err)
+{
+    struct scn_scenario s;
+    struct mdl_program p = {0};
+    struct timing tm = {0};
+    struct report r = {0};
+    int rc = row_scenario(w, v, dev, platform, dtype, &s, err);
+    if (!rc) rc = pipeline_lower(&s, NULL, 0, 0, &p, err);
+    if (!rc) rc = pipeline_run_program(&p, &s.topo, &tm, err);
+    if (!rc && report_build(&p, &tm, &r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) {
+        struct mdl_memory mem;
+        w->simulated_s = r.iteration_s;
+        w->simulated_tflops = r.model_tflops_per_gpu;
+        w->measured_tflops = p.model_flop / w->measured_s / p.nranks / 1e12;
+        w->err_pct = (w->simulated_s - w->measured_s) / w->measured_s * 100;
+        w->memory_gb = mdl_job_memory(&s.job, &s.strategy, &s.model, &s.framework, &mem) / 1e9;
+        w->memory_fits = mem.total <= s.device.mem_bytes;
+    }
+    report_release(&r);
+    timing_release(&tm);
+    mdl_program_release(&p);
+    scn_release(&s);
+    return rc;
+}
+
+int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
+            enum mdl_dtype dtype, void (*progress)(int i, const char *name, void *ctx), void *ctx,
+            struct e2e_result *res, struct tps_error *err)
+{
+    memset(res, 0, sizeof *res);
+    size_t len = 0;
+    char *text = tps_read_file(csv, MAX_CSV, "an end-to-end table", &len, err);
+    if (!text) return err->code ? err->code : TPS_EIO;
+    char store[4096], *f[MAX_FIELDS];
+    const char *next, *end = text + len;
+    int at[C_N], nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
+    int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
+    int last = 0;
+    for (int c = 0; !rc && c < C_N; c++) {
+        if ((at[c] = tps_csv_column(f, nf, cols[c])) < 0)
+            rc =
+                tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'", cols[c]);
+        else if (at[c] > last)
+            last = at[c];
+    }
+    double *abs_err = NULL;
+    int cap = 0, line = 1;
+    for (const char *p = next; !rc && p < end; p = next) {
+        line++;
+        nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
+        if (nf == 0) break;
+        if (nf < 0 || nf <= last) {
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
+            break;
+        }
+        if (res->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct e2e_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
+            double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
+            if (nr) res->rows = nr;
+            if (ne) abs_err = ne;
+            if (!nr || !ne) {
+                rc = tps_error_oom(err);
+                break;
+            }
+        }
+        struct e2e_row *w = &res->rows[res->n];
+        memset(w, 0, sizeof *w);
+        snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
+        snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
+        long v[C_N] = {0};
+        for (int c = C_HEADS; !rc && c < C_N; c++) {
+            if (c == C_MODE) continue;
+            char *e;
+            errno = 0;
+            double x = strtod(f[at[c]], &e);
+            bool count = c != C_TIME;
+            if (e == f[at[c]] || *e || errno || !isfinite(x) || x <= 0 || x > 1e9 ||
+                (count && x != floor(x)))
+                rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, cols[c],
+                                   "expected a positive %s, got '%s'",
+                                   count ? "whole number" : "number", f[at[c]]);
+            else if (count)
+                v[c] = (long)x;
+            else
+                w->measured_s = x;
+        }
+        if (!rc && !strstr(w->mode, "full") && !strstr(w->mode, "selective") &&
+            strcmp(w->mode, "none"))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[C_MODE] + 1, "recompute_mode",
+                               "expected full_recompute, ...selective_recompute or none, got "
+                               "'%s'",
+                               w->mode);
+        if (rc) break;
+        w->gpus = v[C_GPUS];
+        w->tp = v[C_TP];
+        w->pp = v[C_PP];
+        w->dp = v[C_DP];
+        w->global_batch = v[C_GB];
+        w->micro_batch = v[C_MB];
+        w->interleave = v[C_INTERLEAVE];
+        if (progress) progress(res->n, w->name, ctx);
+        if ((rc = simulate_row(w, v, dev, platform, dtype, err))) {
+            if (!err->path[0]) {
+                /* a row the job model refuses: say which */
+                snprintf(err->path, sizeof err->path, "%s", csv);
+                err->line = line;
+            }
+            break;
+        }
+        abs_err[res->n] = fabs(w->err_pct);
+        res->n++;
+    }
+    if (!rc && res->n == 0) rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "no rows");
+    if (!rc) tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
+    free(abs_err);
+    free(text);
+    return rc;
+}
+
+void e2e_release(struct e2e_result *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,37 @@
+/* e2e.h - whole training iterations measured against simulated: rows of an end-to-end table in
+ * the format of ../shared/refdata/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv
+ * (model shape, tensor/pipeline/data parallel degrees, batch, interleaving, recompute mode and
+ * the measured iteration time), each simulated as a whole job (models/job.h) on a platform of
+ * enough machines. Units: seconds, FLOP/s.
+ */
+#ifndef VALIDATE_E2E_H
+#define VALIDATE_E2E_H
+
+#include "common/error.h"
+#include "models/device.h"
+
+struct e2e_row {
+    char name[64]; /* model and recompute mode */
+    char mode[48]; /* recompute mode as the table says */
+    long gpus, tp, pp, dp, global_batch, micro_batch, interleave;
+    double measured_s, simulated_s, err_pct;  /* (simulated - measured) / measured, % */
+    double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
+    double memory_gb;                         /* simulated memory per GPU */
+    int memory_fits;
+};
+
+struct e2e_result {
+    int n;
+    struct e2e_row *rows; /* owned */
+    double median_abs_err_pct, max_abs_err_pct;
+};
+
+/* Simulates every row of csv with device dev on `platform` machines (a preset name such as
+ * "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's training dtype.
+ * progress (may be NULL) is called before each row. */
+int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
+            enum mdl_dtype dtype, void (*progress)(int i, const char *name, void *ctx), void *ctx,
+            struct e2e_result *r, struct tps_error *err);
+void e2e_release(struct e2e_result *r);
+
+#endif
