@@ -73,13 +73,17 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         if (p->ranks[k].nops > maxops) maxops = p->ranks[k].nops;
     double(*comp)[2] = malloc((size_t)(maxops + 1) * sizeof *comp);
     double(*comm)[2] = malloc((size_t)(maxops + 1) * sizeof *comm);
+    double(*tpc)[2] = malloc((size_t)(maxops + 1) * sizeof *tpc);
+    double(*dpc)[2] = malloc((size_t)(maxops + 1) * sizeof *dpc);
     r->layers = calloc((size_t)(p->layers > 0 ? p->layers : 1), sizeof *r->layers);
     /* [layer][mb][phase] first start and last end */
     size_t nspan = (size_t)(p->layers > 0 ? p->layers : 1) * (size_t)r->micro_batches * 2;
     double(*span)[2] = malloc(nspan * sizeof *span);
-    if (!comp || !comm || !r->layers || !span) {
+    if (!comp || !comm || !tpc || !dpc || !r->layers || !span) {
         free(comp);
         free(comm);
+        free(tpc);
+        free(dpc);
         free(span);
         report_release(r);
         return TPS_ENOMEM;
@@ -89,13 +93,18 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         span[i][1] = -1e300;
     }
     for (int k = 0; k < p->nranks; k++) {
-        int nc = 0, nm = 0;
+        int nc = 0, nm = 0, nt = 0, nd = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
             const struct timing_span *ts = timing_op(tm, k, i);
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
             (*dst)[1] = ts->end;
+            if (op->stream == MDL_STREAM_COMM || op->stream == MDL_STREAM_DP) {
+                double(*kc)[2] = op->stream == MDL_STREAM_COMM ? &tpc[nt++] : &dpc[nd++];
+                (*kc)[0] = ts->start;
+                (*kc)[1] = ts->end;
+            }
             if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
                 op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
                 continue;
@@ -108,11 +117,15 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->compute_s += report_interval_union(comp, nc);
         r->comm_s += report_interval_union(comm, nm);
         r->exposed_comm_s += report_interval_exposed(comm, nm, comp, nc);
+        r->tp_exposed_comm_s += report_interval_exposed(tpc, nt, comp, nc);
+        r->dp_exposed_comm_s += report_interval_exposed(dpc, nd, comp, nc);
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
     }
     r->compute_s /= p->nranks;
     r->comm_s /= p->nranks;
     r->exposed_comm_s /= p->nranks;
+    r->tp_exposed_comm_s /= p->nranks;
+    r->dp_exposed_comm_s /= p->nranks;
     r->bytes_sent /= p->nranks;
     if (r->iteration_s > 0) {
         r->hardware_tflops_per_gpu = r->hardware_flop / r->iteration_s / p->nranks / 1e12;
@@ -131,6 +144,8 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     }
     free(comp);
     free(comm);
+    free(tpc);
+    free(dpc);
     free(span);
     return TPS_OK;
 }
@@ -178,6 +193,15 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     fprintf(f, "communication time    %12.6f ms  (mean per GPU)\n", r->comm_s * 1e3);
     fprintf(f, "exposed communication %12.6f ms  (not hidden under compute)\n",
             r->exposed_comm_s * 1e3);
+    if (r->job) {
+        fprintf(f, "  of which TP         %12.6f ms  (tensor-parallel collectives)\n",
+                r->tp_exposed_comm_s * 1e3);
+        fprintf(f, "  of which DP         %12.6f ms  (data-parallel gradients and parameters)\n",
+                r->dp_exposed_comm_s * 1e3);
+        fprintf(f,
+                "pipeline bubble       %12.6f ms  (idle: schedule fill and drain, stage waits)\n",
+                r->pipeline_bubble_s * 1e3);
+    }
     if (r->model_flop > 0) {
         fprintf(f, "model TFLOP/s/GPU     %12.3f", r->model_tflops_per_gpu);
         if (r->peak_flops > 0)
@@ -248,6 +272,14 @@ int report_write_json(const struct report *r, const struct report_meta *m, const
         "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu, "bytes_sent_per_gpu", r->bytes_sent,
         "gpus", r->nranks, "layers_simulated", r->nlayers, "micro_batches", r->micro_batches,
         "layers", layers);
+    if (j) {
+        json_object_set_new(j, "tp_exposed_comm_s",
+                            r->job ? json_real(r->tp_exposed_comm_s) : json_null());
+        json_object_set_new(j, "dp_exposed_comm_s",
+                            r->job ? json_real(r->dp_exposed_comm_s) : json_null());
+        json_object_set_new(j, "pipeline_bubble_s",
+                            r->job ? json_real(r->pipeline_bubble_s) : json_null());
+    }
     if (j && r->has_memory) {
         const struct mdl_memory *mm = &r->memory;
         json_object_set_new(j, "memory_gb_per_gpu", json_real(mm->total / 1e9));
@@ -295,7 +327,7 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
 {
     static const char *const stream_names[MDL_MAX_STREAMS] = {
         "compute",     "comm",        "comm2 (dp)",  "comm3 (pp recv fwd)",
-        "pp send fwd", "pp recv bwd", "pp send bwd", "comm7"};
+        "pp send fwd", "pp recv bwd", "pp send bwd", "grad norm"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];

@@ -25,6 +25,13 @@ struct report {
     double compute_s;      /* mean busy time of the compute stream */
     double comm_s;         /* mean busy time of the communication streams */
     double exposed_comm_s; /* mean communication time not hidden under compute */
+    /* A whole job (models/job.h): the exposed communication by kind, and the pipeline bubble:
+     * what is left of the iteration when a GPU neither computes nor waits for its TP or DP
+     * collectives (waiting for a stage neighbour, or idle in the schedule's fill and drain). */
+    int job;
+    double tp_exposed_comm_s; /* stream 1, not under compute, mean per GPU */
+    double dp_exposed_comm_s; /* stream 2 (data parallel), not under compute */
+    double pipeline_bubble_s;
     /* Model FLOPs are fixed by model, batch and sequence (mdl_model_flop); they never depend on
      * the strategy. 0 where unknown (a recorded trace names no model). */
     double model_flop;           /* of the iteration, all ranks together */

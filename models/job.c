@@ -295,7 +295,7 @@ static int stage_tail(struct stage *S)
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "grad_norm", -1, MDL_PHASE_OTHER);
     op.ndeps = 0;
     if (x >= 0 && (long)S->st->tp * job->pp * (dist ? job->dp : 1) > 1) {
-        x = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_MP, 4, "ar_grad_norm", -1,
+        x = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_NORM, G_MP, 4, "ar_grad_norm", -1,
                    MDL_PHASE_OTHER, x);
         op.deps[op.ndeps++] = x;
     }

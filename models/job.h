@@ -57,6 +57,8 @@ int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
 struct mdl_job_fold {
     double fwd_s, bwd_s;       /* a chunk of one micro-batch: forward, backward (recompute in) */
     double fwd_flop, bwd_flop; /* executed FLOPs of one TP rank in them */
+    double tp_comm_s;          /* its TP collectives' busy time, forward and backward */
+    double tp_exposed_s;       /* the part of it not under compute */
 };
 
 /* Lowers one iteration of the whole job into *out (initialised here; release it even on

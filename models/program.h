@@ -29,6 +29,7 @@
 #define MDL_STREAM_SEND_FWD 4 /* activations to the next stage */
 #define MDL_STREAM_RECV_BWD 5 /* gradients from the next stage */
 #define MDL_STREAM_SEND_BWD 6 /* gradients to the previous stage */
+#define MDL_STREAM_NORM     7 /* the gradient norm's all-reduce over the model's GPUs */
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */

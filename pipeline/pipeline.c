@@ -25,26 +25,33 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
     struct timing tm = {0};
     if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
     memset(fold, 0, sizeof *fold);
-    for (int r = 0; !rc && r < 1; r++) {
-        for (int i = 0; i < p.ranks[r].nops; i++) {
-            const struct mdl_op *op = &p.ranks[r].ops[i];
-            const struct timing_span *ts = timing_op(&tm, r, i);
-            if (op->phase == MDL_PHASE_FWD) {
-                if (ts->end > fold->fwd_s) fold->fwd_s = ts->end;
-                fold->fwd_flop += op->flop;
-            } else {
-                fold->bwd_flop += op->flop;
-            }
+    for (int i = 0; !rc && i < p.ranks[0].nops; i++) { /* every TP rank runs the same */
+        const struct mdl_op *op = &p.ranks[0].ops[i];
+        const struct timing_span *ts = timing_op(&tm, 0, i);
+        if (op->phase == MDL_PHASE_FWD) {
+            if (ts->end > fold->fwd_s) fold->fwd_s = ts->end;
+            fold->fwd_flop += op->flop;
+        } else {
+            fold->bwd_flop += op->flop;
         }
+    }
+    struct report rep;
+    if (!rc && report_build(&p, &tm, &rep) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) {
         fold->bwd_s = tm.end_s - fold->fwd_s;
+        fold->tp_comm_s = rep.comm_s;
+        fold->tp_exposed_s = rep.exposed_comm_s;
+        report_release(&rep);
     }
     timing_release(&tm);
     mdl_program_release(&p);
     return rc;
 }
 
-int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
-                   int micro_batches, struct mdl_program *p, struct tps_error *err)
+/* pipeline_lower; a job's fold (zeroed when its layers are op by op) goes to *fold_out. */
+static int lower_scenario(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                          int micro_batches, struct mdl_program *p, struct mdl_job_fold *fold_out,
+                          struct tps_error *err)
 {
     if (s->is_job && (!st || st == &s->strategy)) {
         const struct mdl_strategy *js = &s->strategy;
@@ -52,13 +59,14 @@ int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, 
         if (fold < 0)
             fold = mdl_job_ops(&s->job, js, &s->model, &s->device, &s->framework, NULL) >
                    FOLD_AUTO_OPS;
-        struct mdl_job_fold f;
-        int rc = fold ? pipeline_fold(s, js, &f, err) : 0;
+        struct mdl_job_fold own, *fp = fold_out ? fold_out : &own;
+        int rc = fold ? pipeline_fold(s, js, fp, err) : 0;
+        if (fold_out && !fold) memset(fold_out, 0, sizeof *fold_out);
         if (rc) {
             memset(p, 0, sizeof *p);
             return rc;
         }
-        return mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? &f : NULL, p,
+        return mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, p,
                              err);
     }
     if (!st) {
@@ -70,6 +78,12 @@ int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, 
                               err);
 }
 
+int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                   int micro_batches, struct mdl_program *p, struct tps_error *err)
+{
+    return lower_scenario(s, st, layers, micro_batches, p, NULL, err);
+}
+
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
                            struct tps_error *err)
 {
@@ -78,7 +92,13 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
     int rc = scn_load_in(path, like, &j->scn, err);
     if (rc) return rc;
     j->topo = &j->scn.topo;
-    if ((rc = pipeline_lower(&j->scn, NULL, 0, 0, &j->prog, err))) return rc;
+    return pipeline_lower_job(j, err);
+}
+
+int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
+{
+    int rc = lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, err);
+    if (rc) return rc;
     const struct scn_scenario *s = &j->scn;
     scn_describe_model(s, j->model, sizeof j->model);
     scn_describe_strategy(s, j->strategy, sizeof j->strategy);
@@ -162,6 +182,17 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     int rc = pipeline_run_program(&j->prog, j->topo, t, err);
     if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
     if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+    if (!rc && !j->from_trace && j->scn.is_job) {
+        /* a folded chunk's TP collectives ran inside its compute op: count them as such */
+        double chunks = (double)j->scn.job.micro_batches * j->scn.job.virtual_stages;
+        r->job = 1;
+        r->compute_s -= chunks * j->fold.tp_exposed_s;
+        r->comm_s += chunks * j->fold.tp_comm_s;
+        r->exposed_comm_s += chunks * j->fold.tp_exposed_s;
+        r->tp_exposed_comm_s += chunks * j->fold.tp_exposed_s;
+        r->pipeline_bubble_s =
+            r->iteration_s - r->compute_s - r->tp_exposed_comm_s - r->dp_exposed_comm_s;
+    }
     if (!tm) timing_release(&own);
     return rc;
 }

@@ -27,6 +27,7 @@ struct pipeline_job {
     struct plat_topo trace_topo;  /* the platform a trace runs on (from_trace) */
     const struct plat_topo *topo; /* &scn.topo, &trace_topo, or a borrowed one */
     struct mdl_program prog;      /* lowered or read; tuned by pipeline_simulate */
+    struct mdl_job_fold fold;     /* a job's folded chunk (zeroed when op by op) */
     int has_memory;               /* a scenario: memory per GPU against the device */
     struct mdl_memory mem;
     double capacity;         /* bytes of one GPU */
@@ -44,6 +45,10 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
 int pipeline_load_trace(const char *dir, const char *platform, const struct plat_topo *on,
                         struct pipeline_job *j, struct tps_error *err);
 void pipeline_release(struct pipeline_job *j);
+/* Lowers j->scn (loaded, j->topo set; its fold and job may have been changed since) into
+ * j->prog, with the descriptions and the memory; what pipeline_load_scenario does after
+ * loading. */
+int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err);
 
 /* Lowers `layers` layers and `micro_batches` micro-batches of the scenario's model on its device
  * with strategy st (NULL: the scenario's own, with its layers and micro-batches). *p is

@@ -1,0 +1,180 @@
+/* test_job.c - whole jobs: schedules, model FLOPs, memory per GPU, the lowered program. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/device.h"
+#include "models/job.h"
+
+static struct mdl_model model(void)
+{
+    struct mdl_model m;
+    cr_assert(eq(int, mdl_model_preset("gpt3-1.3b", &m), 0));
+    return m;
+}
+
+static struct mdl_strategy tp_of(int tp)
+{
+    return (struct mdl_strategy){
+        .kind = MDL_STRAT_1D, .tp = tp, .chunks = 1, .async_grad_allreduce = true};
+}
+
+/* "F0 F1 B0 ..." of stage s */
+static void order(const struct mdl_job *j, int s, char *buf, size_t len)
+{
+    int n = 2 * j->virtual_stages * j->micro_batches;
+    struct mdl_job_step *st = malloc((size_t)n * sizeof *st);
+    mdl_job_schedule(j, s, st);
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%c%d", i ? " " : "",
+                              st[i].phase == MDL_PHASE_FWD ? 'F' : 'B', st[i].mb);
+    free(st);
+}
+
+Test(job, one_f_one_b_warms_up_p_minus_s_minus_1_forwards_then_alternates)
+{
+    struct mdl_job j = {
+        .pp = 4, .dp = 1, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 6};
+    char buf[256];
+    order(&j, 0, buf, sizeof buf);
+    cr_assert(eq(str, buf, "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5"));
+    order(&j, 3, buf, sizeof buf);
+    cr_assert(eq(str, buf, "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5"));
+    /* micro-batches in flight: p - s on stage s, all of them in GPipe */
+    for (int s = 0; s < 4; s++)
+        cr_assert(eq(int, mdl_job_in_flight(&j, s), 4 - s));
+    j.schedule = MDL_SCHED_GPIPE;
+    order(&j, 1, buf, sizeof buf);
+    cr_assert(eq(str, buf, "F0 F1 F2 F3 F4 F5 B0 B1 B2 B3 B4 B5"));
+    cr_assert(eq(int, mdl_job_in_flight(&j, 1), 6));
+}
+
+Test(job, interleaving_runs_chunks_in_groups_of_p_and_keeps_more_in_flight)
+{
+    struct mdl_job j = {.pp = 2,
+                        .dp = 1,
+                        .schedule = MDL_SCHED_INTERLEAVED,
+                        .virtual_stages = 2,
+                        .micro_batches = 4};
+    int n = 2 * 2 * 4;
+    struct mdl_job_step st[16];
+    mdl_job_schedule(&j, 0, st);
+    /* warm-up 2(p - s - 1) + (v - 1)p = 4 forwards: chunk 0 of mb 0, 1, then chunk 1 of mb 0, 1 */
+    int want[][3] = {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {0, 0, 2}, {1, 1, 0}};
+    for (int i = 0; i < 6; i++) {
+        cr_assert(eq(int, st[i].phase == MDL_PHASE_BWD, want[i][0]), "step %d", i);
+        cr_assert(eq(int, st[i].chunk, want[i][1]), "step %d", i);
+        cr_assert(eq(int, st[i].mb, want[i][2]), "step %d", i);
+    }
+    int f = 0, b = 0;
+    for (int i = 0; i < n; i++)
+        *(st[i].phase == MDL_PHASE_FWD ? &f : &b) += 1;
+    cr_assert(eq(int, f, 8));
+    cr_assert(eq(int, b, 8));
+    cr_assert(eq(int, mdl_job_in_flight(&j, 0), 5)); /* chunks of half a stage's layers */
+}
+
+Test(job, model_flops_are_megatrons_count_and_ignore_the_parallelism)
+{
+    struct mdl_model m = model();
+    double b = 1, s = 2048, h = 2048, l = 24, v = 51200;
+    /* Narayanan et al. 2021: 72 b s l h^2 (1 + s/6h + V/12hl) per micro-batch */
+    double per_mb = 72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * h * l));
+    struct mdl_job a = {.pp = 1, .dp = 1, .virtual_stages = 1, .micro_batches = 16};
+    struct mdl_job c = {.pp = 4, .dp = 4, .virtual_stages = 1, .micro_batches = 4};
+    cr_assert(fabs(mdl_job_model_flop(&a, &m) / (16 * per_mb) - 1) < 1e-12);
+    cr_assert(fabs(mdl_job_model_flop(&c, &m) / (16 * per_mb) - 1) < 1e-12);
+}
+
+Test(job, memory_keeps_p_micro_batches_on_the_first_stage_and_shards_the_optimizer)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_framework fw = {0};
+    struct mdl_job j = {
+        .pp = 4, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 8};
+    struct mdl_memory mem, dist;
+    mdl_job_memory(&j, &st, &m, &fw, &mem);
+    double act, input;
+    mdl_strategy_layer_activations(&st, &m, &fw, &act, &input);
+    double bsh = 2048.0 * 2048, emb_out = 2 * bsh; /* the first stage's embedding output */
+    cr_assert(fabs(mem.activations - (4 * 6 * act + emb_out)) < 1, "%g", mem.activations);
+    double params = 6 * mdl_strategy_layer_params(&st, &m) + 51200.0 * 2048 / 2;
+    cr_assert(fabs(mem.weights - 2 * params) < 1);
+    cr_assert(fabs(mem.optimizer - 12 * params) < 1);
+    j.distributed_optimizer = true;
+    mdl_job_memory(&j, &st, &m, &fw, &dist);
+    cr_assert(fabs(dist.optimizer - 6 * params) < 1);
+}
+
+Test(job, lowering_places_tp_fastest_and_pairs_every_send_with_a_receive)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {
+        .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 3};
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, p.nranks, 8));
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_job_rank(&j, &st, 1, 1, 0), 6));
+    double act = 2048.0 * 2048 * 2 / 2; /* b s h bytes / tp */
+    int sends = 0, recvs = 0, dp_ar = 0;
+    for (int r = 0; r < 8; r++) {
+        for (int i = 0; i < p.ranks[r].nops; i++) {
+            const struct mdl_op *o = &p.ranks[r].ops[i];
+            if (o->kind == MDL_OP_SEND_RECV) {
+                cr_assert(eq(dbl, o->bytes, act));
+                const struct mdl_group *g = &p.groups[o->group];
+                int peer = g->ranks[0] == r ? g->ranks[1] : g->ranks[0];
+                cr_assert(eq(int, abs(peer - r), 4), "stage neighbours are tp x dp apart");
+                if (g->ranks[0] == r)
+                    sends++;
+                else
+                    recvs++;
+            }
+            if (o->kind == MDL_OP_ALL_REDUCE && o->stream == MDL_STREAM_DP &&
+                p.groups[o->group].n == 2 &&
+                p.groups[o->group].ranks[1] - p.groups[o->group].ranks[0] == 2)
+                dp_ar++;
+        }
+    }
+    cr_assert(eq(int, sends, recvs));
+    cr_assert(eq(int, sends, 8 * 3 * 1)); /* each GPU: 3 micro-batches one way */
+    cr_assert(eq(int, dp_ar, 8), "every GPU all-reduces its gradients with its other replica");
+    double total = 0;
+    for (int r = 0; r < 8; r++)
+        total += p.ranks[r].nops;
+    cr_assert(fabs(mdl_job_ops(&j, &st, &m, &dev, NULL, NULL) / total - 1) < 0.02);
+    cr_assert(fabs(p.model_flop - mdl_job_model_flop(&j, &m)) < 1);
+    mdl_program_release(&p);
+}
+
+Test(job, check_names_what_does_not_fit)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct tps_error err = {0};
+    struct mdl_job j = {.pp = 5, .dp = 1, .virtual_stages = 1, .micro_batches = 4};
+    cr_assert(ne(int, mdl_job_check(&j, &st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "pp"));
+    j = (struct mdl_job){.pp = 4,
+                         .dp = 1,
+                         .schedule = MDL_SCHED_INTERLEAVED,
+                         .virtual_stages = 2,
+                         .micro_batches = 6};
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_job_check(&j, &st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "micro_batches"), "%s", err.msg);
+    j.schedule = MDL_SCHED_1F1B;
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_job_check(&j, &st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "virtual_stages"));
+}

@@ -1,0 +1,79 @@
+/* test_job.c - whole jobs simulated: the folded layers against op by op, the pipeline's closed
+ * form, the report's breakdown. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "pipeline/pipeline.h"
+
+TestSuite(job, .timeout = 300);
+
+static double run(const char *path, int fold, int schedule, struct pipeline_job *j,
+                  struct report *r)
+{
+    struct tps_error err = {0};
+    /* the scenario as loaded, then its fold and schedule set */
+    memset(j, 0, sizeof *j);
+    cr_assert(eq(int, scn_load(path, &j->scn, &err), 0), "%s", err.msg);
+    j->scn.fold = fold;
+    if (schedule >= 0) j->scn.job.schedule = (enum mdl_schedule)schedule;
+    j->topo = &j->scn.topo;
+    cr_assert(eq(int, pipeline_lower_job(j, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_simulate(j, NULL, r, &err), 0), "%s", err.msg);
+    return r->iteration_s;
+}
+
+Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics)
+{
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    double full = run(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", 0, -1, &a, &ra);
+    double folded = run(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", 1, -1, &b, &rb);
+    cr_assert(eq(int, ra.nranks, 32));
+    cr_assert(lt(dbl, b.prog.ranks[0].nops * 10.0, (double)a.prog.ranks[0].nops),
+              "folding makes the program much smaller");
+    cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
+    cr_assert(lt(dbl, fabs(rb.tp_exposed_comm_s / ra.tp_exposed_comm_s - 1), 0.01));
+    cr_assert(lt(dbl, fabs(rb.dp_exposed_comm_s / ra.dp_exposed_comm_s - 1), 0.01));
+    cr_assert(gt(dbl, ra.dp_exposed_comm_s, 0));
+    cr_assert(lt(dbl, fabs(rb.model_flop / ra.model_flop - 1), 1e-12));
+    report_release(&ra);
+    report_release(&rb);
+    pipeline_release(&a);
+    pipeline_release(&b);
+}
+
+Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
+{
+    struct pipeline_job j;
+    struct report r;
+    for (int sched = MDL_SCHED_1F1B; sched <= MDL_SCHED_GPIPE; sched++) {
+        double t = run(TPSIM_SOURCE_DIR "/tests/data/good/job-pipe.yaml", 1, sched, &j, &r);
+        double step = j.fold.fwd_s + j.fold.bwd_s, p = 4, m = 8, tail = 0;
+        for (int i = 0; i < j.prog.ranks[0].nops; i++) /* zeroing, norm, optimizer */
+            if (j.prog.ranks[0].ops[i].phase == MDL_PHASE_OTHER &&
+                j.prog.ranks[0].ops[i].stream == MDL_STREAM_COMPUTE)
+                tail += j.prog.ranks[0].ops[i].dur_s;
+        /* what remains beyond the closed form is the stages' transfers of 4 MiB, at most two
+         * per step on the critical path, each as long as one alone */
+        struct pipeline_coll_how how = {0};
+        double xfer;
+        struct tps_error err = {0};
+        cr_assert(eq(int,
+                     pipeline_collective(j.topo, MDL_OP_SEND_RECV, 2, 2.0 * 1024 * 1024 * 2, &how,
+                                         &xfer, &err),
+                     0),
+                  "%s", err.msg);
+        double lo = (m + p - 1) * step + tail, hi = lo + 2 * (m + p - 1) * xfer;
+        cr_assert(gt(dbl, t, lo), "%g <= %g", t, lo);
+        cr_assert(lt(dbl, t, hi), "%g >= %g", t, hi);
+        /* the bubble is the (p - 1) steps of fill and drain, and the transfers */
+        double bub = (p - 1) * step;
+        cr_assert(gt(dbl, r.pipeline_bubble_s, bub), "%g vs %g", r.pipeline_bubble_s, bub);
+        cr_assert(lt(dbl, r.pipeline_bubble_s, bub + 2 * (m + p - 1) * xfer), "%g vs %g",
+                  r.pipeline_bubble_s, bub);
+        report_release(&r);
+        pipeline_release(&j);
+    }
+}
