@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench/run_gpt3_175b.sh - wall time and peak memory of one simulated iteration (forward and
 # backward, all 96 layers) of GPT-3 175B, TP=8 on dgx-a100. Prints every run and the median.
-#   bench/run_gpt3_175b.sh [RUNS=5]
+#   bench/run_gpt3_175b.sh [RUNS=5] [SCENARIO]   (another scenario: bench/job_gpt3_175b_1024.sh)
 # Needs a built tpsim in build/ (scripts/setup.sh) and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-scn=bench/gpt3-175b-tp8-dgx-a100.yaml
+scn=${2:-bench/gpt3-175b-tp8-dgx-a100.yaml}
 [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 walls=() ; mems=()
 for i in $(seq "$runs"); do
