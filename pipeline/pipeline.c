@@ -192,6 +192,12 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
         r->tp_exposed_comm_s += chunks * j->fold.tp_exposed_s;
         r->pipeline_bubble_s =
             r->iteration_s - r->compute_s - r->tp_exposed_comm_s - r->dp_exposed_comm_s;
+        /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
+        int n = mdl_job_chunk_layers(&j->scn.job, &j->scn.model);
+        for (int l = 0; j->fold.fwd_s > 0 && n > 0 && l < r->nlayers; l++) {
+            r->layers[l].fwd_s = j->fold.fwd_s / n;
+            r->layers[l].bwd_s = j->fold.bwd_s / n;
+        }
     }
     if (!tm) timing_release(&own);
     return rc;

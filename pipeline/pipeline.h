@@ -32,7 +32,7 @@ struct pipeline_job {
     struct mdl_memory mem;
     double capacity;         /* bytes of one GPU */
     struct report_meta meta; /* descriptions for reports; point into the buffers below */
-    char input[512], trace_dir[1024], model[256], strategy[128], device[64], platform[1100];
+    char input[512], trace_dir[1024], model[256], strategy[256], device[64], platform[1100];
 };
 
 /* Loads scenario `path` and lowers it. `like` (or NULL) is the file whose directory resolves the
