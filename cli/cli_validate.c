@@ -644,7 +644,7 @@ static int validate_layers(int argc, char **argv)
 
 static const char e2e_help[] =
     "usage: tpsim validate e2e [CSV] [--device PRESET] [--platform PRESET] [--dtype T]\n"
-    "                          [--json FILE]\n"
+    "                          [--max-gpus N] [--json FILE]\n"
     "\n"
     "For each row of an end-to-end table in the format of ../shared/refdata/e2e/\n"
     "korthikanti2022_table5_iteration_time_via_calculon.csv (default: that file), simulates one\n"
@@ -659,6 +659,7 @@ static const char e2e_help[] =
     "  --device PRESET    the GPU (default A100-80GB)\n"
     "  --platform PRESET  the machines (default dgx-a100); nodes= follows from num_gpus\n"
     "  --dtype T          training dtype: fp16 (default, as the table's runs), bf16 or fp32\n"
+    "  --max-gpus N       only the rows of at most N GPUs (the largest take minutes)\n"
     "  --json FILE        write {rows: [{name, gpus, tp, pp, dp, measured_s, simulated_s,\n"
     "                     err_pct, measured_tflops_per_gpu, simulated_tflops_per_gpu,\n"
     "                     memory_gb_per_gpu}], median_abs_err_pct, max_abs_err_pct}\n"
@@ -672,13 +673,13 @@ static void e2e_progress(int i, const char *name, void *ctx)
 
 static int validate_e2e(int argc, char **argv)
 {
-    static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
-                                          {"platform", required_argument, NULL, 'p'},
-                                          {"dtype", required_argument, NULL, 't'},
-                                          {"json", required_argument, NULL, 'j'},
-                                          {0}};
+    static const struct option longs[] = {
+        {"device", required_argument, NULL, 'd'},   {"platform", required_argument, NULL, 'p'},
+        {"dtype", required_argument, NULL, 't'},    {"json", required_argument, NULL, 'j'},
+        {"max-gpus", required_argument, NULL, 'g'}, {0}};
     char csvbuf[1024];
     const char *v[26] = {0}, *csv = NULL;
+    long max_gpus = 0;
     v['d' - 'a'] = "A100-80GB";
     v['p' - 'a'] = "dgx-a100";
     v['t' - 'a'] = "fp16";
@@ -696,14 +697,18 @@ static int validate_e2e(int argc, char **argv)
     if (mdl_dtype_parse(v['t' - 'a'], &dt) != 0)
         return cli_usage_error("validate e2e", "unknown dtype '%s' (expected fp16, bf16 or fp32)",
                                v['t' - 'a']);
+    if (v['g' - 'a'] &&
+        (rc = cli_parse_count("validate e2e", "--max-gpus", v['g' - 'a'], 1, 100000000, &max_gpus)))
+        return rc;
     struct tps_error err = {0};
     struct e2e_result res;
-    rc = e2e_run(csv, &d, v['p' - 'a'], dt, e2e_progress, NULL, &res, &err);
+    rc = e2e_run(csv, &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res, &err);
     if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
     if (rc) {
         e2e_release(&res);
         return cli_report_error(&err);
     }
+    if (res.skipped) printf("(%d rows above --max-gpus %ld left out)\n", res.skipped, max_gpus);
     printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res.n,
            v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
     printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",

@@ -127,8 +127,9 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
 }
 
 int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
-            enum mdl_dtype dtype, void (*progress)(int i, const char *name, void *ctx), void *ctx,
-            struct e2e_result *res, struct tps_error *err)
+            enum mdl_dtype dtype, long max_gpus,
+            void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *res,
+            struct tps_error *err)
 {
     memset(res, 0, sizeof *res);
     size_t len = 0;
@@ -202,6 +203,10 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
         w->global_batch = v[C_GB];
         w->micro_batch = v[C_MB];
         w->interleave = v[C_INTERLEAVE];
+        if (max_gpus > 0 && w->gpus > max_gpus) {
+            res->skipped++;
+            continue;
+        }
         if (progress) progress(res->n, w->name, ctx);
         if ((rc = simulate_row(w, v, dev, platform, dtype, err))) {
             if (!err->path[0]) {

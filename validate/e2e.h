@@ -21,17 +21,19 @@ struct e2e_row {
 };
 
 struct e2e_result {
-    int n;
+    int n, skipped;
     struct e2e_row *rows; /* owned */
     double median_abs_err_pct, max_abs_err_pct;
 };
 
-/* Simulates every row of csv with device dev on `platform` machines (a preset name such as
+/* Simulates every row of csv (those of at most max_gpus GPUs when max_gpus > 0; r->skipped
+ * counts the others) with device dev on `platform` machines (a preset name such as
  * "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's training dtype.
  * progress (may be NULL) is called before each row. */
 int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
-            enum mdl_dtype dtype, void (*progress)(int i, const char *name, void *ctx), void *ctx,
-            struct e2e_result *r, struct tps_error *err);
+            enum mdl_dtype dtype, long max_gpus,
+            void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *r,
+            struct tps_error *err);
 void e2e_release(struct e2e_result *r);
 
 #endif
