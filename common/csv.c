@@ -1,5 +1,7 @@
-/* csv.c - RFC 4180 quoting and record splitting (see csv.h). */
+/* csv.c - RFC 4180 quoting and record splitting, and reading a table row by row (see csv.h). */
 #include "csv.h"
+
+#include "error.h"
 
 #include <string.h>
 #include <strings.h>
@@ -70,4 +72,20 @@ int tps_csv_column(char *const *fields, int n, const char *name)
     for (int i = 0; i < n; i++)
         if (!strcasecmp(fields[i], name)) return i;
     return -1;
+}
+
+int tps_csv_row(const char **p, const char *end, char *store, size_t storelen, char **fields,
+                int max, int last, const char *path, int *line, struct tps_error *err)
+{
+    if (*p >= end) return 0;
+    const char *next;
+    ++*line;
+    int nf = tps_csv_record(*p, end, store, storelen, fields, max, &next);
+    if (nf == 0) return 0;
+    if (nf < 0 || nf <= last) {
+        tps_error_set(err, TPS_EINVAL, path, *line, 1, NULL, "short or cut record");
+        return -1;
+    }
+    *p = next;
+    return nf;
 }

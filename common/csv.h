@@ -23,4 +23,12 @@ int tps_csv_record(const char *s, const char *end, char *store, size_t storelen,
 /* The index of the header field named `name` (ASCII case ignored) among fields[0..n), or -1. */
 int tps_csv_column(char *const *fields, int n, const char *name);
 
+struct tps_error;
+/* The next data record of a table being read: splits the record at *p as tps_csv_record does,
+ * moves *p past it and counts it in *line. Returns its field count, 0 at the end of the text,
+ * or -1 with err set ("short or cut record" at path:line) when the record is cut or has no more
+ * than `last` fields (the rightmost column the reader needs). */
+int tps_csv_row(const char **p, const char *end, char *store, size_t storelen, char **fields,
+                int max, int last, const char *path, int *line, struct tps_error *err);
+
 #endif

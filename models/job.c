@@ -535,12 +535,9 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     if (st->tp > MDL_MAX_TP)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
                              st->tp);
-    double nops = mdl_job_ops(job, st, m, dev, fw, fold);
-    if (nops > mdl_max_ops())
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
-                             "the program would hold %.3g ops, above the limit of %.3g "
-                             "(TPSIM_MAX_OPS): fold the layers (run.fold: true)",
-                             nops, mdl_max_ops());
+    if ((rc = mdl_ops_check(mdl_job_ops(job, st, m, dev, fw, fold), "micro_batches",
+                            "fold the layers (run.fold: true)", err)))
+        return rc;
     out->layers = (int)m->layers;
     out->micro_batches = job->micro_batches;
     out->model_flop = mdl_job_model_flop(job, m);

@@ -589,6 +589,15 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     return rc;
 }
 
+int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err)
+{
+    if (nops <= mdl_max_ops()) return TPS_OK;
+    return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, field,
+                         "the program would hold %.3g ops, above the limit of %.3g "
+                         "(TPSIM_MAX_OPS): %s",
+                         nops, mdl_max_ops(), hint);
+}
+
 double mdl_max_ops(void)
 {
     const char *v = getenv("TPSIM_MAX_OPS");
@@ -671,12 +680,9 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if (st->tp > MDL_MAX_TP)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
                              st->tp);
-    double nops = mdl_strategy_ops(st, m, dev, fw, layers, micro_batches);
-    if (nops > mdl_max_ops())
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "layers",
-                             "the program would hold %.3g ops, above the limit of %.3g "
-                             "(TPSIM_MAX_OPS): simulate fewer layers or micro-batches",
-                             nops, mdl_max_ops());
+    if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
+                            "simulate fewer layers or micro-batches", err)))
+        return rc;
     if (lower_rank0(st, m, dev, fw, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
         return tps_error_oom(err);
     return TPS_OK;

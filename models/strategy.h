@@ -78,6 +78,9 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
 
 #define MDL_MAX_OPS_DEFAULT 20000000.0
 double mdl_max_ops(void);
+/* TPS_OK when a program of nops ops is within mdl_max_ops(); else an error on `field` that
+ * names both and ends with `hint` (what to do instead). */
+int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err);
 
 /* The number of ops (all ranks) the lowering of `layers` x `micro_batches` would produce,
  * counted exactly by lowering one layer of one micro-batch, without allocating the rest. -1 when

@@ -149,12 +149,10 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
     }
     double *abs_err = NULL;
     int cap = 0, line = 1;
-    for (const char *p = next; !rc && p < end; p = next) {
-        line++;
-        nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
-        if (nf == 0) break;
-        if (nf < 0 || nf <= last) {
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
+    for (const char *p = next; !rc;) {
+        nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line, err);
+        if (nf <= 0) {
+            rc = nf < 0 ? err->code : 0;
             break;
         }
         if (res->n == cap) {

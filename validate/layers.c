@@ -148,12 +148,10 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     int mins = !rc && at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0;
     double *abs_err = NULL, *spread = NULL;
     int nspread = 0;
-    for (p = next; !rc && p < end; p = next) {
-        line++;
-        nf = tps_csv_record(p, end, store, sizeof store, f, MAX_FIELDS, &next);
-        if (nf == 0) break;
-        if (nf < 0 || nf <= last) {
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "short or cut record");
+    for (p = next; !rc;) {
+        nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line, err);
+        if (nf <= 0) {
+            rc = nf < 0 ? err->code : 0;
             break;
         }
         if (res->n == cap) {
