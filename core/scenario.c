@@ -340,6 +340,12 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     return TPS_OK;
 }
 
+/* The first of three nodes that is present (0 for none). */
+static int first_node(int a, int b, int c)
+{
+    return a ? a : b ? b : c;
+}
+
 /* A job: strategy.pp and .dp, the pipeline: and training: sections (docs/jobs.md). */
 static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
                     struct tps_error *err)
@@ -365,8 +371,8 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     }
     in.job.pp = (int)pp;
     in.job.dp = (int)dp;
-    if (pid && !tps_ydoc_get(d, pid, "virtual_stages") && in.job.schedule == MDL_SCHED_INTERLEAVED)
-        in.job.virtual_stages = 2;
+    int vsid = pid ? tps_ydoc_get(d, pid, "virtual_stages") : 0;
+    if (!vsid && in.job.schedule == MDL_SCHED_INTERLEAVED) in.job.virtual_stages = 2;
     /* one micro-batch per stage and replica unless told: the pipeline fills once */
     long b = s->model.micro_batch, per = b * dp;
     long gb = in.global_batch ? in.global_batch : per * pp;
@@ -386,21 +392,13 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     }
     struct tps_error e2 = {0};
     if (mdl_job_check(&in.job, &s->strategy, &s->model, &e2) != 0) {
-        int at = sid;
-        const char *f = "strategy.pp";
-        if (!strcmp(e2.field, "virtual_stages")) {
-            at = pid ? (tps_ydoc_get(d, pid, "virtual_stages")
-                            ? tps_ydoc_get(d, pid, "virtual_stages")
-                            : pid)
-                     : sid;
-            f = "pipeline.virtual_stages";
-        } else if (!strcmp(e2.field, "micro_batches")) {
-            at = gbid ? gbid : tid ? tid : sid;
-            f = "training.global_batch";
-        } else if (ppid) {
-            at = ppid;
-        }
-        return tps_ydoc_fail(d, at, f, err, "%s", e2.msg);
+        if (!strcmp(e2.field, "virtual_stages"))
+            return tps_ydoc_fail(d, first_node(vsid, pid, sid), "pipeline.virtual_stages", err,
+                                 "%s", e2.msg);
+        if (!strcmp(e2.field, "micro_batches"))
+            return tps_ydoc_fail(d, first_node(gbid, tid, sid), "training.global_batch", err, "%s",
+                                 e2.msg);
+        return tps_ydoc_fail(d, first_node(ppid, sid, 0), "strategy.pp", err, "%s", e2.msg);
     }
     s->job = in.job;
     return TPS_OK;

@@ -98,8 +98,7 @@ void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *ste
     if (warm > total) warm = total;
     int nf = 0, nb = 0;
     for (int k = 0; k < 2 * total; k++) {
-        bool fwd = nf < warm || (nb >= nf - warm && nf < total);
-        if (nf >= total) fwd = false;
+        bool fwd = nf < total && (nf < warm || nb >= nf - warm);
         int i = fwd ? nf++ : nb++;
         int chunk = v > 1 ? (i / p) % v : 0, mb = v > 1 ? (i / (p * v)) * p + i % p : i;
         if (!fwd && v > 1) chunk = v - 1 - chunk;
@@ -158,15 +157,13 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
     memset(out, 0, sizeof *out);
     for (int s = 0; s < job->pp; s++) {
         struct mdl_memory x;
-        double params = stage_params(job, st, m, s);
-        x.weights = params * wb;
-        x.gradients = params * wb;
-        x.optimizer = params * (wb >= 4 ? 8 : 12) / (job->distributed_optimizer ? job->dp : 1);
+        mdl_memory_params(stage_params(job, st, m, s), m->dtype,
+                          job->distributed_optimizer ? job->dp : 1, &x);
         double per_chunk = st->recompute ? n * input : n * act;
         x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
         /* the embedding's output (first stage) and the fp32 logits of the micro-batch in its
          * loss (last stage) */
-        if (m->vocab > 0 && s == 0) x.activations += 2 * bsh / sp * wb / 2;
+        if (m->vocab > 0 && s == 0) x.activations += bsh / sp * wb;
         if (m->vocab > 0 && s == job->pp - 1)
             x.activations +=
                 4.0 * (double)m->micro_batch * (double)m->seq * (double)m->vocab / st->tp;
@@ -344,45 +341,54 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
-/* The real groups of every rank, indexed by rank. */
+/* The real group each rank uses for each placeholder: slot[-g - 2][r] for placeholder g
+ * (MDL_GROUP_D1 = -2 to G_MP = -10), -1 where the rank has none. */
+#define NSLOTS 9
 struct groups {
-    int *col, *row, *send_fwd, *send_bwd, *dp, *emb, *mp;
+    int *slot[NSLOTS];
 };
+
+static int *slot_of(struct groups *G, int g)
+{
+    return G->slot[-g - 2];
+}
+
+/* Gives rank r group g in placeholder slot `ph`; g < 0 is a failure to create it. */
+static int give(struct groups *G, int ph, int r, int g)
+{
+    slot_of(G, ph)[r] = g;
+    return g < 0;
+}
 
 static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
                        struct mdl_program *p, struct groups *G)
 {
     int n = p->nranks, tp = st->tp, P = job->pp, D = job->dp;
-    int **all[] = {&G->col, &G->row, &G->send_fwd, &G->send_bwd, &G->dp, &G->emb, &G->mp};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        *all[i] = malloc((size_t)n * sizeof **all[i]);
-        if (!*all[i]) return -1;
+    for (int i = 0; i < NSLOTS; i++) {
+        if (!(G->slot[i] = malloc((size_t)n * sizeof *G->slot[i]))) return -1;
         for (int r = 0; r < n; r++)
-            (*all[i])[r] = -1;
+            G->slot[i][r] = -1;
     }
-    int *base = malloc((size_t)(tp > D ? tp : D) * sizeof *base);
-    if (!base) return -1;
-    int rc = 0;
+    int *base = malloc((size_t)n * sizeof *base), *row = malloc((size_t)tp * sizeof *row);
+    int *col = malloc((size_t)tp * sizeof *col);
+    int rc = base && row && col ? 0 : -1;
     bool wrap = job->virtual_stages > 1;
     for (int s = 0; !rc && s < P; s++) {
         for (int d = 0; !rc && d < D; d++) {
             for (int t = 0; t < tp; t++)
                 base[t] = mdl_job_rank(job, st, s, d, t);
-            int *row = malloc((size_t)tp * sizeof *row), *col = malloc((size_t)tp * sizeof *col);
-            rc = !row || !col || mdl_strategy_axis_groups(st, p, base, row, col) != 0;
+            rc = mdl_strategy_axis_groups(st, p, base, row, col) != 0;
             for (int t = 0; !rc && t < tp; t++) {
-                G->row[base[t]] = row[t];
-                G->col[base[t]] = col[t];
+                give(G, MDL_GROUP_D2, base[t], row[t]);
+                give(G, MDL_GROUP_D1, base[t], col[t]);
             }
-            free(row);
-            free(col);
             /* each direction of each neighbour pair is a communicator of its own */
             for (int t = 0; !rc && t < tp && (s + 1 < P || wrap); t++) {
                 int a = base[t], b = mdl_job_rank(job, st, (s + 1) % P, d, t);
                 int fwd[2] = {a, b}, bwd[2] = {b, a};
-                G->send_fwd[a] = mdl_program_group_add(p, 2, fwd);
-                G->send_bwd[b] = mdl_program_group_add(p, 2, bwd);
-                rc = G->send_fwd[a] < 0 || G->send_bwd[b] < 0;
+                int gf = mdl_program_group_add(p, 2, fwd), gb = mdl_program_group_add(p, 2, bwd);
+                rc = give(G, G_SEND_FWD, a, gf) | give(G, G_RECV_FWD, b, gf) |
+                     give(G, G_SEND_BWD, b, gb) | give(G, G_RECV_BWD, a, gb);
             }
         }
         for (int t = 0; !rc && D > 1 && t < tp; t++) {
@@ -390,80 +396,43 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
                 base[d] = mdl_job_rank(job, st, s, d, t);
             int g = mdl_program_group(p, D, base);
             for (int d = 0; d < D; d++)
-                G->dp[base[d]] = g;
-            rc = g < 0;
+                rc |= give(G, G_DP, base[d], g);
         }
     }
     for (int d = 0; !rc && P > 1 && d < D; d++) {
         for (int t = 0; !rc && t < tp; t++) {
             int pair[2] = {mdl_job_rank(job, st, 0, d, t), mdl_job_rank(job, st, P - 1, d, t)};
             int g = mdl_program_group_add(p, 2, pair);
-            G->emb[pair[0]] = G->emb[pair[1]] = g;
-            rc = g < 0;
+            rc = give(G, G_EMB, pair[0], g) | give(G, G_EMB, pair[1], g);
         }
     }
-    free(base);
-    /* the gradient norm's group: the replica's GPUs, or every GPU with the distributed
-     * optimizer (each holds a shard of the gradients) */
+    /* the gradient norm's group (its own communicator): the replica's GPUs, or every GPU with
+     * the distributed optimizer (each holds a shard of the gradients) */
     bool dist = job->distributed_optimizer && D > 1;
-    int nmp = tp * P * (dist ? D : 1);
-    int *mp = nmp > 1 && !rc ? malloc((size_t)nmp * sizeof *mp) : NULL;
-    if (nmp > 1 && !rc && !mp) rc = -1;
+    int nmp = dist ? n : tp * P;
     for (int d = 0; !rc && nmp > 1 && d < (dist ? 1 : D); d++) {
-        int k = 0;
-        for (int s = 0; s < P; s++)
-            for (int e = dist ? 0 : d; e < (dist ? D : d + 1); e++)
-                for (int t = 0; t < tp; t++)
-                    mp[k++] = mdl_job_rank(job, st, s, e, t);
-        int g = mdl_program_group_add(p, nmp, mp); /* its own communicator */
-        for (int i = 0; i < nmp; i++)
-            G->mp[mp[i]] = g;
-        rc = g < 0;
+        for (int k = 0; k < nmp; k++)
+            base[k] = dist ? k : mdl_job_rank(job, st, k / tp, d, k % tp);
+        int g = mdl_program_group_add(p, nmp, base);
+        for (int k = 0; k < nmp; k++)
+            rc |= give(G, G_MP, base[k], g);
     }
-    free(mp);
+    free(base);
+    free(row);
+    free(col);
     return rc;
 }
 
 static void groups_free(struct groups *G)
 {
-    free(G->col);
-    free(G->row);
-    free(G->send_fwd);
-    free(G->send_bwd);
-    free(G->dp);
-    free(G->emb);
-    free(G->mp);
+    for (int i = 0; i < NSLOTS; i++)
+        free(G->slot[i]);
 }
 
-/* The group rank r uses in place of placeholder g. */
-static int group_of(const struct mdl_job *job, const struct mdl_strategy *st,
-                    const struct groups *G, int r, int g)
+/* The group rank r uses in place of g (g itself when it is no placeholder). */
+static int group_of(const struct groups *G, int r, int g)
 {
-    int tp = st->tp, P = job->pp, s = r / (tp * job->dp), rest = r % (tp * job->dp);
-    int prev = mdl_job_rank(job, st, (s + P - 1) % P, rest / tp, rest % tp);
-    int next = mdl_job_rank(job, st, (s + 1) % P, rest / tp, rest % tp);
-    switch (g) {
-    case MDL_GROUP_D1:
-        return G->col[r];
-    case MDL_GROUP_D2:
-        return G->row[r];
-    case G_SEND_FWD:
-        return G->send_fwd[r];
-    case G_RECV_FWD:
-        return G->send_fwd[prev];
-    case G_SEND_BWD:
-        return G->send_bwd[r];
-    case G_RECV_BWD:
-        return G->send_bwd[next];
-    case G_DP:
-        return G->dp[r];
-    case G_EMB:
-        return G->emb[r];
-    case G_MP:
-        return G->mp[r];
-    default:
-        return g;
-    }
+    return g <= MDL_GROUP_D1 && g >= G_MP ? G->slot[-g - 2][r] : g;
 }
 
 /* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
@@ -483,13 +452,13 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
             dst->nops = dst->cap = src->nops;
             for (int k = 0; k < src->nops; k++) {
                 dst->ops[k] = src->ops[k];
-                dst->ops[k].group = group_of(job, st, G, r, src->ops[k].group);
+                dst->ops[k].group = group_of(G, r, src->ops[k].group);
             }
         }
     }
     struct mdl_rank *own = &p->ranks[first];
     for (int k = 0; k < own->nops; k++)
-        own->ops[k].group = group_of(job, st, G, first, own->ops[k].group);
+        own->ops[k].group = group_of(G, first, own->ops[k].group);
     return 0;
 }
 
@@ -498,26 +467,18 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
                    const struct mdl_framework *fw, const struct mdl_job_fold *fold)
 {
     struct tps_error e = {0};
-    if (mdl_job_check(job, st, m, &e) != 0 || mdl_strategy_check(st, m, &e) != 0 ||
-        st->tp > MDL_MAX_TP)
-        return -1;
-    /* a one-micro-batch job has the same ops per step: count its steps and scale */
+    if (mdl_job_check(job, st, m, &e) != 0 || mdl_strategy_check(st, m, &e) != 0) return -1;
+    /* every micro-batch makes the same ops: lower the fewest micro-batches the schedule allows
+     * and scale (the iteration's few ops before and after scale with them: an upper bound) */
     struct mdl_job one = *job;
     one.micro_batches = job->schedule == MDL_SCHED_INTERLEAVED ? job->pp : 1;
-    double n = 0;
     struct mdl_program p;
     if (mdl_program_init(&p, job->pp) != 0) return -1;
-    for (int s = 0; s < job->pp; s++) {
-        int before = 0;
-        if (stage_lower(&one, st, m, dev, fw, fold, &p, s, s) != 0) {
-            mdl_program_release(&p);
-            return -1;
-        }
-        before = p.ranks[s].nops;
-        n += (double)before * job->micro_batches / one.micro_batches;
-    }
+    double n = 0;
+    for (int s = 0; s < job->pp && n >= 0; s++)
+        n = stage_lower(&one, st, m, dev, fw, fold, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
     mdl_program_release(&p);
-    return n * st->tp * job->dp;
+    return n < 0 ? -1 : n * job->micro_batches / one.micro_batches * st->tp * job->dp;
 }
 
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -532,9 +493,6 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     int rc = mdl_strategy_check(st, m, err);
     if (!rc) rc = mdl_job_check(job, st, m, err);
     if (rc) return rc;
-    if (st->tp > MDL_MAX_TP)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
-                             st->tp);
     if ((rc = mdl_ops_check(mdl_job_ops(job, st, m, dev, fw, fold), "micro_batches",
                             "fold the layers (run.fold: true)", err)))
         return rc;

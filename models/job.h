@@ -68,8 +68,9 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_framework *fw, const struct mdl_job_fold *fold,
                   struct mdl_program *out, struct tps_error *err);
 
-/* Ops the lowering would make (all ranks), counted exactly per stage without allocating
- * every rank; -1 when the job does not fit the model. */
+/* Ops the lowering would make (all ranks), from one micro-batch's stages without allocating
+ * every rank (an upper bound within the few ops of the iteration's start and end); -1 when the
+ * job does not fit the model. */
 double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
                    const struct mdl_model *m, const struct mdl_device *dev,
                    const struct mdl_framework *fw, const struct mdl_job_fold *fold);

@@ -83,18 +83,24 @@ double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl
     return (4 * h * h + 2 * h * f + 9 * h + f) / st->tp;
 }
 
+void mdl_memory_params(double params, enum mdl_dtype dt, double optimizer_shards,
+                       struct mdl_memory *out)
+{
+    /* mixed-precision Adam: 2 + 2 + 12 = 16 bytes per parameter (Rajbhandari et al. 2020) */
+    double wb = mdl_dtype_bytes(dt);
+    out->weights = params * wb;
+    out->gradients = params * wb;
+    out->optimizer = params * (wb >= 4 ? 8 : 12) / optimizer_shards;
+}
+
 double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
                            const struct mdl_framework *fw, int layers, struct mdl_memory *out)
 {
-    /* Mixed-precision Adam holds 2 + 2 + 12 = 16 bytes per parameter (Rajbhandari et al. 2020);
-     * fp32 training 4 + 4 + 8. Full recomputation keeps each layer's input plus one layer's
-     * full activations for the backward in progress. */
-    double params = layers * mdl_strategy_layer_params(st, m);
-    double wb = mdl_dtype_bytes(m->dtype), act, input;
+    /* Full recomputation keeps each layer's input plus one layer's full activations for the
+     * backward in progress. */
+    double act, input;
     mdl_strategy_layer_activations(st, m, fw, &act, &input);
-    out->weights = params * wb;
-    out->gradients = params * wb;
-    out->optimizer = params * (wb >= 4 ? 8 : 12);
+    mdl_memory_params(layers * mdl_strategy_layer_params(st, m), m->dtype, 1, out);
     out->activations = st->recompute ? layers * input + act : layers * act;
     out->total = out->weights + out->gradients + out->optimizer + out->activations;
     return out->total;
@@ -105,6 +111,9 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
 {
     long d = st->tp;
     if (d < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "must be at least 1");
+    if (d > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %ld", MDL_MAX_TP,
+                             d);
     if (st->kind == MDL_STRAT_2D) {
         long d1 = st->d1, d2 = st->d2;
         if (d1 < 1 || d2 < 1 || d1 * d2 != d)
@@ -656,7 +665,7 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
                         long micro_batches)
 {
     struct tps_error e = {0};
-    if (mdl_strategy_check(st, m, &e) != 0 || st->tp > MDL_MAX_TP) return -1;
+    if (mdl_strategy_check(st, m, &e) != 0) return -1;
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
     int rc = lower_rank0(st, m, dev, fw, 1, 1, &p);
@@ -677,9 +686,6 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     out->micro_batches = micro_batches;
     out->model_flop = mdl_model_flop(m, layers, micro_batches);
     out->peak_flops = dev->peak_flops[m->dtype];
-    if (st->tp > MDL_MAX_TP)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %d", MDL_MAX_TP,
-                             st->tp);
     if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
                             "simulate fewer layers or micro-batches", err)))
         return rc;
@@ -739,15 +745,22 @@ int mdl_emitter_layers(struct mdl_emitter *E, enum mdl_phase ph, int first, int 
     return piece_end(L, n0, after);
 }
 
+/* Shapes of the whole micro-batch: Oases splits the layers, not the embedding or the logits. */
+static struct dims whole_dims(struct lower *L)
+{
+    double frac = L->frac;
+    L->frac = 1;
+    struct dims D = dims_of(L);
+    L->frac = frac;
+    return D;
+}
+
 int mdl_emitter_embedding(struct mdl_emitter *E, enum mdl_phase ph, int mb, int after)
 {
     struct lower *L = &E->L;
     int n0 = piece_begin(L, ph, mb, -1, after);
     if (L->m->vocab <= 0) return after;
-    double frac = L->frac;
-    L->frac = 1; /* Oases splits layers, not the embedding */
-    struct dims D = dims_of(L);
-    L->frac = frac;
+    struct dims D = whole_dims(L);
     double d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
     if (ph == MDL_PHASE_FWD) {
         /* each rank looks up the tokens of its vocabulary rows (zeros elsewhere); the partial
@@ -768,10 +781,7 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
     struct lower *L = &E->L;
     int n0 = piece_begin(L, ph, mb, -1, after);
     if (L->m->vocab <= 0) return after;
-    double frac = L->frac;
-    L->frac = 1;
-    struct dims D = dims_of(L);
-    L->frac = frac;
+    struct dims D = whole_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok, v = (double)L->m->vocab;
     double f32 = 4.0 / mdl_dtype_bytes(L->m->dtype); /* elements of the dtype per fp32 value */
     if (ph == MDL_PHASE_FWD) {
@@ -786,9 +796,8 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
         coll(L, MDL_OP_ALL_REDUCE, "ar_ce_sum", 2 * bs * f32, x, AXIS_D1);
         mem(L, "cross_entropy_loss", 2 * bs * f32);
     } else {
-        int x = mem(L, "cross_entropy_bwd", (f32 + 1) * bs * v / d1);
+        mem(L, "cross_entropy_bwd", (f32 + 1) * bs * v / d1);
         column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", bs, v / d1, h / d2, AXIS_D1);
-        (void)x;
         ln_bwd(L, "final_ln_bwd", tok * h / d2);
     }
     return piece_end(L, n0, after);

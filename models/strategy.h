@@ -62,6 +62,10 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
                                     const struct mdl_framework *fw, double *full, double *input);
 /* Parameters of one layer held by one GPU. */
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m);
+/* The weights, gradients and Adam state of `params` parameters in dtype dt, the state split
+ * over optimizer_shards GPUs (mixed precision 2 + 2 + 12 B per parameter, fp32 4 + 4 + 8). */
+void mdl_memory_params(double params, enum mdl_dtype dt, double optimizer_shards,
+                       struct mdl_memory *out);
 /* Fills *out for `layers` layers of the model under the strategy and returns out->total. */
 double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model *m,
                            const struct mdl_framework *fw, int layers, struct mdl_memory *out);

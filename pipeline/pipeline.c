@@ -60,8 +60,8 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
             fold = mdl_job_ops(&s->job, js, &s->model, &s->device, &s->framework, NULL) >
                    FOLD_AUTO_OPS;
         struct mdl_job_fold own, *fp = fold_out ? fold_out : &own;
+        memset(fp, 0, sizeof *fp);
         int rc = fold ? pipeline_fold(s, js, fp, err) : 0;
-        if (fold_out && !fold) memset(fold_out, 0, sizeof *fold_out);
         if (rc) {
             memset(p, 0, sizeof *p);
             return rc;
