@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/device.h"
 #include "models/job.h"
@@ -177,4 +178,86 @@ Test(job, check_names_what_does_not_fit)
     err = (struct tps_error){0};
     cr_assert(ne(int, mdl_job_check(&j, &st, &m, &err), 0));
     cr_assert(eq(str, err.field, "virtual_stages"));
+}
+
+/* Lowers j and counts, over all ranks, the ops named `name` and their FLOPs. */
+static int count_ops(const struct mdl_job *j, const struct mdl_strategy *st,
+                     const struct mdl_model *m, const char *name, double *flop, int *stream)
+{
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    int n = 0;
+    *flop = 0;
+    for (int r = 0; r < p.nranks; r++)
+        for (int i = 0; i < p.ranks[r].nops; i++)
+            if (!strcmp(p.names[p.ranks[r].ops[i].name], name)) {
+                n++;
+                *flop += p.ranks[r].ops[i].flop;
+                *stream = p.ranks[r].ops[i].stream;
+            }
+    mdl_program_release(&p);
+    return n;
+}
+
+Test(job, the_last_stage_alone_runs_the_logits_and_the_distributed_optimizer_shards_the_update)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {
+        .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 3};
+    double flop;
+    int stream;
+    /* 2 GPUs of the last stage in each of 2 replicas, 3 micro-batches, 2 b s h V / tp each */
+    cr_assert(eq(int, count_ops(&j, &st, &m, "logits", &flop, &stream), 2 * 2 * 3));
+    cr_assert(fabs(flop / (12 * 2.0 * 2048 * 2048 * 51200 / 2) - 1) < 1e-12);
+    cr_assert(eq(int, count_ops(&j, &st, &m, "embedding", &flop, &stream), 2 * 2 * 3));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "ar_grads_dp", &flop, &stream), 8));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "rs_grads_dp", &flop, &stream), 0));
+    j.distributed_optimizer = true;
+    cr_assert(eq(int, count_ops(&j, &st, &m, "rs_grads_dp", &flop, &stream), 8));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "ag_params_dp", &flop, &stream), 8));
+    cr_assert(eq(int, stream, MDL_STREAM_DP));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "ar_grad_norm", &flop, &stream), 8));
+    cr_assert(eq(int, stream, MDL_STREAM_NORM));
+}
+
+Test(job, interleaving_wraps_the_last_stage_back_to_the_first_and_checks)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {.pp = 2,
+                        .dp = 1,
+                        .schedule = MDL_SCHED_INTERLEAVED,
+                        .virtual_stages = 3,
+                        .micro_batches = 4};
+    double flop;
+    int stream;
+    /* chunks 0..5 over 2 stages: 5 hops forward per micro-batch, each TP rank sending */
+    cr_assert(eq(int, count_ops(&j, &st, &m, "send_activations", &flop, &stream), 5 * 4 * 2));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "recv_activations", &flop, &stream), 5 * 4 * 2));
+    cr_assert(eq(int, count_ops(&j, &st, &m, "send_gradients", &flop, &stream), 5 * 4 * 2));
+}
+
+Test(job, selective_recompute_repeats_the_attention_core_and_drops_its_activations)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {
+        .pp = 1, .dp = 1, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 1};
+    double flop;
+    int stream;
+    cr_assert(eq(int, count_ops(&j, &st, &m, "attn_score_recompute", &flop, &stream), 0));
+    struct mdl_framework fw = {0};
+    struct mdl_memory all, sel;
+    mdl_job_memory(&j, &st, &m, &fw, &all);
+    st.selective = true;
+    cr_assert(eq(int, count_ops(&j, &st, &m, "attn_score_recompute", &flop, &stream), 24 * 2));
+    mdl_job_memory(&j, &st, &m, &fw, &sel);
+    /* 5 a s^2 b / t bytes per layer fewer (Korthikanti et al. 2022) */
+    double sq = 5.0 * 16 * 2048 * 2048 / 2;
+    cr_assert(fabs((all.activations - sel.activations) / (24 * sq) - 1) < 1e-12);
 }

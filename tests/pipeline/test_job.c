@@ -77,3 +77,31 @@ Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
         pipeline_release(&j);
     }
 }
+
+Test(job, interleaving_shrinks_the_bubble_by_the_virtual_stages)
+{
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    double plain =
+        run(TPSIM_SOURCE_DIR "/tests/data/good/job-pipe.yaml", 1, MDL_SCHED_1F1B, &a, &ra);
+    /* two chunks of one layer per stage instead of one of two */
+    struct tps_error err = {0};
+    memset(&b, 0, sizeof b);
+    cr_assert(
+        eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-pipe.yaml", &b.scn, &err), 0));
+    b.scn.job.schedule = MDL_SCHED_INTERLEAVED;
+    b.scn.job.virtual_stages = 2;
+    b.topo = &b.scn.topo;
+    cr_assert(eq(int, pipeline_lower_job(&b, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_simulate(&b, NULL, &rb, &err), 0), "%s", err.msg);
+    double step = b.fold.fwd_s + b.fold.bwd_s, p = 4;
+    /* the fill and drain are (p - 1) chunk steps of half the layers: half 1F1B's */
+    cr_assert(gt(dbl, rb.pipeline_bubble_s, (p - 1) * step), "%g", rb.pipeline_bubble_s);
+    cr_assert(lt(dbl, rb.pipeline_bubble_s, 0.75 * ra.pipeline_bubble_s), "%g vs %g",
+              rb.pipeline_bubble_s, ra.pipeline_bubble_s);
+    cr_assert(lt(dbl, rb.iteration_s, plain));
+    report_release(&ra);
+    report_release(&rb);
+    pipeline_release(&a);
+    pipeline_release(&b);
+}
