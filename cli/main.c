@@ -164,6 +164,11 @@ static int cmd_trace(int argc, char **argv)
     struct tps_error err = {0};
     struct pipeline_job j;
     rc = pipeline_load_scenario(in, NULL, &j, &err);
+    if (!rc && j.prog.shadow) { /* a trace holds every GPU's ops: no folded replica */
+        mdl_program_release(&j.prog);
+        j.full_replicas = 1;
+        rc = pipeline_lower_job(&j, &err);
+    }
     if (!rc) rc = trace_write(&j.prog, j.scn.platform_spec, out, &err);
     if (!rc) printf("wrote %d rank file(s) to %s\n", j.prog.nranks, out);
     pipeline_release(&j);

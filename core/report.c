@@ -92,7 +92,18 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         span[i][0] = 1e300;
         span[i][1] = -1e300;
     }
+    /* a folded replica's GPUs are left out: the ranks simulated in full stand for them */
+    int counted = 0;
+    double counted_flop = 0;
     for (int k = 0; k < p->nranks; k++) {
+        if (p->shadow && p->shadow[k]) continue;
+        counted++;
+        for (int i = 0; i < p->ranks[k].nops; i++)
+            counted_flop += p->ranks[k].ops[i].flop;
+    }
+    if (p->shadow && counted > 0) r->hardware_flop = counted_flop * p->nranks / counted;
+    for (int k = 0; k < p->nranks; k++) {
+        if (p->shadow && p->shadow[k]) continue;
         int nc = 0, nm = 0, nt = 0, nd = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
@@ -121,12 +132,13 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->dp_exposed_comm_s += report_interval_exposed(dpc, nd, comp, nc);
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
     }
-    r->compute_s /= p->nranks;
-    r->comm_s /= p->nranks;
-    r->exposed_comm_s /= p->nranks;
-    r->tp_exposed_comm_s /= p->nranks;
-    r->dp_exposed_comm_s /= p->nranks;
-    r->bytes_sent /= p->nranks;
+    if (counted < 1) counted = 1;
+    r->compute_s /= counted;
+    r->comm_s /= counted;
+    r->exposed_comm_s /= counted;
+    r->tp_exposed_comm_s /= counted;
+    r->dp_exposed_comm_s /= counted;
+    r->bytes_sent /= counted;
     if (r->iteration_s > 0) {
         r->hardware_tflops_per_gpu = r->hardware_flop / r->iteration_s / p->nranks / 1e12;
         r->model_tflops_per_gpu = r->model_flop / r->iteration_s / p->nranks / 1e12;
@@ -186,8 +198,10 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     fprintf(f, "device          %s\n", or_dash(m->device));
     fprintf(f, "platform        %s\n", or_dash(m->platform));
     fprintf(f, "strategy        %s\n", or_dash(m->strategy));
-    fprintf(f, "simulated       %d layer(s) x %d micro-batch(es) on %d GPU(s)\n\n", r->nlayers,
+    fprintf(f, "simulated       %d layer(s) x %d micro-batch(es) on %d GPU(s)\n", r->nlayers,
             r->micro_batches, r->nranks);
+    if (m->folding && m->folding[0]) fprintf(f, "folded          %s\n", m->folding);
+    fputc('\n', f);
     fprintf(f, "iteration time        %12.6f ms\n", r->iteration_s * 1e3);
     fprintf(f, "compute time          %12.6f ms  (mean per GPU)\n", r->compute_s * 1e3);
     fprintf(f, "communication time    %12.6f ms  (mean per GPU)\n", r->comm_s * 1e3);
@@ -235,9 +249,12 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
 
 static json_t *meta_json(const struct report_meta *m)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "scenario", or_dash(m->scenario), "model",
-                     or_dash(m->model), "device", or_dash(m->device), "platform",
-                     or_dash(m->platform), "strategy", or_dash(m->strategy));
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "scenario", or_dash(m->scenario), "model",
+                          or_dash(m->model), "device", or_dash(m->device), "platform",
+                          or_dash(m->platform), "strategy", or_dash(m->strategy));
+    if (j && m->folding && m->folding[0])
+        json_object_set_new(j, "folding", json_string(m->folding));
+    return j;
 }
 
 static int dump(json_t *j, const char *path, struct tps_error *err)

@@ -3,8 +3,9 @@
  * Built from a program and the op times the engine produced for it (core/timing.h). Per rank,
  * compute time is the union of its compute-stream intervals, and exposed communication time the
  * part of its communication-stream intervals during which no compute runs; both are averaged over
- * ranks. A layer's forward (or backward) time is, per micro-batch, from the first start to the last
- * end of its ops over all ranks, averaged over micro-batches. Units: seconds, FLOP/s.
+ * ranks (leaving out a folded replica's GPUs, models/program.h, which the others stand for). A
+ * layer's forward (or backward) time is, per micro-batch, from the first start to the last end of
+ * its ops over all ranks, averaged over micro-batches. Units: seconds, FLOP/s.
  */
 #ifndef CORE_REPORT_H
 #define CORE_REPORT_H
@@ -60,6 +61,7 @@ struct report_meta {
     const char *device;   /* device preset */
     const char *platform; /* platform description */
     const char *strategy; /* strategy description */
+    const char *folding;  /* what a job's simulation folded (pipeline/pipeline.h), or NULL */
 };
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);

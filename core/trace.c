@@ -46,6 +46,10 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
 int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
                 struct tps_error *err)
 {
+    if (p->shadow)
+        return tps_error_set(err, TPS_EINVAL, dir, 0, 0, NULL,
+                             "a program with folded replicas has no ops of its own for them: "
+                             "lower every replica to write it");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create directory: %s",
                              strerror(errno));

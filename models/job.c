@@ -435,18 +435,54 @@ static int group_of(const struct groups *G, int r, int g)
     return g <= MDL_GROUP_D1 && g >= G_MP ? G->slot[-g - 2][r] : g;
 }
 
-/* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
- * groups. */
-static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
-                      const struct groups *G, struct mdl_program *p, int s)
+/* Whether placeholder g names a group over several replicas. */
+static bool crosses_replicas(const struct mdl_job *job, int g)
 {
-    int first = mdl_job_rank(job, st, s, 0, 0);
-    const struct mdl_rank *src = &p->ranks[first];
+    return g == G_DP || (g == G_MP && job->distributed_optimizer && job->dp > 1);
+}
+
+/* Rank r as a shadow of replica 0's rank `first` (template src): the communication ops rep
+ * keeps, mirroring theirs, with no compute, dependencies or launch cost. */
+static int shadow_copy(const struct mdl_job *job, enum mdl_replicas rep, const struct groups *G,
+                       const struct mdl_rank *src, int first, struct mdl_rank *dst, int r)
+{
+    dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
+    if (!dst->ops) return -1;
+    int n = 0;
+    for (int k = 0; k < src->nops; k++) {
+        const struct mdl_op *o = &src->ops[k];
+        if (!mdl_op_is_coll((enum mdl_op_kind)o->kind)) continue;
+        if (rep == MDL_REPLICAS_SHARED && !crosses_replicas(job, o->group)) continue;
+        struct mdl_op *c = &dst->ops[n++];
+        *c = *o;
+        c->group = group_of(G, r, o->group);
+        c->ndeps = 0;
+        c->launch_s = 0;
+        c->mirrored = 1;
+        c->mirror_rank = first;
+        c->mirror_op = k;
+    }
+    dst->nops = dst->cap = n;
+    return 0;
+}
+
+/* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
+ * groups; replicas 1.. as shadows unless rep is MDL_REPLICAS_FULL. */
+static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
+                      enum mdl_replicas rep, const struct groups *G, struct mdl_program *p, int s)
+{
+    const struct mdl_rank *src = &p->ranks[mdl_job_rank(job, st, s, 0, 0)];
     for (int d = 0; d < job->dp; d++) {
         for (int t = 0; t < st->tp; t++) {
             int r = mdl_job_rank(job, st, s, d, t);
-            if (r == first) continue;
+            if (d == 0 && t == 0) continue;
             struct mdl_rank *dst = &p->ranks[r];
+            if (d > 0 && rep != MDL_REPLICAS_FULL) {
+                p->shadow[r] = 1;
+                if (shadow_copy(job, rep, G, src, mdl_job_rank(job, st, s, 0, t), dst, r))
+                    return -1;
+                continue;
+            }
             dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
             if (!dst->ops) return -1;
             dst->nops = dst->cap = src->nops;
@@ -456,10 +492,17 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
             }
         }
     }
+    return 0;
+}
+
+/* The template's placeholders replaced by the groups of its own rank, after every copy. */
+static void stage_own(const struct mdl_job *job, const struct mdl_strategy *st,
+                      const struct groups *G, struct mdl_program *p, int s)
+{
+    int first = mdl_job_rank(job, st, s, 0, 0);
     struct mdl_rank *own = &p->ranks[first];
     for (int k = 0; k < own->nops; k++)
         own->ops[k].group = group_of(G, first, own->ops[k].group);
-    return 0;
 }
 
 double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -484,7 +527,7 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_model *m, const struct mdl_device *dev,
                   const struct mdl_framework *fw, const struct mdl_job_fold *fold,
-                  struct mdl_program *out, struct tps_error *err)
+                  enum mdl_replicas rep, struct mdl_program *out, struct tps_error *err)
 {
     long gpus = mdl_job_gpus(job, st);
     if (gpus > 1000000)
@@ -493,9 +536,14 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     int rc = mdl_strategy_check(st, m, err);
     if (!rc) rc = mdl_job_check(job, st, m, err);
     if (rc) return rc;
-    if ((rc = mdl_ops_check(mdl_job_ops(job, st, m, dev, fw, fold), "micro_batches",
-                            "fold the layers (run.fold: true)", err)))
+    double nops = mdl_job_ops(job, st, m, dev, fw, fold);
+    if (rep != MDL_REPLICAS_FULL && nops > 0) nops /= job->dp; /* within the few ops of a shadow */
+    if ((rc = mdl_ops_check(nops, "micro_batches", "fold the layers (run.fold: true)", err)))
         return rc;
+    if (rep != MDL_REPLICAS_FULL && job->dp > 1 &&
+        !(out->shadow = calloc((size_t)gpus, sizeof *out->shadow)))
+        return tps_error_oom(err);
+    if (!out->shadow) rep = MDL_REPLICAS_FULL;
     out->layers = (int)m->layers;
     out->micro_batches = job->micro_batches;
     out->model_flop = mdl_job_model_flop(job, m);
@@ -505,7 +553,9 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_lower(job, st, m, dev, fw, fold, out, s, mdl_job_rank(job, st, s, 0, 0));
     for (int s = 0; !rc && s < job->pp; s++)
-        rc = stage_copy(job, st, &G, out, s);
+        rc = stage_copy(job, st, rep, &G, out, s);
+    for (int s = 0; !rc && s < job->pp; s++)
+        stage_own(job, st, &G, out, s);
     groups_free(&G);
     return rc ? tps_error_oom(err) : TPS_OK;
 }

@@ -61,12 +61,26 @@ struct mdl_job_fold {
     double tp_exposed_s;       /* the part of it not under compute */
 };
 
+/* How the data-parallel replicas are lowered. Replicas run the same program at the same times
+ * on a symmetric fabric, so replica 0 can stand for the others: their GPUs become shadows
+ * (mdl_program.shadow) with no compute, whose communication ops mirror replica 0's (they start
+ * when its op starts). */
+enum mdl_replicas {
+    MDL_REPLICAS_FULL,   /* every replica op by op */
+    MDL_REPLICAS_MIRROR, /* the others mirror all of replica 0's communication: their traffic
+                            loads the links they share with it */
+    MDL_REPLICAS_SHARED  /* the others keep only the collectives over several replicas (data
+                            parallel, the optimizer's norm): for a fabric on which no link carries
+                            more traffic of several replicas' own than it can */
+};
+
 /* Lowers one iteration of the whole job into *out (initialised here; release it even on
- * failure). fold NULL: every layer op by op; else each chunk's layers as fold says. */
+ * failure). fold NULL: every layer op by op; else each chunk's layers as fold says. rep: how
+ * replicas 1.. are lowered. */
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_model *m, const struct mdl_device *dev,
                   const struct mdl_framework *fw, const struct mdl_job_fold *fold,
-                  struct mdl_program *out, struct tps_error *err);
+                  enum mdl_replicas rep, struct mdl_program *out, struct tps_error *err);
 
 /* Ops the lowering would make (all ranks), from one micro-batch's stages without allocating
  * every rank (an upper bound within the few ops of the iteration's start and end); -1 when the

@@ -30,6 +30,7 @@ void mdl_program_release(struct mdl_program *p)
     for (int i = 0; i < p->nnames; i++)
         free(p->names[i]);
     free(p->names);
+    free(p->shadow);
     tps_strindex_release(&p->name_index);
     memset(p, 0, sizeof *p);
 }
@@ -217,6 +218,20 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                 if (op->deps[d] < 0 || op->deps[d] >= i)
                     return fail_at(at, r, i, err, "deps", "depends on op %d, not an earlier op",
                                    op->deps[d]);
+            if (op->mirrored) {
+                int mr = op->mirror_rank, mo = op->mirror_op;
+                if (mr < 0 || mr >= p->nranks || mr == r || (p->shadow && p->shadow[mr]) ||
+                    mo < 0 || mo >= p->ranks[mr].nops)
+                    return fail_at(at, r, i, err, "mirror",
+                                   "mirrors op %d of rank %d, which is no op of a rank simulated "
+                                   "in full",
+                                   mo, mr);
+                const struct mdl_op *m = &p->ranks[mr].ops[mo];
+                if (m->kind != op->kind || m->bytes != op->bytes)
+                    return fail_at(at, r, i, err, "mirror",
+                                   "mirrors op %d of rank %d, which is another kind or size", mo,
+                                   mr);
+            }
         }
         if (!coll) continue;
         int g = op->group;

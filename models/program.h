@@ -69,6 +69,11 @@ struct mdl_op {
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
     uint8_t warmup;             /* recorded during warm-up (a kernel's first, lazily loaded call) */
     int32_t iter;               /* iteration the op belongs to; -1 when a recording does not say */
+    /* A folded replica's op (models/job.h): it stands for the same op of an identical replica
+     * that is simulated in full, and starts once that op (op mirror_op of rank mirror_rank, a
+     * rank that is no shadow) has started, and after the op before it on its stream. */
+    uint8_t mirrored;
+    int32_t mirror_rank, mirror_op;
 };
 
 struct mdl_rank {
@@ -93,6 +98,10 @@ struct mdl_program {
     int micro_batches;              /* micro-batches in the program */
     double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */
     double peak_flops; /* dense peak FLOP/s of one GPU for the dtype, 0 when unknown */
+    /* Owned, nranks entries, or NULL: 1 for the GPU of a folded replica, whose ops only mirror
+     * those of a replica simulated in full (its traffic on shared links); reports average over
+     * the other GPUs, which stand for it. */
+    uint8_t *shadow;
 };
 
 int mdl_program_init(struct mdl_program *p, int nranks);
@@ -126,8 +135,9 @@ struct tps_error;
 /* Checks that a program can be replayed, as plain data: groups name distinct ranks in range;
  * every op's stream is valid and its dependencies are earlier ops; compute ops are on stream 0
  * and collectives on a communication stream; a collective's rank belongs to its group, a
- * send/recv group has two ranks, a rank uses a group from one stream only; and the members of a
- * group issue the same collectives (kind and size) in the same order. On failure fills err
+ * send/recv group has two ranks, a rank uses a group from one stream only; the members of a
+ * group issue the same collectives (kind and size) in the same order; and a mirrored op names an
+ * op of the same kind and size on a rank that is no shadow. On failure fills err
  * (field and message, no position) and, when an op is at fault, *at (may be NULL). */
 int mdl_program_check(const struct mdl_program *p, struct mdl_check_at *at, struct tps_error *err);
 

@@ -5,12 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/trace.h"
 #include "core/tune.h"
 #include "models/strategy.h"
 #include "platforms/spec.h"
 #include "sim/engine.h"
+
+/* Monotonic wall clock, s: TPSIM_TIMING=1 prints where a run's time goes. */
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void timing_note(const char *what, double since)
+{
+    if (getenv("TPSIM_TIMING"))
+        fprintf(stderr, "tpsim timing: %s %.3f s\n", what, wall_now() - since);
+}
 
 /* A job's op-by-op program above this many ops is folded when run.fold is auto. */
 #define FOLD_AUTO_OPS 1e6
@@ -48,9 +63,102 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
     return rc;
 }
 
-/* pipeline_lower; a job's fold (zeroed when its layers are op by op) goes to *fold_out. */
+/* Whether the replicas' own traffic (every group inside one replica: TP, pipeline neighbours,
+ * the tied embedding) can slow another replica: some link, direction or forwarding node that
+ * carries flows of two replicas or more, whose standalone bandwidths together exceed its
+ * capacity. All of a replica's ring and point-to-point flows are counted as concurrent, so the
+ * answer errs towards "yes". p: the job lowered with every replica. Returns 1, 0, or -1. */
+static int replicas_share_links(const struct mdl_program *p, const struct scn_scenario *s,
+                                const struct plat_topo *t)
+{
+    if (t->xml_path[0]) return 1; /* a user's SimGrid file: routes unknown here */
+    int per = s->strategy.tp * s->job.dp, tp = s->strategy.tp;
+    size_t nslots = 2 * (size_t)t->nlinks + (size_t)t->nnodes;
+    double *load = calloc(nslots + 1, sizeof *load);
+    int *owner = malloc((nslots + 1) * sizeof *owner);
+    if (!load || !owner) {
+        free(load);
+        free(owner);
+        return -1;
+    }
+    for (size_t i = 0; i < nslots; i++)
+        owner[i] = -1;
+    struct plat_route rt;
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct mdl_group *G = &p->groups[g];
+        int d = (G->ranks[0] % per) / tp, one = 1;
+        for (int m = 1; m < G->n && one; m++)
+            one = (G->ranks[m] % per) / tp == d;
+        for (int m = 0; one && G->n > 1 && m < G->n; m++) {
+            if (plat_topo_route(t, G->ranks[m], G->ranks[(m + 1) % G->n], &rt) != 0) continue;
+            for (int h = 0; h < rt.nhops; h++) {
+                const struct plat_hop *hp = &rt.hops[h];
+                size_t k = hp->link < 0 ? 2 * (size_t)t->nlinks + (size_t)hp->node
+                                        : 2 * (size_t)hp->link +
+                                              (t->links[hp->link].shared || hp->up ? 0 : 1);
+                load[k] += rt.bw_Bps;
+                owner[k] = owner[k] == -1 || owner[k] == d ? d : -2;
+            }
+        }
+    }
+    int shared = 0;
+    for (size_t k = 0; k < nslots && !shared; k++) {
+        if (owner[k] != -2) continue;
+        double cap = k >= 2 * (size_t)t->nlinks ? t->nodes[k - 2 * (size_t)t->nlinks].fwd_Bps
+                                                : t->links[k / 2].bw_Bps;
+        shared = cap > 0 && load[k] > cap * (1 + 1e-9);
+    }
+    free(load);
+    free(owner);
+    return shared;
+}
+
+/* How a folded job lowers its replicas: replica 0 in full, the others mirroring only the
+ * collectives over several replicas, or all their communication where their own traffic may
+ * meet on a link (replicas_share_links on one micro-batch of the job). */
+static int replicas_mode(const struct scn_scenario *s, enum mdl_replicas *rep,
+                         struct tps_error *err)
+{
+    *rep = MDL_REPLICAS_FULL;
+    if (s->job.dp < 2) return TPS_OK;
+    struct mdl_job one = s->job;
+    one.micro_batches = one.schedule == MDL_SCHED_INTERLEAVED ? one.pp : 1;
+    struct mdl_job_fold flat = {0};
+    struct mdl_program p;
+    int rc = mdl_job_lower(&one, &s->strategy, &s->model, &s->device, &s->framework, &flat,
+                           MDL_REPLICAS_FULL, &p, err);
+    int shared = rc ? -1 : replicas_share_links(&p, s, &s->topo);
+    mdl_program_release(&p);
+    if (rc) return rc;
+    if (shared < 0) return tps_error_oom(err);
+    *rep = shared ? MDL_REPLICAS_MIRROR : MDL_REPLICAS_SHARED;
+    return TPS_OK;
+}
+
+/* What a job's lowering folded, in words. */
+static void describe_folding(const struct scn_scenario *s, int fold, enum mdl_replicas rep,
+                             char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!fold) return;
+    int n = mdl_job_chunk_layers(&s->job, &s->model), used;
+    used = snprintf(buf, len,
+                    "layers: each chunk of %d layer(s) simulated once, then one op per "
+                    "step",
+                    n);
+    if (rep != MDL_REPLICAS_FULL && used > 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, "; replicas: 1..%d mirror replica 0's %s",
+                 s->job.dp - 1,
+                 rep == MDL_REPLICAS_MIRROR ? "communication (their traffic shares links)"
+                                            : "collectives over replicas (no link is shared "
+                                              "beyond its capacity)");
+}
+
+/* pipeline_lower; a job's fold (zeroed when its layers are op by op) goes to *fold_out, and
+ * what was folded, in words, to folding (may be NULL). */
 static int lower_scenario(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                           int micro_batches, struct mdl_program *p, struct mdl_job_fold *fold_out,
+                          int full_replicas, char *folding, size_t folding_len,
                           struct tps_error *err)
 {
     if (s->is_job && (!st || st == &s->strategy)) {
@@ -61,13 +169,19 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
                    FOLD_AUTO_OPS;
         struct mdl_job_fold own, *fp = fold_out ? fold_out : &own;
         memset(fp, 0, sizeof *fp);
+        enum mdl_replicas rep = MDL_REPLICAS_FULL;
         int rc = fold ? pipeline_fold(s, js, fp, err) : 0;
+        if (!rc && fold && !full_replicas) rc = replicas_mode(s, &rep, err);
         if (rc) {
             memset(p, 0, sizeof *p);
             return rc;
         }
-        return mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, p,
-                             err);
+        if (folding) describe_folding(s, fold, rep, folding, folding_len);
+        double w0 = wall_now();
+        rc = mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, rep,
+                           p, err);
+        timing_note("job lowering", w0);
+        return rc;
     }
     if (!st) {
         st = &s->strategy;
@@ -81,7 +195,7 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
 int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                    int micro_batches, struct mdl_program *p, struct tps_error *err)
 {
-    return lower_scenario(s, st, layers, micro_batches, p, NULL, err);
+    return lower_scenario(s, st, layers, micro_batches, p, NULL, 0, NULL, 0, err);
 }
 
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
@@ -97,14 +211,16 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
 
 int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
 {
-    int rc = lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, err);
+    int rc = lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, j->full_replicas, j->folding,
+                            sizeof j->folding, err);
     if (rc) return rc;
     const struct scn_scenario *s = &j->scn;
     scn_describe_model(s, j->model, sizeof j->model);
     scn_describe_strategy(s, j->strategy, sizeof j->strategy);
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
-    j->meta = (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy};
+    j->meta =
+        (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy, j->folding};
     if (s->is_job)
         mdl_job_memory(&s->job, &s->strategy, &s->model, &s->framework, &j->mem);
     else
@@ -147,7 +263,7 @@ int pipeline_load_trace(const char *input, const char *platform, const struct pl
     snprintf(j->device, sizeof j->device, "as recorded");
     snprintf(j->strategy, sizeof j->strategy, "as recorded");
     snprintf(j->platform, sizeof j->platform, "%s", spec);
-    j->meta = (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy};
+    j->meta = (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy, NULL};
     return TPS_OK;
 }
 
@@ -167,9 +283,15 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "the program has %d ranks but the platform only %d GPUs", p->nranks,
                              t->ngpus);
+    double w0 = wall_now();
     int rc = mdl_program_check(p, NULL, err);
+    timing_note("program check", w0);
+    w0 = wall_now();
     if (!rc) rc = tune_program(p, t, err);
+    timing_note("collective tuning", w0);
+    w0 = wall_now();
     if (!rc) rc = sim_engine_run(p, t, tm, err);
+    timing_note("engine (all)", w0);
     return rc;
 }
 
@@ -180,7 +302,9 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     struct timing *t = tm ? tm : &own;
     memset(r, 0, sizeof *r);
     int rc = pipeline_run_program(&j->prog, j->topo, t, err);
+    double w0 = wall_now();
     if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
+    timing_note("report", w0);
     if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
     if (!rc && !j->from_trace && j->scn.is_job) {
         /* a folded chunk's TP collectives ran inside its compute op: count them as such */

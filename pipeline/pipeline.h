@@ -28,11 +28,13 @@ struct pipeline_job {
     const struct plat_topo *topo; /* &scn.topo, &trace_topo, or a borrowed one */
     struct mdl_program prog;      /* lowered or read; tuned by pipeline_simulate */
     struct mdl_job_fold fold;     /* a job's folded chunk (zeroed when op by op) */
+    int full_replicas;            /* a folded job: lower every replica in full all the same */
     int has_memory;               /* a scenario: memory per GPU against the device */
     struct mdl_memory mem;
     double capacity;         /* bytes of one GPU */
     struct report_meta meta; /* descriptions for reports; point into the buffers below */
     char input[512], trace_dir[1024], model[256], strategy[256], device[64], platform[1100];
+    char folding[256]; /* what the lowering folded, "" when nothing */
 };
 
 /* Loads scenario `path` and lowers it. `like` (or NULL) is the file whose directory resolves the

@@ -51,6 +51,17 @@ static double wall_now(void)
 
 /* ------------------------------------------------------------------ child side */
 
+/* A folded replica's op waits until the op it mirrors has started. */
+static void wait_mirror(struct sim_ctx *c, const struct mdl_op *op)
+{
+    struct sim_rank_state *rs = &c->rs[op->mirror_rank];
+    if (rs->started[op->mirror_op]) return;
+    sg_mutex_lock(rs->mtx);
+    while (!rs->started[op->mirror_op])
+        sg_cond_wait(rs->cond, rs->mtx);
+    sg_mutex_unlock(rs->mtx);
+}
+
 static void wait_deps(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
     struct sim_rank_state *rs = &c->rs[rank];
@@ -104,8 +115,13 @@ static void stream_actor(int argc, char **argv)
         if (op->stream != a->stream) continue;
         wait_launch(rs, i);
         wait_deps(c, a->rank, op);
+        if (op->mirrored) wait_mirror(c, op);
         struct timing_span *ts = timing_op(c->tm, a->rank, i);
         ts->start = simgrid_get_clock();
+        if (rs->started) {
+            rs->started[i] = 1;
+            sg_cond_notify_all(rs->cond);
+        }
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
             sim_replay_run(c, a->rank, op);
         else if (op->dur_s > 0)
@@ -178,6 +194,13 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         if (!c->rs[r].done) return -1;
         c->rs[r].launched = host_needed(&p->ranks[r]) ? 0 : p->ranks[r].nops;
     }
+    for (int r = 0; r < p->nranks; r++) /* the ranks whose op starts are watched */
+        for (int i = 0; i < p->ranks[r].nops; i++) {
+            const struct mdl_op *op = &p->ranks[r].ops[i];
+            struct sim_rank_state *m = &c->rs[op->mirror_rank];
+            if (!op->mirrored || m->started) continue;
+            if (!(m->started = calloc((size_t)p->ranks[op->mirror_rank].nops + 1, 1))) return -1;
+        }
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *gr = &p->groups[g];
         c->mb[g] = calloc((size_t)gr->n * SIM_SLOTS, sizeof *c->mb[g]);

@@ -15,11 +15,12 @@
 #define SIM_SLOTS 16 /* mailboxes per group member, see replay.c */
 
 struct sim_rank_state {
-    sg_mutex_t mtx; /* guards done[] for cond waits */
-    sg_cond_t cond; /* signalled whenever an op of this rank completes or is launched */
-    uint8_t *done;  /* per op: completed */
-    int ndone;      /* ops completed */
-    int launched;   /* ops 0..launched-1 have been launched by the rank's host */
+    sg_mutex_t mtx;   /* guards done[] for cond waits */
+    sg_cond_t cond;   /* signalled whenever an op of this rank completes or is launched */
+    uint8_t *done;    /* per op: completed */
+    uint8_t *started; /* per op: started (ranks whose ops others mirror), else NULL */
+    int ndone;        /* ops completed */
+    int launched;     /* ops 0..launched-1 have been launched by the rank's host */
 };
 
 /* A rank stream's wire: the sends of its rings, each leaving at its own time (data ready plus

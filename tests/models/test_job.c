@@ -122,7 +122,8 @@ Test(job, lowering_places_tp_fastest_and_pairs_every_send_with_a_receive)
         .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 3};
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+              "%s", err.msg);
     cr_assert(eq(int, p.nranks, 8));
     cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
     cr_assert(eq(int, mdl_job_rank(&j, &st, 1, 1, 0), 6));
@@ -188,7 +189,8 @@ static int count_ops(const struct mdl_job *j, const struct mdl_strategy *st,
     cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
     struct mdl_program p;
     struct tps_error err = {0};
-    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+              "%s", err.msg);
     cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
     int n = 0;
     *flop = 0;
@@ -260,4 +262,69 @@ Test(job, selective_recompute_repeats_the_attention_core_and_drops_its_activatio
     /* 5 a s^2 b / t bytes per layer fewer (Korthikanti et al. 2022) */
     double sq = 5.0 * 16 * 2048 * 2048 / 2;
     cr_assert(fabs((all.activations - sel.activations) / (24 * sq) - 1) < 1e-12);
+}
+
+Test(job, folded_replicas_keep_only_mirrored_collectives_of_replica_zero)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {.pp = 2,
+                        .dp = 3,
+                        .schedule = MDL_SCHED_1F1B,
+                        .virtual_stages = 1,
+                        .micro_batches = 3,
+                        .distributed_optimizer = true};
+    for (int rep = MDL_REPLICAS_MIRROR; rep <= MDL_REPLICAS_SHARED; rep++) {
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(eq(int,
+                     mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, (enum mdl_replicas)rep, &p, &err),
+                     0),
+                  "%s", err.msg);
+        cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+        for (int s = 0; s < 2; s++)
+            for (int d = 0; d < 3; d++)
+                for (int t = 0; t < 2; t++) {
+                    int r = mdl_job_rank(&j, &st, s, d, t), r0 = mdl_job_rank(&j, &st, s, 0, t);
+                    cr_assert(eq(int, p.shadow[r], d > 0));
+                    int p2p = 0;
+                    for (int i = 0; d > 0 && i < p.ranks[r].nops; i++) {
+                        const struct mdl_op *o = &p.ranks[r].ops[i];
+                        cr_assert(mdl_op_is_coll((enum mdl_op_kind)o->kind), "no compute");
+                        cr_assert(o->mirrored && o->mirror_rank == r0);
+                        const struct mdl_op *x = &p.ranks[r0].ops[o->mirror_op];
+                        cr_assert(eq(int, x->kind, o->kind));
+                        cr_assert(eq(str, p.names[x->name], p.names[o->name]));
+                        p2p += o->kind == MDL_OP_SEND_RECV;
+                    }
+                    /* shared: the data-parallel reduce-scatter and all-gather, and the norm */
+                    if (d > 0 && rep == MDL_REPLICAS_SHARED) cr_assert(eq(int, p.ranks[r].nops, 3));
+                    if (d > 0 && rep == MDL_REPLICAS_MIRROR) cr_assert(eq(int, p2p, 3 * 2));
+                }
+        mdl_program_release(&p);
+    }
+}
+
+Test(job, a_mirror_must_name_an_op_of_a_rank_simulated_in_full)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {
+        .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 2};
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(
+        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_SHARED, &p, &err), 0));
+    int r = mdl_job_rank(&j, &st, 0, 1, 0);
+    cr_assert(gt(int, p.ranks[r].nops, 0));
+    p.ranks[r].ops[0].mirror_rank = mdl_job_rank(&j, &st, 0, 1, 1); /* another shadow */
+    struct mdl_check_at at;
+    cr_assert(ne(int, mdl_program_check(&p, &at, &err), 0));
+    cr_assert(eq(str, err.field, "mirror"));
+    cr_assert(eq(int, at.rank, r));
+    mdl_program_release(&p);
 }

@@ -44,6 +44,57 @@ Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics
     pipeline_release(&b);
 }
 
+/* Point-to-point ops a shadow GPU of the program keeps, -1 when no GPU is a shadow. */
+static int shadow_p2p(const struct mdl_program *p)
+{
+    for (int r = 0; p->shadow && r < p->nranks; r++) {
+        if (!p->shadow[r]) continue;
+        int n = 0;
+        for (int i = 0; i < p->ranks[r].nops; i++)
+            n += p->ranks[r].ops[i].kind == MDL_OP_SEND_RECV;
+        return n;
+    }
+    return -1;
+}
+
+Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
+{
+    /* two NICs: each replica has its own; one NIC: two replicas' messages meet on it */
+    const char *paths[] = {TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml",
+                           TPSIM_SOURCE_DIR "/tests/data/good/job-32-nic.yaml"};
+    for (int k = 0; k < 2; k++) {
+        struct pipeline_job a, b, c;
+        struct report ra, rb, rc;
+        double full = run(paths[k], 0, -1, &a, &ra);
+        double folded = run(paths[k], 1, -1, &b, &rb);
+        /* the same folded layers with every replica in full */
+        memset(&c, 0, sizeof c);
+        struct tps_error err = {0};
+        cr_assert(eq(int, scn_load(paths[k], &c.scn, &err), 0));
+        c.scn.fold = 1;
+        c.full_replicas = 1;
+        c.topo = &c.scn.topo;
+        cr_assert(eq(int, pipeline_lower_job(&c, &err), 0), "%s", err.msg);
+        cr_assert(eq(int, pipeline_simulate(&c, NULL, &rc, &err), 0), "%s", err.msg);
+        cr_assert(eq(ptr, c.prog.shadow, NULL));
+        cr_assert(eq(int, shadow_p2p(&b.prog), k == 0 ? 0 : 2 * 8), "k %d", k);
+        cr_assert(ne(ptr, strstr(b.folding, k == 0 ? "over replicas" : "shares links"), NULL), "%s",
+                  b.folding);
+        cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
+        cr_assert(lt(dbl, fabs(folded / rc.iteration_s - 1), 0.005), "%g vs %g", folded,
+                  rc.iteration_s);
+        cr_assert(lt(dbl, fabs(rb.compute_s / rc.compute_s - 1), 1e-9));
+        cr_assert(lt(dbl, fabs(rb.hardware_flop / rc.hardware_flop - 1), 1e-9));
+        cr_assert(eq(int, rb.nranks, 32));
+        report_release(&ra);
+        report_release(&rb);
+        report_release(&rc);
+        pipeline_release(&a);
+        pipeline_release(&b);
+        pipeline_release(&c);
+    }
+}
+
 Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
 {
     struct pipeline_job j;
