@@ -6,12 +6,23 @@
 
 #include "cli/cliutil.h"
 #include "core/tune.h"
+#include "pipeline/jobplan.h"
 #include "pipeline/planner.h"
 #include "core/scenario.h"
 
 static const char plan_help[] =
     "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
     "\n"
+    "A whole job (a scenario with strategy.pp/dp, pipeline: or training:, docs/jobs.md) is\n"
+    "planned over its GPUs and global batch: every tp x pp x dp of that many GPUs (tp inside\n"
+    "one machine), micro-batch 1, 2, 4 or 8, the 1F1B and interleaved schedules (virtual\n"
+    "stages up to 8), recomputation none, selective or full, 1D TP with and without sequence\n"
+    "parallelism (GPipe runs as long as 1F1B with more memory: not listed). Model, platform,\n"
+    "device and optimizer stay the scenario's. Candidates that do not fit in memory are\n"
+    "dropped; the rest are ranked by a closed form (docs/jobs.md) and the best N (default 1)\n"
+    "simulated as whole jobs, layers and replicas folded.\n"
+    "\n"
+    "Otherwise:\n"
     "Ranks tensor-parallel strategies of the scenario's TP degree on its model and platform:\n"
     "1D, every 2D mesh d1 x d2 in row-first and column-first placement, ATP chunk overlap\n"
     "(k = 1, 2, 4, 8) and the Oases schedule on and off (the scenario's recompute setting is\n"
@@ -23,8 +34,8 @@ static const char plan_help[] =
     "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
     "\n"
     "options:\n"
-    "  --sp           also try 1D with sequence parallelism\n"
-    "  --simulate N   simulate the N best predictions (default 8)\n"
+    "  --sp           also try 1D with sequence parallelism (a job always does)\n"
+    "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
     "  --top N        print the N best rows (default 20; 0 = all)\n"
     "  --ignore-memory  rank candidates that do not fit in the device's memory too\n"
     "  --json FILE    write every row as JSON\n"
@@ -120,6 +131,79 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
     return code;
 }
 
+/* A job's plan: the ranked table. */
+static void print_job_plan(const struct scn_scenario *s, int simulate, int ignore_memory, int top,
+                           const struct jobplan_row *rows, int n, const struct jobplan_info *info)
+{
+    char model[256];
+    scn_describe_model(s, model, sizeof model);
+    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\njob        %d GPUs, "
+           "global batch %ld; %d candidates, %d simulated\n",
+           model, s->platform_spec, s->topo.desc, s->device.name, s->device.mem_bytes / 1e9,
+           info->gpus, info->global_batch, info->candidates, simulate < n ? simulate : n);
+    if (info->dropped)
+        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info->dropped,
+               info->candidates, s->device.mem_bytes / 1e9,
+               ignore_memory ? "ranked anyway (--ignore-memory)"
+                             : "left out (--ignore-memory keeps them)");
+    double peak = s->device.peak_flops[s->model.dtype];
+    printf("\n%4s  %-64s %11s %11s %9s %6s %10s\n", "rank", "configuration", "simulated s",
+           "predicted s", "model TF/s", "MFU", "mem GB/GPU");
+    for (int i = 0; i < n && (top == 0 || i < top); i++) {
+        const struct jobplan_row *w = &rows[i];
+        char sim[32] = "-";
+        if (w->simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", w->simulated_s);
+        double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
+        double tf = t > 0 ? info->model_flop / t / info->gpus / 1e12 : 0;
+        printf("%4d  %-64s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, w->desc, sim,
+               w->predicted_s, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0, w->mem.total / 1e9,
+               w->fits ? "" : "!");
+    }
+    printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
+    if (info->dropped && ignore_memory) printf("(! does not fit in the device's memory)\n");
+    const struct jobplan_row *b = &rows[0];
+    printf("\nbest: %s\n", b->desc);
+    if (b->simulated_s > 0)
+        printf("  simulated %.3f s per iteration: pipeline bubble %.3f s, exposed TP %.3f s, "
+               "exposed DP %.3f s (mean per GPU)\n",
+               b->simulated_s, b->bubble_s, b->tp_exposed_s, b->dp_exposed_s);
+    printf("  memory %.1f GB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations "
+           "%.1f)\n",
+           b->mem.total / 1e9, b->mem.weights / 1e9, b->mem.gradients / 1e9, b->mem.optimizer / 1e9,
+           b->mem.activations / 1e9);
+}
+
+static int write_job_plan_json(const struct scn_scenario *s, const char *path, const char *json,
+                               const struct jobplan_row *rows, int n,
+                               const struct jobplan_info *info)
+{
+    double peak = s->device.peak_flops[s->model.dtype];
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const struct jobplan_row *w = &rows[i];
+        double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
+        double tf = t > 0 ? info->model_flop / t / info->gpus / 1e12 : 0;
+        const char *rc = w->st.recompute ? "full" : w->st.selective ? "selective" : "none";
+        json_t *row = json_pack(
+            "{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:s, s:b, s:f, s:o, s:f, s:f, s:f, s:b}",
+            "configuration", w->desc, "tp", w->st.tp, "pp", w->job.pp, "dp", w->job.dp,
+            "micro_batch", w->micro_batch, "micro_batches", w->job.micro_batches, "schedule",
+            mdl_schedule_names[w->job.schedule], "virtual_stages", w->job.virtual_stages,
+            "recompute", rc, "sequence_parallel", w->st.sequence_parallel, "predicted_s",
+            w->predicted_s, "simulated_s",
+            w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(), "model_tflops_per_gpu",
+            tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0, "memory_gb_per_gpu", w->mem.total / 1e9,
+            "memory_fits", w->fits);
+        json_array_append_new(arr, row);
+    }
+    return cli_write_json(
+        json_pack("{s:s, s:i, s:I, s:f, s:f, s:i, s:i, s:o}", "scenario", path, "gpus", info->gpus,
+                  "global_batch", (json_int_t)info->global_batch, "model_flop", info->model_flop,
+                  "device_memory_gb", s->device.mem_bytes / 1e9, "candidates", info->candidates,
+                  "dropped_for_memory", info->dropped, "rows", arr),
+        json, "plan");
+}
+
 struct plan_args {
     struct planner_opts o;
     int top;
@@ -162,7 +246,7 @@ int cli_plan(int argc, char **argv)
                                           {"top", required_argument, NULL, 't'},
                                           {"json", required_argument, NULL, 'j'},
                                           {0}};
-    struct plan_args a = {.o = {.simulate = 8}, .top = 20};
+    struct plan_args a = {.o = {.simulate = -1}, .top = 20};
     const char *path = NULL;
     int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "", longs, plan_option, &a, &path,
                               1, &npos);
@@ -177,6 +261,25 @@ int cli_plan(int argc, char **argv)
     struct planner_info info;
     int n = 0, code = 0;
     int rc = scn_load(path, &s, &err);
+    if (!rc && s.is_job) {
+        struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
+                                  .ignore_memory = o.ignore_memory};
+        struct jobplan_row *jr = NULL;
+        struct jobplan_info ji;
+        fprintf(stderr, "tpsim plan: ranking configurations of %ld GPUs...\n",
+                mdl_job_gpus(&s.job, &s.strategy));
+        rc = jobplan_run(&s, &jo, &jr, &n, &ji, &err);
+        if (rc) {
+            code = cli_report_error(&err);
+        } else {
+            print_job_plan(&s, jo.simulate, jo.ignore_memory, top, jr, n, &ji);
+            if (json) code = write_job_plan_json(&s, path, json, jr, n, &ji);
+        }
+        free(jr);
+        scn_release(&s);
+        return code;
+    }
+    if (o.simulate < 0) o.simulate = 8;
     if (!rc) {
         fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
         rc = planner_run(&s, &o, &rows, &n, &info, &err);

@@ -10,6 +10,13 @@
 
 double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
 {
+    return planner_predict_phases(p, t, NULL, err);
+}
+
+double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, double *fwd_s,
+                              struct tps_error *err)
+{
+    if (fwd_s) *fwd_s = 0;
     if (tune_program(p, t, err)) return -1;
     const struct mdl_rank *rk = &p->ranks[0];
     double *end = calloc((size_t)rk->nops + 1, sizeof *end), free_at[MDL_MAX_STREAMS] = {0};
@@ -59,6 +66,7 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
             if (dur < 0) dur = 0; /* a group of one */
         }
         end[i] = start + dur;
+        if (fwd_s && op->phase == MDL_PHASE_FWD && end[i] > *fwd_s) *fwd_s = end[i];
         free_at[op->stream] = end[i];
         if (end[i] > last) last = end[i];
     }

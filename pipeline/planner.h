@@ -22,6 +22,9 @@
  * lasting their duration and collectives their closed form (algorithm and protocol from the
  * tuner, filled into the ops). Returns the end time, or -1 with *err set. */
 double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err);
+/* The same, with the end of the last forward op in *fwd_s (may be NULL). */
+double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, double *fwd_s,
+                              struct tps_error *err);
 
 struct planner_opts {
     int sequence_parallel; /* also try 1D with sequence parallelism */

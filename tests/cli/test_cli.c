@@ -196,6 +196,36 @@ Test(cli, plan_ranks_only_what_fits_unless_asked)
     testdir_remove(d);
 }
 
+Test(cli, plan_on_a_job_ranks_whole_job_configurations)
+{
+    char d[256], json[300], args[1024];
+    static char out[65536];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "plan.json");
+    snprintf(args, sizeof args, "plan %s/tests/data/good/job-32.yaml --top 5 --json %s",
+             TPSIM_SOURCE_DIR, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "32 GPUs, global batch 32") != NULL, "%s", out);
+    cr_assert(strstr(out, "best: tp ") != NULL, "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    cr_assert(eq(int, (int)json_integer_value(json_object_get(j, "gpus")), 32));
+    json_t *rows = json_object_get(j, "rows");
+    cr_assert(gt(sz, json_array_size(rows), 5), "every row, not only the printed ones");
+    json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1);
+    cr_assert(ne(int, json_is_number(json_object_get(r0, "simulated_s")), 0), "the best simulated");
+    cr_assert(ne(int, json_is_null(json_object_get(r1, "simulated_s")), 0));
+    long tp = (long)json_integer_value(json_object_get(r0, "tp"));
+    long pp = (long)json_integer_value(json_object_get(r0, "pp"));
+    long dp = (long)json_integer_value(json_object_get(r0, "dp"));
+    cr_assert(eq(long, tp * pp * dp, 32));
+    cr_assert_not_null(json_string_value(json_object_get(r0, "schedule")));
+    cr_assert_not_null(json_string_value(json_object_get(r0, "recompute")));
+    json_decref(j);
+    testdir_remove(d);
+}
+
 Test(cli, trace_then_run_directory_prints_the_same_times)
 {
     char dir[256];

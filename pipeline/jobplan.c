@@ -1,0 +1,351 @@
+/* jobplan.c - enumerating, ranking and simulating whole-job configurations (see jobplan.h). */
+#include "pipeline/jobplan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "core/tune.h"
+#include "models/compute.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/planner.h"
+
+/* Bytes per parameter of the optimizer's memory-bound work (models/job.c: zeroing 4, the
+ * norm 4, Adam 30 in mixed precision, 24 in fp32; fp16 unscaling 8 more). */
+#define ZERO_B 4.0
+#define NORM_B 4.0
+
+enum { RC_NONE, RC_SELECTIVE, RC_FULL };
+static const char *const rc_names[] = {"none", "selective", "full"};
+
+/* A layer's forward and backward for one (tp, sp, recompute, micro-batch), predicted once. */
+struct layer_time {
+    int tp, sp, rc, b;
+    double fwd_s, bwd_s;
+};
+
+struct plan {
+    const struct scn_scenario *s;
+    int n, cap;
+    struct jobplan_row *v;
+    int ncache, cache_cap;
+    struct layer_time *cache;
+};
+
+static void strategy_of(const struct scn_scenario *s, int tp, int sp, int rc,
+                        struct mdl_strategy *st)
+{
+    *st = s->strategy;
+    st->kind = MDL_STRAT_1D;
+    st->tp = st->d1 = tp;
+    st->d2 = 1;
+    st->sequence_parallel = sp;
+    st->recompute = rc == RC_FULL;
+    st->selective = rc == RC_SELECTIVE;
+    st->chunks = 0;
+    st->oases = false;
+    st->extra_allgathers = false;
+}
+
+static struct mdl_model model_of(const struct scn_scenario *s, int b)
+{
+    struct mdl_model m = s->model;
+    m.micro_batch = b;
+    return m;
+}
+
+static int layer_time(struct plan *P, const struct mdl_strategy *st, int rc, int b, double *f,
+                      double *bw, struct tps_error *err)
+{
+    for (int i = 0; i < P->ncache; i++) {
+        const struct layer_time *c = &P->cache[i];
+        if (c->tp == st->tp && c->sp == st->sequence_parallel && c->rc == rc && c->b == b) {
+            *f = c->fwd_s;
+            *bw = c->bwd_s;
+            return TPS_OK;
+        }
+    }
+    struct mdl_model m = model_of(P->s, b);
+    struct mdl_program p;
+    int rc2 = mdl_strategy_lower(st, &m, &P->s->device, &P->s->framework, 1, 1, &p, err);
+    double fwd = 0, total = rc2 ? -1 : planner_predict_phases(&p, &P->s->topo, &fwd, err);
+    mdl_program_release(&p);
+    if (rc2) return rc2;
+    if (total < 0) return err->code ? err->code : TPS_EINVAL;
+    if (tps_grow(&P->cache, &P->cache_cap, P->ncache + 1, sizeof *P->cache, 16))
+        return tps_error_oom(err);
+    P->cache[P->ncache++] =
+        (struct layer_time){st->tp, st->sequence_parallel, rc, b, fwd, total - fwd};
+    *f = fwd;
+    *bw = total - fwd;
+    return TPS_OK;
+}
+
+/* Closed-form time of collective k of `bytes` on group g while groups others[] run the same. */
+static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double bytes,
+                        const struct mdl_group *const *set, int n, struct tps_error *err)
+{
+    struct tune_group_env env;
+    if (tune_group_env_set(t, set, n, &env, err)) return -1;
+    enum mdl_coll_algo algo = MDL_ALGO_AUTO;
+    enum mdl_coll_proto proto = MDL_PROTO_AUTO;
+    double x = tune_choose(&env, &t->nccl, k, bytes, &algo, &proto, err);
+    tune_group_env_release(&env);
+    return x;
+}
+
+/* Closed-form time of collective k of `bytes` on the groups of stage `st` that run it at once:
+ * axis 0 the TP groups (one per replica), 1 the data-parallel groups (one per TP rank), 2 the
+ * point-to-point pairs to the next stage (one per GPU of the stage), 3 the pairs of first and
+ * last stage that hold the tied embedding (one per GPU of stage 0). */
+static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w, int axis, int st,
+                       enum mdl_op_kind k, double bytes, struct tps_error *err)
+{
+    int tp = w->st.tp, dp = w->job.dp;
+    int ng = axis == 0 ? dp : axis == 1 ? tp : tp * dp, per = axis == 0 ? tp : axis == 1 ? dp : 2;
+    int hop = axis == 3 ? w->job.pp - 1 : 1;
+    int *ranks = malloc((size_t)ng * (size_t)per * sizeof *ranks);
+    struct mdl_group *g = malloc((size_t)ng * sizeof *g);
+    const struct mdl_group **set = malloc((size_t)ng * sizeof *set);
+    double x = -1;
+    if (!ranks || !g || !set) {
+        tps_error_oom(err);
+        goto done;
+    }
+    for (int i = 0; i < ng; i++) {
+        int *r = ranks + (size_t)i * (size_t)per;
+        for (int j = 0; j < per; j++)
+            r[j] = axis == 0 ? mdl_job_rank(&w->job, &w->st, st, i, j)
+                   : axis == 1
+                       ? mdl_job_rank(&w->job, &w->st, st, j, i)
+                       : mdl_job_rank(&w->job, &w->st, (st + j * hop) % w->job.pp, i / tp, i % tp);
+        g[i] = (struct mdl_group){.n = per, .ranks = r};
+        set[i] = &g[i];
+    }
+    x = coll_time(&s->topo, k, bytes, set, ng, err);
+done:
+    free(ranks);
+    free(g);
+    free(set);
+    return x;
+}
+
+/* The closed form of jobplan.h for row w. */
+static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
+{
+    const struct scn_scenario *s = P->s;
+    const struct mdl_device *dev = &s->device;
+    int rc = w->st.recompute ? RC_FULL : w->st.selective ? RC_SELECTIVE : RC_NONE;
+    double f = 0, b = 0;
+    int e = layer_time(P, &w->st, rc, w->micro_batch, &f, &b, err);
+    if (e) return e;
+    struct mdl_model m = model_of(s, w->micro_batch);
+    int p = w->job.pp, v = w->job.virtual_stages, M = w->job.micro_batches, tp = w->st.tp;
+    double n = (double)mdl_job_chunk_layers(&w->job, &m);
+    double T = ((double)M * v + p - 1) * n * (f + b);
+    double tokens = (double)m.micro_batch * (double)m.seq, wb = mdl_dtype_bytes(m.dtype);
+    if (m.vocab > 0) {
+        double lf = mdl_gemm_time(dev, m.dtype, 1, tokens, (double)m.vocab / tp, (double)m.hidden);
+        double ce = mdl_mem_time(dev, 3 * 4.0 * tokens * (double)m.vocab / tp);
+        T += M * (3 * lf + ce);
+    }
+    double act = tokens * (double)m.hidden * wb / tp;
+    if (p > 1) {
+        double x = 0; /* the slowest pair of neighbouring stages sets the pace */
+        for (int st = 0; st < (v > 1 ? p : p - 1); st++) {
+            double y = job_coll(s, w, 2, st, MDL_OP_SEND_RECV, act, err);
+            if (y < 0) return err->code ? err->code : TPS_EINVAL;
+            if (y > x) x = y;
+        }
+        /* each step's input comes from a neighbour that produced it one step earlier: the
+         * schedule's loop through the stages slips by one message each way per step */
+        T += ((double)M * v + p - 1) * 2.0 * x;
+        if (!w->st.sequence_parallel && tp > 1) {
+            double g = job_coll(s, w, 0, 0, MDL_OP_ALL_GATHER, act * tp, err);
+            if (g < 0) return err->code ? err->code : TPS_EINVAL;
+            T += (double)M * v * g;
+        }
+    }
+    double params = w->mem.weights / wb, gb = m.dtype == MDL_BF16 ? 4 : wb;
+    bool dist = w->job.distributed_optimizer && w->job.dp > 1;
+    if (w->job.dp > 1) {
+        double x = dist ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, params * gb, err)
+                        : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, params * gb, err);
+        double y = dist ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, params * wb, err) : 0;
+        if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
+        T += x + y;
+    }
+    if (m.vocab > 0 && p > 1 && !w->job.untied_embeddings) { /* after it, on the same stream */
+        double x = job_coll(s, w, 3, 0, MDL_OP_ALL_REDUCE,
+                            (double)m.vocab * (double)m.hidden / tp * gb, err);
+        if (x < 0) return err->code ? err->code : TPS_EINVAL;
+        T += x;
+    }
+    double shard = params / (dist ? w->job.dp : 1);
+    double opt = wb >= 4 ? 24 : 30, unscale = m.dtype == MDL_FP16 ? 8 : 0;
+    T += mdl_mem_time(dev, params * ZERO_B) + mdl_mem_time(dev, shard * (NORM_B + unscale)) +
+         mdl_mem_time(dev, shard * opt);
+    w->predicted_s = T;
+    return TPS_OK;
+}
+
+static void describe(struct jobplan_row *w)
+{
+    char sched[32] = "1f1b";
+    if (w->job.schedule == MDL_SCHED_INTERLEAVED)
+        snprintf(sched, sizeof sched, "interleaved x%d", w->job.virtual_stages);
+    int rc = w->st.recompute ? RC_FULL : w->st.selective ? RC_SELECTIVE : RC_NONE;
+    snprintf(w->desc, sizeof w->desc, "tp %d%s, pp %d %s, dp %d, mb %d, recompute %s", w->st.tp,
+             w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? sched : "",
+             w->job.dp, w->micro_batch, rc_names[rc]);
+}
+
+/* Adds the candidate if it fits the model; memory is computed here. */
+static int consider(struct plan *P, const struct mdl_strategy *st, const struct mdl_job *job, int b)
+{
+    struct mdl_model m = model_of(P->s, b);
+    struct tps_error e = {0};
+    if (mdl_strategy_check(st, &m, &e) || mdl_job_check(job, st, &m, &e)) return 0;
+    if (tps_grow(&P->v, &P->cap, P->n + 1, sizeof *P->v, 64)) return -1;
+    struct jobplan_row *w = &P->v[P->n++];
+    memset(w, 0, sizeof *w);
+    w->st = *st;
+    w->job = *job;
+    w->micro_batch = b;
+    mdl_job_memory(job, st, &m, &P->s->framework, &w->mem);
+    w->fits = w->mem.total <= P->s->device.mem_bytes;
+    describe(w);
+    return 0;
+}
+
+static int enumerate(struct plan *P, int N, long gb)
+{
+    const struct scn_scenario *s = P->s;
+    int per_machine = s->topo.machines > 0 ? s->topo.ngpus / s->topo.machines : s->topo.ngpus;
+    long L = s->model.layers;
+    static const int mbs[] = {1, 2, 4, 8};
+    for (int tp = 1; tp <= N && tp <= per_machine; tp++) {
+        if (N % tp) continue;
+        for (int pp = 1; pp <= L && pp <= N / tp; pp++) {
+            if (L % pp || (N / tp) % pp) continue;
+            int dp = N / tp / pp;
+            for (int bi = 0; bi < 4; bi++) {
+                int b = mbs[bi];
+                if (gb % ((long)dp * b)) continue;
+                long M = gb / ((long)dp * b);
+                if (M > 100000) continue;
+                for (int v = 1; v <= 8; v++) {
+                    if (v > 1 && (pp < 2 || L % ((long)pp * v) || M % pp)) continue;
+                    struct mdl_job job = s->job;
+                    job.pp = pp;
+                    job.dp = dp;
+                    job.micro_batches = (int)M;
+                    job.virtual_stages = v;
+                    job.schedule = v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
+                    for (int rc = RC_NONE; rc <= RC_FULL; rc++)
+                        for (int sp = 0; sp <= (tp > 1); sp++) {
+                            struct mdl_strategy st;
+                            strategy_of(s, tp, sp, rc, &st);
+                            if (consider(P, &st, &job, b)) return -1;
+                        }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int by_prediction(const void *a, const void *b)
+{
+    const struct jobplan_row *x = a, *y = b;
+    return (x->predicted_s > y->predicted_s) - (x->predicted_s < y->predicted_s);
+}
+
+static int by_result(const void *a, const void *b)
+{
+    const struct jobplan_row *x = a, *y = b;
+    int sx = x->simulated_s > 0, sy = y->simulated_s > 0;
+    if (sx != sy) return sy - sx;
+    double u = sx ? x->simulated_s : x->predicted_s, v = sx ? y->simulated_s : y->predicted_s;
+    return (u > v) - (u < v);
+}
+
+/* Simulates row w as a whole job, its layers and replicas folded. */
+static int simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err)
+{
+    struct pipeline_job j;
+    memset(&j, 0, sizeof j);
+    j.scn = *s; /* borrowed: only the program made here is released */
+    j.scn.model.micro_batch = w->micro_batch;
+    j.scn.strategy = w->st;
+    j.scn.job = w->job;
+    j.scn.micro_batches = w->job.micro_batches;
+    j.scn.fold = 1;
+    j.topo = &s->topo;
+    struct report r;
+    memset(&r, 0, sizeof r);
+    int rc = pipeline_lower_job(&j, err);
+    if (!rc) rc = pipeline_simulate(&j, NULL, &r, err);
+    if (!rc) {
+        w->simulated_s = r.iteration_s;
+        w->bubble_s = r.pipeline_bubble_s;
+        w->tp_exposed_s = r.tp_exposed_comm_s;
+        w->dp_exposed_s = r.dp_exposed_comm_s;
+    }
+    report_release(&r);
+    mdl_program_release(&j.prog);
+    return rc;
+}
+
+int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
+                struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
+                struct tps_error *err)
+{
+    struct plan P = {.s = s};
+    *rows = NULL;
+    *nrows = 0;
+    memset(info, 0, sizeof *info);
+    info->gpus = (int)mdl_job_gpus(&s->job, &s->strategy);
+    info->global_batch = s->global_batch;
+    info->model_flop = mdl_job_model_flop(&s->job, &s->model);
+    int rc = enumerate(&P, info->gpus, s->global_batch) ? tps_error_oom(err) : TPS_OK;
+    info->candidates = P.n;
+    if (!rc && P.n == 0)
+        rc = tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "training.global_batch",
+                           "no (tp, pp, dp, micro-batch) of %d GPUs fits the model and a global "
+                           "batch of %ld",
+                           info->gpus, s->global_batch);
+    int kept = 0;
+    double least = -1;
+    for (int i = 0; !rc && i < P.n; i++) {
+        if (least < 0 || P.v[i].mem.total < least) least = P.v[i].mem.total;
+        if (P.v[i].fits || o->ignore_memory) P.v[kept++] = P.v[i];
+    }
+    info->dropped = P.n - kept;
+    P.n = kept;
+    if (!rc && P.n == 0)
+        rc = tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy",
+                           "none of the %d candidates on %d GPUs fits in the %.1f GB of %s: the "
+                           "smallest needs %.1f GB per GPU (use --ignore-memory to rank them "
+                           "anyway)",
+                           info->candidates, info->gpus, s->device.mem_bytes / 1e9, s->device.name,
+                           least / 1e9);
+    for (int i = 0; !rc && i < P.n; i++)
+        rc = predict(&P, &P.v[i], err);
+    if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);
+    for (int i = 0; !rc && i < P.n && i < o->simulate; i++) {
+        fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", i + 1,
+                o->simulate < P.n ? o->simulate : P.n, P.v[i].desc);
+        rc = simulate(s, &P.v[i], err);
+    }
+    free(P.cache);
+    if (rc) {
+        free(P.v);
+        return rc;
+    }
+    qsort(P.v, (size_t)P.n, sizeof *P.v, by_result);
+    *rows = P.v;
+    *nrows = P.n;
+    return TPS_OK;
+}

@@ -1,0 +1,62 @@
+/* jobplan.h - the planner over whole jobs behind `tpsim plan` on a job scenario.
+ *
+ * For the job's N GPUs and global batch, jobplan_run enumerates every (tp, pp, dp) with
+ * tp x pp x dp = N (tp within one machine and dividing the heads, pp dividing the layers), every
+ * micro-batch size (1, 2, 4, 8) that divides the batch per replica, the 1F1B schedule and the
+ * interleaved one (virtual stages dividing the layers per stage, up to 8), recomputation (none,
+ * selective, full) and 1D TP with and without sequence parallelism; the scenario's model,
+ * platform, device and optimizer are kept. Candidates whose memory per GPU (mdl_job_memory)
+ * does not fit are dropped. The rest are ranked by a closed form:
+ *
+ *   T = (M v + p - 1)(t_f + t_b) + M t_logits + 2 (p - 1) t_p2p + M v t_gather
+ *       + t_dp + t_optimizer
+ *
+ * with t_f, t_b one chunk's forward and backward (a layer's from planner_predict_phases, times
+ * its layers), t_logits the last stage's logits and loss per micro-batch, t_p2p one message
+ * between stages on its route, t_gather the all-gather of a received message without sequence
+ * parallelism, t_dp the stage's gradient reduction (and parameter gather) over its replicas, all
+ * of one stage's groups at once (tuner's closed form), and t_optimizer the memory-bound step.
+ * The best are then simulated as whole jobs (layers and replicas folded, pipeline.h). Units:
+ * seconds, bytes.
+ */
+#ifndef PIPELINE_JOBPLAN_H
+#define PIPELINE_JOBPLAN_H
+
+#include "common/error.h"
+#include "core/scenario.h"
+#include "models/job.h"
+
+struct jobplan_opts {
+    int simulate;      /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory; /* keep candidates that do not fit in the device's memory */
+};
+
+struct jobplan_row {
+    struct mdl_strategy st; /* 1D, its tp, sequence parallelism and recomputation */
+    struct mdl_job job;     /* pp, dp, schedule, virtual stages, micro-batches per replica */
+    int micro_batch;        /* sequences per micro-batch */
+    char desc[160];
+    double predicted_s;    /* per iteration */
+    double simulated_s;    /* per iteration, or 0 when not simulated */
+    double bubble_s;       /* simulated: pipeline bubble, mean per GPU */
+    double tp_exposed_s;   /* simulated: exposed TP communication */
+    double dp_exposed_s;   /* simulated: exposed DP communication */
+    struct mdl_memory mem; /* the GPU that needs the most */
+    int fits;
+};
+
+struct jobplan_info {
+    int gpus;          /* N */
+    long global_batch; /* sequences per iteration */
+    int candidates;    /* enumerated */
+    int dropped;       /* left out: they do not fit in memory */
+    double model_flop; /* of one iteration: the same for every candidate */
+};
+
+/* Fills *rows (malloc'ed; simulated ones first by simulated time, then the rest by prediction)
+ * and *info for job scenario s. Fails when no candidate fits, naming the smallest need. */
+int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
+                struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
+                struct tps_error *err);
+
+#endif

@@ -1,0 +1,79 @@
+/* test_jobplan.c - the planner over whole jobs: what it enumerates, its closed form against the
+ * simulation, memory left out, the command's table and JSON. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/scenario.h"
+#include "pipeline/jobplan.h"
+
+TestSuite(jobplan, .timeout = 300);
+
+Test(jobplan, enumerates_every_split_of_the_gpus_and_batch_and_predicts_the_simulation)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0), "%s",
+              err.msg);
+    struct jobplan_opts o = {.simulate = 3};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, info.gpus, 32));
+    cr_assert(gt(int, n, 50), "%d rows", n);
+    int tps[9] = {0}, pps[25] = {0}, inter = 0;
+    for (int i = 0; i < n; i++) {
+        const struct jobplan_row *w = &rows[i];
+        cr_assert(eq(int, w->st.tp * w->job.pp * w->job.dp, 32), "%s", w->desc);
+        cr_assert(eq(long, (long)w->micro_batch * w->job.micro_batches * w->job.dp, 32), "%s",
+                  w->desc);
+        cr_assert(le(int, w->st.tp, 8), "tp stays inside a machine");
+        cr_assert(w->fits, "%s", w->desc);
+        cr_assert(eq(int, 24 % (w->job.pp * w->job.virtual_stages), 0));
+        tps[w->st.tp] = 1;
+        pps[w->job.pp] = 1;
+        inter += w->job.schedule == MDL_SCHED_INTERLEAVED;
+        /* sorted: the simulated ones first by their time, then by prediction */
+        if (i < 3) cr_assert(gt(dbl, w->simulated_s, 0));
+        if (i > 0 && i < 3) cr_assert(ge(dbl, w->simulated_s, rows[i - 1].simulated_s));
+        if (i > 3) cr_assert(ge(dbl, w->predicted_s, rows[i - 1].predicted_s));
+        /* the closed form stays within 15% of the simulated job */
+        if (w->simulated_s > 0)
+            cr_assert(lt(dbl, fabs(w->predicted_s / w->simulated_s - 1), 0.15), "%s: %g vs %g",
+                      w->desc, w->predicted_s, w->simulated_s);
+    }
+    /* tp 1, 2, 4, 8 (16 heads); pp dividing both 24 layers and 32 / tp */
+    cr_assert(tps[1] && tps[2] && tps[4] && tps[8]);
+    cr_assert(pps[1] && pps[2] && pps[4] && pps[8] && !pps[3]);
+    cr_assert(gt(int, inter, 0));
+    /* model FLOPs: the scenario's, whatever the split */
+    cr_assert(gt(dbl, info.model_flop, 0));
+    free(rows);
+    scn_release(&s);
+}
+
+Test(jobplan, drops_what_does_not_fit_and_says_how_much_the_smallest_needs)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0));
+    s.device.mem_bytes = 1e8; /* 100 MB: nothing fits */
+    struct jobplan_opts o = {.simulate = 0};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(ne(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0));
+    cr_assert(ne(ptr, strstr(err.msg, "--ignore-memory"), NULL), "%s", err.msg);
+    o.ignore_memory = 1;
+    err = (struct tps_error){0};
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, info.dropped, 0));
+    cr_assert(eq(int, n, info.candidates));
+    for (int i = 0; i < n; i++)
+        cr_assert(eq(int, rows[i].fits, 0));
+    free(rows);
+    scn_release(&s);
+}
