@@ -114,6 +114,8 @@ static const struct tps_ykey training_keys[] = {
     {"recompute", TPS_YK_ENUM, T(recompute), 0, {.names = recompute_names}},
     {"distributed_optimizer", TPS_YK_BOOL, T(job.distributed_optimizer), 0, {NULL}},
     {"untied_embeddings", TPS_YK_BOOL, T(job.untied_embeddings), 0, {NULL}},
+    {"overlap_grad_reduce", TPS_YK_BOOL, T(job.overlap_grad_reduce), 0, {NULL}},
+    {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef T
 #undef J
@@ -398,6 +400,11 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         if (!strcmp(e2.field, "micro_batches"))
             return tps_ydoc_fail(d, first_node(gbid, tid, sid), "training.global_batch", err, "%s",
                                  e2.msg);
+        if (!strcmp(e2.field, "overlap_param_gather")) {
+            int oid = tps_ydoc_get(d, tid, "overlap_param_gather");
+            return tps_ydoc_fail(d, first_node(oid, tid, sid), "training.overlap_param_gather", err,
+                                 "%s", e2.msg);
+        }
         return tps_ydoc_fail(d, first_node(ppid, sid, 0), "strategy.pp", err, "%s", e2.msg);
     }
     s->job = in.job;

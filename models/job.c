@@ -46,6 +46,12 @@ int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s
     return t + st->tp * (d + job->dp * s);
 }
 
+double mdl_job_bucket_params(const struct mdl_job *job)
+{
+    double b = 1e6 * job->dp;
+    return b > 4e7 ? b : 4e7;
+}
+
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m)
 {
     return (int)(m->layers / ((long)job->pp * job->virtual_stages));
@@ -72,6 +78,9 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
                              (long)job->pp * v, m->layers);
     if (job->micro_batches < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches", "must be at least 1");
+    if (job->overlap_param_gather && !job->distributed_optimizer)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
+                             "needs the distributed optimizer (distributed_optimizer: true)");
     if (job->schedule == MDL_SCHED_INTERLEAVED && job->micro_batches % job->pp)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
                              "the interleaved schedule needs micro-batches per replica (%d) to be "
@@ -184,7 +193,25 @@ struct stage {
     struct mdl_emitter *E;
     int s, rank;
     double act_bytes; /* one TP rank's share of a micro-batch's activations between stages */
+    int *first_fwd;   /* per chunk: the step of its first forward, -1 if none yet */
+    int *last_bwd;    /* per chunk: the step of its last backward */
+    int *gathered;    /* overlap_param_gather: per chunk and bucket, its all-gather op */
+    int last_dp;      /* the last gradient reduction emitted on the DP stream, -1 none */
 };
+
+/* Layers per gradient bucket of a chunk (at least one): buckets fill in backward order. */
+static int bucket_layers(const struct stage *S)
+{
+    double lp = mdl_strategy_layer_params(S->st, S->m);
+    int k = lp > 0 ? (int)(mdl_job_bucket_params(S->job) / lp) : 1;
+    int n = mdl_job_chunk_layers(S->job, S->m);
+    return k < 1 ? 1 : k > n ? n : k;
+}
+
+static bool dist_opt(const struct mdl_job *job)
+{
+    return job->distributed_optimizer && job->dp > 1;
+}
 
 static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
                   const char *name, int mb, enum mdl_phase ph, int after)
@@ -210,27 +237,73 @@ static int p2p_recv(struct stage *S, int stream, int group, const char *name, in
     return x;
 }
 
-/* A chunk's layers: op by op, or one folded op. */
-static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after)
+/* Layers [first + lo, first + lo + cnt) of a chunk of n: op by op, or their share of the folded
+ * chunk as one op. */
+static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int cnt, int n, int mb,
+                      int after)
 {
-    int n = mdl_job_chunk_layers(S->job, S->m);
-    int first = (chunk * S->job->pp + S->s) * n;
-    if (!S->fold) return mdl_emitter_layers(S->E, ph, first, n, mb, after);
+    if (!S->fold) return mdl_emitter_layers(S->E, ph, first + lo, cnt, mb, after);
     struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
     bool fwd = ph == MDL_PHASE_FWD;
-    op.dur_s = fwd ? S->fold->fwd_s : S->fold->bwd_s;
-    op.flop = fwd ? S->fold->fwd_flop : S->fold->bwd_flop;
+    double share = (double)cnt / n;
+    op.dur_s = (fwd ? S->fold->fwd_s : S->fold->bwd_s) * share;
+    op.flop = (fwd ? S->fold->fwd_flop : S->fold->bwd_flop) * share;
     if (after >= 0) op.deps[op.ndeps++] = after;
     int x = mdl_emitter_op(S->E, &op, fwd ? "layers_fwd" : "layers_bwd", mb, ph);
     if (x >= 0) {
         struct mdl_op *o = &S->p->ranks[S->rank].ops[x];
-        o->layer = first;
+        o->layer = first + lo;
         o->launch_s = 0; /* the folded simulation launched its kernels */
     }
     return x;
 }
 
-static int stage_step(struct stage *S, const struct mdl_job_step *st)
+/* A chunk's layers: op by op, or one folded op. The chunk's first forward waits for its
+ * buckets' parameters (overlap_param_gather), and after its last backward each bucket's
+ * gradients are reduced as soon as its layers are done (overlap_grad_reduce). */
+static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after, int step)
+{
+    const struct mdl_job *job = S->job;
+    int n = mdl_job_chunk_layers(job, S->m);
+    int first = (chunk * job->pp + S->s) * n, k = bucket_layers(S), nb = (n + k - 1) / k;
+    bool fwd = ph == MDL_PHASE_FWD;
+    bool gather = fwd && job->overlap_param_gather && dist_opt(job) && S->first_fwd[chunk] == step;
+    bool reduce = !fwd && job->overlap_grad_reduce && job->dp > 1 && S->last_bwd[chunk] == step;
+    if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
+    double lp = mdl_strategy_layer_params(S->st, S->m), gb = S->m->dtype == MDL_BF16 ? 4 : 0;
+    if (gb == 0) gb = mdl_dtype_bytes(S->m->dtype);
+    int x = after;
+    for (int b = 0; b < nb && x >= -1; b++) {
+        /* forward: buckets from the chunk's first layer up; backward: from its last layer down */
+        int lo = fwd ? b * k : n - (b + 1) * k, cnt = k;
+        if (lo < 0) {
+            cnt += lo;
+            lo = 0;
+        }
+        if (fwd && lo + cnt > n) cnt = n - lo;
+        if (gather) { /* an empty op joins the bucket's gather and what the part waited for */
+            struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
+            op.deps[op.ndeps++] = S->gathered[chunk * nb + b];
+            if (x >= 0) op.deps[op.ndeps++] = x;
+            x = mdl_emitter_op(S->E, &op, "wait_params", mb, ph);
+            if (x < 0) return -1;
+            S->p->ranks[S->rank].ops[x].launch_s = 0;
+            x = chunk_part(S, ph, first, lo, cnt, n, mb, x);
+            if (x < 0) return -1;
+            continue;
+        }
+        x = chunk_part(S, ph, first, lo, cnt, n, mb, x);
+        if (x < 0) return -1;
+        bool dist = dist_opt(job);
+        int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
+                       cnt * lp * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, x);
+        if (y < 0) return -1;
+        S->last_dp = y;
+    }
+    return x;
+}
+
+static int stage_step(struct stage *S, const struct mdl_job_step *st, int step)
 {
     int p = S->job->pp, vs = st->chunk * p + S->s, last = p * S->job->virtual_stages - 1;
     int mb = st->mb, x = -1;
@@ -238,7 +311,7 @@ static int stage_step(struct stage *S, const struct mdl_job_step *st)
         if (vs > 0)
             x = p2p_recv(S, MDL_STREAM_RECV_FWD, G_RECV_FWD, "recv_activations", mb, MDL_PHASE_FWD);
         if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x);
+        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, step);
         if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
         if (vs < last && x >= 0)
             x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_FWD, G_SEND_FWD, S->act_bytes,
@@ -247,7 +320,7 @@ static int stage_step(struct stage *S, const struct mdl_job_step *st)
         if (vs < last)
             x = p2p_recv(S, MDL_STREAM_RECV_BWD, G_RECV_BWD, "recv_gradients", mb, MDL_PHASE_BWD);
         if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x);
+        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, step);
         if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
         if (vs > 0 && x >= 0)
             x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_BWD, G_SEND_BWD, S->act_bytes,
@@ -264,12 +337,17 @@ static int stage_tail(struct stage *S)
     const struct mdl_model *m = S->m;
     int last = S->p->ranks[S->rank].nops - 1;
     double params = stage_params(job, S->st, m, S->s), gb = grad_bytes(m);
-    bool dist = job->distributed_optimizer && job->dp > 1;
-    int deps[2] = {-1, -1};
-    if (job->dp > 1)
+    bool dist = dist_opt(job);
+    int deps[2] = {S->last_dp, -1};
+    /* what the buckets have not reduced yet: everything, or the embedding's share */
+    double rest = params;
+    if (job->overlap_grad_reduce)
+        rest -= (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
+                mdl_strategy_layer_params(S->st, m);
+    if (job->dp > 1 && rest > 0.5)
         deps[0] =
             op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
-                   params * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, last);
+                   rest * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
         deps[1] = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_EMB,
@@ -300,10 +378,39 @@ static int stage_tail(struct stage *S)
     op.bytes = shard * per;
     op.dur_s = mdl_mem_time(S->dev, op.bytes);
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
-    if (x >= 0 && dist)
+    if (x >= 0 && dist && !job->overlap_param_gather)
         x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, params * mdl_dtype_bytes(m->dtype),
                    "ag_params_dp", -1, MDL_PHASE_OTHER, x);
     return x;
+}
+
+/* overlap_param_gather: at the start, the parameters the last optimizer step updated are
+ * all-gathered over the replicas, the embedding's first, then each chunk's buckets in the order
+ * its first forward needs them (gathered[chunk x nb + bucket]). */
+static int stage_gathers(struct stage *S, int nb, int k)
+{
+    const struct mdl_job *job = S->job;
+    const struct mdl_model *m = S->m;
+    int n = mdl_job_chunk_layers(job, m), v = job->virtual_stages;
+    double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
+    double rest = stage_params(job, S->st, m, S->s) - (double)n * v * lp;
+    if (rest > 0.5 && op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, rest * wb, "ag_params_dp",
+                             -1, MDL_PHASE_OTHER, -1) < 0)
+        return -1;
+    /* chunks in the order of their first forward */
+    for (int done = 0; done < v; done++) {
+        int c = -1;
+        for (int i = 0; i < v; i++)
+            if (S->gathered[i * nb] == -2 && (c < 0 || S->first_fwd[i] < S->first_fwd[c])) c = i;
+        for (int b = 0; b < nb; b++) {
+            int cnt = b * k + k > n ? n - b * k : k;
+            int g = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, cnt * lp * wb, "ag_params_dp",
+                           -1, MDL_PHASE_OTHER, -1);
+            if (g < 0) return -1;
+            S->gathered[c * nb + b] = g;
+        }
+    }
+    return 0;
 }
 
 /* Lowers stage s's template into rank `rank` of p. */
@@ -325,19 +432,38 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                       .rank = rank};
     S.act_bytes = (double)m->micro_batch * (double)m->seq * (double)m->hidden *
                   mdl_dtype_bytes(m->dtype) / st->tp;
-    if (!steps || !S.E) rc = -1;
-    if (!rc) mdl_job_schedule(job, s, steps);
+    S.last_dp = -1;
+    int v = job->virtual_stages, n = mdl_job_chunk_layers(job, m);
+    int k = steps && S.E ? bucket_layers(&S) : 1, nb = (n + k - 1) / k;
+    S.first_fwd = malloc((size_t)v * sizeof *S.first_fwd);
+    S.last_bwd = malloc((size_t)v * sizeof *S.last_bwd);
+    S.gathered = malloc((size_t)v * (size_t)nb * sizeof *S.gathered);
+    if (!steps || !S.E || !S.first_fwd || !S.last_bwd || !S.gathered) rc = -1;
     if (!rc) {
+        mdl_job_schedule(job, s, steps);
+        for (int c = 0; c < v; c++)
+            S.first_fwd[c] = S.last_bwd[c] = -1;
+        for (int i = 0; i < v * nb; i++)
+            S.gathered[i] = -2; /* not gathered yet */
+        for (int i = 0; i < total; i++) {
+            int c = steps[i].chunk;
+            if (steps[i].phase == MDL_PHASE_FWD && S.first_fwd[c] < 0) S.first_fwd[c] = i;
+            if (steps[i].phase == MDL_PHASE_BWD) S.last_bwd[c] = i;
+        }
         struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
         op.bytes = stage_params(job, st, m, s) * ZERO_BYTES;
         op.dur_s = mdl_mem_time(dev, op.bytes);
         if (mdl_emitter_op(S.E, &op, "zero_grads", -1, MDL_PHASE_OTHER) < 0) rc = -1;
     }
-    for (int k = 0; !rc && k < total; k++)
-        if (stage_step(&S, &steps[k]) < 0) rc = -1;
+    if (!rc && job->overlap_param_gather && dist_opt(job)) rc = stage_gathers(&S, nb, k);
+    for (int i = 0; !rc && i < total; i++)
+        if (stage_step(&S, &steps[i], i) < 0) rc = -1;
     if (!rc && stage_tail(&S) < 0) rc = -1;
     mdl_emitter_free(S.E);
     free(steps);
+    free(S.first_fwd);
+    free(S.last_bwd);
+    free(S.gathered);
     return rc;
 }
 

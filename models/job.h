@@ -37,7 +37,15 @@ struct mdl_job {
     int micro_batches;          /* per replica and iteration: global batch / (dp x micro-batch) */
     bool distributed_optimizer; /* ZeRO-1: optimizer state sharded over the replicas */
     bool untied_embeddings;     /* the logits have their own weights (no embedding all-reduce) */
+    bool overlap_grad_reduce;   /* each bucket's gradients reduced as soon as the last backward of
+                                   its layers is done, under the rest of the backward */
+    bool overlap_param_gather;  /* distributed optimizer: each bucket's parameters gathered under
+                                   the forward (the first micro-batch of each chunk waits for its
+                                   buckets) instead of after the optimizer step */
 };
+
+/* Parameters per gradient bucket, Megatron-LM's default: max(40 M, 1 M x dp). */
+double mdl_job_bucket_params(const struct mdl_job *job);
 
 /* Checks the job against the strategy and model (layers divide into stages and chunks, the
  * interleaved schedule's micro-batch count a multiple of pp). Fills err->msg and err->field

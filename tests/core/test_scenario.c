@@ -43,6 +43,8 @@ static const struct bad_case cases[] = {
     {"job_run_layers.yaml", 5, 15, "run.layers", "a job runs the whole model"},
     {"job_too_many_gpus.yaml", 4, 30, "strategy.dp", "the platform has 16"},
     {"job_virtual_stages.yaml", 5, 44, "pipeline.virtual_stages", "interleaved only"},
+    {"job_overlap_param_gather.yaml", 5, 61, "training.overlap_param_gather",
+     "needs the distributed optimizer"},
     {"run_fold_not_job.yaml", 5, 13, "run.fold", "applies to jobs only"},
     {"job_bad_fold.yaml", 5, 13, "run.fold", "auto, true or false"},
     {"mesh_not_tp.yaml", 7, 9, "strategy.mesh", "must multiply to tp"},

@@ -328,3 +328,72 @@ Test(job, a_mirror_must_name_an_op_of_a_rank_simulated_in_full)
     cr_assert(eq(int, at.rank, r));
     mdl_program_release(&p);
 }
+
+/* Sums the bytes of rank r's ops named `name`, and counts them; *after_opt: how many come after
+ * the optimizer step. */
+static int sum_ops(const struct mdl_program *p, int r, const char *name, double *bytes,
+                   int *after_opt)
+{
+    int n = 0, seen_opt = 0;
+    *bytes = 0;
+    *after_opt = 0;
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *o = &p->ranks[r].ops[i];
+        if (!strcmp(p->names[o->name], "optimizer_step")) seen_opt = 1;
+        if (strcmp(p->names[o->name], name)) continue;
+        n++;
+        *bytes += o->bytes;
+        *after_opt += seen_opt;
+    }
+    return n;
+}
+
+Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
+{
+    struct mdl_model m = model(); /* 24 layers, hidden 2048 */
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {.pp = 2,
+                        .dp = 2,
+                        .schedule = MDL_SCHED_1F1B,
+                        .virtual_stages = 1,
+                        .micro_batches = 3,
+                        .distributed_optimizer = true};
+    struct tps_error err = {0};
+    double rs0, ag0, rs1, ag1;
+    int after;
+    struct mdl_program a, b;
+    cr_assert(
+        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &a, &err), 0));
+    cr_assert(eq(int, sum_ops(&a, 0, "rs_grads_dp", &rs0, &after), 1));
+    cr_assert(eq(int, sum_ops(&a, 0, "ag_params_dp", &ag0, &after), 1));
+    cr_assert(eq(int, after, 1), "gathered after the optimizer step");
+    j.overlap_grad_reduce = j.overlap_param_gather = true;
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &b, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(&b, NULL, &err), 0), "%s", err.msg);
+    /* 12 layers of 12 h^2 / 2 = 25.2 M parameters a GPU: one bucket of 40 M holds 1 layer, so 12
+     * buckets, plus the embedding's share on the first stage, reduced at the end */
+    double lp = mdl_strategy_layer_params(&st, &m);
+    cr_assert(eq(dbl, mdl_job_bucket_params(&j), 4e7));
+    int k = (int)(4e7 / lp), nb = (12 + k - 1) / k;
+    cr_assert(eq(int, sum_ops(&b, 0, "rs_grads_dp", &rs1, &after), nb + 1));
+    cr_assert(lt(dbl, fabs(rs1 / rs0 - 1), 1e-12), "the same bytes in all");
+    cr_assert(eq(int, sum_ops(&b, 0, "ag_params_dp", &ag1, &after), nb + 1));
+    cr_assert(eq(int, after, 0), "gathered under the forward, not after the optimizer");
+    cr_assert(lt(dbl, fabs(ag1 / ag0 - 1), 1e-12));
+    /* the last stage holds the tied copy of the embedding: its share is reduced at the end too */
+    int last = mdl_job_rank(&j, &st, 1, 0, 0);
+    cr_assert(eq(int, sum_ops(&b, last, "rs_grads_dp", &rs1, &after), nb + 1));
+    /* every bucket's reduction follows the last backward of its layers, before the stage ends */
+    int first_rs = -1, last_bwd = -1;
+    for (int i = 0; i < b.ranks[0].nops; i++) {
+        const struct mdl_op *o = &b.ranks[0].ops[i];
+        if (!strcmp(b.names[o->name], "rs_grads_dp") && first_rs < 0) first_rs = i;
+        if (o->phase == MDL_PHASE_BWD && o->stream == MDL_STREAM_COMPUTE) last_bwd = i;
+    }
+    cr_assert(lt(int, first_rs, last_bwd), "the first bucket is reduced under the backward");
+    mdl_program_release(&a);
+    mdl_program_release(&b);
+}

@@ -95,6 +95,37 @@ Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
     }
 }
 
+Test(job, overlapped_buckets_hide_part_of_the_data_parallel_time)
+{
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/job-32-overlap.yaml";
+    struct pipeline_job a, b, c;
+    struct report ra, rb, rc;
+    double full = run(path, 0, -1, &a, &ra);
+    double folded = run(path, 1, -1, &b, &rb);
+    cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
+    /* the same job without overlap: everything after the backward */
+    memset(&c, 0, sizeof c);
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(path, &c.scn, &err), 0));
+    c.scn.fold = 0;
+    c.scn.job.overlap_grad_reduce = c.scn.job.overlap_param_gather = false;
+    c.topo = &c.scn.topo;
+    cr_assert(eq(int, pipeline_lower_job(&c, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_simulate(&c, NULL, &rc, &err), 0), "%s", err.msg);
+    cr_assert(lt(dbl, full, rc.iteration_s * 0.99), "overlap %g s, after the backward %g s", full,
+              rc.iteration_s);
+    cr_assert(lt(dbl, ra.dp_exposed_comm_s, rc.dp_exposed_comm_s));
+    /* the data-parallel traffic is the same, only its time moves */
+    cr_assert(lt(dbl, fabs(ra.bytes_sent / rc.bytes_sent - 1), 1e-9), "%g vs %g", ra.bytes_sent,
+              rc.bytes_sent);
+    report_release(&ra);
+    report_release(&rb);
+    report_release(&rc);
+    pipeline_release(&a);
+    pipeline_release(&b);
+    pipeline_release(&c);
+}
+
 Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
 {
     struct pipeline_job j;
