@@ -1,6 +1,7 @@
 /* jobplan.c - enumerating, ranking and simulating whole-job configurations (see jobplan.h). */
 #include "pipeline/jobplan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,20 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
                         : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, params * gb, err);
         double y = dist ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, params * wb, err) : 0;
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
+        /* overlapped: the buckets run under the last backward (forward) of every chunk, so what
+         * stays exposed is the last bucket, or what the compute cannot cover */
+        double lp = mdl_strategy_layer_params(&w->st, &m);
+        int k = lp > 0 ? (int)(mdl_job_bucket_params(&w->job) / lp) : 1;
+        k = k < 1 ? 1 : k > n ? (int)n : k;
+        double buckets = v * ceil(n / k);
+        if (w->job.overlap_grad_reduce) {
+            double cover = x - v * n * b;
+            x = cover > x / buckets ? cover : x / buckets;
+        }
+        if (w->job.overlap_param_gather) {
+            double cover = y - v * n * f;
+            y = cover > y / buckets ? cover : y / buckets;
+        }
         T += x + y;
     }
     if (m.vocab > 0 && p > 1 && !w->job.untied_embeddings) { /* after it, on the same stream */
@@ -196,9 +211,9 @@ static void describe(struct jobplan_row *w)
     if (w->job.schedule == MDL_SCHED_INTERLEAVED)
         snprintf(sched, sizeof sched, "interleaved x%d", w->job.virtual_stages);
     int rc = w->st.recompute ? RC_FULL : w->st.selective ? RC_SELECTIVE : RC_NONE;
-    snprintf(w->desc, sizeof w->desc, "tp %d%s, pp %d %s, dp %d, mb %d, recompute %s", w->st.tp,
-             w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? sched : "",
-             w->job.dp, w->micro_batch, rc_names[rc]);
+    snprintf(w->desc, sizeof w->desc, "tp %d%s, pp %d%s%s, dp %d, mb %d, recompute %s", w->st.tp,
+             w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? " " : "",
+             w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch, rc_names[rc]);
 }
 
 /* Adds the candidate if it fits the model; memory is computed here. */
