@@ -63,21 +63,34 @@ static void print_axes(const struct scn_scenario *s, const struct mdl_strategy *
     }
 }
 
+/* The header's model, platform and device lines. */
+static void print_setting(const struct scn_scenario *s)
+{
+    char model[256];
+    scn_describe_model(s, model, sizeof model);
+    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\n", model, s->platform_spec,
+           s->topo.desc, s->device.name, s->device.mem_bytes / 1e9);
+}
+
+/* The header's memory line: how many candidates were left out (or kept) for memory. */
+static void print_dropped(const struct scn_scenario *s, int dropped, int candidates,
+                          int ignore_memory)
+{
+    if (!dropped) return;
+    printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", dropped,
+           candidates, s->device.mem_bytes / 1e9,
+           ignore_memory ? "ranked anyway (--ignore-memory)"
+                         : "left out (--ignore-memory keeps them)");
+}
+
 /* The ranked table, the best strategy and its mesh axes. */
 static void print_plan(const struct scn_scenario *s, const struct planner_opts *o, int top,
                        const struct planner_row *rows, int n, const struct planner_info *info)
 {
-    char model[256];
-    scn_describe_model(s, model, sizeof model);
-    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\niteration  %d layer(s) x %d "
-           "micro-batch(es); %d candidates, %d simulated\n",
-           model, s->platform_spec, s->topo.desc, s->device.name, s->device.mem_bytes / 1e9,
-           s->layers, s->micro_batches, info->candidates, o->simulate < n ? o->simulate : n);
-    if (info->dropped)
-        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info->dropped,
-               info->candidates, s->device.mem_bytes / 1e9,
-               o->ignore_memory ? "ranked anyway (--ignore-memory)"
-                                : "left out (--ignore-memory keeps them)");
+    print_setting(s);
+    printf("iteration  %d layer(s) x %d micro-batch(es); %d candidates, %d simulated\n", s->layers,
+           s->micro_batches, info->candidates, o->simulate < n ? o->simulate : n);
+    print_dropped(s, info->dropped, info->candidates, o->ignore_memory);
     double peak = s->device.peak_flops[s->model.dtype];
     printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
            "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
@@ -135,17 +148,10 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
 static void print_job_plan(const struct scn_scenario *s, int simulate, int ignore_memory, int top,
                            const struct jobplan_row *rows, int n, const struct jobplan_info *info)
 {
-    char model[256];
-    scn_describe_model(s, model, sizeof model);
-    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\njob        %d GPUs, "
-           "global batch %ld; %d candidates, %d simulated\n",
-           model, s->platform_spec, s->topo.desc, s->device.name, s->device.mem_bytes / 1e9,
-           info->gpus, info->global_batch, info->candidates, simulate < n ? simulate : n);
-    if (info->dropped)
-        printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", info->dropped,
-               info->candidates, s->device.mem_bytes / 1e9,
-               ignore_memory ? "ranked anyway (--ignore-memory)"
-                             : "left out (--ignore-memory keeps them)");
+    print_setting(s);
+    printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated\n", info->gpus,
+           info->global_batch, info->candidates, simulate < n ? simulate : n);
+    print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[s->model.dtype];
     printf("\n%4s  %-64s %11s %11s %9s %6s %10s\n", "rank", "configuration", "simulated s",
            "predicted s", "model TF/s", "MFU", "mem GB/GPU");

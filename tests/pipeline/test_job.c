@@ -9,19 +9,32 @@
 
 TestSuite(job, .timeout = 300);
 
-static double run(const char *path, int fold, int schedule, struct pipeline_job *j,
-                  struct report *r)
+/* Loads the scenario into *j as loaded, fold set (the caller may change more before
+ * simulate()). */
+static void load(const char *path, int fold, struct pipeline_job *j)
 {
     struct tps_error err = {0};
-    /* the scenario as loaded, then its fold and schedule set */
     memset(j, 0, sizeof *j);
     cr_assert(eq(int, scn_load(path, &j->scn, &err), 0), "%s", err.msg);
     j->scn.fold = fold;
-    if (schedule >= 0) j->scn.job.schedule = (enum mdl_schedule)schedule;
     j->topo = &j->scn.topo;
+}
+
+/* Lowers and simulates *j; returns the iteration time. */
+static double simulate(struct pipeline_job *j, struct report *r)
+{
+    struct tps_error err = {0};
     cr_assert(eq(int, pipeline_lower_job(j, &err), 0), "%s", err.msg);
     cr_assert(eq(int, pipeline_simulate(j, NULL, r, &err), 0), "%s", err.msg);
     return r->iteration_s;
+}
+
+static double run(const char *path, int fold, int schedule, struct pipeline_job *j,
+                  struct report *r)
+{
+    load(path, fold, j);
+    if (schedule >= 0) j->scn.job.schedule = (enum mdl_schedule)schedule;
+    return simulate(j, r);
 }
 
 Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics)
@@ -68,14 +81,9 @@ Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
         double full = run(paths[k], 0, -1, &a, &ra);
         double folded = run(paths[k], 1, -1, &b, &rb);
         /* the same folded layers with every replica in full */
-        memset(&c, 0, sizeof c);
-        struct tps_error err = {0};
-        cr_assert(eq(int, scn_load(paths[k], &c.scn, &err), 0));
-        c.scn.fold = 1;
+        load(paths[k], 1, &c);
         c.full_replicas = 1;
-        c.topo = &c.scn.topo;
-        cr_assert(eq(int, pipeline_lower_job(&c, &err), 0), "%s", err.msg);
-        cr_assert(eq(int, pipeline_simulate(&c, NULL, &rc, &err), 0), "%s", err.msg);
+        simulate(&c, &rc);
         cr_assert(eq(ptr, c.prog.shadow, NULL));
         cr_assert(eq(int, shadow_p2p(&b.prog), k == 0 ? 0 : 2 * 8), "k %d", k);
         cr_assert(ne(ptr, strstr(b.folding, k == 0 ? "over replicas" : "shares links"), NULL), "%s",
@@ -104,14 +112,9 @@ Test(job, overlapped_buckets_hide_part_of_the_data_parallel_time)
     double folded = run(path, 1, -1, &b, &rb);
     cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
     /* the same job without overlap: everything after the backward */
-    memset(&c, 0, sizeof c);
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(path, &c.scn, &err), 0));
-    c.scn.fold = 0;
+    load(path, 0, &c);
     c.scn.job.overlap_grad_reduce = c.scn.job.overlap_param_gather = false;
-    c.topo = &c.scn.topo;
-    cr_assert(eq(int, pipeline_lower_job(&c, &err), 0), "%s", err.msg);
-    cr_assert(eq(int, pipeline_simulate(&c, NULL, &rc, &err), 0), "%s", err.msg);
+    simulate(&c, &rc);
     cr_assert(lt(dbl, full, rc.iteration_s * 0.99), "overlap %g s, after the backward %g s", full,
               rc.iteration_s);
     cr_assert(lt(dbl, ra.dp_exposed_comm_s, rc.dp_exposed_comm_s));
