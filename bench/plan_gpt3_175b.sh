@@ -11,7 +11,7 @@ scn=${2:-bench/gpt3-175b-tp64-8node.yaml}
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 walls=() ; mems=()
 for i in $(seq "$runs"); do
-  out=$( { /usr/bin/time -f '%e %M' ./build/tpsim plan "$scn" >/dev/null 2>&1; } 2>&1 )
+  out=$( { /usr/bin/time -f '%e %M' ./build/tpsim plan "$scn" >/dev/null; } 2>&1 )
   wall=$(echo "$out" | tail -1 | cut -d' ' -f1); kb=$(echo "$out" | tail -1 | cut -d' ' -f2)
   echo "run $i: wall ${wall} s, peak RSS ${kb} KiB"
   walls+=("$wall"); mems+=("$kb")
