@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/csv.h"
@@ -20,6 +19,7 @@
 #include "common/readall.h"
 #include "models/strategy.h"
 #include "cli/cliutil.h"
+#include "common/clock.h"
 #include "pipeline/pipeline.h"
 #include "core/pool.h"
 #include "core/sweep.h"
@@ -280,9 +280,7 @@ fail:
 static void progress(long done, long total, long failed, double t0)
 {
     static double last = -1e9;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double el = ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
+    double el = tps_clock_now() - t0;
     int tty = isatty(2);
     if (!tty && done < total && el - last < 10) return;
     last = el;
@@ -467,9 +465,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     long todo = 0, failed = 0;
     for (long i = 0; i < sw->npoints; i++)
         todo += !R.line[i];
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t0 = ts.tv_sec + ts.tv_nsec * 1e-9;
+    double t0 = tps_clock_now();
     fprintf(stderr, "tpsim sweep: %ld points (%ld to run) on %d workers, rows in %s\n", sw->npoints,
             todo, jobs, csv);
     struct point_ctx pc = {sw, &R, wfd, t0};

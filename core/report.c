@@ -98,15 +98,10 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     for (int k = 0; k < p->nranks; k++) {
         if (p->shadow && p->shadow[k]) continue;
         counted++;
-        for (int i = 0; i < p->ranks[k].nops; i++)
-            counted_flop += p->ranks[k].ops[i].flop;
-    }
-    if (p->shadow && counted > 0) r->hardware_flop = counted_flop * p->nranks / counted;
-    for (int k = 0; k < p->nranks; k++) {
-        if (p->shadow && p->shadow[k]) continue;
         int nc = 0, nm = 0, nt = 0, nd = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
+            counted_flop += op->flop;
             const struct timing_span *ts = timing_op(tm, k, i);
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
@@ -132,6 +127,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->dp_exposed_comm_s += report_interval_exposed(dpc, nd, comp, nc);
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
     }
+    if (p->shadow && counted > 0) r->hardware_flop = counted_flop * p->nranks / counted;
     if (counted < 1) counted = 1;
     r->compute_s /= counted;
     r->comm_s /= counted;

@@ -36,6 +36,12 @@ enum {
 #define OPT_BYTES_MIXED 30.0
 #define OPT_BYTES_FP32  24.0
 
+/* The distributed optimizer shards anything only over two replicas or more. */
+static bool dist_opt(const struct mdl_job *job)
+{
+    return job->distributed_optimizer && job->dp > 1;
+}
+
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
 {
     return (long)st->tp * job->pp * job->dp;
@@ -50,6 +56,15 @@ double mdl_job_bucket_params(const struct mdl_job *job)
 {
     double b = 1e6 * job->dp;
     return b > 4e7 ? b : 4e7;
+}
+
+int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *st,
+                          const struct mdl_model *m)
+{
+    double lp = mdl_strategy_layer_params(st, m);
+    int k = lp > 0 ? (int)(mdl_job_bucket_params(job) / lp) : 1;
+    int n = mdl_job_chunk_layers(job, m);
+    return k < 1 ? 1 : k > n ? n : k;
 }
 
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m)
@@ -135,11 +150,19 @@ double mdl_job_model_flop(const struct mdl_job *job, const struct mdl_model *m)
     return per_mb * job->micro_batches * job->dp;
 }
 
-/* Bytes of one gradient element as Megatron-LM reduces it: fp32 main gradients in bf16
- * training, the training dtype otherwise. */
-static double grad_bytes(const struct mdl_model *m)
+double mdl_job_grad_bytes(const struct mdl_model *m)
 {
     return m->dtype == MDL_BF16 ? 4 : mdl_dtype_bytes(m->dtype);
+}
+
+double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
+                           const struct mdl_device *dev, double params)
+{
+    double shard = params / (dist_opt(job) ? job->dp : 1);
+    double unscale = m->dtype == MDL_FP16 ? mdl_mem_time(dev, shard * UNSCALE_BYTES) : 0;
+    double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
+    return mdl_mem_time(dev, params * ZERO_BYTES) + unscale +
+           mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
 }
 
 /* Parameters one GPU of stage s holds. */
@@ -199,20 +222,6 @@ struct stage {
     int last_dp;      /* the last gradient reduction emitted on the DP stream, -1 none */
 };
 
-/* Layers per gradient bucket of a chunk (at least one): buckets fill in backward order. */
-static int bucket_layers(const struct stage *S)
-{
-    double lp = mdl_strategy_layer_params(S->st, S->m);
-    int k = lp > 0 ? (int)(mdl_job_bucket_params(S->job) / lp) : 1;
-    int n = mdl_job_chunk_layers(S->job, S->m);
-    return k < 1 ? 1 : k > n ? n : k;
-}
-
-static bool dist_opt(const struct mdl_job *job)
-{
-    return job->distributed_optimizer && job->dp > 1;
-}
-
 static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
                   const char *name, int mb, enum mdl_phase ph, int after)
 {
@@ -258,47 +267,46 @@ static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int
     return x;
 }
 
+/* The gradients of `params` parameters reduced over the replicas after op `after`: an all-reduce,
+ * or a reduce-scatter with the distributed optimizer. */
+static int reduce_grads(struct stage *S, double params, int after)
+{
+    bool dist = dist_opt(S->job);
+    int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
+                   params * mdl_job_grad_bytes(S->m), dist ? "rs_grads_dp" : "ar_grads_dp", -1,
+                   MDL_PHASE_OTHER, after);
+    if (y >= 0) S->last_dp = y;
+    return y;
+}
+
 /* A chunk's layers: op by op, or one folded op. The chunk's first forward waits for its
  * buckets' parameters (overlap_param_gather), and after its last backward each bucket's
  * gradients are reduced as soon as its layers are done (overlap_grad_reduce). */
 static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after, int step)
 {
     const struct mdl_job *job = S->job;
-    int n = mdl_job_chunk_layers(job, S->m);
-    int first = (chunk * job->pp + S->s) * n, k = bucket_layers(S), nb = (n + k - 1) / k;
+    int n = mdl_job_chunk_layers(job, S->m), first = (chunk * job->pp + S->s) * n;
+    int k = mdl_job_bucket_layers(job, S->st, S->m), nb = (n + k - 1) / k;
     bool fwd = ph == MDL_PHASE_FWD;
     bool gather = fwd && job->overlap_param_gather && dist_opt(job) && S->first_fwd[chunk] == step;
     bool reduce = !fwd && job->overlap_grad_reduce && job->dp > 1 && S->last_bwd[chunk] == step;
     if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
-    double lp = mdl_strategy_layer_params(S->st, S->m), gb = S->m->dtype == MDL_BF16 ? 4 : 0;
-    if (gb == 0) gb = mdl_dtype_bytes(S->m->dtype);
+    double lp = mdl_strategy_layer_params(S->st, S->m);
     int x = after;
-    for (int b = 0; b < nb && x >= -1; b++) {
+    for (int b = 0; b < nb; b++) {
         /* forward: buckets from the chunk's first layer up; backward: from its last layer down */
-        int lo = fwd ? b * k : n - (b + 1) * k, cnt = k;
-        if (lo < 0) {
-            cnt += lo;
-            lo = 0;
-        }
-        if (fwd && lo + cnt > n) cnt = n - lo;
+        int lo = fwd ? b * k : n - (b + 1) * k, hi = lo + k;
+        if (lo < 0) lo = 0;
+        if (hi > n) hi = n;
         if (gather) { /* an empty op joins the bucket's gather and what the part waited for */
             struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
             op.deps[op.ndeps++] = S->gathered[chunk * nb + b];
             if (x >= 0) op.deps[op.ndeps++] = x;
-            x = mdl_emitter_op(S->E, &op, "wait_params", mb, ph);
-            if (x < 0) return -1;
+            if ((x = mdl_emitter_op(S->E, &op, "wait_params", mb, ph)) < 0) return -1;
             S->p->ranks[S->rank].ops[x].launch_s = 0;
-            x = chunk_part(S, ph, first, lo, cnt, n, mb, x);
-            if (x < 0) return -1;
-            continue;
         }
-        x = chunk_part(S, ph, first, lo, cnt, n, mb, x);
-        if (x < 0) return -1;
-        bool dist = dist_opt(job);
-        int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
-                       cnt * lp * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, x);
-        if (y < 0) return -1;
-        S->last_dp = y;
+        if ((x = chunk_part(S, ph, first, lo, hi - lo, n, mb, x)) < 0) return -1;
+        if (reduce && reduce_grads(S, (hi - lo) * lp, x) < 0) return -1;
     }
     return x;
 }
@@ -336,7 +344,7 @@ static int stage_tail(struct stage *S)
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int last = S->p->ranks[S->rank].nops - 1;
-    double params = stage_params(job, S->st, m, S->s), gb = grad_bytes(m);
+    double params = stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(m);
     bool dist = dist_opt(job);
     int deps[2] = {S->last_dp, -1};
     /* what the buckets have not reduced yet: everything, or the embedding's share */
@@ -344,10 +352,7 @@ static int stage_tail(struct stage *S)
     if (job->overlap_grad_reduce)
         rest -= (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
                 mdl_strategy_layer_params(S->st, m);
-    if (job->dp > 1 && rest > 0.5)
-        deps[0] =
-            op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
-                   rest * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1, MDL_PHASE_OTHER, last);
+    if (job->dp > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
         deps[1] = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_EMB,
@@ -434,7 +439,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   mdl_dtype_bytes(m->dtype) / st->tp;
     S.last_dp = -1;
     int v = job->virtual_stages, n = mdl_job_chunk_layers(job, m);
-    int k = steps && S.E ? bucket_layers(&S) : 1, nb = (n + k - 1) / k;
+    int k = mdl_job_bucket_layers(job, st, m), nb = (n + k - 1) / k;
     S.first_fwd = malloc((size_t)v * sizeof *S.first_fwd);
     S.last_bwd = malloc((size_t)v * sizeof *S.last_bwd);
     S.gathered = malloc((size_t)v * (size_t)nb * sizeof *S.gathered);
@@ -534,7 +539,7 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     }
     /* the gradient norm's group (its own communicator): the replica's GPUs, or every GPU with
      * the distributed optimizer (each holds a shard of the gradients) */
-    bool dist = job->distributed_optimizer && D > 1;
+    bool dist = dist_opt(job);
     int nmp = dist ? n : tp * P;
     for (int d = 0; !rc && nmp > 1 && d < (dist ? 1 : D); d++) {
         for (int k = 0; k < nmp; k++)
@@ -564,7 +569,7 @@ static int group_of(const struct groups *G, int r, int g)
 /* Whether placeholder g names a group over several replicas. */
 static bool crosses_replicas(const struct mdl_job *job, int g)
 {
-    return g == G_DP || (g == G_MP && job->distributed_optimizer && job->dp > 1);
+    return g == G_DP || (g == G_MP && dist_opt(job));
 }
 
 /* Rank r as a shadow of replica 0's rank `first` (template src): the communication ops rep

@@ -46,6 +46,17 @@ struct mdl_job {
 
 /* Parameters per gradient bucket, Megatron-LM's default: max(40 M, 1 M x dp). */
 double mdl_job_bucket_params(const struct mdl_job *job);
+/* Whole layers per bucket of a chunk, at least one and at most the chunk's. */
+int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *st,
+                          const struct mdl_model *m);
+/* Bytes of one gradient element as Megatron-LM reduces it: fp32 main gradients in bf16
+ * training, the training dtype otherwise. */
+double mdl_job_grad_bytes(const struct mdl_model *m);
+/* The memory-bound work around the optimizer of a GPU holding `params` parameters, as the
+ * lowering prices it: zeroing the gradients, fp16 unscaling, the norm and Adam (on its shard
+ * with the distributed optimizer). */
+double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
+                           const struct mdl_device *dev, double params);
 
 /* Checks the job against the strategy and model (layers divide into stages and chunks, the
  * interleaved schedule's micro-batch count a multiple of pp). Fills err->msg and err->field

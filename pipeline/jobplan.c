@@ -12,15 +12,15 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/planner.h"
 
-/* Bytes per parameter of the optimizer's memory-bound work (models/job.c: zeroing 4, the
- * norm 4, Adam 30 in mixed precision, 24 in fp32; fp16 unscaling 8 more). */
-#define ZERO_B 4.0
-#define NORM_B 4.0
-
 enum { RC_NONE, RC_SELECTIVE, RC_FULL };
 static const char *const rc_names[] = {"none", "selective", "full"};
 
 /* A layer's forward and backward for one (tp, sp, recompute, micro-batch), predicted once. */
+static int recompute_of(const struct mdl_strategy *st)
+{
+    return st->recompute ? RC_FULL : st->selective ? RC_SELECTIVE : RC_NONE;
+}
+
 struct layer_time {
     int tp, sp, rc, b;
     double fwd_s, bwd_s;
@@ -56,9 +56,10 @@ static struct mdl_model model_of(const struct scn_scenario *s, int b)
     return m;
 }
 
-static int layer_time(struct plan *P, const struct mdl_strategy *st, int rc, int b, double *f,
-                      double *bw, struct tps_error *err)
+static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, double *f, double *bw,
+                      struct tps_error *err)
 {
+    int rc = recompute_of(st);
     for (int i = 0; i < P->ncache; i++) {
         const struct layer_time *c = &P->cache[i];
         if (c->tp == st->tp && c->sp == st->sequence_parallel && c->rc == rc && c->b == b) {
@@ -137,9 +138,8 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
 {
     const struct scn_scenario *s = P->s;
     const struct mdl_device *dev = &s->device;
-    int rc = w->st.recompute ? RC_FULL : w->st.selective ? RC_SELECTIVE : RC_NONE;
     double f = 0, b = 0;
-    int e = layer_time(P, &w->st, rc, w->micro_batch, &f, &b, err);
+    int e = layer_time(P, &w->st, w->micro_batch, &f, &b, err);
     if (e) return e;
     struct mdl_model m = model_of(s, w->micro_batch);
     int p = w->job.pp, v = w->job.virtual_stages, M = w->job.micro_batches, tp = w->st.tp;
@@ -168,7 +168,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             T += (double)M * v * g;
         }
     }
-    double params = w->mem.weights / wb, gb = m.dtype == MDL_BF16 ? 4 : wb;
+    double params = w->mem.weights / wb, gb = mdl_job_grad_bytes(&m);
     bool dist = w->job.distributed_optimizer && w->job.dp > 1;
     if (w->job.dp > 1) {
         double x = dist ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, params * gb, err)
@@ -177,10 +177,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
         /* overlapped: the buckets run under the last backward (forward) of every chunk, so what
          * stays exposed is the last bucket, or what the compute cannot cover */
-        double lp = mdl_strategy_layer_params(&w->st, &m);
-        int k = lp > 0 ? (int)(mdl_job_bucket_params(&w->job) / lp) : 1;
-        k = k < 1 ? 1 : k > n ? (int)n : k;
-        double buckets = v * ceil(n / k);
+        double buckets = v * ceil(n / mdl_job_bucket_layers(&w->job, &w->st, &m));
         if (w->job.overlap_grad_reduce) {
             double cover = x - v * n * b;
             x = cover > x / buckets ? cover : x / buckets;
@@ -197,11 +194,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         if (x < 0) return err->code ? err->code : TPS_EINVAL;
         T += x;
     }
-    double shard = params / (dist ? w->job.dp : 1);
-    double opt = wb >= 4 ? 24 : 30, unscale = m.dtype == MDL_FP16 ? 8 : 0;
-    T += mdl_mem_time(dev, params * ZERO_B) + mdl_mem_time(dev, shard * (NORM_B + unscale)) +
-         mdl_mem_time(dev, shard * opt);
-    w->predicted_s = T;
+    w->predicted_s = T + mdl_job_update_time(&w->job, &m, dev, params);
     return TPS_OK;
 }
 
@@ -210,7 +203,7 @@ static void describe(struct jobplan_row *w)
     char sched[32] = "1f1b";
     if (w->job.schedule == MDL_SCHED_INTERLEAVED)
         snprintf(sched, sizeof sched, "interleaved x%d", w->job.virtual_stages);
-    int rc = w->st.recompute ? RC_FULL : w->st.selective ? RC_SELECTIVE : RC_NONE;
+    int rc = recompute_of(&w->st);
     snprintf(w->desc, sizeof w->desc, "tp %d%s, pp %d%s%s, dp %d, mb %d, recompute %s", w->st.tp,
              w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? " " : "",
              w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch, rc_names[rc]);

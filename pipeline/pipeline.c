@@ -5,26 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "core/trace.h"
 #include "core/tune.h"
 #include "models/strategy.h"
 #include "platforms/spec.h"
 #include "sim/engine.h"
 
-/* Monotonic wall clock, s: TPSIM_TIMING=1 prints where a run's time goes. */
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
+/* With TPSIM_TIMING set, prints how long `what` took since `since` (tps_clock_now). */
 static void timing_note(const char *what, double since)
 {
     if (getenv("TPSIM_TIMING"))
-        fprintf(stderr, "tpsim timing: %s %.3f s\n", what, wall_now() - since);
+        fprintf(stderr, "tpsim timing: %s %.3f s\n", what, tps_clock_now() - since);
 }
 
 /* A job's op-by-op program above this many ops is folded when run.fold is auto. */
@@ -177,7 +170,7 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
             return rc;
         }
         if (folding) describe_folding(s, fold, rep, folding, folding_len);
-        double w0 = wall_now();
+        double w0 = tps_clock_now();
         rc = mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, rep,
                            p, err);
         timing_note("job lowering", w0);
@@ -283,13 +276,13 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "the program has %d ranks but the platform only %d GPUs", p->nranks,
                              t->ngpus);
-    double w0 = wall_now();
+    double w0 = tps_clock_now();
     int rc = mdl_program_check(p, NULL, err);
     timing_note("program check", w0);
-    w0 = wall_now();
+    w0 = tps_clock_now();
     if (!rc) rc = tune_program(p, t, err);
     timing_note("collective tuning", w0);
-    w0 = wall_now();
+    w0 = tps_clock_now();
     if (!rc) rc = sim_engine_run(p, t, tm, err);
     timing_note("engine (all)", w0);
     return rc;
@@ -302,7 +295,7 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     struct timing *t = tm ? tm : &own;
     memset(r, 0, sizeof *r);
     int rc = pipeline_run_program(&j->prog, j->topo, t, err);
-    double w0 = wall_now();
+    double w0 = tps_clock_now();
     if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
     timing_note("report", w0);
     if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <xbt/log.h>
 #include <xbt/sysdep.h>
 
+#include "common/clock.h"
 #include "sim/engine_int.h"
 #include "platforms/simxml.h"
 
@@ -41,23 +41,15 @@ struct actor_arg {
     int stream;
 };
 
-/* Monotonic wall clock, s (TPSIM_TIMING=1 prints where a run's time goes). */
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ child side */
 
 /* A folded replica's op waits until the op it mirrors has started. */
 static void wait_mirror(struct sim_ctx *c, const struct mdl_op *op)
 {
     struct sim_rank_state *rs = &c->rs[op->mirror_rank];
-    if (rs->started[op->mirror_op]) return;
+    if (rs->started[op->mirror_op] == SIM_STARTED) return;
     sg_mutex_lock(rs->mtx);
-    while (!rs->started[op->mirror_op])
+    while (rs->started[op->mirror_op] != SIM_STARTED)
         sg_cond_wait(rs->cond, rs->mtx);
     sg_mutex_unlock(rs->mtx);
 }
@@ -118,8 +110,8 @@ static void stream_actor(int argc, char **argv)
         if (op->mirrored) wait_mirror(c, op);
         struct timing_span *ts = timing_op(c->tm, a->rank, i);
         ts->start = simgrid_get_clock();
-        if (rs->started) {
-            rs->started[i] = 1;
+        if (rs->started && rs->started[i] == SIM_WATCHED) {
+            rs->started[i] = SIM_STARTED;
             sg_cond_notify_all(rs->cond);
         }
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
@@ -194,12 +186,15 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         if (!c->rs[r].done) return -1;
         c->rs[r].launched = host_needed(&p->ranks[r]) ? 0 : p->ranks[r].nops;
     }
-    for (int r = 0; r < p->nranks; r++) /* the ranks whose op starts are watched */
+    for (int r = 0; r < p->nranks; r++) /* the ops whose starts other ranks mirror */
         for (int i = 0; i < p->ranks[r].nops; i++) {
             const struct mdl_op *op = &p->ranks[r].ops[i];
+            if (!op->mirrored) continue;
             struct sim_rank_state *m = &c->rs[op->mirror_rank];
-            if (!op->mirrored || m->started) continue;
-            if (!(m->started = calloc((size_t)p->ranks[op->mirror_rank].nops + 1, 1))) return -1;
+            if (!m->started &&
+                !(m->started = calloc((size_t)p->ranks[op->mirror_rank].nops + 1, 1)))
+                return -1;
+            m->started[op->mirror_op] = SIM_WATCHED;
         }
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *gr = &p->groups[g];
@@ -263,11 +258,11 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
         argv[argc++] = "--cfg=contexts/stack-size:64";
     }
     simgrid_init(&argc, argv);
-    double t0 = wall_now();
+    double t0 = tps_clock_now();
     simgrid_load_platform(xml);
     /* a generated platform is not needed once loaded: a killed run leaves no file behind */
     if (!t->xml_path[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(xml);
-    double t1 = wall_now();
+    double t1 = tps_clock_now();
     struct child_header h = {.status = CHILD_OK};
     struct sim_ctx c = {.p = p, .tm = tm, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
     if (child_setup(&c, t, &h) != 0) {
@@ -300,12 +295,12 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
             sg_actor_start(a, stream_actor, 0, NULL);
         }
     }
-    double t2 = wall_now();
+    double t2 = tps_clock_now();
     simgrid_run();
     if (getenv("TPSIM_TIMING"))
         fprintf(stderr,
                 "tpsim timing: SimGrid load %.3f s, setup and actors %.3f s, simulation %.3f s\n",
-                t1 - t0, t2 - t1, wall_now() - t2);
+                t1 - t0, t2 - t1, tps_clock_now() - t2);
     h.end_s = simgrid_get_clock();
     for (int r = 0; r < p->nranks && h.status == CHILD_OK; r++) {
         if (c.rs[r].ndone == p->ranks[r].nops) continue;
@@ -401,7 +396,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struc
     memset(tm, 0, sizeof *tm);
     int rc = check_preconditions(p, t, err);
     if (rc) return rc;
-    double w1 = wall_now();
+    double w1 = tps_clock_now();
     char tmp[64] = "";
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
     struct plat_pair *pairs = NULL;
@@ -419,7 +414,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struc
     }
     if (getenv("TPSIM_TIMING"))
         fprintf(stderr, "tpsim timing: routes and platform XML %.3f s (%d pairs)\n",
-                wall_now() - w1, npairs);
+                tps_clock_now() - w1, npairs);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {

@@ -14,11 +14,14 @@
 
 #define SIM_SLOTS 16 /* mailboxes per group member, see replay.c */
 
+enum { SIM_WATCHED = 1, SIM_STARTED = 2 };
+
 struct sim_rank_state {
     sg_mutex_t mtx;   /* guards done[] for cond waits */
     sg_cond_t cond;   /* signalled whenever an op of this rank completes or is launched */
     uint8_t *done;    /* per op: completed */
-    uint8_t *started; /* per op: started (ranks whose ops others mirror), else NULL */
+    uint8_t *started; /* per op, on ranks whose ops others mirror (else NULL): 0, SIM_WATCHED
+                         (mirrored, not started yet) or SIM_STARTED */
     int ndone;        /* ops completed */
     int launched;     /* ops 0..launched-1 have been launched by the rank's host */
 };
