@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,33 @@ Test(cli, trace_then_run_directory_prints_the_same_times)
     cr_assert(eq(int, strncmp(a, b, (size_t)(am - a)), 0), "%s\n---\n%s", a, b);
     cr_assert(eq(str, (char *)at, (char *)b + (am - a)));
     testdir_remove(dir);
+}
+
+Test(cli, trace_of_a_folded_job_writes_every_replica_in_full)
+{
+    char d[256], scn[300], args[1024], out[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "job.yaml",
+               "model: {preset: gpt3-1.3b, micro_batch: 1}\ndevice: A100-80GB\n"
+               "platform: {preset: dgx-a100, nodes: 2}\nstrategy: {tp: 2, pp: 2, dp: 4}\n"
+               "training: {global_batch: 8}\nrun: {fold: true}\n");
+    /* run folds the replicas ... */
+    snprintf(args, sizeof args, "run %s", scn);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "replicas: 1..3 mirror replica 0") != NULL, "%s", out);
+    /* ... the trace holds every GPU's own ops, and replays to the same iteration time */
+    snprintf(args, sizeof args, "trace %s -o %s/t", scn, d);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "wrote 16 rank file(s)") != NULL, "%s", out);
+    char direct[8192], replay[8192];
+    snprintf(args, sizeof args, "run %s", scn);
+    cr_assert(eq(int, tpsim(direct, sizeof direct, args, 0), 0));
+    snprintf(args, sizeof args, "run %s/t", d);
+    cr_assert(eq(int, tpsim(replay, sizeof replay, args, 0), 0), "%s", replay);
+    double a = atof(strstr(direct, "iteration time") + 14);
+    double b = atof(strstr(replay, "iteration time") + 14);
+    cr_assert(lt(dbl, fabs(a / b - 1), 0.01), "%g vs %g", a, b);
+    testdir_remove(d);
 }
 
 Test(cli, collective_json_has_nccl_tests_columns)

@@ -211,3 +211,21 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
     mdl_program_release(&b);
     rmdir_all(dir);
 }
+
+Test(trace, a_program_with_folded_replicas_is_refused_and_nothing_written)
+{
+    struct mdl_program a;
+    lower(&a, false);
+    a.shadow = calloc((size_t)a.nranks, 1);
+    cr_assert_not_null(a.shadow);
+    a.shadow[1] = 1;
+    char dir[64], sub[128];
+    tmpdir(dir);
+    snprintf(sub, sizeof sub, "%s/t", dir);
+    struct tps_error err = {0};
+    cr_assert(eq(int, trace_write(&a, NULL, sub, &err), TPS_EINVAL));
+    cr_assert(ne(ptr, strstr(err.msg, "folded replicas"), NULL), "%s", err.msg);
+    cr_assert(ne(int, access(sub, F_OK), 0), "no directory made");
+    mdl_program_release(&a);
+    rmdir_all(dir);
+}

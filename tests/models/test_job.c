@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/compute.h"
 #include "models/device.h"
 #include "models/job.h"
 
@@ -396,4 +397,25 @@ Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
     cr_assert(lt(int, first_rs, last_bwd), "the first bucket is reduced under the backward");
     mdl_program_release(&a);
     mdl_program_release(&b);
+}
+
+Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
+{
+    struct mdl_model m = model(); /* bf16 */
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_job j = {.pp = 1, .dp = 4, .virtual_stages = 1, .micro_batches = 1};
+    double P = 1e9;
+    /* zeroing 4 B of every parameter, then the norm 4 B and Adam 30 B of the GPU's share */
+    double full =
+        mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 30 * P);
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / full - 1), 1e-12));
+    j.distributed_optimizer = true;
+    double shard =
+        mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 1 * P) + mdl_mem_time(&dev, 7.5 * P);
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / shard - 1), 1e-12));
+    m.dtype = MDL_FP16; /* fp16: unscaling, 8 B of the share, and the gradients in fp16 */
+    cr_assert(eq(dbl, mdl_job_grad_bytes(&m), 2));
+    double fp16 = shard + mdl_mem_time(&dev, 2 * P);
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / fp16 - 1), 1e-12));
 }
