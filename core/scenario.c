@@ -47,6 +47,8 @@ static const struct tps_ykey model_keys[] = {
     {"seq", TPS_YK_LONG, M(seq), MAX_COUNT, {NULL}},
     {"micro_batch", TPS_YK_LONG, M(micro_batch), MAX_COUNT, {NULL}},
     {"vocab", TPS_YK_LONG, M(vocab), MAX_COUNT, {NULL}},
+    {"kv_heads", TPS_YK_LONG, M(kv_heads), MAX_COUNT, {NULL}},
+    {"glu", TPS_YK_BOOL, M(glu), 0, {NULL}},
     {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
@@ -179,13 +181,30 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
         return tps_ydoc_fail(d, id, f, err, "missing: give model.preset or model.%s", req[i]);
     }
     long preset_ffn = m->ffn;
+    bool preset_glu = m->glu;
     if ((rc = tps_ydoc_read_map(d, id, "model", model_keys, m, err))) return rc;
+    /* ffn: 4h, or with a gated MLP Megatron's default of 2/3 of it rounded down to a multiple of
+     * 64 (the same parameters in three matrices as a plain MLP in two) */
     if (!tps_ydoc_get(d, id, "ffn"))
-        m->ffn = !pid || tps_ydoc_get(d, id, "hidden") ? 4 * m->hidden : preset_ffn;
+        m->ffn = pid && !tps_ydoc_get(d, id, "hidden") && m->glu == preset_glu ? preset_ffn
+                 : m->glu ? (8 * m->hidden / 3) / 64 * 64
+                          : 4 * m->hidden;
+    if (m->ffn < 1)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "hidden"), "model.hidden", err,
+                             "too small for a gated MLP's default ffn: give model.ffn");
     if (m->hidden % m->heads)
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "heads") ? tps_ydoc_get(d, id, "heads") : id,
                              "model.heads", err, "must divide model.hidden (%ld), got %ld",
                              m->hidden, m->heads);
+    int kv = tps_ydoc_get(d, id, "kv_heads");
+    if (kv && m->heads % m->kv_heads)
+        return tps_ydoc_fail(d, kv, "model.kv_heads", err, "must divide model.heads (%ld), got %ld",
+                             m->heads, m->kv_heads);
+    if (!kv && m->kv_heads && m->heads % m->kv_heads)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "heads"), "model.heads", err,
+                             "the preset's kv_heads (%ld) must divide it, got %ld: give "
+                             "model.kv_heads",
+                             m->kv_heads, m->heads);
     return TPS_OK;
 }
 
@@ -545,10 +564,13 @@ void scn_release(struct scn_scenario *s)
 void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
 {
     const struct mdl_model *m = &s->model;
+    char kv[32] = "";
+    if (mdl_model_kv_heads(m) != m->heads)
+        snprintf(kv, sizeof kv, ", kv_heads %ld", mdl_model_kv_heads(m));
     snprintf(buf, len,
-             "%s (layers %ld, hidden %ld, heads %ld, ffn %ld, seq %ld, micro-batch %ld, %s)",
-             m->name, m->layers, m->hidden, m->heads, m->ffn, m->seq, m->micro_batch,
-             mdl_dtype_name(m->dtype));
+             "%s (layers %ld, hidden %ld, heads %ld%s, ffn %ld%s, seq %ld, micro-batch %ld, %s)",
+             m->name, m->layers, m->hidden, m->heads, kv, m->ffn, m->glu ? " SwiGLU" : "", m->seq,
+             m->micro_batch, mdl_dtype_name(m->dtype));
 }
 
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)

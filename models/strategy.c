@@ -60,15 +60,20 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
      * heads). Full recomputation keeps only each layer's input (2*s*b*h, sharded over d2, or
      * over t with sequence parallelism). Oases' two half sub-batches and ATP's chunks hold the
      * same bytes. Flash attention keeps no s x s tensor, and selective recomputation recomputes
-     * it: the 5as^2b term goes. */
+     * it: the 5as^2b term goes. The 24sbh/t part is q, k, v and the projection's input (8sbh)
+     * and the MLP's 16sbh (FC1 output, activation output: 4sbf); grouped-query attention
+     * shrinks k and v to kv_heads/heads of it (4 + 4g/a) and a gated MLP keeps gate, up and
+     * their product (6sbf). */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
-    double a = (double)m->heads, t = st->tp;
+    double a = (double)m->heads, t = st->tp, f = (double)m->ffn;
+    double g = (double)mdl_model_kv_heads(m);
+    double shard = 4 + 4 * g / a + (m->glu ? 6 : 4) * f / h;
     double sq =
         (fw && fw->attention == MDL_ATTENTION_FLASH) || st->selective ? 0 : 5 * a * s * s * b;
-    double act = st->sequence_parallel ? s * b * h * 34 / t + sq / t
-                                       : s * b * h * (10.0 / d2 + 24 / t) + sq / d1;
+    double act = st->sequence_parallel ? s * b * h * (10 + shard) / t + sq / t
+                                       : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
     double scale = mdl_dtype_bytes(m->dtype) / 2.0;
     *full = act * scale;
     *input = 2 * s * b * h / (st->sequence_parallel ? t : d2) * scale;
@@ -76,11 +81,13 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
 
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m)
 {
-    /* QKV 3h^2+3h, projection h^2+h, FC1 h*f+f, FC2 f*h+h, two layer norms 4h; split over all
-     * tp devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
+    /* QKV h*q+q (q = 3h for multi-head attention), projection h^2+h, FC1 h*u+u (u = f, or 2f
+     * gated), FC2 f*h+h, two layer norms 4h: 4h^2+2hf+9h+f for a GPT layer; split over all tp
+     * devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
      * way). */
     double h = (double)m->hidden, f = (double)m->ffn;
-    return (4 * h * h + 2 * h * f + 9 * h + f) / st->tp;
+    double q = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
+    return (h * q + q + h * h + h + h * u + u + f * h + h + 4 * h) / st->tp;
 }
 
 void mdl_memory_params(double params, enum mdl_dtype dt, double optimizer_shards,
@@ -142,6 +149,9 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "model.heads (%ld) must divide model.hidden (%ld)", m->heads,
                              m->hidden);
+    if (mdl_model_kv_heads(m) % d) /* each rank holds whole key/value heads (Megatron's rule) */
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
+                             "must divide model.kv_heads (%ld), got %ld", mdl_model_kv_heads(m), d);
     if (m->ffn % d)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "must divide model.ffn (%ld), got %ld", m->ffn, d);
@@ -259,14 +269,17 @@ static void eager_mem(struct lower *L, const char *name, double elems)
 /* Fused attention (FlashAttention) of a batch x heads of s x s scores over head dim hd, forward
  * (4 b a s^2 hd FLOPs: two GEMMs, scores never leave the chip; q, k, v read and o written) or
  * backward (2.5 times the forward's FLOPs: the scores recomputed, five GEMMs; q, k, v, o, do read
- * and dq, dk, dv written), at the device's flash efficiency. */
+ * and dq, dk, dv written), at the device's flash efficiency. Grouped-query attention reads each
+ * key/value head once for its group of query heads. */
 static int flash(struct lower *L, const char *name, double bh, double s, double hd, int bwd)
 {
     struct mdl_op op = {.kind = MDL_OP_ATTN, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
     double fwd_flop = 4 * bh * s * s * hd;
+    /* k and v (and their gradients) are kv_heads/heads the size of q with grouped queries */
+    double kv = (double)mdl_model_kv_heads(L->m) / (double)L->m->heads;
     op.flop = bwd ? 2.5 * fwd_flop : fwd_flop;
-    op.bytes = (bwd ? 8 : 4) * bh * s * hd * mdl_dtype_bytes(L->m->dtype);
+    op.bytes = (bwd ? 4 + 4 * kv : 2 + 2 * kv) * bh * s * hd * mdl_dtype_bytes(L->m->dtype);
     double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
     op.dur_s = tc > tm ? tc : tm;
@@ -329,7 +342,8 @@ static void extra_ag(struct lower *L, const char *name, double elems, int after)
 /* Shapes of the current (sub-)batch: Oases splits the micro-batch in two sub-batches. */
 struct dims {
     double d1, d2, b, s, h, f, a, bs, tok;
-    bool sp;
+    double q, u, kv; /* QKV and FC1 output widths, key/value heads per head */
+    bool sp, glu;
 };
 
 static struct dims dims_of(const struct lower *L)
@@ -342,7 +356,11 @@ static struct dims dims_of(const struct lower *L)
                      .h = (double)m->hidden,
                      .f = (double)m->ffn,
                      .a = (double)m->heads,
-                     .sp = L->st->sequence_parallel};
+                     .q = mdl_model_qkv_width(m),
+                     .u = mdl_model_fc1_width(m),
+                     .kv = (double)mdl_model_kv_heads(m) / (double)m->heads,
+                     .sp = L->st->sequence_parallel,
+                     .glu = m->glu};
     D.bs = D.b * D.s;
     D.tok = D.sp ? D.bs / D.d1 : D.bs; /* tokens held by a rank between the TP regions */
     return D;
@@ -376,6 +394,14 @@ static int ln_bwd(struct lower *L, const char *name, double n)
     return x;
 }
 
+/* Unfused attention with grouped queries: forward, each key/value head repeated for its group of
+ * query heads (read 2bs h/d1 * g/a, write 2bs h/d1); backward, the repeated heads' gradients
+ * summed back (the same bytes the other way). Nothing with one key/value head per head. */
+static void kv_repeat(struct lower *L, const struct dims *D, const char *name)
+{
+    if (D->kv < 1) mem(L, name, 2 * D->bs * D->h / D->d1 * (1 + D->kv));
+}
+
 static void attn_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
@@ -383,11 +409,12 @@ static void attn_fwd(struct lower *L)
     int x = mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
     extra_ag(L, "ag_ln1", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
-    x = linear_reduce(L, "qkv", "ar_qkv", bs, 3 * h / d1, h / d2, AXIS_D2);
+    x = linear_reduce(L, "qkv", "ar_qkv", bs, D.q / d1, h / d2, AXIS_D2);
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
     if (L->fw->attention == MDL_ATTENTION_FLASH) {
         x = flash(L, "flash_attn", b * a / d1, s, h / a, 0);
     } else {
+        kv_repeat(L, &D, "kv_expand");
         gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
         eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
         mem_k(L, MDL_MEM_SOFTMAX, "softmax",
@@ -407,8 +434,11 @@ static void mlp_fwd(struct lower *L)
     int x = mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
     extra_ag(L, "ag_ln2", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
-    linear_reduce(L, "fc1", "ar_fc1", bs, f / d1, h / d2, AXIS_D2);
-    mem(L, "gelu", 2 * bs * f / d1);
+    linear_reduce(L, "fc1", "ar_fc1", bs, D.u / d1, h / d2, AXIS_D2);
+    if (D.glu) /* SwiGLU: silu(gate) * up, reading both halves of FC1's output */
+        mem(L, "swiglu", 3 * bs * f / d1);
+    else
+        mem(L, "gelu", 2 * bs * f / d1);
     linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, AXIS_D1);
     dropout_add(L, "dropout_add2", tok * h / d2);
 }
@@ -434,8 +464,11 @@ static void mlp_bwd(struct lower *L)
     /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
     linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, AXIS_D2);
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
-    mem(L, "gelu_bwd", 3 * bs * f / d1);
-    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, f / d1, h / d2, AXIS_D1);
+    if (D.glu) /* read gate, up and the output gradient; write both input gradients */
+        mem(L, "swiglu_bwd", 5 * bs * f / d1);
+    else
+        mem(L, "gelu_bwd", 3 * bs * f / d1);
+    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, D.u / d1, h / d2, AXIS_D1);
     x = ln_bwd(L, "ln2_bwd", tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
 }
@@ -446,6 +479,7 @@ static void attn_core_recompute(struct lower *L)
 {
     struct dims D = dims_of(L);
     double d1 = D.d1, b = D.b, s = D.s, h = D.h, a = D.a;
+    kv_repeat(L, &D, "kv_expand_recompute");
     gemm(L, MDL_OP_ATTN, "attn_score_recompute", b * a / d1, s, s, h / a);
     eager_mem(L, "attn_scale_recompute", 2 * b * (a / d1) * s * s);
     mem_k(L, MDL_MEM_SOFTMAX, "softmax_recompute",
@@ -480,10 +514,11 @@ static void attn_bwd(struct lower *L)
         eager_mem(L, "attn_scale_bwd", 2 * b * (a / d1) * s * s);
         gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
         x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
+        kv_repeat(L, &D, "kv_grad_reduce");
     }
-    eager_mem(L, "qkv_grad_cat", 2 * bs * 3 * h / d1);
+    eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d1);
     extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
-    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, 3 * h / d1, h / d2, AXIS_D1);
+    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, D.q / d1, h / d2, AXIS_D1);
     x = ln_bwd(L, "ln1_bwd", tok * h / d2);
     eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);

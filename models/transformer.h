@@ -6,6 +6,8 @@
 #ifndef MDL_TRANSFORMER_H
 #define MDL_TRANSFORMER_H
 
+#include <stdbool.h>
+
 #include "device.h"
 
 struct mdl_model {
@@ -18,14 +20,27 @@ struct mdl_model {
     long micro_batch;     /* b, sequences per micro-batch */
     enum mdl_dtype dtype; /* training dtype of activations and GEMMs */
     long vocab;           /* vocabulary: embedding and logits layers; 0 = none (layers only) */
+    long kv_heads;        /* key/value heads (grouped-query attention); 0 = heads (multi-head) */
+    bool glu;             /* gated MLP (SwiGLU): FC1 holds the gate and the up projection */
 };
+
+/* Key/value heads: kv_heads, or heads when 0. */
+long mdl_model_kv_heads(const struct mdl_model *m);
+
+/* Width of the fused QKV projection's output: h queries plus 2 * kv_heads * h/a keys and
+ * values (3h for multi-head attention). */
+double mdl_model_qkv_width(const struct mdl_model *m);
+
+/* Width of FC1's output: ffn, or 2 * ffn with a gated MLP (gate and up projections). */
+double mdl_model_fc1_width(const struct mdl_model *m);
 
 /* Fills *out from a preset name ("gpt3-175b", "gpt3-13b", "megatron-22b", ...). 0 or -1. */
 int mdl_model_preset(const char *name, struct mdl_model *out);
 const char *const *mdl_model_names(void);
 
-/* Forward GEMM FLOPs of one whole layer (all TP ranks together): 2bs(4h^2 + 2h*ffn) for the four
- * linears plus 4bs^2h for the attention core. Backward is twice that. */
+/* Forward GEMM FLOPs of one whole layer (all TP ranks together): 2bs(h*q + h^2 + h*u + ffn*h)
+ * for the four linears, q the QKV width and u FC1's (2bs(4h^2 + 2h*ffn) for multi-head attention
+ * and a plain MLP), plus 4bs^2h for the attention core. Backward is twice that. */
 double mdl_model_layer_fwd_flop(const struct mdl_model *m);
 
 /* Model FLOPs of one training iteration of `layers` layers over `micro_batches` micro-batches

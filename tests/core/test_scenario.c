@@ -31,6 +31,8 @@ static const struct bad_case cases[] = {
     {"zero_size.yaml", 3, 16, "model.micro_batch", "at least 1"},
     {"tp_too_large.yaml", 6, 7, "strategy.tp", "larger than the platform"},
     {"tp_not_dividing_heads.yaml", 5, 7, "strategy.tp", "must divide model.heads"},
+    {"model_kv_heads.yaml", 1, 55, "model.kv_heads", "must divide model.heads"},
+    {"tp_not_dividing_kv_heads.yaml", 5, 7, "strategy.tp", "must divide model.kv_heads"},
     {"unknown_device.yaml", 3, 11, "device.preset", "unknown device"},
     {"bad_platform_param.yaml", 5, 13, "platform.pcie_gen", "3, 4 or 5"},
     {"bad_rate.yaml", 4, 18, "device.hbm_bandwidth", "expected a rate"},
@@ -142,4 +144,53 @@ Test(scenario, explicit_model_and_calibrated_device)
     cr_assert(eq(str, s.platform_spec, "pcie-8gpu sockets=2"));
     scn_release(&s);
     remove(path);
+}
+
+static int load_text(const char *text, struct scn_scenario *s, struct tps_error *err)
+{
+    char path[] = "/tmp/tpsim-scn-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    int rc = scn_load(path, s, err);
+    remove(path);
+    return rc;
+}
+
+/* A gated MLP's ffn defaults to Megatron's 2/3 of 4h rounded down to 64; a Llama preset keeps
+ * its own ffn and key/value heads unless the shape is changed. */
+Test(scenario, gated_mlp_and_grouped_query_keys)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int,
+                 load_text("model: {layers: 2, hidden: 4096, heads: 32, kv_heads: 8, glu: true, "
+                           "seq: 256}\ndevice: H100-SXM\nplatform: dgx-h100\nstrategy: {tp: 8}\n",
+                           &s, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(long, s.model.ffn, 10880)); /* 8 * 4096 / 3 = 10922, down to 64 */
+    cr_assert(eq(long, mdl_model_kv_heads(&s.model), 8));
+    cr_assert(s.model.glu);
+    scn_release(&s);
+    cr_assert(eq(int,
+                 load_text("model: {preset: llama3-70b, seq: 2048}\ndevice: H100-SXM\n"
+                           "platform: dgx-h100\nstrategy: {tp: 8}\n",
+                           &s, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(long, s.model.ffn, 28672));
+    cr_assert(eq(long, s.model.kv_heads, 8));
+    cr_assert(eq(long, s.model.seq, 2048));
+    scn_release(&s);
+    cr_assert(eq(int,
+                 load_text("model: {preset: gpt3-13b}\ndevice: A100-80GB\nplatform: dgx-a100\n"
+                           "strategy: {tp: 8}\n",
+                           &s, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(long, mdl_model_kv_heads(&s.model), 40));
+    cr_assert(not(s.model.glu));
+    scn_release(&s);
 }

@@ -506,3 +506,87 @@ Test(strategy, the_fused_attention_call_costs_the_host_its_own_time)
     cr_assert(gt(dbl, dev.flash_launch_s, dev.launch_s));
     mdl_program_release(&p);
 }
+
+/* ------------------------------------------------------------------ Llama: SwiGLU, GQA */
+
+/* The parameter counts Meta publishes: Llama 2 7B 6.74e9 and 70B 68.98e9 (layers plus the
+ * untied embedding and output matrices), from the layer formula with a gated MLP and, for 70B,
+ * 8 key/value heads. */
+Test(strategy, llama_parameter_counts_match_the_published_ones)
+{
+    static const struct {
+        const char *name;
+        double params;
+    } cases[] = {{"llama2-7b", 6.74e9}, {"llama2-70b", 68.98e9}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct mdl_model m;
+        cr_assert(eq(int, mdl_model_preset(cases[i].name, &m), 0));
+        struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 1};
+        double total = (double)m.layers * mdl_strategy_layer_params(&st, &m) +
+                       2.0 * (double)m.vocab * (double)m.hidden;
+        cr_assert(total > cases[i].params * 0.999 && total < cases[i].params * 1.001,
+                  "%s: %.4g parameters", cases[i].name, total);
+    }
+}
+
+/* Every GEMM of a SwiGLU/GQA layer: QKV 2bs*h*(h + 2gh/a), proj 2bs*h^2, FC1 2bs*h*2f, FC2
+ * 2bs*f*h, over all ranks; the attention core keeps every query head; backward twice that. */
+Test(strategy, gated_mlp_and_grouped_queries_lower_their_exact_flops)
+{
+    struct mdl_model m;
+    mdl_model_preset("llama2-70b", &m);
+    m.seq = 1024;
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    for (int tp = 1; tp <= 8; tp *= 2) {
+        struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = tp, .async_grad_allreduce = true};
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
+                  err.msg);
+        double b = 1, s = 1024, h = 8192, f = 28672, g = 8, a = 64;
+        double linear = 2 * b * s * (h * (h + 2 * g * h / a) + h * h + h * 2 * f + f * h);
+        double fwd = 0, bwd = 0;
+        int swiglu = 0, gelu = 0;
+        for (int r = 0; r < p.nranks; r++) {
+            for (int i = 0; i < p.ranks[r].nops; i++) {
+                const struct mdl_op *op = &p.ranks[r].ops[i];
+                *(op->phase == MDL_PHASE_FWD ? &fwd : &bwd) += op->flop;
+                const char *nm = p.names[op->name];
+                swiglu += strcmp(nm, "swiglu") == 0;
+                gelu += strcmp(nm, "gelu") == 0;
+            }
+        }
+        cr_assert(ieee_ulp_eq(dbl, fwd, linear + 4 * b * s * s * h, 8), "tp=%d", tp);
+        cr_assert(ieee_ulp_eq(dbl, bwd, 2 * fwd, 8), "tp=%d", tp);
+        cr_assert(ieee_ulp_eq(dbl, fwd, mdl_model_layer_fwd_flop(&m), 8), "tp=%d", tp);
+        cr_assert(eq(int, swiglu, tp), "one SwiGLU kernel per rank");
+        cr_assert(eq(int, gelu, 0));
+        mdl_program_release(&p);
+    }
+}
+
+/* Grouped-query activations: k and v shrink to g/a of q, the gated MLP keeps 6sbf. */
+Test(strategy, gated_grouped_activations_follow_the_generalised_formula)
+{
+    struct mdl_model m;
+    mdl_model_preset("llama2-70b", &m);
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 8};
+    double full, input;
+    mdl_strategy_layer_activations(&st, &m, NULL, &full, &input);
+    double s = 4096, b = 1, h = 8192, f = 28672, a = 64, g = 8, t = 8;
+    double expect = s * b * (10 * h + (4 * h + 4 * h * g / a + 6 * f) / t) + 5 * a * s * s * b / t;
+    cr_assert(ieee_ulp_eq(dbl, full, expect, 8));
+    cr_assert(ieee_ulp_eq(dbl, input, 2 * s * b * h, 8));
+}
+
+Test(strategy, refuses_tp_not_dividing_kv_heads)
+{
+    struct mdl_model m;
+    mdl_model_preset("llama2-70b", &m); /* 64 heads, 8 key/value heads */
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 16, .async_grad_allreduce = true};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_check(&st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "tp"));
+    cr_assert(strstr(err.msg, "kv_heads") != NULL, "%s", err.msg);
+}
