@@ -105,16 +105,19 @@ static const struct tps_ykey pipeline_keys[] = {
 /* training: what one iteration is and how it trains */
 enum recompute_mode { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
 struct training_in {
     struct mdl_job job;
     long global_batch;
     int recompute; /* enum recompute_mode, -1 not given */
+    bool dist_opt; /* distributed_optimizer: ZeRO-1 */
 };
 #define T(field) offsetof(struct training_in, field)
 static const struct tps_ykey training_keys[] = {
     {"global_batch", TPS_YK_LONG, T(global_batch), MAX_COUNT, {NULL}},
     {"recompute", TPS_YK_ENUM, T(recompute), 0, {.names = recompute_names}},
-    {"distributed_optimizer", TPS_YK_BOOL, T(job.distributed_optimizer), 0, {NULL}},
+    {"distributed_optimizer", TPS_YK_BOOL, T(dist_opt), 0, {NULL}},
+    {"zero", TPS_YK_ENUM, T(job.zero), 0, {.names = zero_names}},
     {"untied_embeddings", TPS_YK_BOOL, T(job.untied_embeddings), 0, {NULL}},
     {"overlap_grad_reduce", TPS_YK_BOOL, T(job.overlap_grad_reduce), 0, {NULL}},
     {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
@@ -392,6 +395,15 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     }
     in.job.pp = (int)pp;
     in.job.dp = (int)dp;
+    /* distributed_optimizer is ZeRO-1; false with a ZeRO stage that shards the optimizer state
+     * contradicts it */
+    int doid = tid ? tps_ydoc_get(d, tid, "distributed_optimizer") : 0;
+    if (in.dist_opt && in.job.zero < 1) in.job.zero = 1;
+    if (doid && !in.dist_opt && in.job.zero >= 1)
+        return tps_ydoc_fail(d, doid, "training.distributed_optimizer", err,
+                             "false contradicts training.zero: %d (stages 1 to 3 shard the "
+                             "optimizer state)",
+                             in.job.zero);
     int vsid = pid ? tps_ydoc_get(d, pid, "virtual_stages") : 0;
     if (!vsid && in.job.schedule == MDL_SCHED_INTERLEAVED) in.job.virtual_stages = 2;
     /* one micro-batch per stage and replica unless told: the pipeline fills once */
@@ -584,9 +596,10 @@ void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
         snprintf(sched, sizeof sched, "interleaved x%d", j->virtual_stages);
     else
         snprintf(sched, sizeof sched, "%s", mdl_schedule_names[j->schedule]);
+    static const char *const zero_desc[] = {"", " +distributed optimizer", " +ZeRO-2", " +ZeRO-3"};
+    const char *zero = zero_desc[j->zero >= 0 && j->zero <= 3 ? j->zero : 0];
     if (n < len)
         snprintf(buf + n, len - n,
                  ", pp=%d (%s), dp=%d%s, %d micro-batches per replica (global batch %ld)", j->pp,
-                 sched, j->dp, j->distributed_optimizer ? " +distributed optimizer" : "",
-                 j->micro_batches, s->global_batch);
+                 sched, j->dp, zero, j->micro_batches, s->global_batch);
 }

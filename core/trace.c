@@ -364,7 +364,7 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         op.group = (int32_t)group;
         if ((stream == MDL_STREAM_COMPUTE) == coll) {
             rc = fail(L, 1, "stream", err,
-                      coll ? "collectives run on a communication stream (1..3)"
+                      coll ? "collectives run on a communication stream (1..8)"
                            : "compute ops run on stream 0",
                       L->tok[1]);
             goto done;

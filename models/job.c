@@ -18,7 +18,9 @@ enum {
     G_SEND_BWD = -7, /* to the previous */
     G_DP = -8,       /* the stage's data-parallel group (same TP rank in every replica) */
     G_EMB = -9,      /* first and last stage: the tied embedding's gradient */
-    G_MP = -10       /* every GPU of the replica: the gradient norm */
+    G_MP = -10,      /* every GPU of the replica: the gradient norm */
+    G_GATHER = -11   /* ZeRO-3: the data-parallel group's parameter gathers (a communicator of
+                        its own, as their stream is) */
 };
 
 /* Before and after the optimizer (Megatron-LM's mixed-precision optimizer, per parameter): the
@@ -36,10 +38,16 @@ enum {
 #define OPT_BYTES_MIXED 30.0
 #define OPT_BYTES_FP32  24.0
 
-/* The distributed optimizer shards anything only over two replicas or more. */
+/* ZeRO shards anything only over two replicas or more: stage `z` or above in effect. */
+static bool zero_at(const struct mdl_job *job, int z)
+{
+    return job->zero >= z && job->dp > 1;
+}
+
+/* The distributed optimizer (ZeRO-1 and above). */
 static bool dist_opt(const struct mdl_job *job)
 {
-    return job->distributed_optimizer && job->dp > 1;
+    return zero_at(job, 1);
 }
 
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
@@ -93,9 +101,15 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
                              (long)job->pp * v, m->layers);
     if (job->micro_batches < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches", "must be at least 1");
-    if (job->overlap_param_gather && !job->distributed_optimizer)
+    if (job->zero < 0 || job->zero > 3)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "zero", "must be 0, 1, 2 or 3, got %d",
+                             job->zero);
+    if (job->overlap_param_gather && job->zero < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
                              "needs the distributed optimizer (distributed_optimizer: true)");
+    if (job->overlap_param_gather && job->zero == 3)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
+                             "ZeRO-3 gathers every bucket's parameters before each use already");
     if (job->schedule == MDL_SCHED_INTERLEAVED && job->micro_batches % job->pp)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
                              "the interleaved schedule needs micro-batches per replica (%d) to be "
@@ -165,9 +179,8 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
            mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
 }
 
-/* Parameters one GPU of stage s holds. */
-static double stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
-                           const struct mdl_model *m, int s)
+double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                            const struct mdl_model *m, int s)
 {
     double params = (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
                     mdl_strategy_layer_params(st, m);
@@ -189,8 +202,15 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
     memset(out, 0, sizeof *out);
     for (int s = 0; s < job->pp; s++) {
         struct mdl_memory x;
-        mdl_memory_params(stage_params(job, st, m, s), m->dtype,
-                          job->distributed_optimizer ? job->dp : 1, &x);
+        double params = mdl_job_stage_params(job, st, m, s);
+        mdl_memory_params(params, m->dtype, dist_opt(job) ? job->dp : 1, &x);
+        /* ZeRO-2 keeps 1/dp of the layers' gradients plus the bucket being reduced, ZeRO-3 also
+         * 1/dp of their weights plus the two buckets gathered (the one in use and the next);
+         * the embedding's stay whole (reduced and gathered once per iteration) */
+        double lp = mdl_strategy_layer_params(st, m), layers = (double)n * job->virtual_stages * lp;
+        double bucket = mdl_job_bucket_layers(job, st, m) * lp;
+        if (zero_at(job, 2)) x.gradients = (params - layers + layers / job->dp + bucket) * wb;
+        if (zero_at(job, 3)) x.weights = (params - layers + layers / job->dp + 2 * bucket) * wb;
         double per_chunk = st->recompute ? n * input : n * act;
         x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
         /* the embedding's output (first stage) and the fp32 logits of the micro-batch in its
@@ -220,6 +240,8 @@ struct stage {
     int *last_bwd;    /* per chunk: the step of its last backward */
     int *gathered;    /* overlap_param_gather: per chunk and bucket, its all-gather op */
     int last_dp;      /* the last gradient reduction emitted on the DP stream, -1 none */
+    int ahead[2];     /* ZeRO-3: the last two layer parts run; a bucket's gather waits for the
+                         older, so at most one bucket is gathered ahead of the compute */
 };
 
 static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
@@ -281,31 +303,42 @@ static int reduce_grads(struct stage *S, double params, int after)
 
 /* A chunk's layers: op by op, or one folded op. The chunk's first forward waits for its
  * buckets' parameters (overlap_param_gather), and after its last backward each bucket's
- * gradients are reduced as soon as its layers are done (overlap_grad_reduce). */
+ * gradients are reduced as soon as its layers are done (overlap_grad_reduce). ZeRO-2 reduces
+ * them after every backward of the chunk; ZeRO-3 gathers each bucket's parameters before every
+ * forward and backward of it. */
 static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after, int step)
 {
     const struct mdl_job *job = S->job;
     int n = mdl_job_chunk_layers(job, S->m), first = (chunk * job->pp + S->s) * n;
     int k = mdl_job_bucket_layers(job, S->st, S->m), nb = (n + k - 1) / k;
-    bool fwd = ph == MDL_PHASE_FWD;
-    bool gather = fwd && job->overlap_param_gather && dist_opt(job) && S->first_fwd[chunk] == step;
-    bool reduce = !fwd && job->overlap_grad_reduce && job->dp > 1 && S->last_bwd[chunk] == step;
+    bool fwd = ph == MDL_PHASE_FWD, z3 = zero_at(job, 3);
+    bool gather =
+        z3 || (fwd && job->overlap_param_gather && dist_opt(job) && S->first_fwd[chunk] == step);
+    bool reduce = !fwd && (zero_at(job, 2) ||
+                           (job->overlap_grad_reduce && job->dp > 1 && S->last_bwd[chunk] == step));
     if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
-    double lp = mdl_strategy_layer_params(S->st, S->m);
+    double lp = mdl_strategy_layer_params(S->st, S->m), wb = mdl_dtype_bytes(S->m->dtype);
     int x = after;
     for (int b = 0; b < nb; b++) {
         /* forward: buckets from the chunk's first layer up; backward: from its last layer down */
         int lo = fwd ? b * k : n - (b + 1) * k, hi = lo + k;
         if (lo < 0) lo = 0;
         if (hi > n) hi = n;
+        int g = gather && !z3 ? S->gathered[chunk * nb + b] : -1;
+        if (z3 &&
+            (g = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_GATHER, G_GATHER, (hi - lo) * lp * wb,
+                        fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
+            return -1;
         if (gather) { /* an empty op joins the bucket's gather and what the part waited for */
             struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
-            op.deps[op.ndeps++] = S->gathered[chunk * nb + b];
+            op.deps[op.ndeps++] = g;
             if (x >= 0) op.deps[op.ndeps++] = x;
             if ((x = mdl_emitter_op(S->E, &op, "wait_params", mb, ph)) < 0) return -1;
             S->p->ranks[S->rank].ops[x].launch_s = 0;
         }
         if ((x = chunk_part(S, ph, first, lo, hi - lo, n, mb, x)) < 0) return -1;
+        S->ahead[0] = S->ahead[1];
+        S->ahead[1] = x;
         if (reduce && reduce_grads(S, (hi - lo) * lp, x) < 0) return -1;
     }
     return x;
@@ -344,14 +377,13 @@ static int stage_tail(struct stage *S)
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int last = S->p->ranks[S->rank].nops - 1;
-    double params = stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(m);
+    double params = mdl_job_stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(m);
     bool dist = dist_opt(job);
     int deps[2] = {S->last_dp, -1};
     /* what the buckets have not reduced yet: everything, or the embedding's share */
-    double rest = params;
-    if (job->overlap_grad_reduce)
-        rest -= (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
-                mdl_strategy_layer_params(S->st, m);
+    double layers = (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
+                    mdl_strategy_layer_params(S->st, m);
+    double rest = job->overlap_grad_reduce || zero_at(job, 2) ? params - layers : params;
     if (job->dp > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
@@ -383,8 +415,11 @@ static int stage_tail(struct stage *S)
     op.bytes = shard * per;
     op.dur_s = mdl_mem_time(S->dev, op.bytes);
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
-    if (x >= 0 && dist && !job->overlap_param_gather)
-        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, params * mdl_dtype_bytes(m->dtype),
+    /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
+     * layers' are gathered before each use) */
+    double gathered = zero_at(job, 3) ? params - layers : params;
+    if (x >= 0 && dist && !job->overlap_param_gather && gathered > 0.5)
+        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, gathered * mdl_dtype_bytes(m->dtype),
                    "ag_params_dp", -1, MDL_PHASE_OTHER, x);
     return x;
 }
@@ -398,7 +433,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
     const struct mdl_model *m = S->m;
     int n = mdl_job_chunk_layers(job, m), v = job->virtual_stages;
     double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
-    double rest = stage_params(job, S->st, m, S->s) - (double)n * v * lp;
+    double rest = mdl_job_stage_params(job, S->st, m, S->s) - (double)n * v * lp;
     if (rest > 0.5 && op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, rest * wb, "ag_params_dp",
                              -1, MDL_PHASE_OTHER, -1) < 0)
         return -1;
@@ -438,6 +473,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     S.act_bytes = (double)m->micro_batch * (double)m->seq * (double)m->hidden *
                   mdl_dtype_bytes(m->dtype) / st->tp;
     S.last_dp = -1;
+    S.ahead[0] = S.ahead[1] = -1;
     int v = job->virtual_stages, n = mdl_job_chunk_layers(job, m);
     int k = mdl_job_bucket_layers(job, st, m), nb = (n + k - 1) / k;
     S.first_fwd = malloc((size_t)v * sizeof *S.first_fwd);
@@ -456,7 +492,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
             if (steps[i].phase == MDL_PHASE_BWD) S.last_bwd[c] = i;
         }
         struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
-        op.bytes = stage_params(job, st, m, s) * ZERO_BYTES;
+        op.bytes = mdl_job_stage_params(job, st, m, s) * ZERO_BYTES;
         op.dur_s = mdl_mem_time(dev, op.bytes);
         if (mdl_emitter_op(S.E, &op, "zero_grads", -1, MDL_PHASE_OTHER) < 0) rc = -1;
     }
@@ -473,8 +509,8 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 }
 
 /* The real group each rank uses for each placeholder: slot[-g - 2][r] for placeholder g
- * (MDL_GROUP_D1 = -2 to G_MP = -10), -1 where the rank has none. */
-#define NSLOTS 9
+ * (MDL_GROUP_D1 = -2 to G_GATHER = -11), -1 where the rank has none. */
+#define NSLOTS 10
 struct groups {
     int *slot[NSLOTS];
 };
@@ -526,8 +562,9 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
             for (int d = 0; d < D; d++)
                 base[d] = mdl_job_rank(job, st, s, d, t);
             int g = mdl_program_group(p, D, base);
+            int ga = zero_at(job, 3) ? mdl_program_group_add(p, D, base) : -1;
             for (int d = 0; d < D; d++)
-                rc |= give(G, G_DP, base[d], g);
+                rc |= give(G, G_DP, base[d], g) | (ga >= 0 ? give(G, G_GATHER, base[d], ga) : 0);
         }
     }
     for (int d = 0; !rc && P > 1 && d < D; d++) {
@@ -563,13 +600,13 @@ static void groups_free(struct groups *G)
 /* The group rank r uses in place of g (g itself when it is no placeholder). */
 static int group_of(const struct groups *G, int r, int g)
 {
-    return g <= MDL_GROUP_D1 && g >= G_MP ? G->slot[-g - 2][r] : g;
+    return g <= MDL_GROUP_D1 && g >= G_GATHER ? G->slot[-g - 2][r] : g;
 }
 
 /* Whether placeholder g names a group over several replicas. */
 static bool crosses_replicas(const struct mdl_job *job, int g)
 {
-    return g == G_DP || (g == G_MP && dist_opt(job));
+    return g == G_DP || g == G_GATHER || (g == G_MP && dist_opt(job));
 }
 
 /* Rank r as a shadow of replica 0's rank `first` (template src): the communication ops rep

@@ -11,8 +11,11 @@
  * parallelism already shards it). The schedule (gpipe, 1f1b, interleaved 1f1b) fixes the order
  * of each stage's forward and backward steps; bubbles come out of the replay. After the last
  * backward, each stage's gradients are all-reduced over its data-parallel group (reduce-scatter,
- * optimizer, all-gather with the distributed optimizer), the tied embedding's gradient between
- * the first and last stage, and the optimizer step runs as memory-bound work.
+ * optimizer, all-gather with the distributed optimizer, ZeRO-1), the tied embedding's gradient
+ * between the first and last stage, and the optimizer step runs as memory-bound work. ZeRO-2
+ * reduce-scatters each bucket's gradients after every micro-batch's backward of it, ZeRO-3 also
+ * all-gathers each bucket's parameters before every forward and backward of it (on a stream of
+ * its own, at most one bucket ahead of the compute).
  * Formulas and sources: docs/jobs.md. Units: seconds, bytes, FLOPs.
  */
 #ifndef MDL_JOB_H
@@ -35,7 +38,11 @@ struct mdl_job {
     enum mdl_schedule schedule; /* order of a stage's forward and backward steps */
     int virtual_stages;         /* model chunks per stage (interleaved), else 1 */
     int micro_batches;          /* per replica and iteration: global batch / (dp x micro-batch) */
-    bool distributed_optimizer; /* ZeRO-1: optimizer state sharded over the replicas */
+    int zero;                   /* ZeRO stage over the replicas: 0 none; 1 optimizer state sharded
+                                   (Megatron-LM's distributed optimizer: gradients reduce-scattered,
+                                   parameters all-gathered after the step); 2 gradients too
+                                   (reduce-scattered after every micro-batch's backward); 3
+                                   parameters too (all-gathered before every forward and backward) */
     bool untied_embeddings;     /* the logits have their own weights (no embedding all-reduce) */
     bool overlap_grad_reduce;   /* each bucket's gradients reduced as soon as the last backward of
                                    its layers is done, under the rest of the backward */
@@ -57,6 +64,11 @@ double mdl_job_grad_bytes(const struct mdl_model *m);
  * with the distributed optimizer). */
 double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
                            const struct mdl_device *dev, double params);
+
+/* Parameters one GPU of stage s holds: its layers' share and the embedding's (first stage, and
+ * the last with the logits), whole, before any ZeRO sharding. */
+double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                            const struct mdl_model *m, int s);
 
 /* Checks the job against the strategy and model (layers divide into stages and chunks, the
  * interleaved schedule's micro-batch count a multiple of pp). Fills err->msg and err->field

@@ -19,7 +19,7 @@
 #include "common/strindex.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    8
+#define MDL_MAX_STREAMS    9
 #define MDL_STREAM_COMPUTE 0
 #define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
 /* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
@@ -30,6 +30,7 @@
 #define MDL_STREAM_RECV_BWD 5 /* gradients from the next stage */
 #define MDL_STREAM_SEND_BWD 6 /* gradients to the previous stage */
 #define MDL_STREAM_NORM     7 /* the gradient norm's all-reduce over the model's GPUs */
+#define MDL_STREAM_GATHER   8 /* ZeRO-3: parameters all-gathered ahead of their use */
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */

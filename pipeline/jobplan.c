@@ -168,17 +168,21 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             T += (double)M * v * g;
         }
     }
-    double params = w->mem.weights / wb, gb = mdl_job_grad_bytes(&m);
-    bool dist = w->job.distributed_optimizer && w->job.dp > 1;
+    double gb = mdl_job_grad_bytes(&m), params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
+    int z = w->job.dp > 1 ? w->job.zero : 0;
     if (w->job.dp > 1) {
-        double x = dist ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, params * gb, err)
-                        : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, params * gb, err);
-        double y = dist ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, params * wb, err) : 0;
+        double lp = mdl_strategy_layer_params(&w->st, &m), layers = v * n * lp;
+        double buckets = v * ceil(n / mdl_job_bucket_layers(&w->job, &w->st, &m));
+        /* what the tail reduces and gathers: all the parameters, or without the layers that
+         * ZeRO-2 reduces and ZeRO-3 gathers during the steps */
+        double red = z >= 2 ? params - layers : params, gat = z == 3 ? params - layers : params;
+        double x = z ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, red * gb, err)
+                     : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, red * gb, err);
+        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, gat * wb, err) : 0;
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
         /* overlapped: the buckets run under the last backward (forward) of every chunk, so what
          * stays exposed is the last bucket, or what the compute cannot cover */
-        double buckets = v * ceil(n / mdl_job_bucket_layers(&w->job, &w->st, &m));
-        if (w->job.overlap_grad_reduce) {
+        if (w->job.overlap_grad_reduce && z < 2) {
             double cover = x - v * n * b;
             x = cover > x / buckets ? cover : x / buckets;
         }
@@ -187,6 +191,13 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             y = cover > y / buckets ? cover : y / buckets;
         }
         T += x + y;
+        if (z >= 2) { /* every step's buckets, under its compute where they fit */
+            double rs = job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, n * lp * gb, err);
+            double ag = z == 3 ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, n * lp * wb, err) : 0;
+            if (rs < 0 || ag < 0) return err->code ? err->code : TPS_EINVAL;
+            double fe = ag - n * f, be = ag + rs - n * b;
+            T += (double)M * v * ((fe > 0 ? fe : 0) + (be > 0 ? be : 0)) + rs / (buckets / v);
+        }
     }
     if (m.vocab > 0 && p > 1 && !w->job.untied_embeddings) { /* after it, on the same stream */
         double x = job_coll(s, w, 3, 0, MDL_OP_ALL_REDUCE,

@@ -108,7 +108,7 @@ Test(job, memory_keeps_p_micro_batches_on_the_first_stage_and_shards_the_optimiz
     double params = 6 * mdl_strategy_layer_params(&st, &m) + 51200.0 * 2048 / 2;
     cr_assert(fabs(mem.weights - 2 * params) < 1);
     cr_assert(fabs(mem.optimizer - 12 * params) < 1);
-    j.distributed_optimizer = true;
+    j.zero = 1;
     mdl_job_memory(&j, &st, &m, &fw, &dist);
     cr_assert(fabs(dist.optimizer - 6 * params) < 1);
 }
@@ -220,7 +220,7 @@ Test(job, the_last_stage_alone_runs_the_logits_and_the_distributed_optimizer_sha
     cr_assert(eq(int, count_ops(&j, &st, &m, "embedding", &flop, &stream), 2 * 2 * 3));
     cr_assert(eq(int, count_ops(&j, &st, &m, "ar_grads_dp", &flop, &stream), 8));
     cr_assert(eq(int, count_ops(&j, &st, &m, "rs_grads_dp", &flop, &stream), 0));
-    j.distributed_optimizer = true;
+    j.zero = 1;
     cr_assert(eq(int, count_ops(&j, &st, &m, "rs_grads_dp", &flop, &stream), 8));
     cr_assert(eq(int, count_ops(&j, &st, &m, "ag_params_dp", &flop, &stream), 8));
     cr_assert(eq(int, stream, MDL_STREAM_DP));
@@ -276,7 +276,7 @@ Test(job, folded_replicas_keep_only_mirrored_collectives_of_replica_zero)
                         .schedule = MDL_SCHED_1F1B,
                         .virtual_stages = 1,
                         .micro_batches = 3,
-                        .distributed_optimizer = true};
+                        .zero = 1};
     for (int rep = MDL_REPLICAS_MIRROR; rep <= MDL_REPLICAS_SHARED; rep++) {
         struct mdl_program p;
         struct tps_error err = {0};
@@ -360,7 +360,7 @@ Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
                         .schedule = MDL_SCHED_1F1B,
                         .virtual_stages = 1,
                         .micro_batches = 3,
-                        .distributed_optimizer = true};
+                        .zero = 1};
     struct tps_error err = {0};
     double rs0, ag0, rs1, ag1;
     int after;
@@ -410,7 +410,7 @@ Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
     double full =
         mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 30 * P);
     cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / full - 1), 1e-12));
-    j.distributed_optimizer = true;
+    j.zero = 1;
     double shard =
         mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 1 * P) + mdl_mem_time(&dev, 7.5 * P);
     cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / shard - 1), 1e-12));
@@ -418,4 +418,90 @@ Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
     cr_assert(eq(dbl, mdl_job_grad_bytes(&m), 2));
     double fp16 = shard + mdl_mem_time(&dev, 2 * P);
     cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / fp16 - 1), 1e-12));
+}
+
+/* ZeRO-2 reduce-scatters every bucket after every micro-batch's backward (M times ZeRO-1's
+ * bytes for the layers); ZeRO-3 also gathers every bucket before each forward and backward on a
+ * stream and communicator of its own, and after the optimizer only the embedding's share. */
+Test(job, zero_stages_move_the_bytes_of_their_sharding)
+{
+    struct mdl_model m = model(); /* 24 layers, hidden 2048 */
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {.pp = 2,
+                        .dp = 2,
+                        .schedule = MDL_SCHED_1F1B,
+                        .virtual_stages = 1,
+                        .micro_batches = 3,
+                        .zero = 2};
+    double lp = mdl_strategy_layer_params(&st, &m), emb = 51200.0 * 2048 / 2, wb = 2, gb = 4;
+    int k = mdl_job_bucket_layers(&j, &st, &m), nb = (12 + k - 1) / k, M = 3, after;
+    double bytes;
+    struct tps_error err = {0};
+    struct mdl_program p;
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sum_ops(&p, 0, "rs_grads_dp", &bytes, &after), M *nb + 1));
+    cr_assert(lt(dbl, fabs(bytes / ((M * 12 * lp + emb) * gb) - 1), 1e-12));
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_params_dp", &bytes, &after), 1));
+    cr_assert(lt(dbl, fabs(bytes / ((12 * lp + emb) * wb) - 1), 1e-12));
+    mdl_program_release(&p);
+
+    j.zero = 3;
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    double fwd, bwd;
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_params_fwd", &fwd, &after), M *nb));
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_params_bwd", &bwd, &after), M *nb));
+    cr_assert(lt(dbl, fabs(fwd / (M * 12 * lp * wb) - 1), 1e-12));
+    cr_assert(lt(dbl, fabs(bwd / fwd - 1), 1e-12));
+    /* after the step only the embedding's share is gathered; the middle has none */
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_params_dp", &bytes, &after), 1));
+    cr_assert(lt(dbl, fabs(bytes / (emb * wb) - 1), 1e-12));
+    int g = -1;
+    for (int i = 0; i < p.ranks[0].nops; i++) {
+        const struct mdl_op *o = &p.ranks[0].ops[i];
+        if (strcmp(p.names[o->name], "ag_params_fwd")) continue;
+        cr_assert(eq(int, o->stream, MDL_STREAM_GATHER));
+        g = o->group;
+    }
+    for (int i = 0; i < p.ranks[0].nops; i++) {
+        const struct mdl_op *o = &p.ranks[0].ops[i];
+        if (!strcmp(p.names[o->name], "rs_grads_dp"))
+            cr_assert(ne(int, o->group, g), "a communicator of its own");
+    }
+    mdl_program_release(&p);
+}
+
+/* Memory by ZeRO stage: the optimizer state over dp from stage 1, the layers' gradients from
+ * stage 2 and their weights from stage 3 (plus the buckets in flight); the embedding stays. */
+Test(job, zero_stages_shard_their_memory)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_framework fw = {0};
+    struct mdl_job j = {
+        .pp = 4, .dp = 4, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 8};
+    double lp = mdl_strategy_layer_params(&st, &m), layers = 6 * lp, emb = 51200.0 * 2048 / 2;
+    double bucket = mdl_job_bucket_layers(&j, &st, &m) * lp;
+    struct mdl_memory z[4];
+    for (int k = 0; k < 4; k++) {
+        j.zero = k;
+        mdl_job_memory(&j, &st, &m, &fw, &z[k]);
+    }
+    cr_assert(fabs(z[0].optimizer - 12 * (layers + emb)) < 1);
+    cr_assert(fabs(z[1].optimizer - 3 * (layers + emb)) < 1);
+    cr_assert(fabs(z[1].gradients - 2 * (layers + emb)) < 1);
+    cr_assert(fabs(z[2].gradients - 2 * (layers / 4 + emb + bucket)) < 1);
+    cr_assert(fabs(z[2].weights - 2 * (layers + emb)) < 1);
+    cr_assert(fabs(z[3].weights - 2 * (layers / 4 + emb + 2 * bucket)) < 1);
+    for (int k = 1; k < 4; k++)
+        cr_assert(le(dbl, z[k].total, z[k - 1].total), "stage %d", k);
+    j.zero = 4;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "zero"));
 }
