@@ -391,8 +391,8 @@ int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, doubl
 }
 
 /* The index of a scalar among names, or a failure listing them: "expected a, b or c, got 'x'". */
-static int read_enum(const struct tps_ydoc *d, int id, const char *field, const char *const *names,
-                     int *out, struct tps_error *err)
+int tps_ydoc_enum(const struct tps_ydoc *d, int id, const char *field, const char *const *names,
+                  int *out, struct tps_error *err)
 {
     const char *t = tps_ydoc_text(d, id);
     for (int i = 0; t && names[i]; i++)
@@ -466,7 +466,7 @@ int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
                 *(double *)dst = x;
             break;
         case TPS_YK_ENUM:
-            rc = read_enum(d, v, f, row->names, (int *)dst, err);
+            rc = tps_ydoc_enum(d, v, f, row->names, (int *)dst, err);
             break;
         case TPS_YK_FN:
             rc = row->fn(d, v, f, dst, err);

@@ -62,6 +62,9 @@ int tps_ydoc_long(const struct tps_ydoc *d, int id, const char *field, long *out
                   struct tps_error *err);
 int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double *out,
                     struct tps_error *err);
+/* The index in NULL-terminated names[] of scalar id's text, or an error listing them. */
+int tps_ydoc_enum(const struct tps_ydoc *d, int id, const char *field, const char *const *names,
+                  int *out, struct tps_error *err);
 int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out,
                   struct tps_error *err);
 /* Quantities with units (see units.h). */

@@ -93,6 +93,7 @@ static const struct tps_ykey strategy_keys[] = {
     {"recompute", TPS_YK_BOOL, S(recompute), 0, {NULL}},
     {"pp", TPS_YK_SKIP, 0, 0, {NULL}},
     {"dp", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"order", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -377,7 +378,7 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     int sid = tps_ydoc_get(d, root, "strategy"), pid = tps_ydoc_get(d, root, "pipeline");
     int tid = tps_ydoc_get(d, root, "training");
     int ppid = tps_ydoc_get(d, sid, "pp"), dpid = tps_ydoc_get(d, sid, "dp");
-    s->is_job = ppid || dpid || pid || tid;
+    s->is_job = ppid || dpid || pid || tid || tps_ydoc_get(d, sid, "order");
     if (!s->is_job) return TPS_OK;
     struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
     long pp = 1, dp = 1;
@@ -395,6 +396,10 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     }
     in.job.pp = (int)pp;
     in.job.dp = (int)dp;
+    int orid = tps_ydoc_get(d, sid, "order"), order = 0;
+    if (orid && (rc = tps_ydoc_enum(d, orid, "strategy.order", mdl_rank_order_names, &order, err)))
+        return rc;
+    in.job.order = (enum mdl_rank_order)order;
     /* distributed_optimizer is ZeRO-1; false with a ZeRO stage that shards the optimizer state
      * contradicts it */
     int doid = tid ? tps_ydoc_get(d, tid, "distributed_optimizer") : 0;
@@ -600,6 +605,7 @@ void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
     const char *zero = zero_desc[j->zero >= 0 && j->zero <= 3 ? j->zero : 0];
     if (n < len)
         snprintf(buf + n, len - n,
-                 ", pp=%d (%s), dp=%d%s, %d micro-batches per replica (global batch %ld)", j->pp,
-                 sched, j->dp, zero, j->micro_batches, s->global_batch);
+                 ", pp=%d (%s), dp=%d%s, %d micro-batches per replica (global batch %ld)%s%s",
+                 j->pp, sched, j->dp, zero, j->micro_batches, s->global_batch,
+                 j->order ? ", rank order " : "", j->order ? mdl_rank_order_names[j->order] : "");
 }

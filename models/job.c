@@ -55,9 +55,32 @@ long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
     return (long)st->tp * job->pp * job->dp;
 }
 
+const char *const mdl_rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
+                                            "pp-tp-dp", "pp-dp-tp", NULL};
+
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t)
 {
-    return t + st->tp * (d + job->dp * s);
+    /* the dimensions (0 tp, 1 dp, 2 pp) of each order, fastest first */
+    static const int8_t axes[][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                     {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    int o = job->order >= 0 && job->order <= MDL_ORDER_PP_DP_TP ? (int)job->order : 0;
+    int coord[3] = {t, d, s}, size[3] = {st->tp, job->dp, job->pp}, rank = 0, stride = 1;
+    for (int k = 0; k < 3; k++) {
+        rank += coord[axes[o][k]] * stride;
+        stride *= size[axes[o][k]];
+    }
+    return rank;
+}
+
+void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
+                    int *d, int *t)
+{
+    /* each coordinate from the rank of the unit vector on its axis */
+    int stride_t = mdl_job_rank(job, st, 0, 0, 1), stride_d = mdl_job_rank(job, st, 0, 1, 0);
+    int stride_s = mdl_job_rank(job, st, 1, 0, 0);
+    *t = st->tp > 1 ? rank / stride_t % st->tp : 0;
+    *d = job->dp > 1 ? rank / stride_d % job->dp : 0;
+    *s = job->pp > 1 ? rank / stride_s % job->pp : 0;
 }
 
 double mdl_job_bucket_params(const struct mdl_job *job)

@@ -1,12 +1,12 @@
 /* job.h - a whole training job: tensor x pipeline x data parallelism, its pipeline schedule,
  * the optimizer, the job's memory per GPU, and its lowering to one program over every GPU.
  *
- * Ranks follow Megatron-LM's order: tensor-parallel rank fastest, then data-parallel replica,
- * then pipeline stage (rank = t + tp * (d + dp * s)), so a TP group sits inside a machine and
- * pipeline and data parallelism cross machines. Stage s holds layers [s*L/pp, (s+1)*L/pp), or,
- * interleaved, the model chunks c*pp + s of L/(pp*v) layers each; the first holds the
- * embedding and the last the logits and the loss. Stages exchange activations and their
- * gradients as point-to-point messages (each TP rank sends its 1/tp share, Megatron's
+ * Ranks follow Megatron-LM's order by default: tensor-parallel rank fastest, then data-parallel
+ * replica, then pipeline stage (rank = t + tp * (d + dp * s)), so a TP group sits inside a
+ * machine and pipeline and data parallelism cross machines; job->order permutes them. Stage s holds
+ * layers [s*L/pp, (s+1)*L/pp), or, interleaved, the model chunks c*pp + s of L/(pp*v) layers each;
+ * the first holds the embedding and the last the logits and the loss. Stages exchange activations
+ * and their gradients as point-to-point messages (each TP rank sends its 1/tp share, Megatron's
  * scatter-gather: the receivers all-gather it back over their TP group unless sequence
  * parallelism already shards it). The schedule (gpipe, 1f1b, interleaved 1f1b) fixes the order
  * of each stage's forward and backward steps; bubbles come out of the replay. After the last
@@ -33,6 +33,18 @@
 enum mdl_schedule { MDL_SCHED_1F1B, MDL_SCHED_GPIPE, MDL_SCHED_INTERLEAVED };
 extern const char *const mdl_schedule_names[]; /* in enum order, NULL-terminated */
 
+/* Order of the parallel dimensions in the global rank, fastest first: Megatron-LM's default
+ * tp-dp-pp, its tp-pp-dp mapping, or any other permutation. */
+enum mdl_rank_order {
+    MDL_ORDER_TP_DP_PP,
+    MDL_ORDER_TP_PP_DP,
+    MDL_ORDER_DP_TP_PP,
+    MDL_ORDER_DP_PP_TP,
+    MDL_ORDER_PP_TP_DP,
+    MDL_ORDER_PP_DP_TP
+};
+extern const char *const mdl_rank_order_names[]; /* "tp-dp-pp", ... in enum order */
+
 struct mdl_job {
     int pp, dp;                 /* pipeline stages, data-parallel replicas */
     enum mdl_schedule schedule; /* order of a stage's forward and backward steps */
@@ -46,6 +58,7 @@ struct mdl_job {
     bool untied_embeddings;     /* the logits have their own weights (no embedding all-reduce) */
     bool overlap_grad_reduce;   /* each bucket's gradients reduced as soon as the last backward of
                                    its layers is done, under the rest of the backward */
+    enum mdl_rank_order order;  /* how (t, d, s) make the global rank */
     bool overlap_param_gather;  /* distributed optimizer: each bucket's parameters gathered under
                                    the forward (the first micro-batch of each chunk waits for its
                                    buckets) instead of after the optimizer step */
@@ -78,8 +91,11 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
 
 /* GPUs of the job: tp x pp x dp. */
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st);
-/* Global rank of TP rank t of replica d in stage s. */
+/* Global rank of TP rank t of replica d in stage s, by job->order (tp-dp-pp: t + tp (d + dp s)). */
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t);
+/* The stage, replica and TP rank of a global rank (mdl_job_rank's inverse). */
+void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
+                    int *d, int *t);
 /* Layers in one model chunk: L / (pp x virtual_stages). */
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
 
@@ -90,6 +106,8 @@ struct mdl_job_fold {
     double fwd_flop, bwd_flop; /* executed FLOPs of one TP rank in them */
     double tp_comm_s;          /* its TP collectives' busy time, forward and backward */
     double tp_exposed_s;       /* the part of it not under compute */
+    int inexact;               /* TP groups of different stages share links: their collectives
+                                  meet at times the folded chunk does not see */
 };
 
 /* How the data-parallel replicas are lowered. Replicas run the same program at the same times

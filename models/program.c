@@ -84,6 +84,62 @@ int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks)
     return p->ngroups++;
 }
 
+int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *at)
+{
+    int n = p->nranks, ng = p->ngroups;
+    struct mdl_rank *ranks = calloc((size_t)nranks, sizeof *ranks);
+    uint8_t *shadow = calloc((size_t)nranks, sizeof *shadow);
+    int rc = ranks && shadow && !p->shadow && copies >= 1 ? 0 : -1;
+    for (int r = 0; !rc && r < nranks; r++)
+        shadow[r] = 1;
+    /* copies 1..: their own groups (group g of copy c is ng * c + g) and ops */
+    int *mapped = rc ? NULL : malloc((size_t)(n > 0 ? n : 1) * sizeof *mapped);
+    if (!mapped) rc = -1;
+    for (int c = 1; !rc && c < copies; c++) {
+        for (int g = 0; !rc && g < ng; g++) {
+            const struct mdl_group *G = &p->groups[g];
+            for (int i = 0; i < G->n; i++)
+                mapped[i] = at[(size_t)c * n + G->ranks[i]];
+            rc = mdl_program_group_add(p, G->n, mapped) < 0;
+        }
+        for (int r = 0; !rc && r < n; r++) {
+            struct mdl_rank *dst = &ranks[at[(size_t)c * n + r]];
+            const struct mdl_rank *src = &p->ranks[r];
+            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
+            if (!dst->ops) {
+                rc = -1;
+                break;
+            }
+            dst->nops = dst->cap = src->nops;
+            for (int k = 0; k < src->nops; k++) {
+                dst->ops[k] = src->ops[k];
+                if (dst->ops[k].group >= 0) dst->ops[k].group += ng * c;
+            }
+            shadow[at[(size_t)c * n + r]] = 0;
+        }
+    }
+    free(mapped);
+    if (rc) {
+        for (int r = 0; ranks && r < nranks; r++)
+            free(ranks[r].ops);
+        free(ranks);
+        free(shadow);
+        return -1;
+    }
+    for (int r = 0; r < n; r++) { /* copy 0: the program's own ranks and groups */
+        ranks[at[r]] = p->ranks[r];
+        shadow[at[r]] = 0;
+    }
+    for (int g = 0; g < ng; g++)
+        for (int i = 0; i < p->groups[g].n; i++)
+            p->groups[g].ranks[i] = at[p->groups[g].ranks[i]];
+    free(p->ranks);
+    p->ranks = ranks;
+    p->nranks = nranks;
+    p->shadow = shadow;
+    return 0;
+}
+
 static const char *const kind_names[MDL_OP_NKINDS] = {
     "gemm",       "attn",           "mem",       "compute",    "all_reduce",
     "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv"};

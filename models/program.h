@@ -117,6 +117,12 @@ int mdl_program_group(struct mdl_program *p, int n, const int *ranks);
 /* Adds a group even if an identical one exists (two communicators over the same ranks). */
 int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks);
 
+/* Places `copies` copies of the program on a program of nranks ranks: rank r of copy c goes to
+ * rank at[c x nranks_before + r] (all distinct, below nranks), each copy with its own groups;
+ * the ranks left without ops become shadows, so that reports average over the placed ones. For a
+ * program without shadows; 0, or -1 (the program unchanged but for groups added) on failure. */
+int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *at);
+
 bool mdl_op_is_coll(enum mdl_op_kind k);
 const char *mdl_op_kind_name(enum mdl_op_kind k);
 int mdl_op_kind_parse(const char *name, enum mdl_op_kind *out);

@@ -23,49 +23,25 @@ static void timing_note(const char *what, double since)
 /* A job's op-by-op program above this many ops is folded when run.fold is auto. */
 #define FOLD_AUTO_OPS 1e6
 
-int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
-                  struct mdl_job_fold *fold, struct tps_error *err)
+/* The unit whose own traffic share_links looks at: a replica, one TP group, or a stage. */
+enum unit { UNIT_REPLICA, UNIT_TP_GROUP, UNIT_STAGE };
+
+static int unit_of(const struct scn_scenario *s, enum unit u, int rank)
 {
-    /* one chunk of layers of one micro-batch, forward then backward, on the first TP group */
-    struct mdl_program p;
-    int n = mdl_job_chunk_layers(&s->job, &s->model);
-    int rc = mdl_strategy_lower(st, &s->model, &s->device, &s->framework, n, 1, &p, err);
-    struct timing tm = {0};
-    if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
-    memset(fold, 0, sizeof *fold);
-    for (int i = 0; !rc && i < p.ranks[0].nops; i++) { /* every TP rank runs the same */
-        const struct mdl_op *op = &p.ranks[0].ops[i];
-        const struct timing_span *ts = timing_op(&tm, 0, i);
-        if (op->phase == MDL_PHASE_FWD) {
-            if (ts->end > fold->fwd_s) fold->fwd_s = ts->end;
-            fold->fwd_flop += op->flop;
-        } else {
-            fold->bwd_flop += op->flop;
-        }
-    }
-    struct report rep;
-    if (!rc && report_build(&p, &tm, &rep) != TPS_OK) rc = tps_error_oom(err);
-    if (!rc) {
-        fold->bwd_s = tm.end_s - fold->fwd_s;
-        fold->tp_comm_s = rep.comm_s;
-        fold->tp_exposed_s = rep.exposed_comm_s;
-        report_release(&rep);
-    }
-    timing_release(&tm);
-    mdl_program_release(&p);
-    return rc;
+    int st, d, t;
+    mdl_job_coords(&s->job, &s->strategy, rank, &st, &d, &t);
+    return u == UNIT_REPLICA ? d : u == UNIT_STAGE ? st : st * s->job.dp + d;
 }
 
-/* Whether the replicas' own traffic (every group inside one replica: TP, pipeline neighbours,
- * the tied embedding) can slow another replica: some link, direction or forwarding node that
- * carries flows of two replicas or more, whose standalone bandwidths together exceed its
- * capacity. All of a replica's ring and point-to-point flows are counted as concurrent, so the
- * answer errs towards "yes". p: the job lowered with every replica. Returns 1, 0, or -1. */
-static int replicas_share_links(const struct mdl_program *p, const struct scn_scenario *s,
-                                const struct plat_topo *t)
+/* Whether the units' own traffic (every group inside one unit: for a replica its TP groups,
+ * pipeline neighbours and tied embedding) can slow another unit: some link, direction or
+ * forwarding node that carries flows of two units or more, whose standalone bandwidths together
+ * exceed its capacity. All of a unit's ring and point-to-point flows are counted as concurrent,
+ * so the answer errs towards "yes". p: a program with every unit. Returns 1, 0, or -1. */
+static int share_links(const struct mdl_program *p, const struct scn_scenario *s,
+                       const struct plat_topo *t, enum unit u)
 {
     if (t->xml_path[0]) return 1; /* a user's SimGrid file: routes unknown here */
-    int per = s->strategy.tp * s->job.dp, tp = s->strategy.tp;
     size_t nslots = 2 * (size_t)t->nlinks + (size_t)t->nnodes;
     double *load = calloc(nslots + 1, sizeof *load);
     int *owner = malloc((nslots + 1) * sizeof *owner);
@@ -79,9 +55,9 @@ static int replicas_share_links(const struct mdl_program *p, const struct scn_sc
     struct plat_route rt;
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *G = &p->groups[g];
-        int d = (G->ranks[0] % per) / tp, one = 1;
+        int d = unit_of(s, u, G->ranks[0]), one = 1;
         for (int m = 1; m < G->n && one; m++)
-            one = (G->ranks[m] % per) / tp == d;
+            one = unit_of(s, u, G->ranks[m]) == d;
         for (int m = 0; one && G->n > 1 && m < G->n; m++) {
             if (plat_topo_route(t, G->ranks[m], G->ranks[(m + 1) % G->n], &rt) != 0) continue;
             for (int h = 0; h < rt.nhops; h++) {
@@ -106,9 +82,83 @@ static int replicas_share_links(const struct mdl_program *p, const struct scn_sc
     return shared;
 }
 
+/* Lowers a chunk of n layers of one micro-batch onto the GPUs of the job's first `groups` TP
+ * groups (stage-major: stage g / dp, replica g % dp). */
+static int fold_place(const struct scn_scenario *s, const struct mdl_strategy *st, int n,
+                      int groups, const int *at, struct mdl_program *p, struct tps_error *err)
+{
+    int rc = mdl_strategy_lower(st, &s->model, &s->device, &s->framework, n, 1, p, err);
+    if (!rc && mdl_program_place(p, (int)mdl_job_gpus(&s->job, st), groups, at))
+        rc = tps_error_oom(err);
+    return rc;
+}
+
+/* The program a job's layers fold on: a chunk of n layers of one micro-batch on the first TP
+ * group's GPUs, or, where the replicas' TP groups' own traffic meets on a link (share_links),
+ * on every replica's TP group of the first stage at once, as the replicas run in step. Where TP
+ * groups of different stages meet on a link, *inexact is set: their collectives meet at times
+ * the fold does not see. */
+static int fold_program(const struct scn_scenario *s, const struct mdl_strategy *st, int n,
+                        struct mdl_program *p, int *inexact, struct tps_error *err)
+{
+    int pp = s->job.pp, dp = s->job.dp, tp = st->tp, all = pp * dp;
+    int *at = malloc((size_t)all * (size_t)tp * sizeof *at);
+    if (!at) return tps_error_oom(err);
+    for (int g = 0; g < all; g++)
+        for (int t = 0; t < tp; t++)
+            at[g * tp + t] = mdl_job_rank(&s->job, st, g / dp, g % dp, t);
+    int rc = TPS_OK, stages = 0, replicas = 0;
+    *inexact = 0;
+    if (all > 1 && !(rc = fold_place(s, st, n, all, at, p, err))) {
+        if ((replicas = share_links(p, s, &s->topo, UNIT_TP_GROUP)) > 0 && pp > 1)
+            stages = share_links(p, s, &s->topo, UNIT_STAGE);
+        if (replicas < 0 || stages < 0) rc = tps_error_oom(err);
+        mdl_program_release(p);
+    }
+    if (!rc) rc = fold_place(s, st, n, replicas ? dp : 1, at, p, err);
+    *inexact = stages;
+    free(at);
+    return rc;
+}
+
+int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
+                  struct mdl_job_fold *fold, struct tps_error *err)
+{
+    /* one chunk of layers of one micro-batch, forward then backward, on the first TP group */
+    struct mdl_program p;
+    int n = mdl_job_chunk_layers(&s->job, &s->model);
+    int inexact = 0, rc = fold_program(s, st, n, &p, &inexact, err);
+    struct timing tm = {0};
+    if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
+    memset(fold, 0, sizeof *fold);
+    fold->inexact = inexact;
+    int r0 = rc ? 0 : mdl_job_rank(&s->job, st, 0, 0, 0);
+    for (int i = 0; !rc && i < p.ranks[r0].nops; i++) { /* every TP rank runs the same */
+        const struct mdl_op *op = &p.ranks[r0].ops[i];
+        const struct timing_span *ts = timing_op(&tm, r0, i);
+        if (op->phase == MDL_PHASE_FWD) {
+            if (ts->end > fold->fwd_s) fold->fwd_s = ts->end;
+            fold->fwd_flop += op->flop;
+        } else {
+            fold->bwd_flop += op->flop;
+        }
+    }
+    struct report rep;
+    if (!rc && report_build(&p, &tm, &rep) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) {
+        fold->bwd_s = tm.end_s - fold->fwd_s;
+        fold->tp_comm_s = rep.comm_s;
+        fold->tp_exposed_s = rep.exposed_comm_s;
+        report_release(&rep);
+    }
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return rc;
+}
+
 /* How a folded job lowers its replicas: replica 0 in full, the others mirroring only the
  * collectives over several replicas, or all their communication where their own traffic may
- * meet on a link (replicas_share_links on one micro-batch of the job). */
+ * meet on a link (share_links on one micro-batch of the job). */
 static int replicas_mode(const struct scn_scenario *s, enum mdl_replicas *rep,
                          struct tps_error *err)
 {
@@ -120,7 +170,7 @@ static int replicas_mode(const struct scn_scenario *s, enum mdl_replicas *rep,
     struct mdl_program p;
     int rc = mdl_job_lower(&one, &s->strategy, &s->model, &s->device, &s->framework, &flat,
                            MDL_REPLICAS_FULL, &p, err);
-    int shared = rc ? -1 : replicas_share_links(&p, s, &s->topo);
+    int shared = rc ? -1 : share_links(&p, s, &s->topo, UNIT_REPLICA);
     mdl_program_release(&p);
     if (rc) return rc;
     if (shared < 0) return tps_error_oom(err);
@@ -129,16 +179,17 @@ static int replicas_mode(const struct scn_scenario *s, enum mdl_replicas *rep,
 }
 
 /* What a job's lowering folded, in words. */
-static void describe_folding(const struct scn_scenario *s, int fold, enum mdl_replicas rep,
-                             char *buf, size_t len)
+static void describe_folding(const struct scn_scenario *s, const struct mdl_job_fold *fold,
+                             enum mdl_replicas rep, char *buf, size_t len)
 {
     buf[0] = 0;
     if (!fold) return;
     int n = mdl_job_chunk_layers(&s->job, &s->model), used;
     used = snprintf(buf, len,
-                    "layers: each chunk of %d layer(s) simulated once, then one op per "
-                    "step",
-                    n);
+                    "layers: each chunk of %d layer(s) simulated once%s, then one op per step", n,
+                    fold->inexact ? " (inexact: TP groups of different stages share links, "
+                                    "run.fold: false replays them op by op)"
+                                  : "");
     if (rep != MDL_REPLICAS_FULL && used > 0 && (size_t)used < len)
         snprintf(buf + used, len - (size_t)used, "; replicas: 1..%d mirror replica 0's %s",
                  s->job.dp - 1,
@@ -169,7 +220,7 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
             memset(p, 0, sizeof *p);
             return rc;
         }
-        if (folding) describe_folding(s, fold, rep, folding, folding_len);
+        if (folding) describe_folding(s, fold ? fp : NULL, rep, folding, folding_len);
         double w0 = tps_clock_now();
         rc = mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, rep,
                            p, err);

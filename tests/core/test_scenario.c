@@ -48,6 +48,7 @@ static const struct bad_case cases[] = {
     {"job_overlap_param_gather.yaml", 5, 61, "training.overlap_param_gather",
      "needs the distributed optimizer"},
     {"job_zero_stage.yaml", 5, 36, "training.zero", "expected 0, 1, 2 or 3"},
+    {"job_bad_order.yaml", 4, 33, "strategy.order", "expected tp-dp-pp"},
     {"job_zero_contradicts.yaml", 7, 26, "training.distributed_optimizer", "contradicts"},
     {"job_zero3_param_gather.yaml", 5, 43, "training.overlap_param_gather", "ZeRO-3"},
     {"run_fold_not_job.yaml", 5, 13, "run.fold", "applies to jobs only"},

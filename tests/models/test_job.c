@@ -505,3 +505,28 @@ Test(job, zero_stages_shard_their_memory)
     cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
     cr_assert(eq(str, err.field, "zero"));
 }
+
+/* Every rank order places (t, d, s) on distinct ranks, mdl_job_coords inverts it, and the
+ * default is Megatron-LM's t + tp (d + dp s); tp-pp-dp puts the stages next. */
+Test(job, rank_orders_are_permutations_that_coords_invert)
+{
+    struct mdl_strategy st = tp_of(4);
+    struct mdl_job j = {.pp = 3, .dp = 2, .virtual_stages = 1, .micro_batches = 1};
+    for (int o = MDL_ORDER_TP_DP_PP; o <= MDL_ORDER_PP_DP_TP; o++) {
+        j.order = (enum mdl_rank_order)o;
+        int seen[24] = {0};
+        for (int s = 0; s < 3; s++)
+            for (int d = 0; d < 2; d++)
+                for (int t = 0; t < 4; t++) {
+                    int r = mdl_job_rank(&j, &st, s, d, t), s2, d2, t2;
+                    cr_assert(r >= 0 && r < 24 && !seen[r], "order %s", mdl_rank_order_names[o]);
+                    seen[r] = 1;
+                    mdl_job_coords(&j, &st, r, &s2, &d2, &t2);
+                    cr_assert(s2 == s && d2 == d && t2 == t, "order %s rank %d",
+                              mdl_rank_order_names[o], r);
+                    if (o == MDL_ORDER_TP_DP_PP) cr_assert(eq(int, r, t + 4 * (d + 2 * s)));
+                    if (o == MDL_ORDER_TP_PP_DP) cr_assert(eq(int, r, t + 4 * (s + 3 * d)));
+                    if (o == MDL_ORDER_PP_DP_TP) cr_assert(eq(int, r, s + 3 * (d + 2 * t)));
+                }
+    }
+}

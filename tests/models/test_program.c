@@ -163,3 +163,29 @@ Test(program_shard, keeps_one_ranks_compute_and_waits_through_dropped_collective
     mdl_program_release(&s);
     mdl_program_release(&p);
 }
+
+/* Two copies of a two-rank program on six ranks: each copy on its ranks with a group of its own,
+ * the ranks left over shadows, and the result still a well-formed program. */
+Test(program_place, copies_get_their_own_ranks_and_groups)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    int at[] = {4, 1, 2, 5};
+    cr_assert(eq(int, mdl_program_place(&p, 6, 2, at), 0));
+    cr_assert(eq(int, p.nranks, 6));
+    cr_assert(eq(int, p.ngroups, 2));
+    cr_assert(eq(int, p.groups[0].ranks[0], 4));
+    cr_assert(eq(int, p.groups[0].ranks[1], 1));
+    cr_assert(eq(int, p.groups[1].ranks[0], 2));
+    cr_assert(eq(int, p.groups[1].ranks[1], 5));
+    static const int shadow[] = {1, 0, 0, 1, 0, 0};
+    for (int r = 0; r < 6; r++) {
+        cr_assert(eq(int, p.shadow[r], shadow[r]), "rank %d", r);
+        cr_assert(eq(int, p.ranks[r].nops, shadow[r] ? 0 : 2), "rank %d", r);
+    }
+    cr_assert(eq(int, p.ranks[2].ops[1].group, 1));
+    cr_assert(eq(int, p.ranks[4].ops[1].group, 0));
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    mdl_program_release(&p);
+}

@@ -160,6 +160,40 @@ Test(job, zero_stages_fold_within_one_percent_and_pay_for_their_traffic)
     cr_assert(gt(dbl, bytes[3], bytes[2] * 1.2), "and gathers twice (TP traffic is in both)");
 }
 
+/* A rank order that puts TP groups across machines (dp-tp-pp: every replica's TP ring crosses
+ * the shared NICs): the fold runs every replica's TP group of the stage at once and matches the
+ * op-by-op job within 1%; TP groups of different stages meeting on links (pp-dp-tp) are flagged
+ * as an inexact fold. */
+Test(job, rank_orders_move_the_groups_and_the_fold_follows)
+{
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml";
+    struct pipeline_job a, b, c, d;
+    struct report ra, rb, rc, rd;
+    double megatron = run(path, 0, -1, &a, &ra);
+    load(path, 0, &b);
+    b.scn.job.order = MDL_ORDER_DP_TP_PP;
+    double full = simulate(&b, &rb);
+    load(path, 1, &c);
+    c.scn.job.order = MDL_ORDER_DP_TP_PP;
+    double folded = simulate(&c, &rc);
+    cr_assert(gt(dbl, full, megatron * 1.5), "TP over NICs: %g s against %g s", full, megatron);
+    cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
+    cr_assert(eq(int, c.fold.inexact, 0));
+    load(path, 1, &d);
+    d.scn.job.order = MDL_ORDER_PP_DP_TP;
+    simulate(&d, &rd);
+    cr_assert(eq(int, d.fold.inexact, 1));
+    cr_assert(ne(ptr, strstr(d.folding, "inexact"), NULL), "%s", d.folding);
+    report_release(&ra);
+    report_release(&rb);
+    report_release(&rc);
+    report_release(&rd);
+    pipeline_release(&a);
+    pipeline_release(&b);
+    pipeline_release(&c);
+    pipeline_release(&d);
+}
+
 Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
 {
     struct pipeline_job j;
