@@ -71,7 +71,8 @@ static int run_input(const struct run_opts *o)
                 j.prog.layers, j.prog.micro_batches, j.prog.nranks);
     struct timing tm = {0};
     struct report r = {0};
-    if (!rc) rc = pipeline_simulate(&j, &tm, &r, &err);
+    /* every op's times only for a timeline: without one, a plain run may fold its layers */
+    if (!rc) rc = pipeline_simulate(&j, o->timeline ? &tm : NULL, &r, &err);
     if (!rc) {
         report_warn_memory(&r, j.meta.device, stderr);
         if (!o->quiet) report_print(&r, &j.meta, stdout);

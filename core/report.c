@@ -158,6 +158,38 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     return TPS_OK;
 }
 
+int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
+                       struct report *out)
+{
+    double k = nlayers - a->nlayers; /* added layers, each b - a */
+    *out = *b;
+    out->layers = calloc((size_t)nlayers, sizeof *out->layers);
+    if (!out->layers) return TPS_ENOMEM;
+    out->nlayers = nlayers;
+#define EXTRA(f) out->f = a->f + k * (b->f - a->f)
+    EXTRA(iteration_s);
+    EXTRA(compute_s);
+    EXTRA(comm_s);
+    EXTRA(exposed_comm_s);
+    EXTRA(tp_exposed_comm_s);
+    EXTRA(dp_exposed_comm_s);
+    EXTRA(pipeline_bubble_s);
+    EXTRA(model_flop);
+    EXTRA(hardware_flop);
+    EXTRA(bytes_sent);
+#undef EXTRA
+    out->hardware_tflops_per_gpu = out->model_tflops_per_gpu = out->mfu = 0;
+    if (out->iteration_s > 0) {
+        out->hardware_tflops_per_gpu = out->hardware_flop / out->iteration_s / out->nranks / 1e12;
+        out->model_tflops_per_gpu = out->model_flop / out->iteration_s / out->nranks / 1e12;
+        if (out->peak_flops > 0) out->mfu = out->model_tflops_per_gpu * 1e12 / out->peak_flops;
+    }
+    /* the first and last layer as b ran them, every middle one as b's second */
+    for (int l = 0; l < nlayers; l++)
+        out->layers[l] = b->layers[l == 0 ? 0 : l == nlayers - 1 ? b->nlayers - 1 : 1];
+    return TPS_OK;
+}
+
 void report_release(struct report *r)
 {
     free(r->layers);

@@ -66,6 +66,12 @@ struct report_meta {
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
 void report_release(struct report *r);
+/* The report of nlayers identical layers from reports a and b of the same program with a->nlayers
+ * and a->nlayers + 1 of them (at least 3 in b): every additive figure as a's plus one layer's
+ * increment (b - a) per added layer, the rates from those; the per-layer times of b's first,
+ * middle and last layer. *out is new (release it); TPS_ENOMEM on failure. */
+int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
+                       struct report *out);
 /* Adds the memory per GPU and the device's capacity to the report. */
 void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity);
 /* When the memory does not fit: one warning line naming the need, the capacity and the

@@ -477,10 +477,6 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
                                  nops, mdl_max_ops());
         return TPS_OK;
     }
-    if (id && tps_ydoc_get(d, id, "fold"))
-        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "fold"), "run.fold", err,
-                             "applies to jobs only (strategy.pp, strategy.dp, pipeline: or "
-                             "training:)");
     long layers = in.layers, mbs = in.micro_batches;
     if (layers > s->model.layers)
         return tps_ydoc_fail(d, tps_ydoc_get(d, id, "layers"), "run.layers", err,

@@ -35,7 +35,8 @@ struct scn_scenario {
     int is_job;
     struct mdl_job job;
     long global_batch; /* sequences per iteration (a job) */
-    int fold;          /* a job's layers folded (mdl_job_fold): 1 yes, 0 no, -1 when too many ops */
+    int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
+                 nothing needs every op's times) */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

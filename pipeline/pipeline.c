@@ -2,6 +2,7 @@
  * pipeline.h). */
 #include "pipeline/pipeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,12 +340,68 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
     return rc;
 }
 
+/* A plain run's layers are folded from this many up. */
+#define FOLD_MIN_LAYERS 6
+
+/* Whether x and y agree within 1e-9 of scale. */
+static int same(double x, double y, double scale)
+{
+    return fabs(x - y) <= 1e-9 * scale;
+}
+
+/* A plain run of identical layers, folded: 3 and 4 layers simulated; when the 4-layer run's two
+ * middle layers took the same time, forward and backward (each added layer adds the same), the
+ * report of all the program's layers is the 3-layer one plus the 4-layer one's increment per
+ * added layer (report_extrapolate). *done says whether it was; if not, the caller replays the
+ * whole program. */
+static int simulate_folded_layers(struct pipeline_job *j, struct report *r, int *done,
+                                  struct tps_error *err)
+{
+    const struct scn_scenario *s = &j->scn;
+    int L = j->prog.layers, M = j->prog.micro_batches > 0 ? j->prog.micro_batches : 1, rc = 0;
+    struct report rep[2];
+    memset(rep, 0, sizeof rep);
+    *done = 0;
+    for (int n = 0; !rc && n < 2; n++) {
+        struct mdl_program p;
+        struct timing t = {0};
+        rc = pipeline_lower(s, &s->strategy, 3 + n, M, &p, err);
+        if (!rc) rc = pipeline_run_program(&p, j->topo, &t, err);
+        if (!rc && report_build(&p, &t, &rep[n]) != TPS_OK) rc = tps_error_oom(err);
+        timing_release(&t);
+        mdl_program_release(&p);
+    }
+    if (!rc) {
+        const struct report_layer *a = &rep[1].layers[1], *b = &rep[1].layers[2];
+        double T = rep[1].iteration_s;
+        *done = rep[1].iteration_s > rep[0].iteration_s && same(a->fwd_s, b->fwd_s, T) &&
+                same(a->bwd_s, b->bwd_s, T);
+    }
+    if (*done && report_extrapolate(&rep[0], &rep[1], L, r) != TPS_OK) rc = tps_error_oom(err);
+    for (int n = 0; n < 2; n++)
+        report_release(&rep[n]);
+    if (*done && !rc)
+        snprintf(j->folding, sizeof j->folding,
+                 "layers: 3 and 4 layers simulated, the middle ones took the same, the other %d "
+                 "added as the fourth",
+                 L - 4);
+    return rc;
+}
+
 int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,
                       struct tps_error *err)
 {
     struct timing own;
     struct timing *t = tm ? tm : &own;
     memset(r, 0, sizeof *r);
+    if (!tm && !j->from_trace && !j->scn.is_job && j->scn.fold != 0 &&
+        j->prog.layers >= FOLD_MIN_LAYERS) {
+        int done = 0, rc = simulate_folded_layers(j, r, &done, err);
+        if (rc || done) {
+            if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+            return rc;
+        }
+    }
     int rc = pipeline_run_program(&j->prog, j->topo, t, err);
     double w0 = tps_clock_now();
     if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
