@@ -202,15 +202,29 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
            mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
 }
 
-double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
-                            const struct mdl_model *m, int s)
+/* Parameters of a stage's layers one GPU holds (every stage holds as many). */
+static double layers_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                            const struct mdl_model *m)
 {
-    double params = (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
-                    mdl_strategy_layer_params(st, m);
-    double emb = (double)m->vocab * (double)m->hidden / st->tp;
+    return (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
+           mdl_strategy_layer_params(st, m);
+}
+
+/* Embedding parameters one GPU of stage s holds: the first stage's, and the last stage's copy
+ * for the logits. */
+static double embedding_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                               const struct mdl_model *m, int s)
+{
+    double emb = (double)m->vocab * (double)m->hidden / st->tp, params = 0;
     if (s == 0) params += emb;
     if (s == job->pp - 1 && (job->pp > 1 || job->untied_embeddings)) params += emb;
     return params;
+}
+
+double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                            const struct mdl_model *m, int s)
+{
+    return layers_params(job, st, m) + embedding_params(job, st, m, s);
 }
 
 double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -222,18 +236,18 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
     int n = mdl_job_chunk_layers(job, m);
     double sp = st->sequence_parallel ? st->tp : 1;
     double bsh = (double)m->micro_batch * (double)m->seq * (double)m->hidden;
+    /* ZeRO-2 keeps 1/dp of the layers' gradients plus the bucket being reduced, ZeRO-3 also
+     * 1/dp of their weights plus the two buckets gathered (the one in use and the next); the
+     * embedding's stay whole (reduced and gathered once per iteration) */
+    double layers = layers_params(job, st, m);
+    double bucket = mdl_job_bucket_layers(job, st, m) * mdl_strategy_layer_params(st, m);
     memset(out, 0, sizeof *out);
     for (int s = 0; s < job->pp; s++) {
         struct mdl_memory x;
-        double params = mdl_job_stage_params(job, st, m, s);
-        mdl_memory_params(params, m->dtype, dist_opt(job) ? job->dp : 1, &x);
-        /* ZeRO-2 keeps 1/dp of the layers' gradients plus the bucket being reduced, ZeRO-3 also
-         * 1/dp of their weights plus the two buckets gathered (the one in use and the next);
-         * the embedding's stay whole (reduced and gathered once per iteration) */
-        double lp = mdl_strategy_layer_params(st, m), layers = (double)n * job->virtual_stages * lp;
-        double bucket = mdl_job_bucket_layers(job, st, m) * lp;
-        if (zero_at(job, 2)) x.gradients = (params - layers + layers / job->dp + bucket) * wb;
-        if (zero_at(job, 3)) x.weights = (params - layers + layers / job->dp + 2 * bucket) * wb;
+        double emb = embedding_params(job, st, m, s);
+        mdl_memory_params(layers + emb, m->dtype, dist_opt(job) ? job->dp : 1, &x);
+        if (zero_at(job, 2)) x.gradients = (emb + layers / job->dp + bucket) * wb;
+        if (zero_at(job, 3)) x.weights = (emb + layers / job->dp + 2 * bucket) * wb;
         double per_chunk = st->recompute ? n * input : n * act;
         x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
         /* the embedding's output (first stage) and the fp32 logits of the micro-batch in its
@@ -404,9 +418,8 @@ static int stage_tail(struct stage *S)
     bool dist = dist_opt(job);
     int deps[2] = {S->last_dp, -1};
     /* what the buckets have not reduced yet: everything, or the embedding's share */
-    double layers = (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
-                    mdl_strategy_layer_params(S->st, m);
-    double rest = job->overlap_grad_reduce || zero_at(job, 2) ? params - layers : params;
+    double emb = embedding_params(job, S->st, m, S->s);
+    double rest = job->overlap_grad_reduce || zero_at(job, 2) ? emb : params;
     if (job->dp > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
@@ -440,7 +453,7 @@ static int stage_tail(struct stage *S)
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
     /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
      * layers' are gathered before each use) */
-    double gathered = zero_at(job, 3) ? params - layers : params;
+    double gathered = zero_at(job, 3) ? emb : params;
     if (x >= 0 && dist && !job->overlap_param_gather && gathered > 0.5)
         x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, gathered * mdl_dtype_bytes(m->dtype),
                    "ag_params_dp", -1, MDL_PHASE_OTHER, x);
@@ -456,7 +469,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
     const struct mdl_model *m = S->m;
     int n = mdl_job_chunk_layers(job, m), v = job->virtual_stages;
     double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
-    double rest = mdl_job_stage_params(job, S->st, m, S->s) - (double)n * v * lp;
+    double rest = embedding_params(job, S->st, m, S->s);
     if (rest > 0.5 && op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, rest * wb, "ag_params_dp",
                              -1, MDL_PHASE_OTHER, -1) < 0)
         return -1;
@@ -674,13 +687,9 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
                     return -1;
                 continue;
             }
-            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
-            if (!dst->ops) return -1;
-            dst->nops = dst->cap = src->nops;
-            for (int k = 0; k < src->nops; k++) {
-                dst->ops[k] = src->ops[k];
+            if (mdl_rank_copy(dst, src)) return -1;
+            for (int k = 0; k < dst->nops; k++)
                 dst->ops[k].group = group_of(G, r, src->ops[k].group);
-            }
         }
     }
     return 0;

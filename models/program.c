@@ -84,6 +84,15 @@ int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks)
     return p->ngroups++;
 }
 
+int mdl_rank_copy(struct mdl_rank *dst, const struct mdl_rank *src)
+{
+    dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
+    if (!dst->ops) return -1;
+    memcpy(dst->ops, src->ops, (size_t)src->nops * sizeof *dst->ops);
+    dst->nops = dst->cap = src->nops;
+    return 0;
+}
+
 int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *at)
 {
     int n = p->nranks, ng = p->ngroups;
@@ -104,17 +113,9 @@ int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *
         }
         for (int r = 0; !rc && r < n; r++) {
             struct mdl_rank *dst = &ranks[at[(size_t)c * n + r]];
-            const struct mdl_rank *src = &p->ranks[r];
-            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
-            if (!dst->ops) {
-                rc = -1;
-                break;
-            }
-            dst->nops = dst->cap = src->nops;
-            for (int k = 0; k < src->nops; k++) {
-                dst->ops[k] = src->ops[k];
+            if ((rc = mdl_rank_copy(dst, &p->ranks[r])) != 0) break;
+            for (int k = 0; k < dst->nops; k++)
                 if (dst->ops[k].group >= 0) dst->ops[k].group += ng * c;
-            }
             shadow[at[(size_t)c * n + r]] = 0;
         }
     }

@@ -117,6 +117,9 @@ int mdl_program_group(struct mdl_program *p, int n, const int *ranks);
 /* Adds a group even if an identical one exists (two communicators over the same ranks). */
 int mdl_program_group_add(struct mdl_program *p, int n, const int *ranks);
 
+/* Copies src's ops into dst (its own array, one slot spare); 0, or -1 on allocation failure. */
+int mdl_rank_copy(struct mdl_rank *dst, const struct mdl_rank *src);
+
 /* Places `copies` copies of the program on a program of nranks ranks: rank r of copy c goes to
  * rank at[c x nranks_before + r] (all distinct, below nranks), each copy with its own groups;
  * the ranks left without ops become shadows, so that reports average over the placed ones. For a

@@ -606,27 +606,17 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     for (int r = 0; !rc && r < st->tp; r++)
         base[r] = r;
     if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col);
-    struct mdl_rank *src = &out->ranks[0];
-    struct mdl_op *proto = rc ? NULL : malloc(((size_t)src->nops + 1) * sizeof *proto);
-    if (proto) memcpy(proto, src->ops, (size_t)src->nops * sizeof *proto);
-    for (int r = 0; proto && r < st->tp; r++) {
+    /* rank 0 last: the others copy its ops while they still name the axes */
+    for (int r = st->tp - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];
-        if (r > 0) {
-            dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
-            if (!dst->ops) {
-                rc = -1;
-                break;
-            }
-            dst->nops = dst->cap = src->nops;
-        }
-        for (int k = 0; k < src->nops; k++) {
-            dst->ops[k] = proto[k];
-            if (proto[k].group == AXIS_D1) dst->ops[k].group = col[r];
-            if (proto[k].group == AXIS_D2) dst->ops[k].group = row[r];
+        if (r > 0 && mdl_rank_copy(dst, &out->ranks[0])) rc = -1;
+        for (int k = 0; !rc && k < dst->nops; k++) {
+            if (dst->ops[k].group == AXIS_D1)
+                dst->ops[k].group = col[r];
+            else if (dst->ops[k].group == AXIS_D2)
+                dst->ops[k].group = row[r];
         }
     }
-    if (!proto) rc = -1;
-    free(proto);
     free(base);
     free(row);
     free(col);

@@ -284,10 +284,7 @@ static int by_prediction(const void *a, const void *b)
 static int by_result(const void *a, const void *b)
 {
     const struct jobplan_row *x = a, *y = b;
-    int sx = x->simulated_s > 0, sy = y->simulated_s > 0;
-    if (sx != sy) return sy - sx;
-    double u = sx ? x->simulated_s : x->predicted_s, v = sx ? y->simulated_s : y->predicted_s;
-    return (u > v) - (u < v);
+    return planner_result_cmp(x->predicted_s, x->simulated_s, y->predicted_s, y->simulated_s);
 }
 
 /* Simulates row w as a whole job, its layers and replicas folded. */

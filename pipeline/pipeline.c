@@ -109,8 +109,8 @@ static int fold_program(const struct scn_scenario *s, const struct mdl_strategy 
         for (int t = 0; t < tp; t++)
             at[g * tp + t] = mdl_job_rank(&s->job, st, g / dp, g % dp, t);
     int rc = TPS_OK, stages = 0, replicas = 0;
-    *inexact = 0;
-    if (all > 1 && !(rc = fold_place(s, st, n, all, at, p, err))) {
+    /* the check needs only the groups: one layer of every group */
+    if (all > 1 && !(rc = fold_place(s, st, 1, all, at, p, err))) {
         if ((replicas = share_links(p, s, &s->topo, UNIT_TP_GROUP)) > 0 && pp > 1)
             stages = share_links(p, s, &s->topo, UNIT_STAGE);
         if (replicas < 0 || stages < 0) rc = tps_error_oom(err);

@@ -130,13 +130,18 @@ static int by_prediction(const void *a, const void *b)
     return (x->predicted_s > y->predicted_s) - (x->predicted_s < y->predicted_s);
 }
 
+int planner_result_cmp(double xp, double xs, double yp, double ys)
+{
+    int sx = xs > 0, sy = ys > 0;
+    if (sx != sy) return sy - sx;
+    double u = sx ? xs : xp, v = sx ? ys : yp;
+    return (u > v) - (u < v);
+}
+
 static int by_result(const void *a, const void *b)
 {
     const struct planner_row *x = a, *y = b;
-    int sx = x->simulated_s > 0, sy = y->simulated_s > 0;
-    if (sx != sy) return sy - sx;
-    double u = sx ? x->simulated_s : x->predicted_s, v = sx ? y->simulated_s : y->predicted_s;
-    return (u > v) - (u < v);
+    return planner_result_cmp(x->predicted_s, x->simulated_s, y->predicted_s, y->simulated_s);
 }
 
 int planner_run(const struct scn_scenario *s, const struct planner_opts *o,

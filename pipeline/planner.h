@@ -48,6 +48,10 @@ struct planner_info {
     double model_flop; /* model FLOPs of one iteration (layers x micro-batches) */
 };
 
+/* qsort order of two rows by their predicted and simulated times (0: not simulated): the
+ * simulated ones first, by simulated time, then the rest by prediction. */
+int planner_result_cmp(double xp, double xs, double yp, double ys);
+
 /* Fills *rows (malloc'ed, sorted: simulated ones by simulated time, then the rest by prediction)
  * with the candidates that fit in the device's memory (all of them with o->ignore_memory), and
  * *info. When none fits, fails naming the smallest need. */

@@ -182,17 +182,35 @@ Test(job, check_names_what_does_not_fit)
     cr_assert(eq(str, err.field, "virtual_stages"));
 }
 
+/* Lowers j on A100s, every replica in full, and checks the program. */
+static void lower_checked(const struct mdl_job *j, const struct mdl_strategy *st,
+                          const struct mdl_model *m, struct mdl_program *p)
+{
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, MDL_REPLICAS_FULL, p, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(p, NULL, &err), 0), "%s", err.msg);
+}
+
+/* 2 stages x 2 replicas, 1F1B, 3 micro-batches, ZeRO stage `zero`. */
+static struct mdl_job small_job(int zero)
+{
+    return (struct mdl_job){.pp = 2,
+                            .dp = 2,
+                            .schedule = MDL_SCHED_1F1B,
+                            .virtual_stages = 1,
+                            .micro_batches = 3,
+                            .zero = zero};
+}
+
 /* Lowers j and counts, over all ranks, the ops named `name` and their FLOPs. */
 static int count_ops(const struct mdl_job *j, const struct mdl_strategy *st,
                      const struct mdl_model *m, const char *name, double *flop, int *stream)
 {
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
     struct mdl_program p;
-    struct tps_error err = {0};
-    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-              "%s", err.msg);
-    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    lower_checked(j, st, m, &p);
     int n = 0;
     *flop = 0;
     for (int r = 0; r < p.nranks; r++)
@@ -352,28 +370,17 @@ static int sum_ops(const struct mdl_program *p, int r, const char *name, double 
 Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
 {
     struct mdl_model m = model(); /* 24 layers, hidden 2048 */
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
     struct mdl_strategy st = tp_of(2);
-    struct mdl_job j = {.pp = 2,
-                        .dp = 2,
-                        .schedule = MDL_SCHED_1F1B,
-                        .virtual_stages = 1,
-                        .micro_batches = 3,
-                        .zero = 1};
-    struct tps_error err = {0};
+    struct mdl_job j = small_job(1);
     double rs0, ag0, rs1, ag1;
     int after;
     struct mdl_program a, b;
-    cr_assert(
-        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &a, &err), 0));
+    lower_checked(&j, &st, &m, &a);
     cr_assert(eq(int, sum_ops(&a, 0, "rs_grads_dp", &rs0, &after), 1));
     cr_assert(eq(int, sum_ops(&a, 0, "ag_params_dp", &ag0, &after), 1));
     cr_assert(eq(int, after, 1), "gathered after the optimizer step");
     j.overlap_grad_reduce = j.overlap_param_gather = true;
-    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &b, &err), 0),
-              "%s", err.msg);
-    cr_assert(eq(int, mdl_program_check(&b, NULL, &err), 0), "%s", err.msg);
+    lower_checked(&j, &st, &m, &b);
     /* 12 layers of 12 h^2 / 2 = 25.2 M parameters a GPU: one bucket of 40 M holds 1 layer, so 12
      * buckets, plus the embedding's share on the first stage, reduced at the end */
     double lp = mdl_strategy_layer_params(&st, &m);
@@ -426,23 +433,13 @@ Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
 Test(job, zero_stages_move_the_bytes_of_their_sharding)
 {
     struct mdl_model m = model(); /* 24 layers, hidden 2048 */
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
     struct mdl_strategy st = tp_of(2);
-    struct mdl_job j = {.pp = 2,
-                        .dp = 2,
-                        .schedule = MDL_SCHED_1F1B,
-                        .virtual_stages = 1,
-                        .micro_batches = 3,
-                        .zero = 2};
+    struct mdl_job j = small_job(2);
     double lp = mdl_strategy_layer_params(&st, &m), emb = 51200.0 * 2048 / 2, wb = 2, gb = 4;
     int k = mdl_job_bucket_layers(&j, &st, &m), nb = (12 + k - 1) / k, M = 3, after;
     double bytes;
-    struct tps_error err = {0};
     struct mdl_program p;
-    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-              "%s", err.msg);
-    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    lower_checked(&j, &st, &m, &p);
     cr_assert(eq(int, sum_ops(&p, 0, "rs_grads_dp", &bytes, &after), M *nb + 1));
     cr_assert(lt(dbl, fabs(bytes / ((M * 12 * lp + emb) * gb) - 1), 1e-12));
     cr_assert(eq(int, sum_ops(&p, 0, "ag_params_dp", &bytes, &after), 1));
@@ -450,9 +447,7 @@ Test(job, zero_stages_move_the_bytes_of_their_sharding)
     mdl_program_release(&p);
 
     j.zero = 3;
-    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-              "%s", err.msg);
-    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    lower_checked(&j, &st, &m, &p);
     double fwd, bwd;
     cr_assert(eq(int, sum_ops(&p, 0, "ag_params_fwd", &fwd, &after), M *nb));
     cr_assert(eq(int, sum_ops(&p, 0, "ag_params_bwd", &bwd, &after), M *nb));

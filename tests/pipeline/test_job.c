@@ -29,6 +29,13 @@ static double simulate(struct pipeline_job *j, struct report *r)
     return r->iteration_s;
 }
 
+/* Releases a simulated job and its report. */
+static void done(struct pipeline_job *j, struct report *r)
+{
+    report_release(r);
+    pipeline_release(j);
+}
+
 static double run(const char *path, int fold, int schedule, struct pipeline_job *j,
                   struct report *r)
 {
@@ -51,10 +58,8 @@ Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics
     cr_assert(lt(dbl, fabs(rb.dp_exposed_comm_s / ra.dp_exposed_comm_s - 1), 0.01));
     cr_assert(gt(dbl, ra.dp_exposed_comm_s, 0));
     cr_assert(lt(dbl, fabs(rb.model_flop / ra.model_flop - 1), 1e-12));
-    report_release(&ra);
-    report_release(&rb);
-    pipeline_release(&a);
-    pipeline_release(&b);
+    done(&a, &ra);
+    done(&b, &rb);
 }
 
 /* Point-to-point ops a shadow GPU of the program keeps, -1 when no GPU is a shadow. */
@@ -94,12 +99,9 @@ Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
         cr_assert(lt(dbl, fabs(rb.compute_s / rc.compute_s - 1), 1e-9));
         cr_assert(lt(dbl, fabs(rb.hardware_flop / rc.hardware_flop - 1), 1e-9));
         cr_assert(eq(int, rb.nranks, 32));
-        report_release(&ra);
-        report_release(&rb);
-        report_release(&rc);
-        pipeline_release(&a);
-        pipeline_release(&b);
-        pipeline_release(&c);
+        done(&a, &ra);
+        done(&b, &rb);
+        done(&c, &rc);
     }
 }
 
@@ -121,12 +123,9 @@ Test(job, overlapped_buckets_hide_part_of_the_data_parallel_time)
     /* the data-parallel traffic is the same, only its time moves */
     cr_assert(lt(dbl, fabs(ra.bytes_sent / rc.bytes_sent - 1), 1e-9), "%g vs %g", ra.bytes_sent,
               rc.bytes_sent);
-    report_release(&ra);
-    report_release(&rb);
-    report_release(&rc);
-    pipeline_release(&a);
-    pipeline_release(&b);
-    pipeline_release(&c);
+    done(&a, &ra);
+    done(&b, &rb);
+    done(&c, &rc);
 }
 
 /* ZeRO-1, 2 and 3 on machines whose NICs replicas share: folded layers and replicas within 1% of
@@ -151,10 +150,8 @@ Test(job, zero_stages_fold_within_one_percent_and_pay_for_their_traffic)
         cr_assert(gt(dbl, full, prev * 1.02), "zero %d: %g s after %g s", z, full, prev);
         prev = full;
         bytes[z] = ra.bytes_sent;
-        report_release(&ra);
-        report_release(&rb);
-        pipeline_release(&a);
-        pipeline_release(&b);
+        done(&a, &ra);
+        done(&b, &rb);
     }
     cr_assert(gt(dbl, bytes[2], bytes[1] * 1.5), "every micro-batch reduce-scatters");
     cr_assert(gt(dbl, bytes[3], bytes[2] * 1.2), "and gathers twice (TP traffic is in both)");
@@ -184,14 +181,10 @@ Test(job, rank_orders_move_the_groups_and_the_fold_follows)
     simulate(&d, &rd);
     cr_assert(eq(int, d.fold.inexact, 1));
     cr_assert(ne(ptr, strstr(d.folding, "inexact"), NULL), "%s", d.folding);
-    report_release(&ra);
-    report_release(&rb);
-    report_release(&rc);
-    report_release(&rd);
-    pipeline_release(&a);
-    pipeline_release(&b);
-    pipeline_release(&c);
-    pipeline_release(&d);
+    done(&a, &ra);
+    done(&b, &rb);
+    done(&c, &rc);
+    done(&d, &rd);
 }
 
 Test(job, one_f_one_b_and_gpipe_take_m_plus_p_minus_1_steps)
@@ -250,8 +243,6 @@ Test(job, interleaving_shrinks_the_bubble_by_the_virtual_stages)
     cr_assert(lt(dbl, rb.pipeline_bubble_s, 0.75 * ra.pipeline_bubble_s), "%g vs %g",
               rb.pipeline_bubble_s, ra.pipeline_bubble_s);
     cr_assert(lt(dbl, rb.iteration_s, plain));
-    report_release(&ra);
-    report_release(&rb);
-    pipeline_release(&a);
-    pipeline_release(&b);
+    done(&a, &ra);
+    done(&b, &rb);
 }
