@@ -32,6 +32,7 @@ static const struct bad_case cases[] = {
     {"tp_too_large.yaml", 6, 7, "strategy.tp", "larger than the platform"},
     {"tp_not_dividing_heads.yaml", 5, 7, "strategy.tp", "must divide model.heads"},
     {"model_kv_heads.yaml", 1, 55, "model.kv_heads", "must divide model.heads"},
+    {"model_glu_too_small.yaml", 1, 28, "model.hidden", "too small for a gated MLP"},
     {"tp_not_dividing_kv_heads.yaml", 5, 7, "strategy.tp", "must divide model.kv_heads"},
     {"unknown_device.yaml", 3, 11, "device.preset", "unknown device"},
     {"bad_platform_param.yaml", 5, 13, "platform.pcie_gen", "3, 4 or 5"},
@@ -174,6 +175,9 @@ Test(scenario, gated_mlp_and_grouped_query_keys)
                  0),
               "%s", err.msg);
     cr_assert(eq(long, s.model.ffn, 10880)); /* 8 * 4096 / 3 = 10922, down to 64 */
+    char desc[256];
+    scn_describe_model(&s, desc, sizeof desc);
+    cr_assert(ne(ptr, strstr(desc, "kv_heads 8, ffn 10880 SwiGLU"), NULL), "%s", desc);
     cr_assert(eq(long, mdl_model_kv_heads(&s.model), 8));
     cr_assert(s.model.glu);
     scn_release(&s);
@@ -195,5 +199,35 @@ Test(scenario, gated_mlp_and_grouped_query_keys)
               "%s", err.msg);
     cr_assert(eq(long, mdl_model_kv_heads(&s.model), 40));
     cr_assert(not(s.model.glu));
+    scn_release(&s);
+}
+
+/* A job's ZeRO stage and rank order: read, and named in the strategy's description. */
+Test(scenario, zero_stage_and_rank_order)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int,
+                 load_text("model: gpt3-1.3b\ndevice: A100-80GB\nplatform: {preset: dgx-a100, "
+                           "nodes: 2}\nstrategy: {tp: 4, dp: 4, order: tp-pp-dp}\n"
+                           "training: {zero: 3}\n",
+                           &s, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(int, s.job.zero, 3));
+    cr_assert(eq(int, s.job.order, MDL_ORDER_TP_PP_DP));
+    char desc[256];
+    scn_describe_strategy(&s, desc, sizeof desc);
+    cr_assert(ne(ptr, strstr(desc, "+ZeRO-3"), NULL), "%s", desc);
+    cr_assert(ne(ptr, strstr(desc, "rank order tp-pp-dp"), NULL), "%s", desc);
+    scn_release(&s);
+    cr_assert(eq(int,
+                 load_text("model: gpt3-1.3b\ndevice: A100-80GB\nplatform: {preset: dgx-a100, "
+                           "nodes: 2}\nstrategy: {tp: 4, dp: 4}\n"
+                           "training: {distributed_optimizer: true}\n",
+                           &s, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(eq(int, s.job.zero, 1), "the distributed optimizer is ZeRO-1");
     scn_release(&s);
 }
