@@ -207,6 +207,9 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         e->flat.mean_bw = e->intra.mean_bw = e->inter.mean_bw = 1;
         return TPS_OK;
     }
+    for (int i = 1; i < g->n && !e->spans; i++)
+        e->spans = t->nodes[t->gpu_node[g->ranks[i]]].machine !=
+                   t->nodes[t->gpu_node[g->ranks[0]]].machine;
     int total = 0;
     for (int k = 0; k < ng; k++)
         total += groups[k]->n * TUNE_MAX_CHANNELS;
@@ -279,8 +282,9 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
- * chooses among. All-reduce: ring or tree, where across machines NCCL's tree is
- * hierarchical_tree's shape (trees between machines, a chain or ring inside each); all-gather,
+ * chooses among. All-reduce: ring or, across machines, tree, where NCCL's tree is
+ * hierarchical_tree's shape (trees between machines, a chain or ring inside each; inside one
+ * machine NCCL's tree is a chain, which tpsim does not model, so rings run there); all-gather,
  * reduce-scatter and broadcast: ring; all-to-all and send/recv: point to point (direct).
  * hierarchical (rings on rails) and direct all-reduce/gather/scatter are not NCCL's: they run
  * only when a platform or an op asks for them. */
@@ -288,7 +292,8 @@ static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, 
 {
     switch (k) {
     case MDL_OP_ALL_REDUCE:
-        return a == MDL_ALGO_RING || a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE) ||
+        return a == MDL_ALGO_RING ||
+               (ge->spans && a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE)) ||
                (a == MDL_ALGO_NVLS && ge->nvls);
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:

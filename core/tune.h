@@ -56,6 +56,7 @@ struct tune_group_env {
     struct tune_routes inter; /* rails across machines (hierarchical) */
     struct tune_routes chan;  /* the ring channels across machines, all at once */
     int nvls;                 /* the platform has NVLS and the group lies in one NVSwitch machine */
+    int spans;                /* the group's members lie in more than one machine */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err);

@@ -41,7 +41,7 @@ void mdl_nccl_default(struct mdl_nccl *n)
     memcpy(n->base_s, base, sizeof base);
     memcpy(n->hop_s, hop, sizeof hop);
     memcpy(n->eff, eff, sizeof eff);
-    n->chunk_bytes = 4 << 20;
+    n->chunk_bytes = 512 << 10; /* NCCL's Simple step: its 4 MiB buffer in 8 slots */
     n->flow_threshold = 32;
     n->nvls_eff = 1;
 }
@@ -118,6 +118,17 @@ int mdl_coll_chunks(double bytes, double chunk_bytes)
     return k < 1 ? 1 : k > MDL_MAX_CHUNKS ? MDL_MAX_CHUNKS : (int)k;
 }
 
+int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
+{
+    const double floor_bytes[3] = {128 << 10, 64 << 10, 32 << 10};
+    const int per_level[3] = {8, 4, 1};
+    double c = chunk_bytes, d = height > 1 ? height : 1;
+    for (int i = 0; i < 3 && c > 0; i++)
+        while (bytes / c < per_level[i] * d && c > floor_bytes[i])
+            c /= 2;
+    return mdl_coll_chunks(bytes, c);
+}
+
 /* position of member i in tree t, and back */
 static int tree_pos(int n, int t, int i)
 {
@@ -150,10 +161,10 @@ int mdl_tree_depth(int n, int tree, int i)
     return d;
 }
 
-/* A member's transfers in a tree phase, as (first step, count) events: it sends `count`
+/* A member's transfers in a tree all-reduce, as (first step, count) events: it sends `count`
  * transfers at steps first .. first+k-1 (and likewise receives). Members with equal events load
  * the links alike, so loads are computed once per distinct signature (O(log^2 n) of them). */
-#define TREE_EV 6
+#define TREE_EV 8 /* in: up to 2 children per tree at 2 heights, a parent per tree */
 struct tree_sig {
     int out[TREE_EV][2], in[TREE_EV][2];
 };
@@ -200,26 +211,27 @@ static int ev_total(const int ev[TREE_EV][2])
     return n;
 }
 
-int mdl_tree_phase_load(int n, int k, int up, int *flow_load)
+int mdl_tree_load(int n, int k, int *flow_load)
 {
-    int H = mdl_tree_height(n, 0, 0), steps = k + H - 1;
+    int H = mdl_tree_height(n, 0, 0), steps = k + 2 * H - 1;
     struct tree_sig *sg = calloc((size_t)n + 1, sizeof *sg);
     if (!sg) {
-        *flow_load = 2;
-        return 2 * steps;
+        *flow_load = 4;
+        return 4 * steps;
     }
-    /* events: up, i sends at height(i) to its parent, which receives then; down, i sends at
-     * depth(i) to its children, each receiving then */
+    /* events: going up, i sends at height(i) to its parent, which receives then; coming down,
+     * i sends at H + depth(i) to its children, each receiving then */
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < n; i++) {
             int parent, ch[2];
             int nc = mdl_tree_links(n, t, i, &parent, ch);
-            if (up && parent >= 0) {
+            if (parent >= 0) {
                 int h = mdl_tree_height(n, t, i);
                 sig_add(sg[i].out, h, 1);
                 sig_add(sg[parent].in, h, 1);
-            } else if (!up && nc) {
-                int d = mdl_tree_depth(n, t, i);
+            }
+            if (nc) {
+                int d = H + mdl_tree_depth(n, t, i);
                 sig_add(sg[i].out, d, nc);
                 for (int c = 0; c < nc; c++)
                     sig_add(sg[ch[c]].in, d, 1);
@@ -274,15 +286,17 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
 }
 
 /* Double binary tree all-reduce of S over m members on path p: each tree carries S/2 in
- * pipelined chunks, up then down. */
+ * pipelined chunks, reduced going up and broadcast coming down as soon as the root has it;
+ * latency is paid per level (2H), bandwidth per step at its most loaded member. */
 static double tree(int m, double S, double chunk_bytes, const struct mdl_coll_path *p)
 {
-    int ch = mdl_coll_chunks(S / 2, chunk_bytes), fl;
-    int steps = ch + mdl_tree_height(m, 0, 0) - 1;
-    double c = S / 2 / ch, t = 0;
-    for (int up = 0; up < 2; up++)
-        t += steps * p->alpha_s + mdl_tree_phase_load(m, ch, up, &fl) * c / p->bw_Bps;
-    return t;
+    int H = mdl_tree_height(m, 0, 0), fl;
+    int ch = mdl_tree_chunks(S / 2, chunk_bytes, H);
+    double c = S / 2 / ch;
+    int sum = mdl_tree_load(m, ch, &fl);
+    double path = 2 * H * p->alpha_s + (ch + 2 * H - 1) * c / p->bw_Bps;
+    double busy = H * p->alpha_s + sum * c / p->bw_Bps;
+    return path > busy ? path : busy;
 }
 
 static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)

@@ -106,6 +106,11 @@ struct mdl_coll_env {
 /* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
 int mdl_coll_chunks(double bytes, double chunk_bytes);
 
+/* Pipeline chunks of a tree of the given height carrying `bytes`: as NCCL does for its trees,
+ * the chunk (from chunk_bytes) halves while the tree would get fewer than 8 chunks per level
+ * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then mdl_coll_chunks. */
+int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
+
 /* Double binary tree over n ranks (tree 0 or 1): parent of member i (-1 at the root) and its
  * children (returns how many, 0..2). Tree 0 is a heap over 0..n-1, tree 1 the same heap over
  * n-1..0, so no member is inside both trees. */
@@ -114,11 +119,13 @@ int mdl_tree_links(int n, int tree, int i, int *parent, int children[2]);
  * the root). */
 int mdl_tree_height(int n, int tree, int i);
 int mdl_tree_depth(int n, int tree, int i);
-/* Loads of one phase (up = reduce, else broadcast) of the double binary tree with k chunks: for
- * each step, the most transfers one member sends or receives in it, summed over the steps
- * (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most transfers one
- * member sends or receives over the whole phase (flow-level cost of the bytes). */
-int mdl_tree_phase_load(int n, int k, int up, int *flow_load);
+/* Loads of the double binary tree all-reduce with k chunks per tree, reduced going up and
+ * broadcast coming down in one pipeline (chunk j leaves member i for its parent at step
+ * j + height(i), for its children at step j + H + depth(i); k + 2H - 1 steps, H the trees'
+ * height): for each step, the most transfers one member sends or receives in it, summed over
+ * the steps (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most
+ * transfers one member sends or receives in all (flow-level cost of the bytes). */
+int mdl_tree_load(int n, int k, int *flow_load);
 
 /* Closed-form time of collective k of `bytes` (full buffer, as in struct mdl_op) with
  * algorithm a; -1 when a does not implement k or the group does not suit it. */

@@ -42,7 +42,7 @@ struct sim_wire {
 
 #define SIM_TREE_MEMO 16
 struct sim_tree_memo {
-    int n, k, up, sum, flow;
+    int n, k, sum, flow;
 };
 
 struct sim_ctx {

@@ -28,17 +28,19 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_coll, "tpsim collectives");
 
 static char token = 't'; /* SimGrid needs a non-NULL payload */
 
-/* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees use
- * 0/1 going up and 2/3 coming down, one per tree, shifted by 4 for the trees across machines
- * of hierarchical_tree (its rings inside machines keep slot 0); ring channels 8 and up. */
+/* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees (also those
+ * across machines of hierarchical_tree, whose rings inside machines keep slot 0) receive from
+ * child j of tree t on 2 + 2t + j and from the parent of tree t on 6 + t; ring channels 8 and
+ * up. Wires (wire_send): rings use channel 0 (channel ch across machines), trees 2 + t to the
+ * parent of tree t and 4 + 2t + j to its child j. */
 enum {
     SLOT_MAIN = 0,
     SLOT_RAIL = 1,
-    SLOT_UP = 0,
-    SLOT_DOWN = 2,
-    SLOT_RAIL_TREE = 4,
+    SLOT_UP = 2,
+    SLOT_DOWN = 6,
     SLOT_CHAN = 8 /* ring channel ch: SLOT_CHAN + ch */
 };
+enum { WIRE_UP = 2, WIRE_DOWN = 4 };
 
 struct xfer {
     struct sim_ctx *c;
@@ -385,104 +387,115 @@ static void chain(struct xfer *x, int m, int me, double bytes)
     }
 }
 
-/* Tree phase loads (mdl_tree_phase_load), remembered per (n, k, phase): every rank asks. */
-static int tree_load(struct sim_ctx *c, int n, int k, int up, int *flow_load)
+/* Tree loads (mdl_tree_load), remembered per (n, k): every rank asks. */
+static int tree_load(struct sim_ctx *c, int n, int k, int *flow_load)
 {
     for (int i = 0; i < c->ntree_memo; i++) {
         const struct sim_tree_memo *m = &c->tree_memo[i];
-        if (m->n == n && m->k == k && m->up == up) {
+        if (m->n == n && m->k == k) {
             *flow_load = m->flow;
             return m->sum;
         }
     }
-    int sum = mdl_tree_phase_load(n, k, up, flow_load);
+    int sum = mdl_tree_load(n, k, flow_load);
     if (c->ntree_memo < SIM_TREE_MEMO)
-        c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){n, k, up, sum, *flow_load};
+        c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){n, k, sum, *flow_load};
     return sum;
 }
 
 /* Double binary tree all-reduce over n members (member of tree position i: mem[i * stride], or i
- * when mem is NULL), this rank at position me: reduce up both trees, then broadcast down, each
- * tree carrying half the buffer in k pipelined chunks, on mailbox slots slot0 .. slot0 + 3. */
-static void tree(struct xfer *x, const int *mem, int stride, int slot0, int n, int me, double bytes)
+ * when mem is NULL), this rank at position me: each tree carries half the buffer in k chunks,
+ * reduced going up and broadcast coming down in one pipeline, as NCCL's trees run (the root
+ * sends chunk j down in the step after it has reduced it). Sends go on wires, one per
+ * connection, so a route's latency delays a chunk without spacing the next ones out: the
+ * pipeline pays latency per level of the tree, bandwidth per chunk. */
+static void tree(struct xfer *x, const int *mem, int n, int stride, int me, double bytes)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
-    int k = mdl_coll_chunks(bytes / 2, x->c->p_nccl->chunk_bytes);
-    double c = bytes / 2 / k;
     int H = mdl_tree_height(n, 0, 0);
-    int parent[2], nch[2], ch[2][2], h[2], d[2], hc[2][2];
+    int k = mdl_tree_chunks(bytes / 2, x->c->p_nccl->chunk_bytes, H);
+    double c = bytes / 2 / k;
+    int parent[2], nch[2], ch[2][2], at[2];
     for (int t = 0; t < 2; t++) {
         nch[t] = mdl_tree_links(n, t, me, &parent[t], ch[t]);
-        h[t] = mdl_tree_height(n, t, me);
-        d[t] = mdl_tree_depth(n, t, me);
-        for (int j = 0; j < nch[t]; j++)
-            hc[t][j] = mdl_tree_height(n, t, ch[t][j]);
+        at[t] = 0; /* this rank's index among its parent's children */
+        if (parent[t] >= 0) {
+            int pp, pc[2];
+            int pn = mdl_tree_links(n, t, parent[t], &pp, pc);
+            at[t] = pn == 2 && pc[1] == me;
+        }
     }
     if (flow_level(x, n)) {
-        for (int up = 1; up >= 0; up--) {
-            /* the phase's latency terms: its per-step cost less the bulk bytes at flow load */
-            int fl, sum = tree_load(x->c, n, k, up, &fl);
-            double lat = 0;
-            for (int t = 0; t < 2; t++) {
-                int peer = up ? parent[t] : nch[t] ? ch[t][0] : -1;
+        /* one phase: the closed form's time (mdl_coll_time) less the bulk bytes at flow load,
+         * then every transfer of the pipeline as one flow */
+        int fl, sum = tree_load(x->c, n, k, &fl);
+        double lat = 0;
+        for (int t = 0; t < 2; t++)
+            for (int j = -1; j < nch[t]; j++) {
+                int peer = j < 0 ? parent[t] : ch[t][j];
                 if (peer < 0) continue;
                 double bw = bw_to(x, M(peer)), a = alpha_to(x, M(peer));
-                double l = (k + H - 1) * a + (bw > 0 ? (sum - (double)fl * k) * c / bw : 0);
+                if (!(bw > 0)) continue;
+                double path = 2 * H * a + (k + 2 * H - 1) * c / bw, busy = H * a + sum * c / bw;
+                double l = (path > busy ? path : busy) - fl * k * c / bw;
                 if (l > lat) lat = l;
             }
-            for (int t = 0; t < 2; t++) {
-                if (up)
-                    for (int j = 0; j < nch[t]; j++)
-                        post_recv(x, slot0 + SLOT_UP + t);
-                else if (parent[t] >= 0)
-                    post_recv(x, slot0 + SLOT_DOWN + t);
-            }
-            sleep_for(lat);
-            for (int t = 0; t < 2; t++) {
-                if (up && parent[t] >= 0) post_send(x, M(parent[t]), slot0 + SLOT_UP + t, k * c);
-                for (int j = 0; !up && j < nch[t]; j++)
-                    post_send(x, M(ch[t][j]), slot0 + SLOT_DOWN + t, k * c);
-            }
-            finish(x);
-        }
-        return;
-    }
-    for (int s = 0; s < k + H - 1; s++) { /* up: send chunk s - h, receive chunk s - h(child) */
-        double a = 0;
-        int sends = 0;
         for (int t = 0; t < 2; t++) {
             for (int j = 0; j < nch[t]; j++)
-                if (s - hc[t][j] >= 0 && s - hc[t][j] < k) post_recv(x, slot0 + SLOT_UP + t);
-            if (parent[t] >= 0 && s - h[t] >= 0 && s - h[t] < k) {
-                sends |= 1 << t;
-                double at = alpha_to(x, M(parent[t]));
-                if (at > a) a = at;
-            }
+                post_recv(x, SLOT_UP + 2 * t + j);
+            if (parent[t] >= 0) post_recv(x, SLOT_DOWN + t);
         }
-        if (sends) sleep_for(a);
-        for (int t = 0; t < 2; t++)
-            if (sends & (1 << t)) post_send(x, M(parent[t]), slot0 + SLOT_UP + t, c);
-        finish(x);
-    }
-    for (int s = 0; s < k + H - 1; s++) { /* down: receive chunk s-d+1, send chunk s-d */
-        double a = 0;
-        int sends = 0;
+        sleep_for(lat);
         for (int t = 0; t < 2; t++) {
-            if (parent[t] >= 0 && s - d[t] + 1 >= 0 && s - d[t] + 1 < k)
-                post_recv(x, slot0 + SLOT_DOWN + t);
-            if (nch[t] && s - d[t] >= 0 && s - d[t] < k) {
-                sends |= 1 << t;
-                for (int j = 0; j < nch[t]; j++) {
-                    double at = alpha_to(x, M(ch[t][j]));
-                    if (at > a) a = at;
-                }
+            if (parent[t] >= 0) post_send(x, M(parent[t]), SLOT_UP + 2 * t + at[t], k * c);
+            for (int j = 0; j < nch[t]; j++)
+                post_send(x, M(ch[t][j]), SLOT_DOWN + t, k * c);
+        }
+        finish(x);
+        return;
+    }
+    /* a pipeline driven by arrivals: chunk i goes up once every child's chunk i has arrived,
+     * and down once reduced (root) or received from the parent; a receive is outstanding per
+     * connection, at most two chunks ahead */
+    enum { NQ = 6 };
+    sg_mailbox_t in[NQ];
+    sg_comm_t q[NQ][2], list[NQ];
+    void *sink[NQ][2];
+    int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ];
+    int up_sent[2] = {0, 0}, down_sent[2] = {0, 0};
+    for (int t = 0; t < 2; t++) {
+        for (int j = 0; j < 2; j++) {
+            expect[2 * t + j] = j < nch[t] ? k : 0;
+            in[2 * t + j] = mailbox(x->c, x->group, M(me), SLOT_UP + 2 * t + j);
+        }
+        expect[4 + t] = parent[t] >= 0 ? k : 0;
+        in[4 + t] = mailbox(x->c, x->group, M(me), SLOT_DOWN + t);
+    }
+    for (;;) {
+        for (int t = 0; t < 2; t++) {
+            int reduced = k; /* chunks whose children's parts have all arrived */
+            for (int j = 0; j < nch[t]; j++)
+                if (got[2 * t + j] < reduced) reduced = got[2 * t + j];
+            for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++)
+                wire_send(x, WIRE_UP + t, M(parent[t]), SLOT_UP + 2 * t + at[t], c,
+                          alpha_to(x, M(parent[t])));
+            int down = parent[t] >= 0 ? got[4 + t] : reduced;
+            for (; nch[t] && down_sent[t] < down; down_sent[t]++)
+                for (int j = 0; j < nch[t]; j++)
+                    wire_send(x, WIRE_DOWN + 2 * t + j, M(ch[t][j]), SLOT_DOWN + t, c,
+                              alpha_to(x, M(ch[t][j])));
+        }
+        int cnt = 0;
+        for (int i = 0; i < NQ; i++) {
+            for (; posted[i] < expect[i] && posted[i] - got[i] < 2; posted[i]++)
+                q[i][posted[i] & 1] = sg_mailbox_get_async(in[i], &sink[i][posted[i] & 1]);
+            if (got[i] < expect[i]) {
+                list[cnt] = q[i][got[i] & 1];
+                map[cnt++] = i;
             }
         }
-        if (sends) sleep_for(a);
-        for (int t = 0; t < 2; t++)
-            for (int j = 0; (sends & (1 << t)) && j < nch[t]; j++)
-                post_send(x, M(ch[t][j]), slot0 + SLOT_DOWN + t, c);
-        finish(x);
+        if (!cnt) break;
+        got[map[sg_comm_wait_any(list, (size_t)cnt)]]++;
     }
 #undef M
 }
@@ -496,7 +509,7 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
     int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
     if (a == MDL_ALGO_HTREE)
-        tree(x, rail, L, SLOT_RAIL_TREE, N, j, S / L);
+        tree(x, rail, N, L, j, S / L);
     else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
@@ -532,7 +545,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     double S = op->bytes;
     switch (op->algo) {
     case MDL_ALGO_TREE:
-        tree(&x, NULL, 1, 0, n, me, S);
+        tree(&x, NULL, n, 1, me, S);
         break;
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:

@@ -43,8 +43,8 @@ Test(fold, folded_layers_give_the_full_replay_for_every_strategy)
         "strategy: {kind: 2d, mesh: [4, 2]}\n",
         "strategy: {tp: 8, chunks: 2}\n",
         "strategy: {tp: 8, oases: true}\n",
-        "strategy: {tp: 8, sequence_parallel: true, recompute: true}\n"
-        "framework: {launch: eager, kernels: eager, attention: flash}\n",
+        ("strategy: {tp: 8, sequence_parallel: true, recompute: true}\n"
+         "framework: {launch: eager, kernels: eager, attention: flash}\n"),
         "strategy: {tp: 2}\nframework: {launch: eager, kernels: eager}\n",
     };
     for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++) {

@@ -93,15 +93,18 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
 {
     double f = formula(t, k, n, S, a, pr), slack = 0;
     if (a == MDL_ALGO_TREE || a == MDL_ALGO_HTREE) {
-        /* the closed form sums every step's most loaded member; the simulated critical path may
-         * dodge such a step: allow one chunk time per phase (docs/collectives.md). The trees
-         * of hierarchical_tree carry S / (GPUs per machine) between machines. */
+        /* the trees' pipeline (docs/collectives.md): its closed form takes the longer of the
+         * last chunk's path and the busiest member's steps after its first latencies; where a
+         * member's links carry several pipelines at once, the simulated path is slowed by that
+         * sharing: allow one route latency and two chunk times. The trees of
+         * hierarchical_tree carry S / (GPUs per machine) between machines. */
         int local = a == MDL_ALGO_HTREE ? t->ngpus / t->machines : 1;
         struct plat_route r;
         cr_assert(eq(int, plat_topo_route(t, 0, local == 1 ? 1 : local, &r), 0));
         double b = S / local / 2;
-        double c = b / mdl_coll_chunks(b, t->nccl.chunk_bytes);
-        slack = 2 * c / (r.bw_Bps * t->nccl.eff[pr]);
+        int m = a == MDL_ALGO_HTREE ? t->machines : n;
+        double c = b / mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_height(m, 0, 0));
+        slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]);
     }
     cr_assert(gt(dbl, f, 0), "%s/%s has no closed form", mdl_op_kind_name(k), mdl_algo_name(a));
     for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
