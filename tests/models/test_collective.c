@@ -1,5 +1,6 @@
 /* test_collective.c - the ring closed forms of models/collective.c against hand-computed values:
- * the critical path and the queue on the slowest route, and rings in channels. */
+ * the critical path and the queue on the slowest route, rings in channels, and the trees' chunks.
+ */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
@@ -38,4 +39,19 @@ Test(collective, a_ring_in_channels_is_one_ring_of_s_over_channels_on_their_rout
     e.channels = 1; /* one ring: the flat routes, all of S */
     near(mdl_coll_time(MDL_OP_ALL_REDUCE, MDL_ALGO_RING, S, &e),
          10e-6 + mdl_coll_ring(30, S / 16, &e.all));
+}
+
+Test(collective, a_tree_halves_its_chunk_until_its_levels_fill_the_pipeline)
+{
+    const double K = 1024, M = 1024 * K;
+    /* long trees keep the 512 KiB step: 64 MiB per tree of height 3 -> 128 chunks, capped */
+    cr_assert(eq(int, mdl_tree_chunks(64 * M, 512 * K, 3), MDL_MAX_CHUNKS));
+    /* 2 MiB, height 2: 512 KiB gives 4 < 16, 256 KiB 8 < 16, 128 KiB 16 */
+    cr_assert(eq(int, mdl_tree_chunks(2 * M, 512 * K, 2), 16));
+    /* 256 KiB, height 2: 128 KiB (2 < 16, floor), 64 KiB (4 < 8, floor), then 4 >= 2: 4 chunks */
+    cr_assert(eq(int, mdl_tree_chunks(256 * K, 512 * K, 2), 4));
+    /* 16 KiB, height 3: down to the 32 KiB floor, one chunk */
+    cr_assert(eq(int, mdl_tree_chunks(16 * K, 512 * K, 3), 1));
+    /* a chunk set below the floors is kept */
+    cr_assert(eq(int, mdl_tree_chunks(1 * M, 16 * K, 2), MDL_MAX_CHUNKS));
 }

@@ -166,6 +166,34 @@ Test(coll, hierarchical_matches_its_closed_form_across_nodes)
     plat_topo_release(&t);
 }
 
+Test(coll, trees_across_machines_keep_their_bandwidth_as_machines_double)
+{
+    /* one NIC per machine, 32 MiB: a member of a double binary tree over 4 or more machines
+     * sends and receives S/2 per tree per level it serves, reduction and broadcast at once, so
+     * its bus bandwidth stays near the NIC's from 4 to 16 machines (NCCL's trees), less the
+     * pipeline's fill over 2H levels (28, 21 and 20 GB/s). Reduced then broadcast in turn, in
+     * one 4 MiB chunk per tree, it halved per doubling (24, 13 and 9 GB/s). */
+    double busbw[3];
+    for (int i = 0; i < 3; i++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "dgx-a100 nodes=%d nics_per_node=1", 4 << i);
+        struct plat_topo t;
+        platform(spec, &t);
+        int n = t.ngpus;
+        double S = 32 << 20;
+        double s =
+            sim_one(&t, MDL_OP_ALL_REDUCE, n, S, MDL_ALGO_HTREE, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+        busbw[i] = 2.0 * (n - 1) / n * S / s;
+        plat_topo_release(&t);
+    }
+    cr_assert(gt(dbl, busbw[2], 0.7 * busbw[0]), "busbw %g on 4 machines, %g on 16", busbw[0],
+              busbw[2]);
+    cr_assert(gt(dbl, busbw[1], 0.7 * busbw[0]), "busbw %g on 4 machines, %g on 8", busbw[0],
+              busbw[1]);
+    cr_assert(gt(dbl, busbw[2], 0.9 * busbw[1]), "busbw %g on 8 machines, %g on 16", busbw[1],
+              busbw[2]);
+}
+
 Test(coll, a_ring_pays_each_routes_latency_in_turn_not_the_slowest_at_every_step)
 {
     /* 8 bytes over 4 DGX A100 machines: 28 NVSwitch routes (two links of 1.5 us) and 4 network
