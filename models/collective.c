@@ -285,6 +285,12 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
     return mdl_coll_ring(steps, bytes / m, p);
 }
 
+double mdl_tree_time(int H, int k, int sum, double c, double alpha, double bw)
+{
+    double path = 2 * H * alpha + (k + 2 * H - 1) * c / bw, busy = H * alpha + sum * c / bw;
+    return path > busy ? path : busy;
+}
+
 /* Double binary tree all-reduce of S over m members on path p: each tree carries S/2 in
  * pipelined chunks, reduced going up and broadcast coming down as soon as the root has it;
  * latency is paid per level (2H), bandwidth per step at its most loaded member. */
@@ -293,10 +299,7 @@ static double tree(int m, double S, double chunk_bytes, const struct mdl_coll_pa
     int H = mdl_tree_height(m, 0, 0), fl;
     int ch = mdl_tree_chunks(S / 2, chunk_bytes, H);
     double c = S / 2 / ch;
-    int sum = mdl_tree_load(m, ch, &fl);
-    double path = 2 * H * p->alpha_s + (ch + 2 * H - 1) * c / p->bw_Bps;
-    double busy = H * p->alpha_s + sum * c / p->bw_Bps;
-    return path > busy ? path : busy;
+    return mdl_tree_time(H, ch, mdl_tree_load(m, ch, &fl), c, p->alpha_s, p->bw_Bps);
 }
 
 static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)

@@ -126,6 +126,10 @@ int mdl_tree_depth(int n, int tree, int i);
  * the steps (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most
  * transfers one member sends or receives in all (flow-level cost of the bytes). */
 int mdl_tree_load(int n, int k, int *flow_load);
+/* The pipelined trees' time for chunks of c bytes (k per tree, height H, loads `sum` from
+ * mdl_tree_load) on routes of latency alpha and bandwidth bw: the longer of the last chunk's
+ * path over 2H levels and the busiest member's steps after its first H latencies. */
+double mdl_tree_time(int H, int k, int sum, double c, double alpha, double bw);
 
 /* Closed-form time of collective k of `bytes` (full buffer, as in struct mdl_op) with
  * algorithm a; -1 when a does not implement k or the group does not suit it. */

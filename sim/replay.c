@@ -436,8 +436,7 @@ static void tree(struct xfer *x, const int *mem, int n, int stride, int me, doub
                 if (peer < 0) continue;
                 double bw = bw_to(x, M(peer)), a = alpha_to(x, M(peer));
                 if (!(bw > 0)) continue;
-                double path = 2 * H * a + (k + 2 * H - 1) * c / bw, busy = H * a + sum * c / bw;
-                double l = (path > busy ? path : busy) - fl * k * c / bw;
+                double l = mdl_tree_time(H, k, sum, c, a, bw) - fl * k * c / bw;
                 if (l > lat) lat = l;
             }
         for (int t = 0; t < 2; t++) {

@@ -30,6 +30,16 @@ static double simulate(struct pipeline_job *j, struct report *r)
 }
 
 /* Releases a simulated job and its report. */
+/* Loads `path` (folded or not), sets its ZeRO stage and rank order where >= 0, simulates. */
+static double simulate_as(const char *path, int fold, int zero, int order, struct pipeline_job *j,
+                          struct report *r)
+{
+    load(path, fold, j);
+    if (zero >= 0) j->scn.job.zero = zero;
+    if (order >= 0) j->scn.job.order = order;
+    return simulate(j, r);
+}
+
 static void done(struct pipeline_job *j, struct report *r)
 {
     report_release(r);
@@ -138,12 +148,8 @@ Test(job, zero_stages_fold_within_one_percent_and_pay_for_their_traffic)
     for (int z = 1; z <= 3; z++) {
         struct pipeline_job a, b;
         struct report ra, rb;
-        load(path, 0, &a);
-        a.scn.job.zero = z;
-        double full = simulate(&a, &ra);
-        load(path, 1, &b);
-        b.scn.job.zero = z;
-        double folded = simulate(&b, &rb);
+        double full = simulate_as(path, 0, z, -1, &a, &ra);
+        double folded = simulate_as(path, 1, z, -1, &b, &rb);
         cr_assert(ne(ptr, b.prog.shadow, NULL), "replicas folded");
         cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "zero %d: full %g s, folded %g s", z,
                   full, folded);
@@ -167,18 +173,12 @@ Test(job, rank_orders_move_the_groups_and_the_fold_follows)
     struct pipeline_job a, b, c, d;
     struct report ra, rb, rc, rd;
     double megatron = run(path, 0, -1, &a, &ra);
-    load(path, 0, &b);
-    b.scn.job.order = MDL_ORDER_DP_TP_PP;
-    double full = simulate(&b, &rb);
-    load(path, 1, &c);
-    c.scn.job.order = MDL_ORDER_DP_TP_PP;
-    double folded = simulate(&c, &rc);
+    double full = simulate_as(path, 0, -1, MDL_ORDER_DP_TP_PP, &b, &rb);
+    double folded = simulate_as(path, 1, -1, MDL_ORDER_DP_TP_PP, &c, &rc);
     cr_assert(gt(dbl, full, megatron * 1.5), "TP over NICs: %g s against %g s", full, megatron);
     cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
     cr_assert(eq(int, c.fold.inexact, 0));
-    load(path, 1, &d);
-    d.scn.job.order = MDL_ORDER_PP_DP_TP;
-    simulate(&d, &rd);
+    simulate_as(path, 1, -1, MDL_ORDER_PP_DP_TP, &d, &rd);
     cr_assert(eq(int, d.fold.inexact, 1));
     cr_assert(ne(ptr, strstr(d.folding, "inexact"), NULL), "%s", d.folding);
     done(&a, &ra);
