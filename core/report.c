@@ -106,8 +106,11 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
             (*dst)[1] = ts->end;
-            if (op->stream == MDL_STREAM_COMM || op->stream == MDL_STREAM_DP) {
-                double(*kc)[2] = op->stream == MDL_STREAM_COMM ? &tpc[nt++] : &dpc[nd++];
+            /* tensor parallelism: its collectives and PrimePar's ring shifts */
+            bool tp = op->stream == MDL_STREAM_COMM || op->stream == MDL_STREAM_SHIFT_SEND ||
+                      op->stream == MDL_STREAM_SHIFT_RECV;
+            if (tp || op->stream == MDL_STREAM_DP) {
+                double(*kc)[2] = tp ? &tpc[nt++] : &dpc[nd++];
                 (*kc)[0] = ts->start;
                 (*kc)[1] = ts->end;
             }
@@ -371,8 +374,9 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
                           struct tps_error *err)
 {
     static const char *const stream_names[MDL_MAX_STREAMS] = {
-        "compute",     "comm",        "comm2 (dp)",  "comm3 (pp recv fwd)",
-        "pp send fwd", "pp recv bwd", "pp send bwd", "grad norm"};
+        "compute",        "comm",        "comm2 (dp)", "comm3 (pp recv fwd)", "pp send fwd",
+        "pp recv bwd",    "pp send bwd", "grad norm",  "zero-3 gather",       "ring shift send",
+        "ring shift recv"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];

@@ -307,13 +307,15 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
         if ((rc = tps_ydoc_str(d, v, "strategy.kind", &k, err))) return rc;
         if (!strcmp(k, "2d"))
             st->kind = MDL_STRAT_2D;
+        else if (!strcmp(k, "primepar"))
+            st->kind = MDL_STRAT_PRIMEPAR;
         else if (strcmp(k, "1d"))
             return tps_ydoc_fail(d, v, "strategy.kind", err,
-                                 "unknown strategy '%s' (expected 1d or 2d)", k);
+                                 "unknown strategy '%s' (expected 1d, 2d or primepar)", k);
     }
     int mid = tps_ydoc_get(d, id, "mesh");
     static const char *const only_2d[] = {"mesh", "placement", "extra_allgathers", NULL};
-    for (int i = 0; st->kind == MDL_STRAT_1D && only_2d[i]; i++)
+    for (int i = 0; st->kind != MDL_STRAT_2D && only_2d[i]; i++)
         if ((v = tps_ydoc_get(d, id, only_2d[i]))) {
             char f[64];
             snprintf(f, sizeof f, "strategy.%s", only_2d[i]);
@@ -357,7 +359,9 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     struct tps_error e2 = {0};
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
-        if (!strcmp(e2.field, "sequence_parallel")) at = tps_ydoc_get(d, id, "sequence_parallel");
+        if (!strcmp(e2.field, "sequence_parallel") || !strcmp(e2.field, "chunks") ||
+            !strcmp(e2.field, "oases"))
+            at = tps_ydoc_get(d, id, e2.field);
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
         return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);

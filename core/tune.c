@@ -170,11 +170,17 @@ void tune_group_env_release(struct tune_group_env *e)
     tune_hier_release(&e->hier);
 }
 
-/* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails. */
-static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which,
+/* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails;
+ * a one-way group's single message in the flat phase. */
+static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which, bool one_way,
                       int (*out)[2])
 {
     int n = g->n, k = 0;
+    if (which == 0 && one_way) {
+        out[0][0] = g->ranks[0];
+        out[0][1] = g->ranks[1];
+        return 1;
+    }
     if (which == 0) {
         for (int i = 0; i < n; i++, k++) {
             out[k][0] = g->ranks[i];
@@ -194,8 +200,9 @@ static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int 
 }
 
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                       struct tune_group_env *e, struct tps_error *err)
+                       enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err)
 {
+    bool one_way = kind == MDL_OP_SEND_RECV && groups[0]->n == 2;
     memset(e, 0, sizeof *e);
     const struct mdl_group *g = groups[0];
     e->n = g->n;
@@ -223,7 +230,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         if (which && !hs[0].local) break;
         int np = 0;
         for (int k = 0; k < ng; k++) /* every concurrent group shares the links */
-            np += ring_pairs(groups[k], &hs[k], which, pairs + np);
+            np += ring_pairs(groups[k], &hs[k], which, one_way && groups[k]->n == 2, pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
     }
     if (!rc && hs[0].channels > 1) {
@@ -251,7 +258,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err)
 {
-    return tune_group_env_set(t, &g, 1, e, err);
+    return tune_group_env_set(t, &g, 1, MDL_OP_ALL_REDUCE, e, err);
 }
 
 struct mdl_coll_path tune_coll_path(const struct tune_routes *r, double hop, double eff)

@@ -60,10 +60,12 @@ struct tune_group_env {
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,
                    struct tps_error *err);
-/* The same when groups[1..ng-1] run the same collective at the same time on other ranks (the
- * other rows or columns of a mesh): links are split among all their transfers. */
+/* The same when groups[1..ng-1] run the same collective, of kind `kind`, at the same time on
+ * other ranks (the other rows or columns of a mesh, the other pairs of a ring shift): links are
+ * split among all their transfers. A send/recv group carries one message, member 0 to member 1;
+ * the others are measured as rings over their members. */
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                       struct tune_group_env *e, struct tps_error *err);
+                       enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err);
 void tune_group_env_release(struct tune_group_env *e);
 /* The closed-form path of routes r under a protocol's per-step latency and efficiency. */
 struct mdl_coll_path tune_coll_path(const struct tune_routes *r, double hop, double eff);

@@ -22,6 +22,7 @@ enum {
     G_GATHER = -11   /* ZeRO-3: the data-parallel group's parameter gathers (a communicator of
                         its own, as their stream is) */
 };
+/* MDL_GROUP_SHIFT_TO = -12 and MDL_GROUP_SHIFT_FROM = -13 (strategy.h) follow. */
 
 /* Before and after the optimizer (Megatron-LM's mixed-precision optimizer, per parameter): the
  * fp32 gradient buffer is zeroed at the start of the iteration (4 B written); fp16 training
@@ -234,7 +235,7 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
     double wb = mdl_dtype_bytes(m->dtype), act, input;
     mdl_strategy_layer_activations(st, m, fw, &act, &input);
     int n = mdl_job_chunk_layers(job, m);
-    double sp = st->sequence_parallel ? st->tp : 1;
+    double sp = mdl_strategy_shards_activations(st) ? st->tp : 1;
     double bsh = (double)m->micro_batch * (double)m->seq * (double)m->hidden;
     /* ZeRO-2 keeps 1/dp of the layers' gradients plus the bucket being reduced, ZeRO-3 also
      * 1/dp of their weights plus the two buckets gathered (the one in use and the next); the
@@ -299,7 +300,7 @@ static int p2p_recv(struct stage *S, int stream, int group, const char *name, in
     int x = op_add(S, MDL_OP_SEND_RECV, stream, group, S->act_bytes, name, mb, ph, -1);
     int d1, d2;
     mdl_strategy_mesh(S->st, &d1, &d2);
-    if (x >= 0 && !S->st->sequence_parallel && d1 > 1)
+    if (x >= 0 && !mdl_strategy_shards_activations(S->st) && d1 > 1)
         x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_COMM, MDL_GROUP_D1, S->act_bytes * d1,
                    ph == MDL_PHASE_FWD ? "ag_recv_activations" : "ag_recv_gradients", mb, ph, x);
     return x;
@@ -545,8 +546,8 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 }
 
 /* The real group each rank uses for each placeholder: slot[-g - 2][r] for placeholder g
- * (MDL_GROUP_D1 = -2 to G_GATHER = -11), -1 where the rank has none. */
-#define NSLOTS 10
+ * (MDL_GROUP_D1 = -2 to MDL_GROUP_SHIFT_FROM = -13), -1 where the rank has none. */
+#define NSLOTS 12
 struct groups {
     int *slot[NSLOTS];
 };
@@ -573,17 +574,21 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
             G->slot[i][r] = -1;
     }
     int *base = malloc((size_t)n * sizeof *base), *row = malloc((size_t)tp * sizeof *row);
-    int *col = malloc((size_t)tp * sizeof *col);
-    int rc = base && row && col ? 0 : -1;
+    int *col = malloc((size_t)tp * sizeof *col), *to = malloc((size_t)tp * sizeof *to);
+    int *from = malloc((size_t)tp * sizeof *from);
+    int rc = base && row && col && to && from ? 0 : -1;
     bool wrap = job->virtual_stages > 1;
     for (int s = 0; !rc && s < P; s++) {
         for (int d = 0; !rc && d < D; d++) {
             for (int t = 0; t < tp; t++)
                 base[t] = mdl_job_rank(job, st, s, d, t);
-            rc = mdl_strategy_axis_groups(st, p, base, row, col) != 0;
+            rc = mdl_strategy_axis_groups(st, p, base, row, col) != 0 ||
+                 mdl_strategy_ring_groups(st, p, base, to, from) != 0;
             for (int t = 0; !rc && t < tp; t++) {
                 give(G, MDL_GROUP_D2, base[t], row[t]);
                 give(G, MDL_GROUP_D1, base[t], col[t]);
+                give(G, MDL_GROUP_SHIFT_TO, base[t], to[t]);
+                give(G, MDL_GROUP_SHIFT_FROM, base[t], from[t]);
             }
             /* each direction of each neighbour pair is a communicator of its own */
             for (int t = 0; !rc && t < tp && (s + 1 < P || wrap); t++) {
@@ -624,6 +629,8 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     free(base);
     free(row);
     free(col);
+    free(to);
+    free(from);
     return rc;
 }
 
@@ -636,7 +643,7 @@ static void groups_free(struct groups *G)
 /* The group rank r uses in place of g (g itself when it is no placeholder). */
 static int group_of(const struct groups *G, int r, int g)
 {
-    return g <= MDL_GROUP_D1 && g >= G_GATHER ? G->slot[-g - 2][r] : g;
+    return g <= MDL_GROUP_D1 && g >= MDL_GROUP_SHIFT_FROM ? G->slot[-g - 2][r] : g;
 }
 
 /* Whether placeholder g names a group over several replicas. */

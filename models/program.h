@@ -19,7 +19,7 @@
 #include "common/strindex.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    9
+#define MDL_MAX_STREAMS    11
 #define MDL_STREAM_COMPUTE 0
 #define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
 /* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
@@ -31,6 +31,10 @@
 #define MDL_STREAM_SEND_BWD 6 /* gradients to the previous stage */
 #define MDL_STREAM_NORM     7 /* the gradient norm's all-reduce over the model's GPUs */
 #define MDL_STREAM_GATHER   8 /* ZeRO-3: parameters all-gathered ahead of their use */
+/* PrimePar's ring shifts (strategy.h): a block sent to the next member of the TP ring and one
+ * received from the previous, each pair posted together as NCCL's grouped send and receive. */
+#define MDL_STREAM_SHIFT_SEND 9
+#define MDL_STREAM_SHIFT_RECV 10
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */

@@ -1,10 +1,11 @@
-/* strategy.c - lowering of 1D (Megatron-LM, optional sequence parallelism) and 2D (ATP mesh)
- * tensor parallelism into per-rank ops: four GEMMs, attention core, memory-bound kernels and
- * collectives per mesh axis, forward and backward. On a d1 x d2 mesh, activations are sharded on
- * the hidden dim over d2: QKV and FC1 (weights h/d2 x out/d1) reduce partial sums over d2, proj
- * and FC2 (weights in/d1 x h/d2) over d1, and backward mirrors it; heads are split over d1.
- * Calls compute.c for durations. Units: elements are converted to bytes with the model dtype;
- * times in s; FLOP counts exact (2mnk per GEMM).
+/* strategy.c - lowering of 1D (Megatron-LM, optional sequence parallelism), 2D (ATP mesh) and
+ * PrimePar's spatial-temporal tensor parallelism into per-rank ops: four GEMMs, attention core,
+ * memory-bound kernels and collectives per mesh axis, forward and backward. On a d1 x d2 mesh,
+ * activations are sharded on the hidden dim over d2: QKV and FC1 (weights h/d2 x out/d1) reduce
+ * partial sums over d2, proj and FC2 (weights in/d1 x h/d2) over d1, and backward mirrors it; heads
+ * are split over d1. PrimePar replaces each linear's collective by d - 1 ring shifts (see
+ * strategy.h). Calls compute.c for durations. Units: elements are converted to bytes with the model
+ * dtype; times in s; FLOP counts exact (2mnk per GEMM).
  */
 #include "strategy.h"
 
@@ -13,6 +14,11 @@
 #include <string.h>
 
 #include "compute.h"
+
+bool mdl_strategy_shards_activations(const struct mdl_strategy *st)
+{
+    return st->sequence_parallel || st->kind == MDL_STRAT_PRIMEPAR;
+}
 
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2)
 {
@@ -41,7 +47,9 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +selective recompute");
     if (!st->async_grad_allreduce && n < sizeof opts)
         snprintf(opts + n, sizeof opts - n, " (no grad all-reduce overlap)");
-    if (st->kind == MDL_STRAT_2D)
+    if (st->kind == MDL_STRAT_PRIMEPAR)
+        snprintf(buf, len, "primepar tp=%d (spatial-temporal ring)%s", st->tp, opts);
+    else if (st->kind == MDL_STRAT_2D)
         snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
                  st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
                  st->extra_allgathers ? " +extra all-gathers" : "", opts);
@@ -63,7 +71,8 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
      * it: the 5as^2b term goes. The 24sbh/t part is q, k, v and the projection's input (8sbh)
      * and the MLP's 16sbh (FC1 output, activation output: 4sbf); grouped-query attention
      * shrinks k and v to kv_heads/heads of it (4 + 4g/a) and a gated MLP keeps gate, up and
-     * their product (6sbf). */
+     * their product (6sbf). PrimePar shards every activation over the group, as sequence
+     * parallelism does (hidden dim instead of tokens: the same bytes). */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
@@ -72,11 +81,12 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     double shard = 4 + 4 * g / a + (m->glu ? 6 : 4) * f / h;
     double sq =
         (fw && fw->attention == MDL_ATTENTION_FLASH) || st->selective ? 0 : 5 * a * s * s * b;
-    double act = st->sequence_parallel ? s * b * h * (10 + shard) / t + sq / t
-                                       : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
+    bool sharded = mdl_strategy_shards_activations(st);
+    double act = sharded ? s * b * h * (10 + shard) / t + sq / t
+                         : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
     double scale = mdl_dtype_bytes(m->dtype) / 2.0;
     *full = act * scale;
-    *input = 2 * s * b * h / (st->sequence_parallel ? t : d2) * scale;
+    *input = 2 * s * b * h / (sharded ? t : d2) * scale;
 }
 
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m)
@@ -142,6 +152,15 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                                  "sequence parallelism is defined for 1D (mesh d x 1) only");
         d = d1;
     }
+    if (st->kind == MDL_STRAT_PRIMEPAR) {
+        if (st->sequence_parallel)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sequence_parallel",
+                                 "applies to kind 1d only (primepar shards every activation)");
+        if (st->chunks > 1 || st->oases)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, st->oases ? "oases" : "chunks",
+                                 "applies to kinds 1d and 2d only (primepar overlaps each "
+                                 "linear's shifts itself)");
+    }
     if (m->heads % d)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "must divide model.heads (%ld), got %ld", m->heads, d);
@@ -181,6 +200,7 @@ struct lower {
     int after;     /* an op of another stream the next compute op waits for (a pipeline
                       receive), -1 none */
     int oom;       /* allocation failure seen */
+    int last_comp; /* the last compute op emitted, -1 none */
     int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
 };
 
@@ -215,6 +235,7 @@ static int emit(struct lower *L, struct mdl_op *op, const char *name)
     op->launch_s = launch_cost(L, op);
     int idx = op->name < 0 ? -1 : mdl_program_add(L->p, L->rank, op);
     if (idx < 0) L->oom = 1;
+    if (op->stream == MDL_STREAM_COMPUTE) L->last_comp = idx;
     return idx;
 }
 
@@ -308,7 +329,7 @@ static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double
  * the d2 axis (2D only) it is always an all-reduce. */
 static int reduce_out(struct lower *L, const char *name, double elems, int after, int axis)
 {
-    bool rs = L->st->sequence_parallel && axis == AXIS_D1;
+    bool rs = mdl_strategy_shards_activations(L->st) && axis == AXIS_D1;
     return coll(L, rs ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, name, elems, after, axis);
 }
 
@@ -359,7 +380,7 @@ static struct dims dims_of(const struct lower *L)
                      .q = mdl_model_qkv_width(m),
                      .u = mdl_model_fc1_width(m),
                      .kv = (double)mdl_model_kv_heads(m) / (double)m->heads,
-                     .sp = L->st->sequence_parallel,
+                     .sp = mdl_strategy_shards_activations(L->st),
                      .glu = m->glu};
     D.bs = D.b * D.s;
     D.tok = D.sp ? D.bs / D.d1 : D.bs; /* tokens held by a rank between the TP regions */
@@ -402,25 +423,31 @@ static void kv_repeat(struct lower *L, const struct dims *D, const char *name)
     if (D->kv < 1) mem(L, name, 2 * D->bs * D->h / D->d1 * (1 + D->kv));
 }
 
+/* The attention core over the rank's a/d1 heads, forward: FlashAttention, or batched GEMMs with
+ * the softmax between. Returns the last op. */
+static int attn_core_fwd(struct lower *L, const struct dims *D)
+{
+    double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a;
+    if (L->fw->attention == MDL_ATTENTION_FLASH)
+        return flash(L, "flash_attn", b * a / d1, s, h / a, 0);
+    kv_repeat(L, D, "kv_expand");
+    gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
+    eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
+    mem_k(L, MDL_MEM_SOFTMAX, "softmax",
+          (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
+    return gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
+}
+
 static void attn_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
     int x = mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
     extra_ag(L, "ag_ln1", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, AXIS_D1);
     x = linear_reduce(L, "qkv", "ar_qkv", bs, D.q / d1, h / d2, AXIS_D2);
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
-    if (L->fw->attention == MDL_ATTENTION_FLASH) {
-        x = flash(L, "flash_attn", b * a / d1, s, h / a, 0);
-    } else {
-        kv_repeat(L, &D, "kv_expand");
-        gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
-        eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
-        mem_k(L, MDL_MEM_SOFTMAX, "softmax",
-              (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
-        x = gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
-    }
+    x = attn_core_fwd(L, &D);
     eager_mem(L, "attn_out_copy", 2 * bs * h / d1);
     extra_ag(L, "ag_attn_out", bs * h / d1, x);
     linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, AXIS_D1);
@@ -487,10 +514,35 @@ static void attn_core_recompute(struct lower *L)
     gemm(L, MDL_OP_ATTN, "attn_ctx_recompute", b * a / d1, s, h / a, s);
 }
 
+/* The attention core's backward over the rank's heads; returns the op the next waits for. */
+static int attn_core_bwd(struct lower *L, const struct dims *D)
+{
+    double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a, bs = D->bs;
+    int x;
+    if (L->fw->attention == MDL_ATTENTION_FLASH) {
+        /* FlashAttention-2's backward as PyTorch runs it: a zeroed fp32 dq accumulator, the row
+         * sums of dO * O, the kernel, and dq converted back from fp32 */
+        eager_mem(L, "flash_dq_zero", 2 * bs * h / d1);
+        eager_mem(L, "flash_dot_do_o", 2 * bs * h / d1);
+        x = flash(L, "flash_attn_bwd", b * a / d1, s, h / a, 1);
+        eager_mem(L, "flash_dq_convert", 3 * bs * h / d1);
+        return x;
+    }
+    gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
+    gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
+    eager_mem(L, "softmax_grad_mul", 3 * b * (a / d1) * s * s);
+    mem_k(L, MDL_MEM_SOFTMAX, "softmax_bwd", 3 * b * (a / d1) * s * s);
+    eager_mem(L, "attn_scale_bwd", 2 * b * (a / d1) * s * s);
+    gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
+    x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
+    kv_repeat(L, D, "kv_grad_reduce");
+    return x;
+}
+
 static void attn_bwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double d1 = D.d1, d2 = D.d2, b = D.b, s = D.s, h = D.h, a = D.a, bs = D.bs, tok = D.tok;
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
     if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
         attn_core_recompute(L);
     int x = mem(L, "dropout_add_bwd", 2 * tok * h / d2);
@@ -499,29 +551,162 @@ static void attn_bwd(struct lower *L)
     linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, AXIS_D2);
     x = gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
-    if (L->fw->attention == MDL_ATTENTION_FLASH) {
-        /* FlashAttention-2's backward as PyTorch runs it: a zeroed fp32 dq accumulator, the row
-         * sums of dO * O, the kernel, and dq converted back from fp32 */
-        eager_mem(L, "flash_dq_zero", 2 * bs * h / d1);
-        eager_mem(L, "flash_dot_do_o", 2 * bs * h / d1);
-        x = flash(L, "flash_attn_bwd", b * a / d1, s, h / a, 1);
-        eager_mem(L, "flash_dq_convert", 3 * bs * h / d1);
-    } else {
-        gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
-        gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
-        eager_mem(L, "softmax_grad_mul", 3 * b * (a / d1) * s * s);
-        mem_k(L, MDL_MEM_SOFTMAX, "softmax_bwd", 3 * b * (a / d1) * s * s);
-        eager_mem(L, "attn_scale_bwd", 2 * b * (a / d1) * s * s);
-        gemm(L, MDL_OP_ATTN, "attn_score_qgrad", b * a / d1, s, h / a, s);
-        x = gemm(L, MDL_OP_ATTN, "attn_score_kgrad", b * a / d1, s, h / a, s);
-        kv_repeat(L, &D, "kv_grad_reduce");
-    }
+    x = attn_core_bwd(L, &D);
     eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d1);
     extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
     column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, D.q / d1, h / d2, AXIS_D1);
     x = ln_bwd(L, "ln1_bwd", tok * h / d2);
     eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);
+}
+
+/* PrimePar (strategies.md section 4): every activation sharded on the hidden dim over the ring
+ * of d ranks, each linear run as d partial GEMMs over d time steps. */
+
+/* One ring shift of `elems` elements: the block sent to the next member and the one received
+ * from the previous, posted together once op `after` has completed (NCCL's grouped send and
+ * receive: one launch). Returns the receive, which the op using the new block waits for. */
+static int shift(struct lower *L, const char *name, double elems, int after)
+{
+    struct mdl_op op = {
+        .kind = MDL_OP_SEND_RECV, .stream = MDL_STREAM_SHIFT_SEND, .group = MDL_GROUP_SHIFT_TO};
+    if (after >= 0) op.deps[op.ndeps++] = after;
+    op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_send", name);
+    if (emit(L, &op, nm) < 0) return -1;
+    op.stream = MDL_STREAM_SHIFT_RECV;
+    op.group = MDL_GROUP_SHIFT_FROM;
+    snprintf(nm, sizeof nm, "%s_recv", name);
+    int r = emit(L, &op, nm);
+    if (r >= 0) L->p->ranks[L->rank].ops[r].launch_s = 0; /* launched with the send */
+    return r;
+}
+
+/* Forward of a linear (tokens x k) @ (k x n_local) whose input is sharded on k: d partial GEMMs
+ * (tokens x k/d) @ (k/d x n_local) accumulated in place in the rank's output block, while the
+ * input's blocks rotate round the ring, d - 1 shifts of tokens x k/d, each in flight during the
+ * partial GEMM of the block at hand. Returns the last GEMM. */
+static int st_forward(struct lower *L, const char *gname, double tokens, double n_local, double k)
+{
+    int d = (int)L->d1, have = L->last_comp, g = -1;
+    char sname[64];
+    snprintf(sname, sizeof sname, "%s_shift", gname);
+    for (int t = 0; t < d && !L->oom; t++) {
+        int next = t + 1 < d ? shift(L, sname, tokens * k / d, have) : -1;
+        if (t > 0) L->pending = have;
+        g = gemm(L, MDL_OP_GEMM, gname, 1, tokens, n_local, k / d);
+        have = next;
+    }
+    return g;
+}
+
+/* Backward of that linear. The input gradient (tokens x n_local) @ (n_local x k), sharded on k:
+ * the rank computes its partial sums of each block in turn; a block's running sum travels round
+ * the ring, gaining each rank's partial on the way (an add once it has arrived), and is complete
+ * at its owner after d - 1 shifts, so every shift is in flight during the next partial GEMM.
+ * Then the weight gradient (k x tokens) @ (tokens x n_local) as the forward: the input's blocks
+ * rotate again (nothing replicated was kept) and each partial GEMM writes one block. */
+static void st_backward(struct lower *L, const char *name, double tokens, double n_local, double k)
+{
+    int d = (int)L->d1, x = -1, recv = -1, first = -1;
+    char dg[64], wg[64], nm[80];
+    snprintf(dg, sizeof dg, "%s_dgrad", name);
+    snprintf(wg, sizeof wg, "%s_wgrad", name);
+    for (int t = 0; t < d && !L->oom; t++) {
+        x = gemm(L, MDL_OP_GEMM, dg, 1, tokens, k / d, n_local);
+        if (t == 0) first = x;
+        if (t > 0) {
+            L->pending = recv;
+            snprintf(nm, sizeof nm, "%s_add", dg);
+            x = mem(L, nm, 3 * tokens * k / d);
+        }
+        snprintf(nm, sizeof nm, "%s_shift", dg);
+        if (t + 1 < d) recv = shift(L, nm, tokens * k / d, x);
+    }
+    int have = first;
+    snprintf(nm, sizeof nm, "%s_shift", wg);
+    for (int t = 0; t < d && !L->oom; t++) {
+        int next = t + 1 < d ? shift(L, nm, tokens * k / d, have) : -1;
+        if (t > 0) L->pending = have;
+        gemm(L, MDL_OP_GEMM, wg, 1, k / d, n_local, tokens);
+        have = next;
+    }
+}
+
+/* Layer norm over a hidden dim sharded over the ring: the per-token partial sums of the shard
+ * (x and x^2; backward dy and dy*x), their all-reduce (two fp32 per token), then the
+ * normalisation of the shard (backward: dx, and in eager mode the weight and bias gradients). */
+static int ln_sharded(struct lower *L, const char *name, double tokens, double h_local, int bwd)
+{
+    char nm[64];
+    double f32 = 4.0 / mdl_dtype_bytes(L->m->dtype);
+    snprintf(nm, sizeof nm, "%s_stats", name);
+    int x = mem_k(L, MDL_MEM_NORM, nm, (bwd ? 2 : 1) * tokens * h_local);
+    snprintf(nm, sizeof nm, "ar_%s_stats", name);
+    coll(L, MDL_OP_ALL_REDUCE, nm, 2 * f32 * tokens, x, AXIS_D1);
+    x = mem_k(L, MDL_MEM_NORM, name, (bwd ? 3 : 2) * tokens * h_local);
+    if (bwd && L->fw->kernels == MDL_KERNELS_EAGER) {
+        snprintf(nm, sizeof nm, "%s_wgrad", name);
+        x = mem_k(L, MDL_MEM_NORM, nm, 2 * tokens * h_local);
+    }
+    return x;
+}
+
+static void pp_attn_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d = D.d1, h = D.h, bs = D.bs;
+    ln_sharded(L, "ln1", bs, h / d, 0);
+    st_forward(L, "qkv", bs, D.q / d, h);
+    attn_core_fwd(L, &D);
+    eager_mem(L, "attn_out_copy", 2 * bs * h / d);
+    st_forward(L, "proj", bs, h / d, h);
+    dropout_add(L, "dropout_add", bs * h / d);
+}
+
+static void pp_mlp_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d = D.d1, h = D.h, f = D.f, bs = D.bs;
+    ln_sharded(L, "ln2", bs, h / d, 0);
+    st_forward(L, "fc1", bs, D.u / d, h);
+    if (D.glu)
+        mem(L, "swiglu", 3 * bs * f / d);
+    else
+        mem(L, "gelu", 2 * bs * f / d);
+    st_forward(L, "fc2", bs, h / d, f);
+    dropout_add(L, "dropout_add2", bs * h / d);
+}
+
+static void pp_mlp_bwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d = D.d1, h = D.h, f = D.f, bs = D.bs;
+    mem(L, "dropout_add2_bwd", 2 * bs * h / d);
+    st_backward(L, "fc2", bs, h / d, f);
+    if (D.glu)
+        mem(L, "swiglu_bwd", 5 * bs * f / d);
+    else
+        mem(L, "gelu_bwd", 3 * bs * f / d);
+    st_backward(L, "fc1", bs, D.u / d, h);
+    ln_sharded(L, "ln2_bwd", bs, h / d, 1);
+}
+
+static void pp_attn_bwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double d = D.d1, h = D.h, bs = D.bs;
+    if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
+        attn_core_recompute(L);
+    mem(L, "dropout_add_bwd", 2 * bs * h / d);
+    eager_mem(L, "residual_add_bwd", 3 * bs * h / d);
+    st_backward(L, "proj", bs, h / d, h);
+    attn_core_bwd(L, &D);
+    eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d);
+    st_backward(L, "qkv", bs, D.q / d, h);
+    ln_sharded(L, "ln1_bwd", bs, h / d, 1);
+    eager_mem(L, "residual_add1_bwd", 3 * bs * h / d);
 }
 
 /* Makes sub-batch i current: each sub-batch waits only for its own collectives. */
@@ -554,7 +739,10 @@ static void blocks(struct lower *L, void (*first)(struct lower *), void (*second
 
 static void layer_fwd(struct lower *L)
 {
-    blocks(L, attn_fwd, mlp_fwd);
+    if (L->st->kind == MDL_STRAT_PRIMEPAR)
+        blocks(L, pp_attn_fwd, pp_mlp_fwd);
+    else
+        blocks(L, attn_fwd, mlp_fwd);
 }
 
 /* Backward of a layer, after recomputing its forward when asked: Megatron's full recomputation
@@ -564,10 +752,13 @@ static void layer_bwd(struct lower *L)
 {
     if (L->st->recompute) {
         L->no_comm = L->st->oases;
-        blocks(L, attn_fwd, mlp_fwd);
+        layer_fwd(L);
         L->no_comm = 0;
     }
-    blocks(L, mlp_bwd, attn_bwd);
+    if (L->st->kind == MDL_STRAT_PRIMEPAR)
+        blocks(L, pp_mlp_bwd, pp_attn_bwd);
+    else
+        blocks(L, mlp_bwd, attn_bwd);
 }
 
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
@@ -597,15 +788,35 @@ int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *
     return rc;
 }
 
+int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
+                             int *to, int *from)
+{
+    int d = st->tp;
+    bool ring = st->kind == MDL_STRAT_PRIMEPAR && d > 1;
+    for (int i = 0; i < d; i++)
+        to[i] = from[i] = -1;
+    for (int i = 0; ring && i < d; i++) {
+        int pair[2] = {base[i], base[(i + 1) % d]};
+        /* a communicator of its own: with d = 2 both directions join the same two ranks */
+        int g = mdl_program_group_add(p, 2, pair);
+        if (g < 0) return -1;
+        to[i] = g;
+        from[(i + 1) % d] = g;
+    }
+    return 0;
+}
+
 /* Gives each rank a copy of rank 0's ops with its own row and column groups. */
 static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
 {
     int *base = malloc((size_t)st->tp * sizeof *base);
     int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
-    int rc = base && row && col ? 0 : -1;
+    int *to = malloc((size_t)st->tp * sizeof *to), *from = malloc((size_t)st->tp * sizeof *from);
+    int rc = base && row && col && to && from ? 0 : -1;
     for (int r = 0; !rc && r < st->tp; r++)
         base[r] = r;
     if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col);
+    if (!rc) rc = mdl_strategy_ring_groups(st, out, base, to, from);
     /* rank 0 last: the others copy its ops while they still name the axes */
     for (int r = st->tp - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];
@@ -615,8 +826,14 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
                 dst->ops[k].group = col[r];
             else if (dst->ops[k].group == AXIS_D2)
                 dst->ops[k].group = row[r];
+            else if (dst->ops[k].group == MDL_GROUP_SHIFT_TO)
+                dst->ops[k].group = to[r];
+            else if (dst->ops[k].group == MDL_GROUP_SHIFT_FROM)
+                dst->ops[k].group = from[r];
         }
     }
+    free(to);
+    free(from);
     free(base);
     free(row);
     free(col);
@@ -653,6 +870,7 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
                         .rank = rank,
                         .pending = -1,
                         .after = -1,
+                        .last_comp = -1,
                         .graph = {-2, -2, -2}};
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
@@ -809,10 +1027,17 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
     struct dims D = whole_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok, v = (double)L->m->vocab;
     double f32 = 4.0 / mdl_dtype_bytes(L->m->dtype); /* elements of the dtype per fp32 value */
+    bool pp = L->st->kind == MDL_STRAT_PRIMEPAR;
     if (ph == MDL_PHASE_FWD) {
-        int x = mem_k(L, MDL_MEM_NORM, "final_ln", 2 * tok * h / d2);
-        if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_logits", bs * h, x, AXIS_D1);
-        x = linear_reduce(L, "logits", "ar_logits", bs, v / d1, h / d2, AXIS_D2);
+        int x;
+        if (pp) { /* the logits are a spatial-temporal linear too, vocabulary-parallel out */
+            ln_sharded(L, "final_ln", bs, h / d1, 0);
+            x = st_forward(L, "logits", bs, v / d1, h);
+        } else {
+            x = mem_k(L, MDL_MEM_NORM, "final_ln", 2 * tok * h / d2);
+            if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_logits", bs * h, x, AXIS_D1);
+            x = linear_reduce(L, "logits", "ar_logits", bs, v / d1, h / d2, AXIS_D2);
+        }
         /* vocabulary-parallel cross entropy: the row maximum, the sum of exponentials and the
          * target's logit are all-reduced over the group as fp32, one value per token */
         x = mem_k(L, MDL_MEM_SOFTMAX, "cross_entropy_max", bs * v / d1);
@@ -822,8 +1047,14 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
         mem(L, "cross_entropy_loss", 2 * bs * f32);
     } else {
         mem(L, "cross_entropy_bwd", (f32 + 1) * bs * v / d1);
-        column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", bs, v / d1, h / d2, AXIS_D1);
-        ln_bwd(L, "final_ln_bwd", tok * h / d2);
+        if (pp) {
+            st_backward(L, "logits", bs, v / d1, h);
+            ln_sharded(L, "final_ln_bwd", bs, h / d1, 1);
+        } else {
+            column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", bs, v / d1, h / d2,
+                       AXIS_D1);
+            ln_bwd(L, "final_ln_bwd", tok * h / d2);
+        }
     }
     return piece_end(L, n0, after);
 }

@@ -6,7 +6,14 @@
  * construction. Lowering emits, for every micro-batch, the forward of every layer then the
  * backward in reverse, with compute durations priced by compute.h; every rank runs the same ops,
  * each axis's collectives on the rank's own row (d2 axis) or column (d1 axis) group.
- * Formulas: ../shared/design/strategies.md sections 1, 2 and 8.
+ * PrimePar's spatial-temporal partitioning (kind primepar, tp = d) keeps every activation
+ * sharded on the hidden dim over a ring of d GPUs and runs each linear as d partial GEMMs over
+ * d time steps while blocks pass GPU to GPU: forward, the input's blocks rotate and each GPU
+ * accumulates its output block in place; backward, the input gradient's partial sums travel
+ * round the ring (added to on every hop), then the input's blocks rotate again for the weight
+ * gradient. Each shift overlaps the next partial GEMM; there is no all-reduce and no replicated
+ * operand, only the layer norms' per-token statistics are all-reduced.
+ * Formulas: ../shared/design/strategies.md sections 1, 2, 4 and 8; docs/strategies.md.
  */
 #ifndef MDL_STRATEGY_H
 #define MDL_STRATEGY_H
@@ -20,7 +27,7 @@
 #include "program.h"
 #include "transformer.h"
 
-enum mdl_strategy_kind { MDL_STRAT_1D, MDL_STRAT_2D };
+enum mdl_strategy_kind { MDL_STRAT_1D, MDL_STRAT_2D, MDL_STRAT_PRIMEPAR };
 enum mdl_placement { MDL_ROW_FIRST, MDL_COLUMN_FIRST };
 
 struct mdl_strategy {
@@ -39,7 +46,11 @@ struct mdl_strategy {
                               attention core (scores, softmax, context) is recomputed */
 };
 
-/* Mesh of a strategy: (tp, 1) for 1D. */
+/* Whether activations between the TP regions are sharded over the group (sequence parallelism,
+ * PrimePar), so that a pipeline stage sends its share alone. */
+bool mdl_strategy_shards_activations(const struct mdl_strategy *st);
+
+/* Mesh of a strategy: (tp, 1) for 1D and PrimePar. */
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2);
 /* Device id of mesh position (i, j) under the strategy's placement. */
 int mdl_strategy_device(const struct mdl_strategy *st, int i, int j);
@@ -108,6 +119,10 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
  * replaces with real groups (mdl_strategy_axis_groups). */
 #define MDL_GROUP_D1 (-2)
 #define MDL_GROUP_D2 (-3)
+/* PrimePar's ring: the pair (this rank, the next member), on which it sends, and the pair
+ * (the previous member, this rank), on which it receives (mdl_strategy_ring_groups). */
+#define MDL_GROUP_SHIFT_TO   (-12)
+#define MDL_GROUP_SHIFT_FROM (-13)
 
 struct mdl_emitter;
 
@@ -140,5 +155,11 @@ int mdl_emitter_op(struct mdl_emitter *E, struct mdl_op *op, const char *name, i
  * Returns 0 or -1 on allocation failure. */
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
                              int *row, int *col);
+
+/* PrimePar's ring over ranks base[0..tp-1] (member i at mesh device i): to[i] receives the
+ * pair group (base[i], base[i+1]) and from[i] the pair (base[i-1], base[i]), indices modulo
+ * tp; -1 for other kinds or tp 1. Returns 0 or -1 on allocation failure. */
+int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
+                             int *to, int *from);
 
 #endif

@@ -89,7 +89,7 @@ static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double by
                         const struct mdl_group *const *set, int n, struct tps_error *err)
 {
     struct tune_group_env env;
-    if (tune_group_env_set(t, set, n, &env, err)) return -1;
+    if (tune_group_env_set(t, set, n, k, &env, err)) return -1;
     enum mdl_coll_algo algo = MDL_ALGO_AUTO;
     enum mdl_coll_proto proto = MDL_PROTO_AUTO;
     double x = tune_choose(&env, &t->nccl, k, bytes, &algo, &proto, err);

@@ -50,7 +50,8 @@ double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, 
                         seen = set[k] == &p->groups[h];
                     if (h >= 0 && !seen) set[ns++] = &p->groups[h];
                 }
-                int bad = !set || tune_group_env_set(t, set, ns, &env[g], err);
+                int bad = !set ||
+                          tune_group_env_set(t, set, ns, (enum mdl_op_kind)op->kind, &env[g], err);
                 free(set);
                 if (bad) {
                     if (!set) tps_error_oom(err);
@@ -121,6 +122,15 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
                         if (add(l, &st)) return -1;
                     }
     }
+    /* PrimePar's spatial-temporal ring over the same d GPUs */
+    struct mdl_strategy st = *base;
+    st.kind = MDL_STRAT_PRIMEPAR;
+    st.d1 = d;
+    st.d2 = 1;
+    st.sequence_parallel = st.oases = st.extra_allgathers = false;
+    st.chunks = 1;
+    struct tps_error e = {0};
+    if (d > 1 && mdl_strategy_check(&st, &s->model, &e) == 0 && add(l, &st)) return -1;
     return 0;
 }
 

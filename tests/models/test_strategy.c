@@ -590,3 +590,98 @@ Test(strategy, refuses_tp_not_dividing_kv_heads)
     cr_assert(eq(str, err.field, "tp"));
     cr_assert(strstr(err.msg, "kv_heads") != NULL, "%s", err.msg);
 }
+
+/* ------------------------------------------------------------------ PrimePar */
+
+static void lower_primepar(int d, const struct mdl_model *m, const struct mdl_framework *fw,
+                           struct mdl_program *p)
+{
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {.kind = MDL_STRAT_PRIMEPAR, .tp = d, .async_grad_allreduce = true};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, m, &dev, fw, 3, 2, p, &err), 0), "%s", err.msg);
+}
+
+/* Each of a layer's four linears shifts its input's k dim three times (forward, the input
+ * gradient's running sums, the input again for the weight gradient), each d - 1 times a block
+ * of bs x k/d: 3 (d-1)/d bs (3h + f) elements per layer and micro-batch, whatever the QKV and
+ * FC1 widths; the layer norms' statistics (two fp32 per token, four norms) are its only
+ * collectives. No rank ever sends more than one block at a time, and rank r sends to r + 1. */
+Test(strategy, primepar_shifts_3_d_minus_1_over_d_bs_3h_plus_f_and_reduces_no_activation)
+{
+    struct mdl_model m = model();
+    m.kv_heads = 8; /* grouped queries and a gated MLP change the widths, not the shifts */
+    m.glu = true;
+    double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    for (int d = 1; d <= 8; d *= 2) {
+        struct mdl_program p;
+        lower_primepar(d, &m, NULL, &p);
+        for (int r = 0; r < d; r++) {
+            double sent = 0, got = 0, ar = 0;
+            int nsend = 0;
+            for (int i = 0; i < p.ranks[r].nops; i++) {
+                const struct mdl_op *op = &p.ranks[r].ops[i];
+                const struct mdl_group *g = op->group >= 0 ? &p.groups[op->group] : NULL;
+                if (op->kind == MDL_OP_SEND_RECV && op->stream == MDL_STREAM_SHIFT_SEND) {
+                    cr_assert(eq(int, g->ranks[0], r));
+                    cr_assert(eq(int, g->ranks[1], (r + 1) % d));
+                    sent += op->bytes;
+                    nsend++;
+                } else if (op->kind == MDL_OP_SEND_RECV) {
+                    cr_assert(eq(int, op->stream, MDL_STREAM_SHIFT_RECV));
+                    cr_assert(eq(int, g->ranks[1], r));
+                    got += op->bytes;
+                } else if (op->kind == MDL_OP_ALL_REDUCE) {
+                    ar += op->bytes;
+                } else {
+                    cr_assert(not(mdl_op_is_coll((enum mdl_op_kind)op->kind)));
+                }
+            }
+            /* 3 layers x 2 micro-batches, bf16 */
+            double expect = 3 * 2 * 3 * (d - 1.0) / d * b * s * (3 * h + f) * 2;
+            cr_assert(ieee_ulp_eq(dbl, sent, expect, 64), "d=%d: %g vs %g", d, sent, expect);
+            cr_assert(eq(dbl, got, sent));
+            cr_assert(eq(int, nsend, 3 * 2 * 12 * (d - 1)), "d=%d", d); /* 12 rings a layer */
+            cr_assert(eq(dbl, ar, d > 1 ? 3 * 2 * 4 * b * s * 8.0 : 0), "d=%d", d);
+        }
+        cr_assert(eq(int, mdl_program_check(&p, NULL, &(struct tps_error){0}), 0));
+        mdl_program_release(&p);
+    }
+}
+
+/* The same model FLOPs, and the same executed FLOPs as 1D (no operand is replicated, so no work
+ * is either); the GEMMs are d partial ones of 1/d the contraction. Memory: every activation is
+ * sharded over the ring, as with sequence parallelism. */
+Test(strategy, primepar_executes_1d_flops_in_d_partial_gemms_and_shards_every_activation)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    for (int d = 2; d <= 8; d *= 2) {
+        struct mdl_program pp, one;
+        lower_primepar(d, &m, NULL, &pp);
+        struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = d, .async_grad_allreduce = true};
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 3, 2, &one, &err), 0));
+        cr_assert(eq(dbl, pp.model_flop, one.model_flop));
+        cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&pp), mdl_program_flop(&one), 64));
+        int qkv = 0;
+        double h = (double)m.hidden, bs = (double)m.micro_batch * (double)m.seq;
+        for (int i = 0; i < pp.ranks[0].nops; i++) {
+            const struct mdl_op *op = &pp.ranks[0].ops[i];
+            if (strcmp(pp.names[op->name], "qkv") || op->layer != 0 || op->mb != 0) continue;
+            cr_assert(ieee_ulp_eq(dbl, op->flop, 2 * bs * (3 * h / d) * (h / d), 4));
+            qkv++;
+        }
+        cr_assert(eq(int, qkv, d));
+        struct mdl_memory a, b;
+        st.sequence_parallel = true;
+        mdl_strategy_memory(&st, &m, NULL, (int)m.layers, &a);
+        st = (struct mdl_strategy){.kind = MDL_STRAT_PRIMEPAR, .tp = d};
+        mdl_strategy_memory(&st, &m, NULL, (int)m.layers, &b);
+        cr_assert(eq(dbl, a.total, b.total));
+        mdl_program_release(&pp);
+        mdl_program_release(&one);
+    }
+}

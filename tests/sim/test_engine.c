@@ -494,3 +494,31 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
         }
     plat_topo_release(&t);
 }
+
+Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=1"};
+    platform("dgx-a100", 1, kv, &t);
+    struct mdl_model m;
+    struct mdl_device dev;
+    mdl_model_preset("gpt3-1.3b", &m);
+    mdl_device_preset("A100-80GB", &dev);
+    for (int d = 2; d <= 8; d *= 2) {
+        struct mdl_strategy st = {
+            .kind = MDL_STRAT_PRIMEPAR, .tp = d, .d1 = d, .d2 = 1, .async_grad_allreduce = true};
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
+                  err.msg);
+        double ref = planner_predict(&p, &t, &err);
+        struct timing tm;
+        double sim = run_program_keep(&p, &t, &tm), compute, comm;
+        busy_times(&p, &tm, &compute, &comm);
+        timing_release(&tm);
+        cr_assert(le(dbl, fabs(sim - ref), 1e-9 * ref), "d=%d: %.12g vs %.12g", d, sim, ref);
+        cr_assert(ge(dbl, sim, compute * (1 - 1e-12)), "d=%d: below the compute", d);
+        mdl_program_release(&p);
+    }
+    plat_topo_release(&t);
+}
