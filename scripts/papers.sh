@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/papers
-for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090; do
+for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 primepar-dgx-a100 primepar-dgx-h100; do
   "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
 done
 # CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
@@ -46,3 +46,16 @@ awk -F, 'NR > 1 && $5 == "ok" { k = $2 " " $3; t[k, $4] = $6 }
                for (k in keys) printf "hidden %-6s nvlink_bridges %-5s oases/megatron %.3f\n",
                  substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1),
                  t[k, "false"] / t[k, "true"] }' docs/papers/oases-rtx3090.csv | sort -n -k2
+echo
+echo "PrimePar (all-temporal ring) against Megatron 1D: t_1D / t_primepar, memory per GPU (GB)"
+for s in primepar-dgx-a100 primepar-dgx-h100; do
+  echo "== $s"
+  awk -F, 'NR > 1 && $5 == "ok" { k = sprintf("%3d %2d", $2, $3); t[k, $4] = $6; m[k, $4] = $13
+             if (!(k in seen)) { seen[k] = 1; rows[++n] = k } }
+           END { printf "%-9s %10s %12s %8s %8s %8s\n", "mb tp", "1D ms", "primepar ms", "speed-up",
+                   "1D GB", "pp GB"
+                 for (r = 1; r <= n; r++) { k = rows[r]
+                   printf "%-9s %10.3f %12.3f %7.3fx %8.1f %8.1f\n", k, t[k, "1d"] * 1e3,
+                     t[k, "primepar"] * 1e3, t[k, "1d"] / t[k, "primepar"], m[k, "1d"],
+                     m[k, "primepar"] } }' docs/papers/$s.csv
+done
