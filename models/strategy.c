@@ -454,6 +454,18 @@ static void attn_fwd(struct lower *L)
     dropout_add(L, "dropout_add", tok * h / d2);
 }
 
+/* The MLP's activation on the rank's bs x f/d1 block: GeLU (read, write) or SwiGLU, silu(gate) *
+ * up reading both halves of FC1's output; backward reads what the forward read and the output
+ * gradient, and writes the input gradients. */
+static void mlp_act(struct lower *L, const struct dims *D, int bwd)
+{
+    double n = D->bs * D->f / D->d1;
+    if (D->glu)
+        mem(L, bwd ? "swiglu_bwd" : "swiglu", (bwd ? 5 : 3) * n);
+    else
+        mem(L, bwd ? "gelu_bwd" : "gelu", (bwd ? 3 : 2) * n);
+}
+
 static void mlp_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
@@ -462,10 +474,7 @@ static void mlp_fwd(struct lower *L)
     extra_ag(L, "ag_ln2", bs * h, x);
     if (D.sp) coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, AXIS_D1);
     linear_reduce(L, "fc1", "ar_fc1", bs, D.u / d1, h / d2, AXIS_D2);
-    if (D.glu) /* SwiGLU: silu(gate) * up, reading both halves of FC1's output */
-        mem(L, "swiglu", 3 * bs * f / d1);
-    else
-        mem(L, "gelu", 2 * bs * f / d1);
+    mlp_act(L, &D, 0);
     linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, AXIS_D1);
     dropout_add(L, "dropout_add2", tok * h / d2);
 }
@@ -491,10 +500,7 @@ static void mlp_bwd(struct lower *L)
     /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
     linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, AXIS_D2);
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
-    if (D.glu) /* read gate, up and the output gradient; write both input gradients */
-        mem(L, "swiglu_bwd", 5 * bs * f / d1);
-    else
-        mem(L, "gelu_bwd", 3 * bs * f / d1);
+    mlp_act(L, &D, 1);
     column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, D.u / d1, h / d2, AXIS_D1);
     x = ln_bwd(L, "ln2_bwd", tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
@@ -671,10 +677,7 @@ static void pp_mlp_fwd(struct lower *L)
     double d = D.d1, h = D.h, f = D.f, bs = D.bs;
     ln_sharded(L, "ln2", bs, h / d, 0);
     st_forward(L, "fc1", bs, D.u / d, h);
-    if (D.glu)
-        mem(L, "swiglu", 3 * bs * f / d);
-    else
-        mem(L, "gelu", 2 * bs * f / d);
+    mlp_act(L, &D, 0);
     st_forward(L, "fc2", bs, h / d, f);
     dropout_add(L, "dropout_add2", bs * h / d);
 }
@@ -685,10 +688,7 @@ static void pp_mlp_bwd(struct lower *L)
     double d = D.d1, h = D.h, f = D.f, bs = D.bs;
     mem(L, "dropout_add2_bwd", 2 * bs * h / d);
     st_backward(L, "fc2", bs, h / d, f);
-    if (D.glu)
-        mem(L, "swiglu_bwd", 5 * bs * f / d);
-    else
-        mem(L, "gelu_bwd", 3 * bs * f / d);
+    mlp_act(L, &D, 1);
     st_backward(L, "fc1", bs, D.u / d, h);
     ln_sharded(L, "ln2_bwd", bs, h / d, 1);
 }

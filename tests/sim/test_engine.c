@@ -455,6 +455,27 @@ static void busy_times(const struct mdl_program *p, const struct timing *tm, dou
     }
 }
 
+/* Lowers one layer of st, simulates it, and checks it against the hand-computed schedule:
+ * in-order streams, dependencies, closed-form collectives, computed without SimGrid
+ * (pipeline/planner.c). Returns the simulated time and rank 0's busy times. */
+static void hand_schedule(const struct mdl_strategy *st, const struct mdl_model *m,
+                          const struct mdl_device *dev, const struct plat_topo *t, double *sim,
+                          double *compute, double *comm)
+{
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(st, m, dev, NULL, 1, 1, &p, &err), 0), "%s", err.msg);
+    double ref = planner_predict(&p, t, &err);
+    struct timing tm;
+    *sim = run_program_keep(&p, t, &tm);
+    busy_times(&p, &tm, compute, comm);
+    timing_release(&tm);
+    char desc[128];
+    mdl_strategy_describe(st, desc, sizeof desc);
+    cr_assert(le(dbl, fabs(*sim - ref), 1e-9 * ref), "%s: %.12g vs %.12g", desc, *sim, ref);
+    mdl_program_release(&p);
+}
+
 Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
 {
     struct plat_topo t;
@@ -474,23 +495,11 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
                                       .d2 = d2,
                                       .async_grad_allreduce = true,
                                       .chunks = chunks};
-            struct mdl_program p;
-            struct tps_error err = {0};
-            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
-                      err.msg);
-            /* the hand-computed schedule: in-order streams, dependencies, closed-form
-             * collectives, computed without SimGrid (pipeline/planner.c) */
-            double ref = planner_predict(&p, &t, &err);
-            struct timing tm;
-            double sim = run_program_keep(&p, &t, &tm), compute, comm;
-            busy_times(&p, &tm, &compute, &comm);
-            timing_release(&tm);
-            cr_assert(le(dbl, fabs(sim - ref), 1e-9 * ref), "%dx%d k=%d: %.12g vs %.12g", d1, d2,
-                      chunks, sim, ref);
+            double sim, compute, comm;
+            hand_schedule(&st, &m, &dev, &t, &sim, &compute, &comm);
             double lo = compute > comm ? compute : comm;
             cr_assert(ge(dbl, sim, lo * (1 - 1e-12)), "k=%d: below max(compute, comm)", chunks);
             cr_assert(le(dbl, sim, (compute + comm) * (1 + 1e-12)), "k=%d: above the sum", chunks);
-            mdl_program_release(&p);
         }
     plat_topo_release(&t);
 }
@@ -507,18 +516,9 @@ Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
     for (int d = 2; d <= 8; d *= 2) {
         struct mdl_strategy st = {
             .kind = MDL_STRAT_PRIMEPAR, .tp = d, .d1 = d, .d2 = 1, .async_grad_allreduce = true};
-        struct mdl_program p;
-        struct tps_error err = {0};
-        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
-                  err.msg);
-        double ref = planner_predict(&p, &t, &err);
-        struct timing tm;
-        double sim = run_program_keep(&p, &t, &tm), compute, comm;
-        busy_times(&p, &tm, &compute, &comm);
-        timing_release(&tm);
-        cr_assert(le(dbl, fabs(sim - ref), 1e-9 * ref), "d=%d: %.12g vs %.12g", d, sim, ref);
+        double sim, compute, comm;
+        hand_schedule(&st, &m, &dev, &t, &sim, &compute, &comm);
         cr_assert(ge(dbl, sim, compute * (1 - 1e-12)), "d=%d: below the compute", d);
-        mdl_program_release(&p);
     }
     plat_topo_release(&t);
 }
