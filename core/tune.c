@@ -202,7 +202,7 @@ static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int 
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
                        enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err)
 {
-    bool one_way = kind == MDL_OP_SEND_RECV && groups[0]->n == 2;
+    bool one_way = kind == MDL_OP_SEND_RECV; /* its groups have two members (program check) */
     memset(e, 0, sizeof *e);
     const struct mdl_group *g = groups[0];
     e->n = g->n;
@@ -230,7 +230,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         if (which && !hs[0].local) break;
         int np = 0;
         for (int k = 0; k < ng; k++) /* every concurrent group shares the links */
-            np += ring_pairs(groups[k], &hs[k], which, one_way && groups[k]->n == 2, pairs + np);
+            np += ring_pairs(groups[k], &hs[k], which, one_way, pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
     }
     if (!rc && hs[0].channels > 1) {

@@ -589,22 +589,32 @@ static int shift(struct lower *L, const char *name, double elems, int after)
     return r;
 }
 
-/* Forward of a linear (tokens x k) @ (k x n_local) whose input is sharded on k: d partial GEMMs
- * (tokens x k/d) @ (k/d x n_local) accumulated in place in the rank's output block, while the
- * input's blocks rotate round the ring, d - 1 shifts of tokens x k/d, each in flight during the
- * partial GEMM of the block at hand. Returns the last GEMM. */
-static int st_forward(struct lower *L, const char *gname, double tokens, double n_local, double k)
+/* d partial GEMMs named gname, batch 1 x (m x n) @ (n x k) each, while the blocks of `elems`
+ * elements they read rotate round the ring: block t + 1 is shifted in (d - 1 shifts, the first
+ * once op `have` has completed) while the GEMM of block t runs, and each GEMM waits for its
+ * block. Returns the last GEMM. */
+static int rotate(struct lower *L, const char *gname, int have, double elems, double m, double n,
+                  double k)
 {
-    int d = (int)L->d1, have = L->last_comp, g = -1;
+    int d = (int)L->d1, g = -1;
     char sname[64];
     snprintf(sname, sizeof sname, "%s_shift", gname);
     for (int t = 0; t < d && !L->oom; t++) {
-        int next = t + 1 < d ? shift(L, sname, tokens * k / d, have) : -1;
+        int next = t + 1 < d ? shift(L, sname, elems, have) : -1;
         if (t > 0) L->pending = have;
-        g = gemm(L, MDL_OP_GEMM, gname, 1, tokens, n_local, k / d);
+        g = gemm(L, MDL_OP_GEMM, gname, 1, m, n, k);
         have = next;
     }
     return g;
+}
+
+/* Forward of a linear (tokens x k) @ (k x n_local) whose input is sharded on k: d partial GEMMs
+ * (tokens x k/d) @ (k/d x n_local) accumulated in place in the rank's output block, while the
+ * input's blocks (tokens x k/d) rotate round the ring. Returns the last GEMM. */
+static int st_forward(struct lower *L, const char *gname, double tokens, double n_local, double k)
+{
+    double d = L->d1;
+    return rotate(L, gname, L->last_comp, tokens * k / d, tokens, n_local, k / d);
 }
 
 /* Backward of that linear. The input gradient (tokens x n_local) @ (n_local x k), sharded on k:
@@ -616,28 +626,22 @@ static int st_forward(struct lower *L, const char *gname, double tokens, double 
 static void st_backward(struct lower *L, const char *name, double tokens, double n_local, double k)
 {
     int d = (int)L->d1, x = -1, recv = -1, first = -1;
-    char dg[64], wg[64], nm[80];
+    double block = tokens * k / d;
+    char dg[64], wg[64], add[80], sname[80];
     snprintf(dg, sizeof dg, "%s_dgrad", name);
     snprintf(wg, sizeof wg, "%s_wgrad", name);
+    snprintf(add, sizeof add, "%s_add", dg);
+    snprintf(sname, sizeof sname, "%s_shift", dg);
     for (int t = 0; t < d && !L->oom; t++) {
         x = gemm(L, MDL_OP_GEMM, dg, 1, tokens, k / d, n_local);
         if (t == 0) first = x;
         if (t > 0) {
             L->pending = recv;
-            snprintf(nm, sizeof nm, "%s_add", dg);
-            x = mem(L, nm, 3 * tokens * k / d);
+            x = mem(L, add, 3 * block);
         }
-        snprintf(nm, sizeof nm, "%s_shift", dg);
-        if (t + 1 < d) recv = shift(L, nm, tokens * k / d, x);
+        if (t + 1 < d) recv = shift(L, sname, block, x);
     }
-    int have = first;
-    snprintf(nm, sizeof nm, "%s_shift", wg);
-    for (int t = 0; t < d && !L->oom; t++) {
-        int next = t + 1 < d ? shift(L, nm, tokens * k / d, have) : -1;
-        if (t > 0) L->pending = have;
-        gemm(L, MDL_OP_GEMM, wg, 1, k / d, n_local, tokens);
-        have = next;
-    }
+    rotate(L, wg, first, block, k / d, n_local, tokens);
 }
 
 /* Layer norm over a hidden dim sharded over the ring: the per-token partial sums of the shard
