@@ -191,7 +191,7 @@ static const char coll_help[] =
     "options:\n"
     "  --platform SPEC    'dgx-a100', 'dgx-a100 nodes=512', 'pcie-8gpu sockets=2', or a file\n"
     "  --op OP            all_reduce (default) | all_gather | reduce_scatter | broadcast |\n"
-    "                     all_to_all | send_recv\n"
+    "                     all_to_all | send_recv | reduce\n"
     "  --ranks N          GPUs taking part (default: all of the platform)\n"
     "  --bytes SIZE       buffer size as nccl-tests counts it, e.g. 256MiB, 1G, 4096\n"
     "  --min/--max SIZE   size range; --factor F multiplies the size each row (default 2)\n"
@@ -320,7 +320,7 @@ static int collective_table(const struct plat_topo *tp, const struct coll_opts *
         nrows++;
         printf(" %12.0f %12.0f %9s %7s %6d %10.2f %8.2f %8.2f %7s  %s/%s\n", size, floor(size / 4),
                "float", kind == MDL_OP_ALL_GATHER || kind == MDL_OP_ALL_TO_ALL ? "none" : "sum",
-               kind == MDL_OP_BROADCAST ? 0 : -1, time * 1e6, alg, bus, "N/A",
+               kind == MDL_OP_BROADCAST || kind == MDL_OP_REDUCE ? 0 : -1, time * 1e6, alg, bus, "N/A",
                mdl_algo_name((enum mdl_coll_algo)how.algo),
                mdl_proto_name((enum mdl_coll_proto)how.proto));
         fflush(stdout);

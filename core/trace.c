@@ -26,10 +26,12 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
                "launch_s iter warmup\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];
-        fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d ", i, op->stream,
+        fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d", i, op->stream,
                 mdl_op_kind_name((enum mdl_op_kind)op->kind),
                 mdl_phase_name((enum mdl_phase)op->phase), op->layer, op->mb, p->names[op->name],
                 op->dur_s, op->flop, op->bytes, op->group);
+        if (op->root) fprintf(f, ":%d", op->root); /* a broadcast's or reduce's root member */
+        fputc(' ', f);
         if (!op->ndeps) fputc('-', f);
         for (int d = 0; d < op->ndeps; d++)
             fprintf(f, "%s%d", d ? "," : "", op->deps[d]);
@@ -359,12 +361,28 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         if ((rc = tok_double(L, 8, "flop", MAX_FLOP, &op.flop, err))) goto done;
         if ((rc = tok_double(L, 9, "bytes", MAX_BYTES, &op.bytes, err))) goto done;
         bool coll = mdl_op_is_coll(kind);
+        char *root = strchr(L->tok[10], ':'); /* group:root for a rooted collective */
+        if (root) *root++ = '\0';
         if ((rc = tok_long(L, 10, "group", coll ? 0 : -1, coll ? p->ngroups - 1 : -1, &group, err)))
             goto done;
         op.group = (int32_t)group;
+        if (root) {
+            char *end;
+            errno = 0;
+            long rv = strtol(root, &end, 10);
+            bool rooted = kind == MDL_OP_BROADCAST || kind == MDL_OP_REDUCE;
+            if (!rooted || errno || end == root || *end || rv < 0 || rv >= p->groups[group].n) {
+                rc = fail(L, 10, "group", err,
+                          rooted ? "expected group:root with root a member index of the group"
+                                 : "only a broadcast or a reduce names a root (group:root)",
+                          root);
+                goto done;
+            }
+            op.root = (uint16_t)rv;
+        }
         if ((stream == MDL_STREAM_COMPUTE) == coll) {
             rc = fail(L, 1, "stream", err,
-                      coll ? "collectives run on a communication stream (1..8)"
+                      coll ? "collectives run on a communication stream (1..12)"
                            : "compute ops run on stream 0",
                       L->tok[1]);
             goto done;

@@ -499,7 +499,7 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         break;
     }
     default: /* ring (in channels across machines) and broadcast chain */
-        if (kind != MDL_OP_BROADCAST) {
+        if (kind != MDL_OP_BROADCAST && kind != MDL_OP_REDUCE) {
             struct tune_hier h;
             if (tune_hier_layout(t, g, &h) != 0) {
                 ps->oom = 1;

@@ -6,7 +6,9 @@
  *                         between machines on NICs of its own
  *   ring all-gather/RS    m-1 steps of S/m
  *   direct                the same step counts, step j sends to member i+j and receives from i-j
- *   broadcast chain       k+m-2 steps of S/k along 0 -> 1 -> ... -> m-1 (k pipeline chunks)
+ *   broadcast chain       k+m-2 steps of S/k along root -> root+1 -> ... (k pipeline chunks);
+ *                         reduce: the same chain the other way, ending at the root (each
+ *                         member adds its own chunk before passing it on)
  *   double binary tree    reduce up both trees then broadcast down, each tree carrying S/2 in
  *                         k chunks: 2(k+H-1) steps, H = tree height
  *   hierarchical          ring inside each machine, ring across machines on each rail of S/L,
@@ -97,6 +99,8 @@ bool mdl_coll_supports(enum mdl_op_kind k, enum mdl_coll_algo a)
         return a == MDL_ALGO_RING || a == MDL_ALGO_DIRECT || a == MDL_ALGO_HIER;
     case MDL_OP_BROADCAST:
         return a == MDL_ALGO_RING || a == MDL_ALGO_DIRECT;
+    case MDL_OP_REDUCE: /* NCCL's reduce is a ring algorithm only */
+        return a == MDL_ALGO_RING;
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:
         return a == MDL_ALGO_DIRECT;
@@ -331,7 +335,7 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
     double t = -1;
     switch (a) {
     case MDL_ALGO_RING:
-        if (k == MDL_OP_BROADCAST) {
+        if (k == MDL_OP_BROADCAST || k == MDL_OP_REDUCE) { /* the chain, either way */
             int ch = mdl_coll_chunks(S, e->chunk_bytes);
             t = (ch + m - 2) * (p->alpha_s + S / ch / p->bw_Bps);
         } else { /* across machines, each channel a ring of S / channels */

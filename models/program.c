@@ -142,8 +142,8 @@ int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *
 }
 
 static const char *const kind_names[MDL_OP_NKINDS] = {
-    "gemm",       "attn",           "mem",       "compute",    "all_reduce",
-    "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv"};
+    "gemm",           "attn",      "mem",        "compute",   "all_reduce", "all_gather",
+    "reduce_scatter", "broadcast", "all_to_all", "send_recv", "reduce"};
 
 bool mdl_op_is_coll(enum mdl_op_kind k)
 {
@@ -196,6 +196,7 @@ static int int_cmp(const void *a, const void *b)
 /* A collective as its group's members must all issue it. */
 struct coll_sig {
     uint8_t kind;
+    uint16_t root;
     double bytes;
 };
 
@@ -268,7 +269,7 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
             if (coll != (op->stream != MDL_STREAM_COMPUTE))
                 return fail_at(at, r, i, err, "stream", "%s ops run on %s",
                                coll ? "collective" : "compute",
-                               coll ? "a communication stream (1..3)" : "stream 0");
+                               coll ? "a communication stream (1..12)" : "stream 0");
             if (op->ndeps > MDL_MAX_DEPS)
                 return fail_at(at, r, i, err, "deps", "more than %d dependencies", MDL_MAX_DEPS);
             for (int d = 0; d < op->ndeps; d++)
@@ -300,6 +301,9 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
             if (op->kind == MDL_OP_SEND_RECV && G->n != 2)
                 return fail_at(at, r, i, err, "group",
                                "send_recv needs a group of 2 ranks, group %d has %d", g, G->n);
+            if (op->root >= G->n)
+                return fail_at(at, r, i, err, "root", "root %d of a group of %d ranks", op->root,
+                               G->n);
             if (C->stream[g] >= 0 && C->stream[g] != op->stream)
                 return fail_at(at, r, i, err, "stream",
                                "group %d is used from streams %d and %d: its collectives would "
@@ -309,7 +313,7 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
             if (G->ranks[0] == r) {
                 if (tps_grow(&C->ref[g], &C->cref[g], C->nref[g] + 1, sizeof **C->ref, 16))
                     return tps_error_oom(err);
-                C->ref[g][C->nref[g]++] = (struct coll_sig){op->kind, op->bytes};
+                C->ref[g][C->nref[g]++] = (struct coll_sig){op->kind, op->root, op->bytes};
             }
             continue;
         }
@@ -320,6 +324,10 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                            "issues more collectives on group %d than its rank %d (%d)", g,
                            G->ranks[0], C->nref[g]);
         const struct coll_sig *x = &C->ref[g][k];
+        if (x->kind == op->kind && x->bytes == op->bytes && x->root != op->root)
+            return fail_at(at, r, i, err, "root",
+                           "collective %d of group %d has root %d here, but %d on rank %d", k, g,
+                           op->root, x->root, G->ranks[0]);
         if (x->kind != op->kind || x->bytes != op->bytes)
             return fail_at(at, r, i, err, "bytes",
                            "collective %d of group %d is %s of %.17g bytes here, but %s of %.17g "

@@ -19,7 +19,7 @@
 #include "common/strindex.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    11
+#define MDL_MAX_STREAMS    13
 #define MDL_STREAM_COMPUTE 0
 #define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
 /* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
@@ -35,6 +35,10 @@
  * received from the previous, each pair posted together as NCCL's grouped send and receive. */
 #define MDL_STREAM_SHIFT_SEND 9
 #define MDL_STREAM_SHIFT_RECV 10
+/* Colossal-AI's 2D, 2.5D and 3D tensor parallelism (strategy.h): the collectives of a second and
+ * a third mesh axis, each on a communicator (and so a stream) of its own. */
+#define MDL_STREAM_COMM2 11
+#define MDL_STREAM_COMM3 12
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */
@@ -44,9 +48,10 @@ enum mdl_op_kind {
     MDL_OP_ALL_REDUCE,     /* collectives: bytes = full buffer size S */
     MDL_OP_ALL_GATHER,     /* bytes = gathered (full) size */
     MDL_OP_REDUCE_SCATTER, /* bytes = input (full) size */
-    MDL_OP_BROADCAST,      /* bytes = buffer size; group member 0 is the root */
+    MDL_OP_BROADCAST,      /* bytes = buffer size; group member `root` is the root */
     MDL_OP_ALL_TO_ALL,     /* bytes = each rank's whole send buffer (S/n to every member) */
     MDL_OP_SEND_RECV,      /* bytes = message; group of two, member 0 sends to member 1 */
+    MDL_OP_REDUCE,         /* bytes = buffer size; summed into group member `root` */
     MDL_OP_NKINDS
 };
 
@@ -73,6 +78,8 @@ struct mdl_op {
     double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
     uint8_t warmup;             /* recorded during warm-up (a kernel's first, lazily loaded call) */
+    uint16_t root;              /* broadcast and reduce: the root's index among the group's
+                                   members (0 otherwise) */
     int32_t iter;               /* iteration the op belongs to; -1 when a recording does not say */
     /* A folded replica's op (models/job.h): it stands for the same op of an identical replica
      * that is simulated in full, and starts once that op (op mirror_op of rank mirror_rank, a

@@ -360,28 +360,32 @@ static void nvls(struct xfer *x, int m, int me, double S)
 }
 
 /* Broadcast from member 0 along the chain 0 -> 1 -> ... -> m-1 in k chunks. */
-static void chain(struct xfer *x, int m, int me, double bytes)
+static void chain(struct xfer *x, int m, int me, double bytes, int root, int toward_root)
 {
     int k = mdl_coll_chunks(bytes, x->c->p_nccl->chunk_bytes);
     double c = bytes / k;
-    int sends = me <= m - 2, recvs = me >= 1;
+    /* place in the chain, which runs in ring order: a broadcast's from the root, a reduce's
+     * from the member after the root round to the root itself */
+    int dist = (me - root + m) % m, at = toward_root ? (dist + m - 1) % m : dist;
+    int next = (me + 1) % m;
+    int sends = at <= m - 2, recvs = at >= 1;
     if (flow_level(x, m)) {
         if (recvs) post_recv(x, SLOT_MAIN);
         if (sends) {
-            double bw = bw_to(x, me + 1);
-            sleep_for((k + m - 2) * alpha_to(x, me + 1) + (bw > 0 ? (m - 2) * c / bw : 0));
-            post_send(x, me + 1, SLOT_MAIN, bytes);
+            double bw = bw_to(x, next);
+            sleep_for((k + m - 2) * alpha_to(x, next) + (bw > 0 ? (m - 2) * c / bw : 0));
+            post_send(x, next, SLOT_MAIN, bytes);
         }
         finish(x);
         return;
     }
     for (int s = 0; s < k + m - 2; s++) {
-        int r = recvs && s - (me - 1) >= 0 && s - (me - 1) < k;
-        int w = sends && s - me >= 0 && s - me < k;
+        int r = recvs && s - (at - 1) >= 0 && s - (at - 1) < k;
+        int w = sends && s - at >= 0 && s - at < k;
         if (r) post_recv(x, SLOT_MAIN);
         if (w) {
-            sleep_for(alpha_to(x, me + 1));
-            post_send(x, me + 1, SLOT_MAIN, c);
+            sleep_for(alpha_to(x, next));
+            post_send(x, next, SLOT_MAIN, c);
         }
         finish(x);
     }
@@ -557,21 +561,22 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     case MDL_ALGO_DIRECT:
         if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {
             /* the root sends the whole buffer to every other member, one after another */
-            if (me != 0) {
+            int root = op->root;
+            if (me != root) {
                 post_recv(&x, SLOT_MAIN);
                 finish(&x);
             } else if (flow_level(&x, n)) {
                 double lat = 0;
                 for (int j = 1; j < n; j++)
-                    lat += alpha_to(&x, j);
+                    lat += alpha_to(&x, (root + j) % n);
                 sleep_for(lat);
                 for (int j = 1; j < n; j++)
-                    post_send(&x, j, SLOT_MAIN, S);
+                    post_send(&x, (root + j) % n, SLOT_MAIN, S);
                 finish(&x);
             } else {
                 for (int j = 1; j < n; j++) {
-                    sleep_for(alpha_to(&x, j));
-                    post_send(&x, j, SLOT_MAIN, S);
+                    sleep_for(alpha_to(&x, (root + j) % n));
+                    post_send(&x, (root + j) % n, SLOT_MAIN, S);
                     finish(&x);
                 }
             }
@@ -580,8 +585,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         }
         break;
     default:
-        if (k == MDL_OP_BROADCAST)
-            chain(&x, n, me, S);
+        if (k == MDL_OP_BROADCAST || k == MDL_OP_REDUCE)
+            chain(&x, n, me, S, op->root, k == MDL_OP_REDUCE);
         else if (c->hier[op->group].channels > 1)
             ring_channels(&x, me, k == MDL_OP_ALL_REDUCE ? 2 * (n - 1) : n - 1, S);
         else

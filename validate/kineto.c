@@ -138,9 +138,13 @@ static int coll_of(const char *kname, json_t *op, struct kev *e, int nranks_hint
     static const struct {
         const char *key;
         int kind;
-    } kinds[] = {{"AllReduce", MDL_OP_ALL_REDUCE},         {"AllGather", MDL_OP_ALL_GATHER},
-                 {"ReduceScatter", MDL_OP_REDUCE_SCATTER}, {"Broadcast", MDL_OP_BROADCAST},
-                 {"SendRecv", MDL_OP_SEND_RECV},           {"AllToAll", MDL_OP_ALL_TO_ALL}};
+    } kinds[] = {{"AllReduce", MDL_OP_ALL_REDUCE},
+                 {"AllGather", MDL_OP_ALL_GATHER},
+                 {"ReduceScatter", MDL_OP_REDUCE_SCATTER},
+                 {"Broadcast", MDL_OP_BROADCAST},
+                 {"SendRecv", MDL_OP_SEND_RECV},
+                 {"AllToAll", MDL_OP_ALL_TO_ALL},
+                 {"Reduce", MDL_OP_REDUCE}}; /* after AllReduce and ReduceScatter */
     e->kind = -1;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && e->kind < 0; i++)
         if (strstr(kname, kinds[i].key)) e->kind = kinds[i].kind;

@@ -48,7 +48,8 @@ static int op_from_text(const char *line)
                  {"alltoall_perf", MDL_OP_ALL_TO_ALL},
                  {"all_to_all_perf", MDL_OP_ALL_TO_ALL},
                  {"sendrecv_perf", MDL_OP_SEND_RECV},
-                 {"send_recv_perf", MDL_OP_SEND_RECV}};
+                 {"send_recv_perf", MDL_OP_SEND_RECV},
+                 {"reduce_perf", MDL_OP_REDUCE}}; /* last: all_reduce_perf contains it */
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (strstr(line, progs[i].prog)) return progs[i].kind;
     return -1;

@@ -131,6 +131,7 @@ Test(coll, every_algorithm_matches_its_closed_form_per_step_and_flow_level)
             check(&t, MDL_OP_REDUCE_SCATTER, n, S, MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE, TOL);
             check(&t, MDL_OP_BROADCAST, n, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, TOL);
             check(&t, MDL_OP_BROADCAST, n, S, MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE, TOL);
+            check(&t, MDL_OP_REDUCE, n, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, TOL);
             check(&t, MDL_OP_ALL_TO_ALL, n, S, MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE, TOL);
         }
         check(&t, MDL_OP_ALL_REDUCE, 7, S, MDL_ALGO_TREE, MDL_PROTO_LL128, TOL);
