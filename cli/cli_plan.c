@@ -121,15 +121,17 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
         const struct planner_row *w = &rows[i];
         double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
         double tf = t > 0 ? info->model_flop / t / w->st.tp / 1e12 : 0;
-        json_t *row = json_pack(
-            "{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}", "strategy",
-            w->desc, "tp", w->st.tp, "d1", w->st.d1, "d2", w->st.d2, "placement",
-            w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
-            w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
-            w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
-            w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(), "model_tflops_per_gpu",
-            tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0, "memory_gb_per_gpu", w->mem.total / 1e9,
-            "memory_fits", w->fits);
+        int d1, d2;
+        mdl_strategy_mesh(&w->st, &d1, &d2);
+        json_t *row =
+            json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}",
+                      "strategy", w->desc, "tp", w->st.tp, "d1", d1, "d2", d2, "placement",
+                      w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
+                      w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
+                      w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
+                      w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
+                      "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
+                      "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
         json_object_set_new(row, "memory",
                             json_pack("{s:f, s:f, s:f, s:f}", "weights_gb", w->mem.weights / 1e9,
                                       "gradients_gb", w->mem.gradients / 1e9, "optimizer_gb",

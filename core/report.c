@@ -106,9 +106,11 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
             (*dst)[1] = ts->end;
-            /* tensor parallelism: its collectives and PrimePar's ring shifts */
+            /* tensor parallelism: its collectives (the block meshes' on three streams) and
+             * PrimePar's ring shifts */
             bool tp = op->stream == MDL_STREAM_COMM || op->stream == MDL_STREAM_SHIFT_SEND ||
-                      op->stream == MDL_STREAM_SHIFT_RECV;
+                      op->stream == MDL_STREAM_SHIFT_RECV || op->stream == MDL_STREAM_COMM2 ||
+                      op->stream == MDL_STREAM_COMM3;
             if (tp || op->stream == MDL_STREAM_DP) {
                 double(*kc)[2] = tp ? &tpc[nt++] : &dpc[nd++];
                 (*kc)[0] = ts->start;
@@ -374,9 +376,9 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
                           struct tps_error *err)
 {
     static const char *const stream_names[MDL_MAX_STREAMS] = {
-        "compute",        "comm",        "comm2 (dp)", "comm3 (pp recv fwd)", "pp send fwd",
-        "pp recv bwd",    "pp send bwd", "grad norm",  "zero-3 gather",       "ring shift send",
-        "ring shift recv"};
+        "compute",         "comm",        "comm2 (dp)", "comm3 (pp recv fwd)", "pp send fwd",
+        "pp recv bwd",     "pp send bwd", "grad norm",  "zero-3 gather",       "ring shift send",
+        "ring shift recv", "tp columns",  "tp pillars"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];

@@ -94,6 +94,7 @@ static const struct tps_ykey strategy_keys[] = {
     {"pp", TPS_YK_SKIP, 0, 0, {NULL}},
     {"dp", TPS_YK_SKIP, 0, 0, {NULL}},
     {"order", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"depth", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -309,9 +310,27 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
             st->kind = MDL_STRAT_2D;
         else if (!strcmp(k, "primepar"))
             st->kind = MDL_STRAT_PRIMEPAR;
+        else if (!strcmp(k, "summa2d"))
+            st->kind = MDL_STRAT_SUMMA2D;
+        else if (!strcmp(k, "tesseract"))
+            st->kind = MDL_STRAT_TESSERACT;
+        else if (!strcmp(k, "tp3d"))
+            st->kind = MDL_STRAT_TP3D;
         else if (strcmp(k, "1d"))
             return tps_ydoc_fail(d, v, "strategy.kind", err,
-                                 "unknown strategy '%s' (expected 1d, 2d or primepar)", k);
+                                 "unknown strategy '%s' (expected 1d, 2d, primepar, summa2d, "
+                                 "tesseract or tp3d)",
+                                 k);
+    }
+    int did = tps_ydoc_get(d, id, "depth");
+    if (did && st->kind != MDL_STRAT_TESSERACT)
+        return tps_ydoc_fail(d, did, "strategy.depth", err, "applies to kind: tesseract only");
+    if (st->kind == MDL_STRAT_TESSERACT) {
+        long depth = 0;
+        if (!did) return tps_ydoc_fail(d, id, "strategy.depth", err, "missing: tesseract's slices");
+        if ((rc = tps_ydoc_count(d, did, "strategy.depth", &depth, err))) return rc;
+        if (depth > MDL_MAX_TP) return tps_ydoc_fail(d, did, "strategy.depth", err, "too large");
+        st->depth = (int)depth;
     }
     int mid = tps_ydoc_get(d, id, "mesh");
     static const char *const only_2d[] = {"mesh", "placement", "extra_allgathers", NULL};
@@ -360,7 +379,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
         if (!strcmp(e2.field, "sequence_parallel") || !strcmp(e2.field, "chunks") ||
-            !strcmp(e2.field, "oases"))
+            !strcmp(e2.field, "oases") || !strcmp(e2.field, "depth"))
             at = tps_ydoc_get(d, id, e2.field);
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");

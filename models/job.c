@@ -546,8 +546,8 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 }
 
 /* The real group each rank uses for each placeholder: slot[-g - 2][r] for placeholder g
- * (MDL_GROUP_D1 = -2 to MDL_GROUP_SHIFT_FROM = -13), -1 where the rank has none. */
-#define NSLOTS 12
+ * (MDL_GROUP_D1 = -2 to MDL_GROUP_D3 = -14), -1 where the rank has none. */
+#define NSLOTS 13
 struct groups {
     int *slot[NSLOTS];
 };
@@ -575,18 +575,19 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     }
     int *base = malloc((size_t)n * sizeof *base), *row = malloc((size_t)tp * sizeof *row);
     int *col = malloc((size_t)tp * sizeof *col), *to = malloc((size_t)tp * sizeof *to);
-    int *from = malloc((size_t)tp * sizeof *from);
-    int rc = base && row && col && to && from ? 0 : -1;
+    int *from = malloc((size_t)tp * sizeof *from), *pil = malloc((size_t)tp * sizeof *pil);
+    int rc = base && row && col && to && from && pil ? 0 : -1;
     bool wrap = job->virtual_stages > 1;
     for (int s = 0; !rc && s < P; s++) {
         for (int d = 0; !rc && d < D; d++) {
             for (int t = 0; t < tp; t++)
                 base[t] = mdl_job_rank(job, st, s, d, t);
-            rc = mdl_strategy_axis_groups(st, p, base, row, col) != 0 ||
+            rc = mdl_strategy_axis_groups(st, p, base, row, col, pil) != 0 ||
                  mdl_strategy_ring_groups(st, p, base, to, from) != 0;
             for (int t = 0; !rc && t < tp; t++) {
                 give(G, MDL_GROUP_D2, base[t], row[t]);
                 give(G, MDL_GROUP_D1, base[t], col[t]);
+                give(G, MDL_GROUP_D3, base[t], pil[t]);
                 give(G, MDL_GROUP_SHIFT_TO, base[t], to[t]);
                 give(G, MDL_GROUP_SHIFT_FROM, base[t], from[t]);
             }
@@ -631,6 +632,7 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     free(col);
     free(to);
     free(from);
+    free(pil);
     return rc;
 }
 
@@ -643,7 +645,7 @@ static void groups_free(struct groups *G)
 /* The group rank r uses in place of g (g itself when it is no placeholder). */
 static int group_of(const struct groups *G, int r, int g)
 {
-    return g <= MDL_GROUP_D1 && g >= MDL_GROUP_SHIFT_FROM ? G->slot[-g - 2][r] : g;
+    return g <= MDL_GROUP_D1 && g >= MDL_GROUP_D3 ? G->slot[-g - 2][r] : g;
 }
 
 /* Whether placeholder g names a group over several replicas. */

@@ -15,15 +15,60 @@
 
 #include "compute.h"
 
+bool mdl_strategy_is_block(const struct mdl_strategy *st)
+{
+    return st->kind == MDL_STRAT_SUMMA2D || st->kind == MDL_STRAT_TESSERACT ||
+           st->kind == MDL_STRAT_TP3D;
+}
+
 bool mdl_strategy_shards_activations(const struct mdl_strategy *st)
 {
-    return st->sequence_parallel || st->kind == MDL_STRAT_PRIMEPAR;
+    return st->sequence_parallel || st->kind == MDL_STRAT_PRIMEPAR || mdl_strategy_is_block(st);
+}
+
+/* q with q^k == n, 0 when there is none. */
+static int exact_root(long n, int k)
+{
+    for (long q = 1; n >= 1; q++) {
+        long v = q;
+        for (int i = 1; i < k; i++)
+            v *= q;
+        if (v == n) return (int)q;
+        if (v > n) break;
+    }
+    return 0;
 }
 
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2)
 {
-    *d1 = st->kind == MDL_STRAT_2D ? st->d1 : st->tp;
-    *d2 = st->kind == MDL_STRAT_2D ? st->d2 : 1;
+    int q = 0;
+    switch (st->kind) {
+    case MDL_STRAT_2D:
+        *d1 = st->d1;
+        *d2 = st->d2;
+        return;
+    case MDL_STRAT_SUMMA2D:
+        q = exact_root(st->tp, 2);
+        break;
+    case MDL_STRAT_TESSERACT:
+        q = st->depth >= 1 && st->tp % st->depth == 0 ? exact_root(st->tp / st->depth, 2) : 0;
+        break;
+    case MDL_STRAT_TP3D:
+        q = exact_root(st->tp, 3);
+        break;
+    default:
+        *d1 = st->tp;
+        *d2 = 1;
+        return;
+    }
+    *d1 = *d2 = q;
+}
+
+int mdl_strategy_depth(const struct mdl_strategy *st)
+{
+    int d1, d2;
+    mdl_strategy_mesh(st, &d1, &d2);
+    return st->kind == MDL_STRAT_TESSERACT ? st->depth : st->kind == MDL_STRAT_TP3D ? d1 : 1;
 }
 
 int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
@@ -47,8 +92,16 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +selective recompute");
     if (!st->async_grad_allreduce && n < sizeof opts)
         snprintf(opts + n, sizeof opts - n, " (no grad all-reduce overlap)");
+    int q, q2;
+    mdl_strategy_mesh(st, &q, &q2);
     if (st->kind == MDL_STRAT_PRIMEPAR)
         snprintf(buf, len, "primepar tp=%d (spatial-temporal ring)%s", st->tp, opts);
+    else if (st->kind == MDL_STRAT_SUMMA2D)
+        snprintf(buf, len, "summa2d tp=%d (%dx%d SUMMA)%s", st->tp, q, q, opts);
+    else if (st->kind == MDL_STRAT_TESSERACT)
+        snprintf(buf, len, "tesseract tp=%d (%dx%d x depth %d)%s", st->tp, q, q, st->depth, opts);
+    else if (st->kind == MDL_STRAT_TP3D)
+        snprintf(buf, len, "tp3d tp=%d (%dx%dx%d cube)%s", st->tp, q, q, q, opts);
     else if (st->kind == MDL_STRAT_2D)
         snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
                  st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
@@ -72,7 +125,11 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
      * and the MLP's 16sbh (FC1 output, activation output: 4sbf); grouped-query attention
      * shrinks k and v to kv_heads/heads of it (4 + 4g/a) and a gated MLP keeps gate, up and
      * their product (6sbf). PrimePar shards every activation over the group, as sequence
-     * parallelism does (hidden dim instead of tokens: the same bytes). */
+     * parallelism does (hidden dim instead of tokens: the same bytes), and so do Colossal-AI's
+     * block meshes, whose every activation is a block of the mesh; 3D keeps, besides, each
+     * linear's input and weight as all-gathered for its backward (strategies.md section 7: the
+     * backward gathers neither again): the inputs of QKV, projection and FC1 (2sbh each) and of
+     * FC2 (2sbf) at 1/q^2 rather than 1/q^3, and the layer's weight matrices at 1/q^2. */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
     double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
@@ -84,6 +141,12 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     bool sharded = mdl_strategy_shards_activations(st);
     double act = sharded ? s * b * h * (10 + shard) / t + sq / t
                          : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
+    if (st->kind == MDL_STRAT_TP3D && d1 > 0) {
+        double q2 = (double)d1 * d1, q3 = q2 * d1;
+        double qw = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
+        act +=
+            2 * s * b * (3 * h + f) * (1 / q2 - 1 / q3) + 2 * (h * qw + h * h + h * u + f * h) / q2;
+    }
     double scale = mdl_dtype_bytes(m->dtype) / 2.0;
     *full = act * scale;
     *input = 2 * s * b * h / (sharded ? t : d2) * scale;
@@ -94,10 +157,12 @@ double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl
     /* QKV h*q+q (q = 3h for multi-head attention), projection h^2+h, FC1 h*u+u (u = f, or 2f
      * gated), FC2 f*h+h, two layer norms 4h: 4h^2+2hf+9h+f for a GPT layer; split over all tp
      * devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
-     * way). */
+     * way). Tesseract's slices each hold all of them: a split over q^2 devices. */
     double h = (double)m->hidden, f = (double)m->ffn;
     double q = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
-    return (h * q + q + h * h + h + h * u + u + f * h + h + 4 * h) / st->tp;
+    double shards = st->kind == MDL_STRAT_TESSERACT && st->depth >= 1 ? (double)st->tp / st->depth
+                                                                      : (double)st->tp;
+    return (h * q + q + h * h + h + h * u + u + f * h + h + 4 * h) / shards;
 }
 
 void mdl_memory_params(double params, enum mdl_dtype dt, double optimizer_shards,
@@ -152,6 +217,46 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                                  "sequence parallelism is defined for 1D (mesh d x 1) only");
         d = d1;
     }
+    if (mdl_strategy_is_block(st)) {
+        int q, q2;
+        mdl_strategy_mesh(st, &q, &q2);
+        const char *k = st->kind == MDL_STRAT_SUMMA2D ? "summa2d"
+                        : st->kind == MDL_STRAT_TP3D  ? "tp3d"
+                                                      : "tesseract";
+        if (st->kind == MDL_STRAT_TESSERACT && st->depth < 1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "depth", "must be at least 1");
+        if (q < 1)
+            return tps_error_set(
+                err, TPS_EINVAL, NULL, 0, 0, "tp",
+                st->kind == MDL_STRAT_SUMMA2D ? "must be a square q x q for kind summa2d, got %ld"
+                : st->kind == MDL_STRAT_TP3D  ? "must be a cube q x q x q for kind tp3d, got %ld"
+                                              : "must be q x q x depth for kind tesseract, got %ld",
+                d);
+        if (st->sequence_parallel || st->chunks > 1 || st->oases || st->extra_allgathers) {
+            const char *f = st->sequence_parallel ? "sequence_parallel"
+                            : st->chunks > 1      ? "chunks"
+                            : st->oases           ? "oases"
+                                                  : "extra_allgathers";
+            return tps_error_set(
+                err, TPS_EINVAL, NULL, 0, 0, f,
+                "does not apply to kind %s (its activations are blocks of the mesh)", k);
+        }
+        /* the rows (and slices, and 3D's third axis) split the micro-batch: attention needs
+         * whole sequences */
+        long rows = st->kind == MDL_STRAT_SUMMA2D     ? q
+                    : st->kind == MDL_STRAT_TESSERACT ? (long)q * st->depth
+                                                      : (long)q * q;
+        if (m->micro_batch % rows)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
+                                 "kind %s splits the micro-batch over %ld GPUs: model.micro_batch "
+                                 "(%ld) must be a multiple of it",
+                                 k, rows, m->micro_batch);
+        if (m->hidden % q)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
+                                 "the mesh side q = %d must divide model.hidden (%ld)", q,
+                                 m->hidden);
+        d = q; /* heads, key/value heads and the MLP are split over q */
+    }
     if (st->kind == MDL_STRAT_PRIMEPAR) {
         if (st->sequence_parallel)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sequence_parallel",
@@ -189,6 +294,7 @@ struct lower {
     const struct mdl_strategy *st;
     const struct mdl_framework *fw;
     double d1, d2; /* mesh */
+    double d3;     /* block meshes' third axis (tesseract's depth, tp3d's q), else 1 */
     double frac;   /* share of the micro-batch being lowered: 1, or 1/2 for Oases sub-batches */
     int sub;       /* Oases: current sub-batch */
     int pend[2];   /* Oases: pending collective of each sub-batch */
@@ -197,6 +303,7 @@ struct lower {
     int layer, mb; /* current layer and micro-batch */
     uint8_t phase; /* current phase */
     int pending;   /* last collective whose result the next compute op consumes, -1 none */
+    int pending2;  /* a second one (SUMMA: the weight block beside the input block) */
     int after;     /* an op of another stream the next compute op waits for (a pipeline
                       receive), -1 none */
     int oom;       /* allocation failure seen */
@@ -245,6 +352,11 @@ static void take_pending(struct lower *L, struct mdl_op *op)
         TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
         op->deps[op->ndeps++] = L->pending;
         L->pending = -1;
+    }
+    if (L->pending2 >= 0) {
+        TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
+        op->deps[op->ndeps++] = L->pending2;
+        L->pending2 = -1;
     }
     if (L->after >= 0) {
         TPS_ASSERT(op->ndeps < MDL_MAX_DEPS);
@@ -307,20 +419,40 @@ static int flash(struct lower *L, const char *name, double bh, double s, double 
     return emit(L, &op, name);
 }
 
-/* Group markers of rank 0's ops until each rank gets its own row or column group. */
-enum { AXIS_D1 = MDL_GROUP_D1, AXIS_D2 = MDL_GROUP_D2 };
+/* Group markers of rank 0's ops until each rank gets its own row, column or pillar group. */
+enum { AXIS_D1 = MDL_GROUP_D1, AXIS_D2 = MDL_GROUP_D2, AXIS_D3 = MDL_GROUP_D3 };
+
+static double axis_size(const struct lower *L, int axis)
+{
+    return axis == AXIS_D1 ? L->d1 : axis == AXIS_D2 ? L->d2 : L->d3;
+}
+
+/* Collective over one mesh axis on `elems` elements (full size) rooted at member `root` (a
+ * broadcast or a reduce), once op `after` (-1: none) has completed. The block meshes give each
+ * axis a stream of its own (rows: the TP stream, columns, pillars: the next two), as their
+ * communicators are. None (-1) on an axis of size 1. */
+static int coll_on(struct lower *L, enum mdl_op_kind kind, const char *name, double elems,
+                   int after, int axis, int root)
+{
+    if (axis_size(L, axis) <= 1 || L->no_comm) return -1;
+    int stream = !mdl_strategy_is_block(L->st) || axis == AXIS_D2 ? MDL_STREAM_COMM
+                 : axis == AXIS_D1                                ? MDL_STREAM_COMM2
+                                                                  : MDL_STREAM_COMM3;
+    struct mdl_op op = {
+        .kind = (uint8_t)kind, .stream = (uint8_t)stream, .group = axis, .root = (uint16_t)root};
+    if (after >= 0) op.deps[op.ndeps++] = after;
+    op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
+    return emit(L, &op, name);
+}
 
 /* Collective over one mesh axis (AXIS_D1: the column, AXIS_D2: the row) on `elems` elements
  * (full size), after op `after`; the next compute op waits for it. None on an axis of size 1. */
 static int coll(struct lower *L, enum mdl_op_kind kind, const char *name, double elems, int after,
                 int axis)
 {
-    if ((axis == AXIS_D1 ? L->d1 : L->d2) <= 1 || L->no_comm) return -1;
-    struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMM, .group = axis};
+    if (axis_size(L, axis) <= 1 || L->no_comm) return -1;
     TPS_ASSERT(after >= 0 || L->oom);
-    op.deps[op.ndeps++] = after;
-    op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
-    int idx = emit(L, &op, name);
+    int idx = coll_on(L, kind, name, elems, after, axis, 0);
     L->pending = idx;
     return idx;
 }
@@ -382,6 +514,17 @@ static struct dims dims_of(const struct lower *L)
                      .kv = (double)mdl_model_kv_heads(m) / (double)m->heads,
                      .sp = mdl_strategy_shards_activations(L->st),
                      .glu = m->glu};
+    if (mdl_strategy_is_block(L->st)) {
+        /* a rank's whole sequences (rows of the mesh, tesseract's slices, 3D's second axis)
+         * and its q-th of the heads and of the hidden dim: d1 = q */
+        double q = L->d1;
+        D.b /= L->st->kind == MDL_STRAT_SUMMA2D ? q
+               : L->st->kind == MDL_STRAT_TP3D  ? q * q
+                                                : q * L->d3;
+        D.bs = D.b * D.s;
+        D.tok = D.bs;
+        return D;
+    }
     D.bs = D.b * D.s;
     D.tok = D.sp ? D.bs / D.d1 : D.bs; /* tokens held by a rank between the TP regions */
     return D;
@@ -654,7 +797,12 @@ static int ln_sharded(struct lower *L, const char *name, double tokens, double h
     snprintf(nm, sizeof nm, "%s_stats", name);
     int x = mem_k(L, MDL_MEM_NORM, nm, (bwd ? 2 : 1) * tokens * h_local);
     snprintf(nm, sizeof nm, "ar_%s_stats", name);
-    coll(L, MDL_OP_ALL_REDUCE, nm, 2 * f32 * tokens, x, AXIS_D1);
+    /* the axis the hidden dim is split over: PrimePar's ring, a block mesh's row (3D: the
+     * third axis, see tp3d_linear) */
+    int axis = L->st->kind == MDL_STRAT_TP3D  ? AXIS_D3
+               : mdl_strategy_is_block(L->st) ? AXIS_D2
+                                              : AXIS_D1;
+    coll(L, MDL_OP_ALL_REDUCE, nm, 2 * f32 * tokens, x, axis);
     x = mem_k(L, MDL_MEM_NORM, name, (bwd ? 3 : 2) * tokens * h_local);
     if (bwd && L->fw->kernels == MDL_KERNELS_EAGER) {
         snprintf(nm, sizeof nm, "%s_wgrad", name);
@@ -713,6 +861,196 @@ static void pp_attn_bwd(struct lower *L)
     eager_mem(L, "residual_add1_bwd", 3 * bs * h / d);
 }
 
+/* Colossal-AI's block meshes (strategies.md section 7). Every activation (tokens x width) and
+ * weight (in x out) is a block of the q x q mesh: tokens over the rows (the d1 axis), widths over
+ * the columns (the d2 axis). Each linear below keeps Colossal-AI's schedule. */
+
+/* SUMMA Y = X W (T x K by K x N) in q steps: step k broadcasts X's block column k along the rows
+ * (root: column k) and W's block row k along the columns (root: row k), then Y_ij += X_ik W_kj,
+ * a (T/q x K/q) by (K/q x N/q) GEMM. Step k + 1's blocks are prefetched while step k's GEMM runs,
+ * into two buffers: their broadcasts wait for GEMM k - 1 (the input's first for its producer).
+ * Returns the last GEMM. */
+static int summa_ab(struct lower *L, const char *name, double T, double K, double N)
+{
+    double q = L->d1;
+    int steps = (int)q, have = L->last_comp, g = -1, prev = -1;
+    char bx[80], bw[80];
+    snprintf(bx, sizeof bx, "%s_bcast_x", name);
+    snprintf(bw, sizeof bw, "%s_bcast_w", name);
+    int cx = coll_on(L, MDL_OP_BROADCAST, bx, T * K / (q * q), have, AXIS_D2, 0);
+    int cw = coll_on(L, MDL_OP_BROADCAST, bw, K * N / (q * q), -1, AXIS_D1, 0);
+    for (int k = 0; k < steps && !L->oom; k++) {
+        int nx = -1, nw = -1;
+        if (k + 1 < steps) {
+            int buf = k >= 1 ? prev : have;
+            nx = coll_on(L, MDL_OP_BROADCAST, bx, T * K / (q * q), buf, AXIS_D2, k + 1);
+            nw = coll_on(L, MDL_OP_BROADCAST, bw, K * N / (q * q), k >= 1 ? prev : -1, AXIS_D1,
+                         k + 1);
+        }
+        L->pending = cx;
+        L->pending2 = cw;
+        prev = g = gemm(L, MDL_OP_GEMM, name, 1, T / q, N / q, K / q);
+        cx = nx;
+        cw = nw;
+    }
+    return g;
+}
+
+/* SUMMA's two backward products, each in q steps with one operand broadcast and the partial
+ * product reduced to the step's root, prefetching the next broadcast (it waits for GEMM k - 1)
+ * and keeping two partial buffers (GEMM k waits for reduce k - 2). dX = dY W^T: W's block row k
+ * broadcast along the columns, (T/q x N/q) by (N/q x K/q), reduced along the row into column k;
+ * dW = X^T dY: X's block column k broadcast along the rows, (K/q x T/q) by (T/q x N/q), reduced
+ * along the column into row k. Colossal-AI waits for every reduce before returning: the result
+ * is the last reduce (the last GEMM without one). */
+static int summa_bwd_pass(struct lower *L, const char *gname, const char *bname, const char *rname,
+                          double bcast_elems, double m, double n, double k, int bcast_axis,
+                          int reduce_axis)
+{
+    double q = L->d1;
+    int steps = (int)q, prev = -1, red[2] = {-1, -1}, last = -1;
+    int cb = coll_on(L, MDL_OP_BROADCAST, bname, bcast_elems, -1, bcast_axis, 0);
+    for (int t = 0; t < steps && !L->oom; t++) {
+        int nb = t + 1 < steps ? coll_on(L, MDL_OP_BROADCAST, bname, bcast_elems,
+                                         t >= 1 ? prev : -1, bcast_axis, t + 1)
+                               : -1;
+        L->pending = cb;
+        L->pending2 = red[t % 2];
+        prev = last = gemm(L, MDL_OP_GEMM, gname, 1, m, n, k);
+        int r = coll_on(L, MDL_OP_REDUCE, rname, m * n, prev, reduce_axis, t);
+        red[t % 2] = r;
+        if (r >= 0) last = r;
+        cb = nb;
+    }
+    return last;
+}
+
+/* 3D's linear (Bian et al.; Colossal-AI's Linear3D) on the q x q x q cube: X (T x K) is
+ * all-gathered over the `in` axis to a (T/q x K/q) block, W over the d2 axis to (K/q x N/q), and
+ * the (T/q x N/q) partial product is reduce-scattered over the `out` axis; consecutive linears
+ * swap `in` and `out` (odd: in = d3, out = d1), so that each output lies as the next input
+ * expects. Backward: dY all-gathered over `out`, dX = dY W^T reduce-scattered over `in` while
+ * dW = X^T dY runs, then dW reduce-scattered over d2; the forward's gathered X and W are saved. */
+static int tp3d_linear(struct lower *L, const char *name, double T, double K, double N, int odd,
+                       int bwd)
+{
+    double q = L->d1, q2 = q * q;
+    int in = odd ? AXIS_D3 : AXIS_D1, out = odd ? AXIS_D1 : AXIS_D3;
+    char nm[96];
+    if (!bwd) {
+        snprintf(nm, sizeof nm, "%s_ag_x", name);
+        int ax = coll_on(L, MDL_OP_ALL_GATHER, nm, T * K / q2, L->last_comp, in, 0);
+        snprintf(nm, sizeof nm, "%s_ag_w", name);
+        int aw = coll_on(L, MDL_OP_ALL_GATHER, nm, K * N / q2, -1, AXIS_D2, 0);
+        L->pending = ax;
+        L->pending2 = aw;
+        int g = gemm(L, MDL_OP_GEMM, name, 1, T / q, N / q, K / q);
+        snprintf(nm, sizeof nm, "%s_rs_y", name);
+        int rs = coll_on(L, MDL_OP_REDUCE_SCATTER, nm, T * N / q2, g, out, 0);
+        L->pending = rs;
+        return rs >= 0 ? rs : g;
+    }
+    snprintf(nm, sizeof nm, "%s_ag_dy", name);
+    L->pending = coll_on(L, MDL_OP_ALL_GATHER, nm, T * N / q2, L->last_comp, out, 0);
+    snprintf(nm, sizeof nm, "%s_dgrad", name);
+    int dx = gemm(L, MDL_OP_GEMM, nm, 1, T / q, K / q, N / q);
+    snprintf(nm, sizeof nm, "%s_rs_dx", name);
+    int rx = coll_on(L, MDL_OP_REDUCE_SCATTER, nm, T * K / q2, dx, in, 0);
+    snprintf(nm, sizeof nm, "%s_wgrad", name);
+    int dw = gemm(L, MDL_OP_GEMM, nm, 1, K / q, N / q, T / q);
+    snprintf(nm, sizeof nm, "%s_rs_dw", name);
+    coll_on(L, MDL_OP_REDUCE_SCATTER, nm, K * N / q2, dw, AXIS_D2, 0);
+    L->pending = rx;
+    return rx >= 0 ? rx : dw;
+}
+
+/* Tokens of the micro-batch (or Oases' share) one SUMMA runs on: tesseract's slice has 1/depth
+ * of them. */
+static double block_tokens(const struct lower *L)
+{
+    double bs = (double)L->m->micro_batch * L->frac * (double)L->m->seq;
+    return L->st->kind == MDL_STRAT_TESSERACT ? bs / L->d3 : bs;
+}
+
+/* A linear of a block mesh, forward or backward; `odd` counts the linears of a layer (3D's
+ * axis swap). Tesseract all-reduces each weight gradient block over the depth, overlapped with
+ * what follows. Returns the op the next compute op waits for (also left in L->pending). */
+static int block_linear(struct lower *L, const char *name, double K, double N, int odd, int bwd)
+{
+    double T = block_tokens(L), q = L->d1;
+    if (L->st->kind == MDL_STRAT_TP3D) return tp3d_linear(L, name, T, K, N, odd, bwd);
+    if (!bwd) {
+        int g = summa_ab(L, name, T, K, N);
+        return g;
+    }
+    char g[80], b[80], r[80];
+    snprintf(g, sizeof g, "%s_dgrad", name);
+    snprintf(b, sizeof b, "%s_dgrad_bcast_w", name);
+    snprintf(r, sizeof r, "%s_dgrad_reduce", name);
+    int x = summa_bwd_pass(L, g, b, r, K * N / (q * q), T / q, K / q, N / q, AXIS_D1, AXIS_D2);
+    L->pending = x;
+    snprintf(g, sizeof g, "%s_wgrad", name);
+    snprintf(b, sizeof b, "%s_wgrad_bcast_x", name);
+    snprintf(r, sizeof r, "%s_wgrad_reduce", name);
+    int w = summa_bwd_pass(L, g, b, r, T * K / (q * q), K / q, N / q, T / q, AXIS_D2, AXIS_D1);
+    if (L->st->kind == MDL_STRAT_TESSERACT) {
+        snprintf(r, sizeof r, "%s_ar_wgrad_depth", name);
+        coll_on(L, MDL_OP_ALL_REDUCE, r, K * N / (q * q), w, AXIS_D3, 0);
+    }
+    L->pending = w;
+    return w;
+}
+
+static void bk_attn_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double q = D.d1, h = D.h, tok = D.tok;
+    ln_sharded(L, "ln1", tok, h / q, 0);
+    block_linear(L, "qkv", h, D.q, 0, 0);
+    attn_core_fwd(L, &D);
+    eager_mem(L, "attn_out_copy", 2 * tok * h / q);
+    block_linear(L, "proj", h, h, 1, 0);
+    dropout_add(L, "dropout_add", tok * h / q);
+}
+
+static void bk_mlp_fwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double q = D.d1, h = D.h, tok = D.tok;
+    ln_sharded(L, "ln2", tok, h / q, 0);
+    block_linear(L, "fc1", h, D.u, 0, 0);
+    mlp_act(L, &D, 0);
+    block_linear(L, "fc2", D.f, h, 1, 0);
+    dropout_add(L, "dropout_add2", tok * h / q);
+}
+
+static void bk_mlp_bwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double q = D.d1, h = D.h, tok = D.tok;
+    mem(L, "dropout_add2_bwd", 2 * tok * h / q);
+    block_linear(L, "fc2", D.f, h, 1, 1);
+    mlp_act(L, &D, 1);
+    block_linear(L, "fc1", h, D.u, 0, 1);
+    ln_sharded(L, "ln2_bwd", tok, h / q, 1);
+}
+
+static void bk_attn_bwd(struct lower *L)
+{
+    struct dims D = dims_of(L);
+    double q = D.d1, h = D.h, tok = D.tok;
+    if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
+        attn_core_recompute(L);
+    mem(L, "dropout_add_bwd", 2 * tok * h / q);
+    eager_mem(L, "residual_add_bwd", 3 * tok * h / q);
+    block_linear(L, "proj", h, h, 1, 1);
+    attn_core_bwd(L, &D);
+    eager_mem(L, "qkv_grad_cat", 2 * tok * D.q / q);
+    block_linear(L, "qkv", h, D.q, 0, 1);
+    ln_sharded(L, "ln1_bwd", tok, h / q, 1);
+    eager_mem(L, "residual_add1_bwd", 3 * tok * h / q);
+}
+
 /* Makes sub-batch i current: each sub-batch waits only for its own collectives. */
 static void sub_use(struct lower *L, int i)
 {
@@ -745,6 +1083,8 @@ static void layer_fwd(struct lower *L)
 {
     if (L->st->kind == MDL_STRAT_PRIMEPAR)
         blocks(L, pp_attn_fwd, pp_mlp_fwd);
+    else if (mdl_strategy_is_block(L->st))
+        blocks(L, bk_attn_fwd, bk_mlp_fwd);
     else
         blocks(L, attn_fwd, mlp_fwd);
 }
@@ -761,32 +1101,47 @@ static void layer_bwd(struct lower *L)
     }
     if (L->st->kind == MDL_STRAT_PRIMEPAR)
         blocks(L, pp_mlp_bwd, pp_attn_bwd);
+    else if (mdl_strategy_is_block(L->st))
+        blocks(L, bk_mlp_bwd, bk_attn_bwd);
     else
         blocks(L, mlp_bwd, attn_bwd);
 }
 
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
-                             int *row, int *col)
+                             int *row, int *col, int *pil)
 {
-    int d1, d2;
+    int d1, d2, d3 = mdl_strategy_depth(st);
     mdl_strategy_mesh(st, &d1, &d2);
-    int *ranks = malloc((size_t)(d1 > d2 ? d1 : d2) * sizeof *ranks);
+    int n = d1 > d2 ? d1 : d2, plane = d1 * d2;
+    if (d3 > n) n = d3;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
     int rc = ranks ? 0 : -1;
-    for (int i = 0; !rc && i < d1; i++) { /* row i: the d2 axis */
-        for (int j = 0; j < d2; j++)
-            ranks[j] = base[mdl_strategy_device(st, i, j)];
-        int g = d2 > 1 ? mdl_program_group(p, d2, ranks) : -1;
-        for (int j = 0; j < d2; j++)
-            row[mdl_strategy_device(st, i, j)] = g;
-        rc = d2 > 1 && g < 0;
+    for (int l = 0; !rc && l < d3; l++) {
+        int o = l * plane;
+        for (int i = 0; !rc && i < d1; i++) { /* row i: the d2 axis */
+            for (int j = 0; j < d2; j++)
+                ranks[j] = base[o + mdl_strategy_device(st, i, j)];
+            int g = d2 > 1 ? mdl_program_group(p, d2, ranks) : -1;
+            for (int j = 0; j < d2; j++)
+                row[o + mdl_strategy_device(st, i, j)] = g;
+            rc = d2 > 1 && g < 0;
+        }
+        for (int j = 0; !rc && j < d2; j++) { /* column j: the d1 axis */
+            for (int i = 0; i < d1; i++)
+                ranks[i] = base[o + mdl_strategy_device(st, i, j)];
+            int g = d1 > 1 ? mdl_program_group(p, d1, ranks) : -1;
+            for (int i = 0; i < d1; i++)
+                col[o + mdl_strategy_device(st, i, j)] = g;
+            rc = d1 > 1 && g < 0;
+        }
     }
-    for (int j = 0; !rc && j < d2; j++) { /* column j: the d1 axis */
-        for (int i = 0; i < d1; i++)
-            ranks[i] = base[mdl_strategy_device(st, i, j)];
-        int g = d1 > 1 ? mdl_program_group(p, d1, ranks) : -1;
-        for (int i = 0; i < d1; i++)
-            col[mdl_strategy_device(st, i, j)] = g;
-        rc = d1 > 1 && g < 0;
+    for (int x = 0; !rc && pil && x < plane; x++) { /* pillar x: the third axis */
+        for (int l = 0; l < d3; l++)
+            ranks[l] = base[l * plane + x];
+        int g = d3 > 1 ? mdl_program_group(p, d3, ranks) : -1;
+        for (int l = 0; l < d3; l++)
+            pil[l * plane + x] = g;
+        rc = d3 > 1 && g < 0;
     }
     free(ranks);
     return rc;
@@ -816,10 +1171,11 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     int *base = malloc((size_t)st->tp * sizeof *base);
     int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
     int *to = malloc((size_t)st->tp * sizeof *to), *from = malloc((size_t)st->tp * sizeof *from);
-    int rc = base && row && col && to && from ? 0 : -1;
+    int *pil = malloc((size_t)st->tp * sizeof *pil);
+    int rc = base && row && col && to && from && pil ? 0 : -1;
     for (int r = 0; !rc && r < st->tp; r++)
         base[r] = r;
-    if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col);
+    if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col, pil);
     if (!rc) rc = mdl_strategy_ring_groups(st, out, base, to, from);
     /* rank 0 last: the others copy its ops while they still name the axes */
     for (int r = st->tp - 1; !rc && r >= 0; r--) {
@@ -830,6 +1186,8 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
                 dst->ops[k].group = col[r];
             else if (dst->ops[k].group == AXIS_D2)
                 dst->ops[k].group = row[r];
+            else if (dst->ops[k].group == AXIS_D3)
+                dst->ops[k].group = pil[r];
             else if (dst->ops[k].group == MDL_GROUP_SHIFT_TO)
                 dst->ops[k].group = to[r];
             else if (dst->ops[k].group == MDL_GROUP_SHIFT_FROM)
@@ -838,6 +1196,7 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
     }
     free(to);
     free(from);
+    free(pil);
     free(base);
     free(row);
     free(col);
@@ -873,6 +1232,7 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
                         .fw = fw ? fw : &host_free,
                         .rank = rank,
                         .pending = -1,
+                        .pending2 = -1,
                         .after = -1,
                         .last_comp = -1,
                         .graph = {-2, -2, -2}};
@@ -880,6 +1240,7 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
     mdl_strategy_mesh(st, &d1, &d2);
     L->d1 = d1;
     L->d2 = d2;
+    L->d3 = mdl_strategy_depth(st);
     L->frac = st->oases ? 0.5 : 1;
     L->pend[0] = L->pend[1] = -1;
 }
@@ -1009,6 +1370,27 @@ int mdl_emitter_embedding(struct mdl_emitter *E, enum mdl_phase ph, int mb, int 
     if (L->m->vocab <= 0) return after;
     struct dims D = whole_dims(L);
     double d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
+    if (mdl_strategy_is_block(L->st)) {
+        /* tpsim's layout for the block meshes: the table split by the hidden dim as the layers'
+         * input is (q ways) and replicated over the other axes, so the lookup of the rank's
+         * tokens is local and the table's gradient is all-reduced over the replicas */
+        double q = D.d1;
+        if (ph == MDL_PHASE_FWD) {
+            mem(L, "embedding", 2 * tok * h / q);
+            dropout_add(L, "embedding_position_dropout", tok * h / q);
+        } else {
+            mem(L, "embedding_dropout_bwd", 2 * tok * h / q);
+            int x = mem(L, "embedding_wgrad", 3 * tok * h / q);
+            double v = (double)L->m->vocab;
+            bool cube = L->st->kind == MDL_STRAT_TP3D;
+            x = coll_on(L, MDL_OP_ALL_REDUCE, "ar_embedding_wgrad", v * h / q, x, AXIS_D1, 0);
+            if (cube)
+                coll_on(L, MDL_OP_ALL_REDUCE, "ar_embedding_wgrad2", v * h / q, x, AXIS_D2, 0);
+            if (L->st->kind == MDL_STRAT_TESSERACT)
+                coll_on(L, MDL_OP_ALL_REDUCE, "ar_embedding_wgrad_depth", v * h / q, x, AXIS_D3, 0);
+        }
+        return piece_end(L, n0, after);
+    }
     if (ph == MDL_PHASE_FWD) {
         /* each rank looks up the tokens of its vocabulary rows (zeros elsewhere); the partial
          * embeddings are summed over the group (reduce-scattered with sequence parallelism) */
@@ -1031,10 +1413,18 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
     struct dims D = whole_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok, v = (double)L->m->vocab;
     double f32 = 4.0 / mdl_dtype_bytes(L->m->dtype); /* elements of the dtype per fp32 value */
-    bool pp = L->st->kind == MDL_STRAT_PRIMEPAR;
+    bool pp = L->st->kind == MDL_STRAT_PRIMEPAR, bk = mdl_strategy_is_block(L->st);
+    int ce_axis = AXIS_D1; /* the axis the vocabulary is split over */
+    if (bk) { /* the logits are one more linear of the mesh, its width the vocabulary */
+        ce_axis = L->st->kind == MDL_STRAT_TP3D ? AXIS_D1 : AXIS_D2;
+        bs = tok;
+    }
     if (ph == MDL_PHASE_FWD) {
         int x;
-        if (pp) { /* the logits are a spatial-temporal linear too, vocabulary-parallel out */
+        if (bk) {
+            ln_sharded(L, "final_ln", tok, h / d1, 0);
+            x = block_linear(L, "logits", h, v, 0, 0);
+        } else if (pp) { /* the logits are a spatial-temporal linear too, vocabulary-parallel out */
             ln_sharded(L, "final_ln", bs, h / d1, 0);
             x = st_forward(L, "logits", bs, v / d1, h);
         } else {
@@ -1045,13 +1435,16 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
         /* vocabulary-parallel cross entropy: the row maximum, the sum of exponentials and the
          * target's logit are all-reduced over the group as fp32, one value per token */
         x = mem_k(L, MDL_MEM_SOFTMAX, "cross_entropy_max", bs * v / d1);
-        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_max", bs * f32, x, AXIS_D1);
+        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_max", bs * f32, x, ce_axis);
         x = mem_k(L, MDL_MEM_SOFTMAX, "cross_entropy_exp", (1 + 2 * f32) * bs * v / d1);
-        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_sum", 2 * bs * f32, x, AXIS_D1);
+        coll(L, MDL_OP_ALL_REDUCE, "ar_ce_sum", 2 * bs * f32, x, ce_axis);
         mem(L, "cross_entropy_loss", 2 * bs * f32);
     } else {
         mem(L, "cross_entropy_bwd", (f32 + 1) * bs * v / d1);
-        if (pp) {
+        if (bk) {
+            block_linear(L, "logits", h, v, 0, 1);
+            ln_sharded(L, "final_ln_bwd", tok, h / d1, 1);
+        } else if (pp) {
             st_backward(L, "logits", bs, v / d1, h);
             ln_sharded(L, "final_ln_bwd", bs, h / d1, 1);
         } else {

@@ -13,7 +13,14 @@
  * round the ring (added to on every hop), then the input's blocks rotate again for the weight
  * gradient. Each shift overlaps the next partial GEMM; there is no all-reduce and no replicated
  * operand, only the layer norms' per-token statistics are all-reduced.
- * Formulas: ../shared/design/strategies.md sections 1, 2, 4 and 8; docs/strategies.md.
+ * Colossal-AI's baselines keep every activation and weight as a block of a q x q mesh (tokens
+ * over rows, the hidden dim over columns): 2D (kind summa2d, tp = q^2, Optimus) runs each linear
+ * as SUMMA, q steps of a block broadcast along rows and one along columns (backward: broadcasts
+ * and reduces to rotating roots); 2.5D (kind tesseract, tp = q^2 x depth) runs SUMMA in each of
+ * `depth` slices on 1/depth of the tokens and all-reduces weight gradients over the depth; 3D
+ * (kind tp3d, tp = q^3) all-gathers the input and the weight over two axes of a q x q x q cube
+ * and reduce-scatters the output over the third (backward: all-gather, two reduce-scatters).
+ * Formulas: ../shared/design/strategies.md sections 1, 2, 4, 7 and 8; docs/strategies.md.
  */
 #ifndef MDL_STRATEGY_H
 #define MDL_STRATEGY_H
@@ -27,7 +34,14 @@
 #include "program.h"
 #include "transformer.h"
 
-enum mdl_strategy_kind { MDL_STRAT_1D, MDL_STRAT_2D, MDL_STRAT_PRIMEPAR };
+enum mdl_strategy_kind {
+    MDL_STRAT_1D,
+    MDL_STRAT_2D,
+    MDL_STRAT_PRIMEPAR,
+    MDL_STRAT_SUMMA2D,
+    MDL_STRAT_TESSERACT,
+    MDL_STRAT_TP3D
+};
 enum mdl_placement { MDL_ROW_FIRST, MDL_COLUMN_FIRST };
 
 struct mdl_strategy {
@@ -36,6 +50,7 @@ struct mdl_strategy {
     bool sequence_parallel;    /* 1D: AR -> RS + AG; norms and dropout on s/d tokens */
     bool async_grad_allreduce; /* backward input-grad AR overlaps the weight-grad GEMM */
     int d1, d2;                /* 2D mesh, d1 * d2 == tp (1D: d, 1) */
+    int depth;                 /* tesseract: the number of q x q slices (tp = q^2 x depth) */
     enum mdl_placement placement;
     bool extra_allgathers; /* 2D: ATP's all-gathers over d2 around norms and attention */
     int chunks;            /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
@@ -50,9 +65,15 @@ struct mdl_strategy {
  * PrimePar), so that a pipeline stage sends its share alone. */
 bool mdl_strategy_shards_activations(const struct mdl_strategy *st);
 
-/* Mesh of a strategy: (tp, 1) for 1D and PrimePar. */
+/* Whether the kind is one of Colossal-AI's block-mesh baselines (summa2d, tesseract, tp3d). */
+bool mdl_strategy_is_block(const struct mdl_strategy *st);
+/* Mesh of a strategy: (tp, 1) for 1D and PrimePar, (q, q) for the block meshes; (0, 0) when tp
+ * is no square (summa2d), no square times the depth (tesseract) or no cube (tp3d). */
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2);
-/* Device id of mesh position (i, j) under the strategy's placement. */
+/* The third axis: tesseract's depth, tp3d's q, 1 otherwise. */
+int mdl_strategy_depth(const struct mdl_strategy *st);
+/* Device id of mesh position (i, j) of slice 0 under the strategy's placement (slice l adds
+ * l x d1 x d2). */
 int mdl_strategy_device(const struct mdl_strategy *st, int i, int j);
 
 /* One-line description: "2d tp=16 mesh 2x8 row-first +2-chunk overlap". */
@@ -119,6 +140,8 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
  * replaces with real groups (mdl_strategy_axis_groups). */
 #define MDL_GROUP_D1 (-2)
 #define MDL_GROUP_D2 (-3)
+/* The third axis of a block mesh (tesseract's depth, tp3d's third side): the rank's pillar. */
+#define MDL_GROUP_D3 (-14)
 /* PrimePar's ring: the pair (this rank, the next member), on which it sends, and the pair
  * (the previous member, this rank), on which it receives (mdl_strategy_ring_groups). */
 #define MDL_GROUP_SHIFT_TO   (-12)
@@ -150,11 +173,13 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
 int mdl_emitter_op(struct mdl_emitter *E, struct mdl_op *op, const char *name, int mb,
                    enum mdl_phase ph);
 
-/* The row and column groups of the TP group whose members are ranks base[0..tp-1] (member i at
- * mesh device i): col[i] and row[i] receive the groups of base[i] (-1 on an axis of size 1).
- * Returns 0 or -1 on allocation failure. */
+/* The row, column and pillar groups of the TP group whose members are ranks base[0..tp-1]
+ * (member i at mesh device i): row[i], col[i] and pil[i] receive the groups of base[i] (-1 on an
+ * axis of size 1; pil may be NULL for kinds of two axes). A row's members are in column order,
+ * a column's in row order, so that a broadcast's root is the index along the axis. Returns 0
+ * or -1 on allocation failure. */
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
-                             int *row, int *col);
+                             int *row, int *col, int *pil);
 
 /* PrimePar's ring over ranks base[0..tp-1] (member i at mesh device i): to[i] receives the
  * pair group (base[i], base[i+1]) and from[i] the pair (base[i-1], base[i]), indices modulo

@@ -131,6 +131,17 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
     st.chunks = 1;
     struct tps_error e = {0};
     if (d > 1 && mdl_strategy_check(&st, &s->model, &e) == 0 && add(l, &st)) return -1;
+    /* Colossal-AI's block meshes over the same d GPUs, where d is a square, a cube, or a
+     * square times a depth of at least 2 (depth 1 is summa2d) */
+    for (int depth = 0; depth <= d && d > 1; depth++) {
+        st.kind = depth == 0   ? MDL_STRAT_SUMMA2D
+                  : depth == 1 ? MDL_STRAT_TP3D
+                               : MDL_STRAT_TESSERACT;
+        st.depth = depth >= 2 ? depth : 0;
+        if (depth >= 2 && d % depth) continue;
+        e = (struct tps_error){0};
+        if (mdl_strategy_check(&st, &s->model, &e) == 0 && add(l, &st)) return -1;
+    }
     return 0;
 }
 

@@ -685,3 +685,66 @@ Test(strategy, primepar_executes_1d_flops_in_d_partial_gemms_and_shards_every_ac
         mdl_program_release(&one);
     }
 }
+
+Test(strategy, block_meshes_execute_1d_flops_in_block_gemms_and_hold_their_share_of_memory)
+{
+    struct mdl_model m;
+    mdl_model_preset("gpt3-1.3b", &m);
+    m.micro_batch = 8;
+    m.glu = true; /* a gated MLP and grouped queries: the widths the blocks carry */
+    m.ffn = 5504;
+    m.kv_heads = 8;
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    const struct {
+        enum mdl_strategy_kind kind;
+        int tp, depth, q, qkv_gemms;
+    } cases[] = {{MDL_STRAT_SUMMA2D, 4, 0, 2, 2},
+                 {MDL_STRAT_SUMMA2D, 16, 0, 4, 4},
+                 {MDL_STRAT_TESSERACT, 8, 2, 2, 2},
+                 {MDL_STRAT_TP3D, 8, 0, 2, 1}};
+    double h = (double)m.hidden, bs = (double)m.micro_batch * (double)m.seq;
+    double qw = mdl_model_qkv_width(&m);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct mdl_strategy st = {
+            .kind = cases[c].kind, .tp = cases[c].tp, .depth = cases[c].depth};
+        struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 2, .async_grad_allreduce = true};
+        struct mdl_program p, p1;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 2, &p, &err), 0), "%s",
+                  err.msg);
+        cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, NULL, 2, 2, &p1, &err), 0));
+        /* model FLOPs never depend on the strategy; nothing is computed twice */
+        cr_assert(eq(dbl, p.model_flop, p1.model_flop));
+        cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&p), mdl_program_flop(&p1), 64));
+        /* QKV: q SUMMA steps of (T/q x K/q) by (K/q x N/q) on the slice's T tokens; 3D one
+         * GEMM of the gathered blocks */
+        double q = cases[c].q, T = bs / (st.depth > 0 ? st.depth : 1);
+        int n = 0;
+        for (int i = 0; i < p.ranks[0].nops; i++) {
+            const struct mdl_op *op = &p.ranks[0].ops[i];
+            if (strcmp(p.names[op->name], "qkv") || op->layer != 0 || op->mb != 0) continue;
+            cr_assert(ieee_ulp_eq(dbl, op->flop, 2 * (T / q) * (qw / q) * (h / q), 4));
+            n++;
+        }
+        cr_assert(eq(int, n, cases[c].qkv_gemms));
+        /* weights: 1/q^2 of a layer's (tesseract's slices each hold them all), 1/q^3 in 3D */
+        double shards = st.kind == MDL_STRAT_TP3D ? q * q * q : q * q;
+        cr_assert(ieee_ulp_eq(dbl, mdl_strategy_layer_params(&st, &m) * shards,
+                              mdl_strategy_layer_params(&one, &m) * 2, 8));
+        /* activations: a block each, as sequence parallelism over tp; 3D keeps its gathered
+         * linear inputs and weights besides */
+        struct mdl_strategy sp = {.kind = MDL_STRAT_1D, .tp = st.tp, .sequence_parallel = true};
+        double a, a_in, s, s_in;
+        mdl_strategy_layer_activations(&st, &m, NULL, &a, &a_in);
+        mdl_strategy_layer_activations(&sp, &m, NULL, &s, &s_in);
+        double extra = 0;
+        if (st.kind == MDL_STRAT_TP3D)
+            extra = 2 * bs * (3 * h + m.ffn) * (1 / (q * q) - 1 / (q * q * q)) +
+                    2 * (h * qw + h * h + h * mdl_model_fc1_width(&m) + m.ffn * h) / (q * q);
+        cr_assert(ieee_ulp_eq(dbl, a, s + extra, 8), "%d: %g vs %g", st.kind, a, s + extra);
+        cr_assert(eq(dbl, a_in, s_in));
+        mdl_program_release(&p);
+        mdl_program_release(&p1);
+    }
+}

@@ -186,22 +186,83 @@ static double run_program(struct mdl_program *p, const struct plat_topo *t)
     return run_program_keep(p, t, NULL);
 }
 
-Test(engine, trace_written_then_replayed_equals_the_direct_run)
+/* Bytes one rank of a block mesh sends per layer of GPT-3 1.3B-like shapes (bf16, MHA, ffn 4h),
+ * strategies.md section 7: SUMMA 3(q-1)/q^2 (7Th + 12h^2) on its slice's T tokens, Tesseract's
+ * weight gradients all-reduced over the depth besides, 3D (q-1)/q (32Th + 24h^2)/q^2; and the
+ * four layer norms' statistics (2 fp32 per local token) all-reduced over q ranks. */
+static double block_volume(enum mdl_strategy_kind k, double q, double depth, double T, double h)
+{
+    double f32 = 2, v, local;
+    if (k == MDL_STRAT_TP3D) {
+        v = (q - 1) / q * (32 * T * h + 24 * h * h) / (q * q);
+        local = T / (q * q);
+    } else {
+        double Ts = T / depth;
+        v = 3 * (q - 1) / (q * q) * (7 * Ts * h + 12 * h * h);
+        v += 2 * (depth - 1) / depth * 12 * h * h / (q * q);
+        local = Ts / q;
+    }
+    v += 4 * 2 * (q - 1) / q * 2 * f32 * local;
+    return 2 * v;
+}
+
+Test(engine, block_meshes_send_the_closed_form_volume_per_rank)
 {
     struct plat_topo t;
-    platform("dgx-a100", 0, NULL, &t);
-    struct mdl_program a, b;
-    lower(8, true, true, 3, 2, &a);
+    char *kv[] = {"nodes=2"};
+    platform("dgx-a100", 1, kv, &t);
+    struct mdl_model m;
+    struct mdl_device dev;
+    mdl_model_preset("gpt3-1.3b", &m);
+    m.micro_batch = 8;
+    mdl_device_preset("A100-80GB", &dev);
+    const struct {
+        enum mdl_strategy_kind kind;
+        int tp, depth;
+    } cases[] = {{MDL_STRAT_SUMMA2D, 4, 0},
+                 {MDL_STRAT_SUMMA2D, 16, 0},
+                 {MDL_STRAT_TESSERACT, 8, 2},
+                 {MDL_STRAT_TESSERACT, 16, 4},
+                 {MDL_STRAT_TP3D, 8, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct mdl_strategy st = {
+            .kind = cases[c].kind, .tp = cases[c].tp, .depth = cases[c].depth};
+        int q, q2;
+        mdl_strategy_mesh(&st, &q, &q2);
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &p, &err), 0), "%s",
+                  err.msg);
+        struct timing tm;
+        run_program_keep(&p, &t, &tm);
+        double expect = 2 * block_volume(st.kind, q, st.depth > 0 ? st.depth : 1,
+                                         (double)m.micro_batch * m.seq, m.hidden);
+        char desc[128];
+        mdl_strategy_describe(&st, desc, sizeof desc);
+        for (int r = 0; r < st.tp; r++)
+            cr_assert(le(dbl, fabs(tm.bytes_sent[r] - expect), 1e-9 * expect),
+                      "%s rank %d: sent %.0f, formula %.0f", desc, r, tm.bytes_sent[r], expect);
+        timing_release(&tm);
+        mdl_program_release(&p);
+    }
+    plat_topo_release(&t);
+}
+
+/* Writes a to a trace, reads it back and checks the replay is the same, op by op. */
+static void round_trip(struct mdl_program *a, const struct plat_topo *t)
+{
+    struct mdl_program b;
     char dir[] = "/tmp/tpsim-replay-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     struct tps_error err = {0};
-    cr_assert(eq(int, trace_write(&a, "dgx-a100", dir, &err), 0));
+    cr_assert(eq(int, trace_write(a, "dgx-a100", dir, &err), 0));
     cr_assert(eq(int, trace_read(dir, &b, NULL, 0, &err), 0), "%s", err.msg);
     struct timing sa, sb;
-    double ta = run_program_keep(&a, &t, &sa), tb = run_program_keep(&b, &t, &sb);
+    double ta = run_program_keep(a, t, &sa), tb = run_program_keep(&b, t, &sb);
     cr_assert(eq(dbl, ta, tb));
-    for (int r = 0; r < a.nranks; r++)
-        for (int i = 0; i < a.ranks[r].nops; i++) {
+    for (int r = 0; r < a->nranks; r++)
+        for (int i = 0; i < a->ranks[r].nops; i++) {
+            cr_assert(eq(int, a->ranks[r].ops[i].root, b.ranks[r].ops[i].root));
             cr_assert(eq(dbl, timing_op(&sa, r, i)->start, timing_op(&sb, r, i)->start));
             cr_assert(eq(dbl, timing_op(&sa, r, i)->end, timing_op(&sb, r, i)->end));
         }
@@ -210,8 +271,80 @@ Test(engine, trace_written_then_replayed_equals_the_direct_run)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert(eq(int, system(cmd), 0));
-    mdl_program_release(&a);
     mdl_program_release(&b);
+}
+
+Test(engine, trace_written_then_replayed_equals_the_direct_run)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program a;
+    lower(8, true, true, 3, 2, &a);
+    round_trip(&a, &t);
+    mdl_program_release(&a);
+    /* SUMMA's broadcasts and reduces name their roots (group:root in the trace) */
+    struct mdl_model m;
+    struct mdl_device dev;
+    mdl_model_preset("gpt3-1.3b", &m);
+    m.micro_batch = 4;
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {.kind = MDL_STRAT_SUMMA2D, .tp = 4};
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &a, &err), 0), "%s", err.msg);
+    round_trip(&a, &t);
+    mdl_program_release(&a);
+    plat_topo_release(&t);
+}
+
+/* One rooted collective of S bytes over GPUs 0..n-1, simulated; *end[r] is rank r's end. */
+static double rooted(const struct plat_topo *t, enum mdl_op_kind k, int n, int root, double S,
+                     double *end)
+{
+    struct mdl_program p;
+    mdl_program_init(&p, n);
+    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
+    for (int r = 0; r < n; r++) {
+        struct mdl_op op = {.kind = (uint8_t)k,
+                            .stream = 1,
+                            .name = nm,
+                            .layer = -1,
+                            .mb = -1,
+                            .group = g,
+                            .bytes = S,
+                            .root = (uint16_t)root};
+        mdl_program_add(&p, r, &op);
+    }
+    struct timing tm;
+    double total = run_program_keep(&p, t, &tm);
+    for (int r = 0; r < n; r++)
+        end[r] = timing_op(&tm, r, 0)->end;
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return total;
+}
+
+Test(engine, broadcast_starts_and_reduce_ends_at_its_root)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    double S = 64 << 20, b[8], r[8], b0[8];
+    for (int root = 0; root < 4; root++) {
+        double tb = rooted(&t, MDL_OP_BROADCAST, 4, root, S, b);
+        double tr = rooted(&t, MDL_OP_REDUCE, 4, root, S, r);
+        rooted(&t, MDL_OP_BROADCAST, 4, 0, S, b0);
+        /* the chain is the same length from any root on a switch, and a reduce is a broadcast
+         * run backwards: the same time */
+        cr_assert(eq(dbl, tb, tr));
+        for (int m = 0; m < 4; m++) {
+            int at = (m - root + 4) % 4; /* place in the broadcast's chain */
+            cr_assert(eq(dbl, b[m], b0[at]), "broadcast root %d member %d", root, m);
+            cr_assert(le(dbl, r[m], r[root]), "reduce root %d ends last", root);
+        }
+        cr_assert(eq(dbl, r[root], tr));
+        cr_assert(lt(dbl, r[(root + 1) % 4], r[root]), "the chain starts after the root");
+        cr_assert(lt(dbl, b[root], b[(root + 3) % 4]), "the chain's last member ends last");
+    }
     plat_topo_release(&t);
 }
 
