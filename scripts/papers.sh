@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/papers
-for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 primepar-dgx-a100 primepar-dgx-h100; do
+for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 primepar-dgx-a100 primepar-dgx-h100 \
+  colossal-dgx-a100 colossal-tesseract-dgx-a100; do
   "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
 done
 # CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
@@ -59,3 +60,16 @@ for s in primepar-dgx-a100 primepar-dgx-h100; do
                      t[k, "primepar"] * 1e3, t[k, "1d"] / t[k, "primepar"], m[k, "1d"],
                      m[k, "primepar"] } }' docs/papers/$s.csv
 done
+echo
+echo "Colossal-AI's 2D/2.5D/3D against Megatron 1D, DGX A100: t_1D / t_strategy, memory per GPU (GB)"
+{
+  awk -F, 'NR > 1 && $5 == "ok" { print $2, $3, $4, $6, $13 }' docs/papers/colossal-dgx-a100.csv
+  awk -F, 'NR > 1 && $3 == "ok" { print $2, 8, "tesseract", $4, $11 }' \
+    docs/papers/colossal-tesseract-dgx-a100.csv
+} | awk '{ k = sprintf("%3d %2d", $1, $2); t[k, $3] = $4; m[k, $3] = $5
+           if ($3 != "1d") { row[++n] = k SUBSEP $3 } }
+         END { printf "%-7s %-10s %9s %12s %9s %7s %7s\n", "mb tp", "kind", "1D ms", "kind ms",
+                 "speed-up", "1D GB", "GB"
+               for (r = 1; r <= n; r++) { split(row[r], a, SUBSEP); k = a[1]; x = a[2]
+                 printf "%-7s %-10s %9.3f %12.3f %8.3fx %7.1f %7.1f\n", k, x, t[k, "1d"] * 1e3,
+                   t[k, x] * 1e3, t[k, "1d"] / t[k, x], m[k, "1d"], m[k, x] } }'
