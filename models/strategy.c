@@ -811,56 +811,6 @@ static int ln_sharded(struct lower *L, const char *name, double tokens, double h
     return x;
 }
 
-static void pp_attn_fwd(struct lower *L)
-{
-    struct dims D = dims_of(L);
-    double d = D.d1, h = D.h, bs = D.bs;
-    ln_sharded(L, "ln1", bs, h / d, 0);
-    st_forward(L, "qkv", bs, D.q / d, h);
-    attn_core_fwd(L, &D);
-    eager_mem(L, "attn_out_copy", 2 * bs * h / d);
-    st_forward(L, "proj", bs, h / d, h);
-    dropout_add(L, "dropout_add", bs * h / d);
-}
-
-static void pp_mlp_fwd(struct lower *L)
-{
-    struct dims D = dims_of(L);
-    double d = D.d1, h = D.h, f = D.f, bs = D.bs;
-    ln_sharded(L, "ln2", bs, h / d, 0);
-    st_forward(L, "fc1", bs, D.u / d, h);
-    mlp_act(L, &D, 0);
-    st_forward(L, "fc2", bs, h / d, f);
-    dropout_add(L, "dropout_add2", bs * h / d);
-}
-
-static void pp_mlp_bwd(struct lower *L)
-{
-    struct dims D = dims_of(L);
-    double d = D.d1, h = D.h, f = D.f, bs = D.bs;
-    mem(L, "dropout_add2_bwd", 2 * bs * h / d);
-    st_backward(L, "fc2", bs, h / d, f);
-    mlp_act(L, &D, 1);
-    st_backward(L, "fc1", bs, D.u / d, h);
-    ln_sharded(L, "ln2_bwd", bs, h / d, 1);
-}
-
-static void pp_attn_bwd(struct lower *L)
-{
-    struct dims D = dims_of(L);
-    double d = D.d1, h = D.h, bs = D.bs;
-    if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
-        attn_core_recompute(L);
-    mem(L, "dropout_add_bwd", 2 * bs * h / d);
-    eager_mem(L, "residual_add_bwd", 3 * bs * h / d);
-    st_backward(L, "proj", bs, h / d, h);
-    attn_core_bwd(L, &D);
-    eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d);
-    st_backward(L, "qkv", bs, D.q / d, h);
-    ln_sharded(L, "ln1_bwd", bs, h / d, 1);
-    eager_mem(L, "residual_add1_bwd", 3 * bs * h / d);
-}
-
 /* Colossal-AI's block meshes (strategies.md section 7). Every activation (tokens x width) and
  * weight (in x out) is a block of the q x q mesh: tokens over the rows (the d1 axis), widths over
  * the columns (the d2 axis). Each linear below keeps Colossal-AI's schedule. */
@@ -1001,54 +951,77 @@ static int block_linear(struct lower *L, const char *name, double K, double N, i
     return w;
 }
 
-static void bk_attn_fwd(struct lower *L)
+/* The layers of the strategies that shard every activation (PrimePar's ring, the block
+ * meshes): only the linears differ. A rank normalises, adds and drops out `tok` tokens x h/d of
+ * the hidden dim: PrimePar all the micro-batch's tokens on its 1/d, the block meshes their rows'
+ * tokens on 1/q. `odd` counts the layer's linears (3D swaps its axes linear to linear). */
+static void sh_linear(struct lower *L, const char *name, double K, double N, int odd, int bwd)
+{
+    if (L->st->kind != MDL_STRAT_PRIMEPAR) {
+        block_linear(L, name, K, N, odd, bwd);
+        return;
+    }
+    double bs = (double)L->m->micro_batch * L->frac * (double)L->m->seq;
+    if (bwd)
+        st_backward(L, name, bs, N / L->d1, K);
+    else
+        st_forward(L, name, bs, N / L->d1, K);
+}
+
+/* Tokens a rank normalises and adds (see sh_linear). */
+static double sh_tokens(const struct lower *L, const struct dims *D)
+{
+    return L->st->kind == MDL_STRAT_PRIMEPAR ? D->bs : D->tok;
+}
+
+static void sh_attn_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double q = D.d1, h = D.h, tok = D.tok;
-    ln_sharded(L, "ln1", tok, h / q, 0);
-    block_linear(L, "qkv", h, D.q, 0, 0);
+    double d = D.d1, h = D.h, tok = sh_tokens(L, &D);
+    ln_sharded(L, "ln1", tok, h / d, 0);
+    sh_linear(L, "qkv", h, D.q, 0, 0);
     attn_core_fwd(L, &D);
-    eager_mem(L, "attn_out_copy", 2 * tok * h / q);
-    block_linear(L, "proj", h, h, 1, 0);
-    dropout_add(L, "dropout_add", tok * h / q);
+    eager_mem(L, "attn_out_copy", 2 * tok * h / d);
+    sh_linear(L, "proj", h, h, 1, 0);
+    dropout_add(L, "dropout_add", tok * h / d);
 }
 
-static void bk_mlp_fwd(struct lower *L)
+static void sh_mlp_fwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double q = D.d1, h = D.h, tok = D.tok;
-    ln_sharded(L, "ln2", tok, h / q, 0);
-    block_linear(L, "fc1", h, D.u, 0, 0);
+    double d = D.d1, h = D.h, tok = sh_tokens(L, &D);
+    ln_sharded(L, "ln2", tok, h / d, 0);
+    sh_linear(L, "fc1", h, D.u, 0, 0);
     mlp_act(L, &D, 0);
-    block_linear(L, "fc2", D.f, h, 1, 0);
-    dropout_add(L, "dropout_add2", tok * h / q);
+    sh_linear(L, "fc2", D.f, h, 1, 0);
+    dropout_add(L, "dropout_add2", tok * h / d);
 }
 
-static void bk_mlp_bwd(struct lower *L)
+static void sh_mlp_bwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double q = D.d1, h = D.h, tok = D.tok;
-    mem(L, "dropout_add2_bwd", 2 * tok * h / q);
-    block_linear(L, "fc2", D.f, h, 1, 1);
+    double d = D.d1, h = D.h, tok = sh_tokens(L, &D);
+    mem(L, "dropout_add2_bwd", 2 * tok * h / d);
+    sh_linear(L, "fc2", D.f, h, 1, 1);
     mlp_act(L, &D, 1);
-    block_linear(L, "fc1", h, D.u, 0, 1);
-    ln_sharded(L, "ln2_bwd", tok, h / q, 1);
+    sh_linear(L, "fc1", h, D.u, 0, 1);
+    ln_sharded(L, "ln2_bwd", tok, h / d, 1);
 }
 
-static void bk_attn_bwd(struct lower *L)
+static void sh_attn_bwd(struct lower *L)
 {
     struct dims D = dims_of(L);
-    double q = D.d1, h = D.h, tok = D.tok;
+    double d = D.d1, h = D.h, tok = sh_tokens(L, &D);
     if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
         attn_core_recompute(L);
-    mem(L, "dropout_add_bwd", 2 * tok * h / q);
-    eager_mem(L, "residual_add_bwd", 3 * tok * h / q);
-    block_linear(L, "proj", h, h, 1, 1);
+    mem(L, "dropout_add_bwd", 2 * tok * h / d);
+    eager_mem(L, "residual_add_bwd", 3 * tok * h / d);
+    sh_linear(L, "proj", h, h, 1, 1);
     attn_core_bwd(L, &D);
-    eager_mem(L, "qkv_grad_cat", 2 * tok * D.q / q);
-    block_linear(L, "qkv", h, D.q, 0, 1);
-    ln_sharded(L, "ln1_bwd", tok, h / q, 1);
-    eager_mem(L, "residual_add1_bwd", 3 * tok * h / q);
+    eager_mem(L, "qkv_grad_cat", 2 * tok * D.q / d);
+    sh_linear(L, "qkv", h, D.q, 0, 1);
+    ln_sharded(L, "ln1_bwd", tok, h / d, 1);
+    eager_mem(L, "residual_add1_bwd", 3 * tok * h / d);
 }
 
 /* Makes sub-batch i current: each sub-batch waits only for its own collectives. */
@@ -1081,10 +1054,8 @@ static void blocks(struct lower *L, void (*first)(struct lower *), void (*second
 
 static void layer_fwd(struct lower *L)
 {
-    if (L->st->kind == MDL_STRAT_PRIMEPAR)
-        blocks(L, pp_attn_fwd, pp_mlp_fwd);
-    else if (mdl_strategy_is_block(L->st))
-        blocks(L, bk_attn_fwd, bk_mlp_fwd);
+    if (L->st->kind == MDL_STRAT_PRIMEPAR || mdl_strategy_is_block(L->st))
+        blocks(L, sh_attn_fwd, sh_mlp_fwd);
     else
         blocks(L, attn_fwd, mlp_fwd);
 }
@@ -1099,12 +1070,23 @@ static void layer_bwd(struct lower *L)
         layer_fwd(L);
         L->no_comm = 0;
     }
-    if (L->st->kind == MDL_STRAT_PRIMEPAR)
-        blocks(L, pp_mlp_bwd, pp_attn_bwd);
-    else if (mdl_strategy_is_block(L->st))
-        blocks(L, bk_mlp_bwd, bk_attn_bwd);
+    if (L->st->kind == MDL_STRAT_PRIMEPAR || mdl_strategy_is_block(L->st))
+        blocks(L, sh_mlp_bwd, sh_attn_bwd);
     else
         blocks(L, mlp_bwd, attn_bwd);
+}
+
+/* The group of the n mesh devices dev[0..n-1] (in that order), given to each of them in out;
+ * ranks is scratch. Returns 1 on allocation failure. */
+static int line_group(struct mdl_program *p, const int *base, const int *dev, int n, int *ranks,
+                      int *out)
+{
+    for (int k = 0; k < n; k++)
+        ranks[k] = base[dev[k]];
+    int g = n > 1 ? mdl_program_group(p, n, ranks) : -1;
+    for (int k = 0; k < n; k++)
+        out[dev[k]] = g;
+    return n > 1 && g < 0;
 }
 
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
@@ -1114,36 +1096,27 @@ int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *
     mdl_strategy_mesh(st, &d1, &d2);
     int n = d1 > d2 ? d1 : d2, plane = d1 * d2;
     if (d3 > n) n = d3;
-    int *ranks = malloc((size_t)n * sizeof *ranks);
-    int rc = ranks ? 0 : -1;
+    int *ranks = malloc((size_t)n * sizeof *ranks), *dev = malloc((size_t)n * sizeof *dev);
+    int rc = ranks && dev ? 0 : -1;
     for (int l = 0; !rc && l < d3; l++) {
-        int o = l * plane;
         for (int i = 0; !rc && i < d1; i++) { /* row i: the d2 axis */
             for (int j = 0; j < d2; j++)
-                ranks[j] = base[o + mdl_strategy_device(st, i, j)];
-            int g = d2 > 1 ? mdl_program_group(p, d2, ranks) : -1;
-            for (int j = 0; j < d2; j++)
-                row[o + mdl_strategy_device(st, i, j)] = g;
-            rc = d2 > 1 && g < 0;
+                dev[j] = l * plane + mdl_strategy_device(st, i, j);
+            rc = line_group(p, base, dev, d2, ranks, row);
         }
         for (int j = 0; !rc && j < d2; j++) { /* column j: the d1 axis */
             for (int i = 0; i < d1; i++)
-                ranks[i] = base[o + mdl_strategy_device(st, i, j)];
-            int g = d1 > 1 ? mdl_program_group(p, d1, ranks) : -1;
-            for (int i = 0; i < d1; i++)
-                col[o + mdl_strategy_device(st, i, j)] = g;
-            rc = d1 > 1 && g < 0;
+                dev[i] = l * plane + mdl_strategy_device(st, i, j);
+            rc = line_group(p, base, dev, d1, ranks, col);
         }
     }
     for (int x = 0; !rc && pil && x < plane; x++) { /* pillar x: the third axis */
         for (int l = 0; l < d3; l++)
-            ranks[l] = base[l * plane + x];
-        int g = d3 > 1 ? mdl_program_group(p, d3, ranks) : -1;
-        for (int l = 0; l < d3; l++)
-            pil[l * plane + x] = g;
-        rc = d3 > 1 && g < 0;
+            dev[l] = l * plane + x;
+        rc = line_group(p, base, dev, d3, ranks, pil);
     }
     free(ranks);
+    free(dev);
     return rc;
 }
 

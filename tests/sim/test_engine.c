@@ -46,9 +46,10 @@ static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
     t->nccl.base_s[MDL_PROTO_SIMPLE] = t->nccl.hop_s[MDL_PROTO_SIMPLE] = 0;
 }
 
-/* Simulated time of one collective over GPUs 0..n-1. */
-static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
-                             double *sent0)
+/* Simulated time of one collective over GPUs 0..n-1, rooted at member `root` (a broadcast or a
+ * reduce); *sent0 receives rank 0's bytes sent and end[r] rank r's end (each when not NULL). */
+static double collective_at(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
+                            int root, double *sent0, double *end)
 {
     struct mdl_program p;
     mdl_program_init(&p, n);
@@ -63,17 +64,26 @@ static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int 
                             .layer = -1,
                             .mb = -1,
                             .group = g,
-                            .bytes = bytes};
+                            .bytes = bytes,
+                            .root = (uint16_t)root};
         mdl_program_add(&p, r, &op);
     }
     struct timing st;
     struct tps_error err = {0};
     cr_assert(eq(int, pipeline_run_program(&p, t, &st, &err), 0), "%s", err.msg);
-    double end = st.end_s;
+    double total = st.end_s;
     if (sent0) *sent0 = st.bytes_sent[0];
+    for (int r = 0; end && r < n; r++)
+        end[r] = timing_op(&st, r, 0)->end;
     timing_release(&st);
     mdl_program_release(&p);
-    return end;
+    return total;
+}
+
+static double one_collective(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
+                             double *sent0)
+{
+    return collective_at(t, k, n, bytes, 0, sent0, NULL);
 }
 
 static void assert_rel(double got, double expect, double tol, const char *what)
@@ -296,43 +306,15 @@ Test(engine, trace_written_then_replayed_equals_the_direct_run)
     plat_topo_release(&t);
 }
 
-/* One rooted collective of S bytes over GPUs 0..n-1, simulated; *end[r] is rank r's end. */
-static double rooted(const struct plat_topo *t, enum mdl_op_kind k, int n, int root, double S,
-                     double *end)
-{
-    struct mdl_program p;
-    mdl_program_init(&p, n);
-    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
-    for (int r = 0; r < n; r++) {
-        struct mdl_op op = {.kind = (uint8_t)k,
-                            .stream = 1,
-                            .name = nm,
-                            .layer = -1,
-                            .mb = -1,
-                            .group = g,
-                            .bytes = S,
-                            .root = (uint16_t)root};
-        mdl_program_add(&p, r, &op);
-    }
-    struct timing tm;
-    double total = run_program_keep(&p, t, &tm);
-    for (int r = 0; r < n; r++)
-        end[r] = timing_op(&tm, r, 0)->end;
-    timing_release(&tm);
-    mdl_program_release(&p);
-    return total;
-}
-
 Test(engine, broadcast_starts_and_reduce_ends_at_its_root)
 {
     struct plat_topo t;
     platform("dgx-a100", 0, NULL, &t);
     double S = 64 << 20, b[8], r[8], b0[8];
     for (int root = 0; root < 4; root++) {
-        double tb = rooted(&t, MDL_OP_BROADCAST, 4, root, S, b);
-        double tr = rooted(&t, MDL_OP_REDUCE, 4, root, S, r);
-        rooted(&t, MDL_OP_BROADCAST, 4, 0, S, b0);
+        double tb = collective_at(&t, MDL_OP_BROADCAST, 4, S, root, NULL, b);
+        double tr = collective_at(&t, MDL_OP_REDUCE, 4, S, root, NULL, r);
+        collective_at(&t, MDL_OP_BROADCAST, 4, S, 0, NULL, b0);
         /* the chain is the same length from any root on a switch, and a reduce is a broadcast
          * run backwards: the same time */
         cr_assert(eq(dbl, tb, tr));
