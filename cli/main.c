@@ -320,8 +320,8 @@ static int collective_table(const struct plat_topo *tp, const struct coll_opts *
         nrows++;
         printf(" %12.0f %12.0f %9s %7s %6d %10.2f %8.2f %8.2f %7s  %s/%s\n", size, floor(size / 4),
                "float", kind == MDL_OP_ALL_GATHER || kind == MDL_OP_ALL_TO_ALL ? "none" : "sum",
-               kind == MDL_OP_BROADCAST || kind == MDL_OP_REDUCE ? 0 : -1, time * 1e6, alg, bus, "N/A",
-               mdl_algo_name((enum mdl_coll_algo)how.algo),
+               kind == MDL_OP_BROADCAST || kind == MDL_OP_REDUCE ? 0 : -1, time * 1e6, alg, bus,
+               "N/A", mdl_algo_name((enum mdl_coll_algo)how.algo),
                mdl_proto_name((enum mdl_coll_proto)how.proto));
         fflush(stdout);
         json_array_append_new(rows,

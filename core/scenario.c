@@ -306,17 +306,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if ((v = tps_ydoc_get(d, id, "kind"))) {
         const char *k;
         if ((rc = tps_ydoc_str(d, v, "strategy.kind", &k, err))) return rc;
-        if (!strcmp(k, "2d"))
-            st->kind = MDL_STRAT_2D;
-        else if (!strcmp(k, "primepar"))
-            st->kind = MDL_STRAT_PRIMEPAR;
-        else if (!strcmp(k, "summa2d"))
-            st->kind = MDL_STRAT_SUMMA2D;
-        else if (!strcmp(k, "tesseract"))
-            st->kind = MDL_STRAT_TESSERACT;
-        else if (!strcmp(k, "tp3d"))
-            st->kind = MDL_STRAT_TP3D;
-        else if (strcmp(k, "1d"))
+        if (mdl_strategy_kind_parse(k, &st->kind))
             return tps_ydoc_fail(d, v, "strategy.kind", err,
                                  "unknown strategy '%s' (expected 1d, 2d, primepar, summa2d, "
                                  "tesseract or tp3d)",

@@ -15,6 +15,23 @@
 
 #include "compute.h"
 
+static const char *const kind_names[] = {"1d", "2d", "primepar", "summa2d", "tesseract", "tp3d"};
+
+const char *mdl_strategy_kind_name(enum mdl_strategy_kind k)
+{
+    return (unsigned)k < sizeof kind_names / sizeof *kind_names ? kind_names[k] : "?";
+}
+
+int mdl_strategy_kind_parse(const char *name, enum mdl_strategy_kind *out)
+{
+    for (size_t i = 0; i < sizeof kind_names / sizeof *kind_names; i++)
+        if (!strcmp(name, kind_names[i])) {
+            *out = (enum mdl_strategy_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
 bool mdl_strategy_is_block(const struct mdl_strategy *st)
 {
     return st->kind == MDL_STRAT_SUMMA2D || st->kind == MDL_STRAT_TESSERACT ||
@@ -62,6 +79,15 @@ void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2)
         return;
     }
     *d1 = *d2 = q;
+}
+
+/* GPUs a block mesh of side q splits the micro-batch over: its rows (summa2d), its rows and
+ * slices (tesseract), its rows and third axis (tp3d). */
+static long block_batch_split(const struct mdl_strategy *st, int q)
+{
+    return st->kind == MDL_STRAT_SUMMA2D     ? q
+           : st->kind == MDL_STRAT_TESSERACT ? (long)q * st->depth
+                                             : (long)q * q;
 }
 
 int mdl_strategy_depth(const struct mdl_strategy *st)
@@ -220,9 +246,7 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
     if (mdl_strategy_is_block(st)) {
         int q, q2;
         mdl_strategy_mesh(st, &q, &q2);
-        const char *k = st->kind == MDL_STRAT_SUMMA2D ? "summa2d"
-                        : st->kind == MDL_STRAT_TP3D  ? "tp3d"
-                                                      : "tesseract";
+        const char *k = mdl_strategy_kind_name(st->kind);
         if (st->kind == MDL_STRAT_TESSERACT && st->depth < 1)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "depth", "must be at least 1");
         if (q < 1)
@@ -243,9 +267,7 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
         }
         /* the rows (and slices, and 3D's third axis) split the micro-batch: attention needs
          * whole sequences */
-        long rows = st->kind == MDL_STRAT_SUMMA2D     ? q
-                    : st->kind == MDL_STRAT_TESSERACT ? (long)q * st->depth
-                                                      : (long)q * q;
+        long rows = block_batch_split(st, q);
         if (m->micro_batch % rows)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                                  "kind %s splits the micro-batch over %ld GPUs: model.micro_batch "
@@ -518,9 +540,7 @@ static struct dims dims_of(const struct lower *L)
         /* a rank's whole sequences (rows of the mesh, tesseract's slices, 3D's second axis)
          * and its q-th of the heads and of the hidden dim: d1 = q */
         double q = L->d1;
-        D.b /= L->st->kind == MDL_STRAT_SUMMA2D ? q
-               : L->st->kind == MDL_STRAT_TP3D  ? q * q
-                                                : q * L->d3;
+        D.b /= (double)block_batch_split(L->st, (int)q);
         D.bs = D.b * D.s;
         D.tok = D.bs;
         return D;
@@ -853,10 +873,14 @@ static int summa_ab(struct lower *L, const char *name, double T, double K, doubl
  * dW = X^T dY: X's block column k broadcast along the rows, (K/q x T/q) by (T/q x N/q), reduced
  * along the column into row k. Colossal-AI waits for every reduce before returning: the result
  * is the last reduce (the last GEMM without one). */
-static int summa_bwd_pass(struct lower *L, const char *gname, const char *bname, const char *rname,
+static int summa_bwd_pass(struct lower *L, const char *name, const char *grad, char operand,
                           double bcast_elems, double m, double n, double k, int bcast_axis,
                           int reduce_axis)
 {
+    char gname[80], bname[96], rname[96];
+    snprintf(gname, sizeof gname, "%s_%s", name, grad);
+    snprintf(bname, sizeof bname, "%s_bcast_%c", gname, operand);
+    snprintf(rname, sizeof rname, "%s_reduce", gname);
     double q = L->d1;
     int steps = (int)q, prev = -1, red[2] = {-1, -1}, last = -1;
     int cb = coll_on(L, MDL_OP_BROADCAST, bname, bcast_elems, -1, bcast_axis, 0);
@@ -929,21 +953,13 @@ static int block_linear(struct lower *L, const char *name, double K, double N, i
 {
     double T = block_tokens(L), q = L->d1;
     if (L->st->kind == MDL_STRAT_TP3D) return tp3d_linear(L, name, T, K, N, odd, bwd);
-    if (!bwd) {
-        int g = summa_ab(L, name, T, K, N);
-        return g;
-    }
-    char g[80], b[80], r[80];
-    snprintf(g, sizeof g, "%s_dgrad", name);
-    snprintf(b, sizeof b, "%s_dgrad_bcast_w", name);
-    snprintf(r, sizeof r, "%s_dgrad_reduce", name);
-    int x = summa_bwd_pass(L, g, b, r, K * N / (q * q), T / q, K / q, N / q, AXIS_D1, AXIS_D2);
-    L->pending = x;
-    snprintf(g, sizeof g, "%s_wgrad", name);
-    snprintf(b, sizeof b, "%s_wgrad_bcast_x", name);
-    snprintf(r, sizeof r, "%s_wgrad_reduce", name);
-    int w = summa_bwd_pass(L, g, b, r, T * K / (q * q), K / q, N / q, T / q, AXIS_D2, AXIS_D1);
+    if (!bwd) return summa_ab(L, name, T, K, N);
+    L->pending = summa_bwd_pass(L, name, "dgrad", 'w', K * N / (q * q), T / q, K / q, N / q,
+                                AXIS_D1, AXIS_D2);
+    int w = summa_bwd_pass(L, name, "wgrad", 'x', T * K / (q * q), K / q, N / q, T / q, AXIS_D2,
+                           AXIS_D1);
     if (L->st->kind == MDL_STRAT_TESSERACT) {
+        char r[96];
         snprintf(r, sizeof r, "%s_ar_wgrad_depth", name);
         coll_on(L, MDL_OP_ALL_REDUCE, r, K * N / (q * q), w, AXIS_D3, 0);
     }

@@ -65,6 +65,10 @@ struct mdl_strategy {
  * PrimePar), so that a pipeline stage sends its share alone. */
 bool mdl_strategy_shards_activations(const struct mdl_strategy *st);
 
+/* The kind's scenario name ("1d", "2d", "primepar", "summa2d", "tesseract", "tp3d"), and back:
+ * 0, or -1 for an unknown name. */
+const char *mdl_strategy_kind_name(enum mdl_strategy_kind k);
+int mdl_strategy_kind_parse(const char *name, enum mdl_strategy_kind *out);
 /* Whether the kind is one of Colossal-AI's block-mesh baselines (summa2d, tesseract, tp3d). */
 bool mdl_strategy_is_block(const struct mdl_strategy *st);
 /* Mesh of a strategy: (tp, 1) for 1D and PrimePar, (q, q) for the block meshes; (0, 0) when tp

@@ -46,6 +46,20 @@ static void platform(const char *name, int nkv, char **kv, struct plat_topo *t)
     t->nccl.base_s[MDL_PROTO_SIMPLE] = t->nccl.hop_s[MDL_PROTO_SIMPLE] = 0;
 }
 
+/* GPT-3 1.3B with micro-batch b on A100s of `nodes` DGX A100 machines (plain ring, Simple, no
+ * protocol latency: platform() above). */
+static void gpt_on_a100(int nodes, long b, struct plat_topo *t, struct mdl_model *m,
+                        struct mdl_device *dev)
+{
+    char arg[32];
+    snprintf(arg, sizeof arg, "nodes=%d", nodes);
+    char *kv[] = {arg};
+    platform("dgx-a100", 1, kv, t);
+    mdl_model_preset("gpt3-1.3b", m);
+    m->micro_batch = b;
+    mdl_device_preset("A100-80GB", dev);
+}
+
 /* Simulated time of one collective over GPUs 0..n-1, rooted at member `root` (a broadcast or a
  * reduce); *sent0 receives rank 0's bytes sent and end[r] rank r's end (each when not NULL). */
 static double collective_at(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
@@ -219,13 +233,9 @@ static double block_volume(enum mdl_strategy_kind k, double q, double depth, dou
 Test(engine, block_meshes_send_the_closed_form_volume_per_rank)
 {
     struct plat_topo t;
-    char *kv[] = {"nodes=2"};
-    platform("dgx-a100", 1, kv, &t);
     struct mdl_model m;
     struct mdl_device dev;
-    mdl_model_preset("gpt3-1.3b", &m);
-    m.micro_batch = 8;
-    mdl_device_preset("A100-80GB", &dev);
+    gpt_on_a100(2, 8, &t, &m, &dev);
     const struct {
         enum mdl_strategy_kind kind;
         int tp, depth;
@@ -594,12 +604,9 @@ static void hand_schedule(const struct mdl_strategy *st, const struct mdl_model 
 Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
 {
     struct plat_topo t;
-    char *kv[] = {"nodes=1"};
-    platform("dgx-a100", 1, kv, &t); /* plain ring, Simple, no protocol latency */
     struct mdl_model m;
     struct mdl_device dev;
-    mdl_model_preset("gpt3-1.3b", &m);
-    mdl_device_preset("A100-80GB", &dev);
+    gpt_on_a100(1, 1, &t, &m, &dev);
     const int meshes[][2] = {{2, 1}, {4, 1}, {2, 2}};
     for (int k = 0; k < 3; k++)
         for (int chunks = 1; chunks <= 4; chunks *= 2) {
@@ -622,12 +629,9 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
 Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
 {
     struct plat_topo t;
-    char *kv[] = {"nodes=1"};
-    platform("dgx-a100", 1, kv, &t);
     struct mdl_model m;
     struct mdl_device dev;
-    mdl_model_preset("gpt3-1.3b", &m);
-    mdl_device_preset("A100-80GB", &dev);
+    gpt_on_a100(1, 1, &t, &m, &dev);
     for (int d = 2; d <= 8; d *= 2) {
         struct mdl_strategy st = {
             .kind = MDL_STRAT_PRIMEPAR, .tp = d, .d1 = d, .d2 = 1, .async_grad_allreduce = true};
