@@ -307,6 +307,26 @@ Test(cli, collective_json_has_nccl_tests_columns)
     testdir_remove(d);
 }
 
+Test(cli, collective_reduce_runs_the_broadcast_chain_backwards_and_only_as_a_ring)
+{
+    static char red[8192], bc[8192];
+    const char *args = "collective --platform dgx-a100 --op %s --ranks 8 --bytes 64MiB";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, args, "reduce");
+    cr_assert(eq(int, tpsim(red, sizeof red, cmd, 0), 0), "%s", red);
+    snprintf(cmd, sizeof cmd, args, "broadcast");
+    cr_assert(eq(int, tpsim(bc, sizeof bc, cmd, 0), 0), "%s", bc);
+    /* the same time, so the same bus bandwidth (nccl-tests: algbw for both) */
+    cr_assert(strstr(red, "Avg bus bandwidth") != NULL);
+    cr_assert(eq(str, strstr(red, "Avg bus bandwidth"), strstr(bc, "Avg bus bandwidth")));
+    cr_assert(
+        eq(int,
+           tpsim(red, sizeof red,
+                 "collective --platform dgx-a100 --op reduce --algorithm tree --bytes 1MiB", 0),
+           2));
+    cr_assert(strstr(red, "cannot run reduce") != NULL, "%s", red);
+}
+
 Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
 {
     static char out[65536];

@@ -108,6 +108,11 @@ Test(trace, rejects_bad_lines_naming_line_column_and_field)
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - x 0 0\n", 41, "launch_s"},
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 -2 0\n", 43, "iter"},
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 2\n", 45, "warmup"},
+        /* a root names a member of a broadcast's or a reduce's group, and nothing else's */
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1:1 - - - 0 0 0\n", 32, "group"},
+        {"0 1 all_reduce fwd 0 0 ar 0 0 100 0:1 - - - 0 0 0\n", 35, "group"},
+        {"0 1 broadcast fwd 0 0 b 0 0 100 0:99 - - - 0 0 0\n", 33, "group"},
+        {"0 1 reduce fwd 0 0 r 0 0 100 0:x - - - 0 0 0\n", 30, "group"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mdl_program a, b;

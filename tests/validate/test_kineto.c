@@ -63,7 +63,10 @@ static void event(FILE *f, const char *cat, const char *name, double ts, double 
 
 /* A two-rank trace: per profiler step a GEMM launched by aten::addmm and an NCCL all-reduce of
  * 1 Mi bf16 elements launched by record_param_comms (c10d's op), then a memset. */
-static void write_rank(const char *path, int rank)
+#define ALL_REDUCE_KERNEL                                                                          \
+    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+static void write_rank(const char *path, int rank, const char *nccl_kernel)
 {
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
@@ -94,9 +97,7 @@ static void write_rank(const char *path, int rank)
         event(f, "cuda_runtime", "cudaLaunchKernelExC", t + 32, 5, args);
         snprintf(args, sizeof args, "\"External id\":%d,\"correlation\":%d,\"stream\":21", x + 3,
                  x + 4);
-        event(f, "kernel",
-              "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + 125,
-              200, args);
+        event(f, "kernel", nccl_kernel, t + 125, 200, args);
         snprintf(args, sizeof args, "\"External id\":%d,\"correlation\":%d,\"stream\":7", x + 1,
                  x + 5);
         event(f, "gpu_memset", "Memset (Device)", t + 400, 1, args);
@@ -109,8 +110,8 @@ Test(kineto, two_ranks_merge_with_groups_sizes_streams_and_profiler_steps)
 {
     char d[256], a[300], b[300], out[300];
     cr_assert_not_null(testdir_make(d, sizeof d));
-    write_rank(testdir_path(a, sizeof a, d, "r1.json"), 1);
-    write_rank(testdir_path(b, sizeof b, d, "r0.json"), 0);
+    write_rank(testdir_path(a, sizeof a, d, "r1.json"), 1, ALL_REDUCE_KERNEL);
+    write_rank(testdir_path(b, sizeof b, d, "r0.json"), 0, ALL_REDUCE_KERNEL);
     testdir_path(out, sizeof out, d, "kt");
     const char *files[2] = {a, b};
     struct kin_summary s;
@@ -180,4 +181,28 @@ Test(kineto, bad_input_names_the_file_line_and_column)
         cr_assert(eq(int, WEXITSTATUS(system(cmd)), 2), "%s", bad[i]);
     }
     testdir_remove(d);
+}
+
+Test(kineto, a_reduce_kernel_is_a_reduce_not_an_all_reduce_or_a_reduce_scatter)
+{
+    const char *kernels[] = {
+        "ncclDevKernel_Reduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"};
+    const int kinds[] = {MDL_OP_REDUCE, MDL_OP_REDUCE_SCATTER};
+    for (int k = 0; k < 2; k++) {
+        char d[256], a[300], b[300], out[300];
+        cr_assert_not_null(testdir_make(d, sizeof d));
+        write_rank(testdir_path(a, sizeof a, d, "r1.json"), 1, kernels[k]);
+        write_rank(testdir_path(b, sizeof b, d, "r0.json"), 0, kernels[k]);
+        testdir_path(out, sizeof out, d, "kt");
+        const char *files[2] = {a, b};
+        struct kin_summary s;
+        struct tps_error err = {0};
+        cr_assert(eq(int, kin_import(files, 2, -1, out, NULL, &s, &err), 0), "%s", err.msg);
+        struct mdl_program p;
+        cr_assert(eq(int, trace_read(out, &p, NULL, 0, &err), 0), "%s", err.msg);
+        cr_assert(eq(int, p.ranks[0].ops[1].kind, kinds[k]), "%s", kernels[k]);
+        mdl_program_release(&p);
+        testdir_remove(d);
+    }
 }

@@ -97,3 +97,29 @@ Test(ncclog, rejects_truncated_and_garbled_logs_naming_the_line)
     cut("rtx2080ti_2gpu_pcie_nop2p_all_reduce.raw.txt", 8, "", p);
     expect_error(p, 8, "size", "no header");
 }
+
+Test(ncclog, names_the_collective_by_its_program_reduce_apart_from_all_reduce)
+{
+    /* the same table under reduce_perf's name: "all_reduce_perf" contains "reduce_perf" */
+    char src[1024], p[64] = "/tmp/tpsim-ncclog-XXXXXX", line[4096];
+    snprintf(src, sizeof src, "%s/nccl/h100_hgx_4gpu_all_reduce.raw.txt", TPSIM_REFDATA);
+    int fd = mkstemp(p);
+    FILE *w = fdopen(fd, "w"), *r = fopen(src, "r");
+    cr_assert(ne(ptr, r, NULL));
+    while (fgets(line, sizeof line, r)) {
+        char *at = strstr(line, "all_reduce_perf");
+        if (at) memmove(at, at + 4, strlen(at + 4) + 1); /* "all_reduce_perf" -> "reduce_perf" */
+        fputs(line, w);
+    }
+    fclose(r);
+    fclose(w);
+    struct ncl_log l, a;
+    struct tps_error err = {0};
+    cr_assert(eq(int, ncl_log_read(p, &l, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, ncl_log_read(src, &a, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, l.op, MDL_OP_REDUCE));
+    cr_assert(eq(int, a.op, MDL_OP_ALL_REDUCE));
+    ncl_log_release(&l);
+    ncl_log_release(&a);
+    remove(p);
+}
