@@ -14,7 +14,7 @@
 #include "../testcmd.h"
 #include "../testdir.h"
 
-TestSuite(cli, .timeout = 300);
+TestSuite(cli, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* Runs "tpsim ARGS" and returns its exit status; output (stdout+stderr or stderr only) into out. */
 static int tpsim(char *out, size_t len, const char *args, int stderr_only)

@@ -14,7 +14,7 @@
 #include "../testdir.h"
 #include "common/csv.h"
 
-TestSuite(golden, .timeout = 300);
+TestSuite(golden, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 #define G TPSIM_SOURCE_DIR "/tests/golden/"
 

@@ -14,7 +14,7 @@
 #include "../testcmd.h"
 #include "../testdir.h"
 
-TestSuite(hardening, .timeout = 120);
+TestSuite(hardening, .timeout = 120 * TPSIM_TIMEOUT_SCALE);
 
 #define FIX TPSIM_SOURCE_DIR "/tests/data/hardening/"
 
@@ -65,7 +65,7 @@ static const char *put(const char *name, const char *text)
     return p;
 }
 
-TestSuite(hardening_gen, .timeout = 120, .fini = scratch_fini);
+TestSuite(hardening_gen, .timeout = 120 * TPSIM_TIMEOUT_SCALE, .fini = scratch_fini);
 
 #define W(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define T      TPSIM_BIN
@@ -126,7 +126,7 @@ Test(hardening_gen, 05_deep_nesting_is_refused_before_parsing)
 
 /* 6. A trace of 100k ops with distinct names: names are interned through a hash (it took 12.6 s
  * with a linear scan; the test's timeout would catch a return to quadratic behaviour on 300k). */
-Test(hardening_gen, 06_many_distinct_op_names_read_in_linear_time, .timeout = 60)
+Test(hardening_gen, 06_many_distinct_op_names_read_in_linear_time, .timeout = 60 * TPSIM_TIMEOUT_SCALE)
 {
     put("names/meta.tps", "tpsim-trace 2\nranks 1\nlayers 1\nmicro_batches 1\n");
     char *rank = malloc(300000 * 64 + 64), *q = rank;

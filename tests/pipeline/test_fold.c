@@ -10,7 +10,7 @@
 
 #include "pipeline/pipeline.h"
 
-TestSuite(fold, .timeout = 300);
+TestSuite(fold, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* Loads `text` as a scenario from a file of the test's own temporary directory. */
 static void load(const char *text, struct pipeline_job *j)

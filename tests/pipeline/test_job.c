@@ -7,7 +7,7 @@
 
 #include "pipeline/pipeline.h"
 
-TestSuite(job, .timeout = 300);
+TestSuite(job, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* Loads the scenario into *j as loaded, fold set (the caller may change more before
  * simulate()). */

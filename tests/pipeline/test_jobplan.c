@@ -9,7 +9,7 @@
 #include "core/scenario.h"
 #include "pipeline/jobplan.h"
 
-TestSuite(jobplan, .timeout = 300);
+TestSuite(jobplan, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 Test(jobplan, enumerates_every_split_of_the_gpus_and_batch_and_predicts_the_simulation)
 {

@@ -7,7 +7,7 @@
 #include "pipeline/planner.h"
 #include "core/scenario.h"
 
-TestSuite(plan, .timeout = 300);
+TestSuite(plan, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 static const struct planner_row *find(const struct planner_row *r, int n, int d1, int d2,
                                       enum mdl_placement pl)

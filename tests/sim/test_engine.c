@@ -25,7 +25,7 @@ static void setup(void)
     gsl_set_error_handler_off();
 }
 
-TestSuite(engine, .init = setup, .timeout = 300);
+TestSuite(engine, .init = setup, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* The DGX presets with their datasheet NVLink (datasheet.h) and NCCL's default protocols: the
  * closed forms below are written with those numbers. */

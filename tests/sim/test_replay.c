@@ -12,7 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "datasheet.h"
 
-TestSuite(coll, .timeout = 300);
+TestSuite(coll, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* Messages carry whole bytes: LL and LL128 round payload/eff, at most a byte per message. */
 #define TOL 1e-6

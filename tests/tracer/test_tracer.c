@@ -29,7 +29,7 @@ static const char *S(const char *name)
     return testdir_path(b, 300, scratch_dir, name);
 }
 
-TestSuite(tracer, .timeout = 120, .fini = scratch_fini);
+TestSuite(tracer, .timeout = 120 * TPSIM_TIMEOUT_SCALE, .fini = scratch_fini);
 
 static void record(const char *dir)
 {

@@ -13,7 +13,7 @@
 #include "../testcmd.h"
 #include "../testdir.h"
 
-TestSuite(calibrate, .timeout = 120);
+TestSuite(calibrate, .timeout = 120 * TPSIM_TIMEOUT_SCALE);
 
 static void run(const char *cmd)
 {
@@ -184,7 +184,7 @@ Test(calibrate, joint_fit_names_its_limit_of_logs)
 
 /* Run from a directory outside the repository: the manifest and the reference data are found
  * from the project, not the current directory. */
-Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600)
+Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600 * TPSIM_TIMEOUT_SCALE)
 {
     char d[256], txt[300], cmd[1024];
     cr_assert_not_null(testdir_make(d, sizeof d));
@@ -247,7 +247,7 @@ Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600)
 
 /* docs/validation.md, "Presets out of the box": the NVSwitch presets as shipped are within 10%
  * median on every log of their systems (the InfiniBand rows are explained there, not held to it) */
-Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median, .timeout = 600)
+Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median, .timeout = 600 * TPSIM_TIMEOUT_SCALE)
 {
     char d[256], js[300], cmd[1024];
     cr_assert_not_null(testdir_make(d, sizeof d));

@@ -18,7 +18,7 @@
 
 #include "../testdir.h"
 
-TestSuite(compare, .timeout = 120);
+TestSuite(compare, .timeout = 120 * TPSIM_TIMEOUT_SCALE);
 
 /* Two ranks: a GEMM (1 ms, recorded 1.2 ms), then an all-reduce of 1 MB recorded at 0.3 ms. */
 static void write_text(const char *path, const char *text)

@@ -9,7 +9,7 @@
 
 #define TABLE TPSIM_REFDATA "/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv"
 
-TestSuite(e2e, .timeout = 300);
+TestSuite(e2e, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_more)
 {

@@ -13,7 +13,7 @@
 
 #include "../testdir.h"
 
-TestSuite(kineto, .timeout = 120);
+TestSuite(kineto, .timeout = 120 * TPSIM_TIMEOUT_SCALE);
 
 static const char *shared_trace = TPSIM_REFDATA "/traces/h100_gpt3_175b_tp8_shard_kineto.json.gz";
 

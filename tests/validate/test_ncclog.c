@@ -7,7 +7,7 @@
 
 #include "validate/ncclog.h"
 
-TestSuite(ncclog, .timeout = 60);
+TestSuite(ncclog, .timeout = 60 * TPSIM_TIMEOUT_SCALE);
 
 Test(ncclog, reads_every_refdata_log_in_both_layouts)
 {
