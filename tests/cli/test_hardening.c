@@ -126,7 +126,8 @@ Test(hardening_gen, 05_deep_nesting_is_refused_before_parsing)
 
 /* 6. A trace of 100k ops with distinct names: names are interned through a hash (it took 12.6 s
  * with a linear scan; the test's timeout would catch a return to quadratic behaviour on 300k). */
-Test(hardening_gen, 06_many_distinct_op_names_read_in_linear_time, .timeout = 60 * TPSIM_TIMEOUT_SCALE)
+Test(hardening_gen, 06_many_distinct_op_names_read_in_linear_time,
+     .timeout = 60 * TPSIM_TIMEOUT_SCALE)
 {
     put("names/meta.tps", "tpsim-trace 2\nranks 1\nlayers 1\nmicro_batches 1\n");
     char *rank = malloc(300000 * 64 + 64), *q = rank;

@@ -247,7 +247,8 @@ Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600 * TPSIM
 
 /* docs/validation.md, "Presets out of the box": the NVSwitch presets as shipped are within 10%
  * median on every log of their systems (the InfiniBand rows are explained there, not held to it) */
-Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median, .timeout = 600 * TPSIM_TIMEOUT_SCALE)
+Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median,
+     .timeout = 600 * TPSIM_TIMEOUT_SCALE)
 {
     char d[256], js[300], cmd[1024];
     cr_assert_not_null(testdir_make(d, sizeof d));
