@@ -760,7 +760,7 @@ static int rotate(struct lower *L, const char *gname, int have, double elems, do
                   double k)
 {
     int d = (int)L->d1, g = -1;
-    char sname[64];
+    char sname[96];
     snprintf(sname, sizeof sname, "%s_shift", gname);
     for (int t = 0; t < d && !L->oom; t++) {
         int next = t + 1 < d ? shift(L, sname, elems, have) : -1;
