@@ -25,11 +25,13 @@ static const char plan_help[] =
     "Otherwise:\n"
     "Ranks tensor-parallel strategies of the scenario's TP degree on its model and platform:\n"
     "1D, every 2D mesh d1 x d2 in row-first and column-first placement, ATP chunk overlap\n"
-    "(k = 1, 2, 4, 8), the Oases schedule on and off, and PrimePar's spatial-temporal ring\n"
-    "(the scenario's recompute setting is kept). Every candidate is ranked by an analytic schedule "
-    "(closed-form collectives on the\n"
-    "platform's routes, in-order streams); the best N are then simulated with SimGrid (one layer,\n"
-    "scaled: the layers are identical). Candidates that do not fit in the device's memory are\n"
+    "(k = 1, 2, 4, 8), the Oases schedule on and off, PrimePar's spatial-temporal ring and the\n"
+    "block meshes the degree allows (summa2d, tesseract, tp3d); the scenario's recompute\n"
+    "setting is kept. Every candidate is ranked by an analytic schedule (closed-form\n"
+    "collectives on the platform's routes, in-order streams; one layer, scaled); the best N\n"
+    "are then simulated with SimGrid over every layer and micro-batch, the identical layers\n"
+    "folded as `run` folds them (3 and 4 layers simulated; run.fold: false replays every\n"
+    "layer). Candidates that do not fit in the device's memory are\n"
     "dropped (the count is printed). Prints a table ranked by simulated time, with the predicted\n"
     "time, model TFLOP/s per GPU and MFU (model FLOPs: the same for every strategy), and the\n"
     "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
@@ -89,15 +91,24 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
                        const struct planner_row *rows, int n, const struct planner_info *info)
 {
     print_setting(s);
-    printf("iteration  %d layer(s) x %d micro-batch(es); %d candidates, %d simulated\n", s->layers,
-           s->micro_batches, info->candidates, o->simulate < n ? o->simulate : n);
+    int nsim = o->simulate < n ? o->simulate : n;
+    printf("iteration  %d layer(s) x %d micro-batch(es); %d candidates, %d simulated", s->layers,
+           s->micro_batches, info->candidates, nsim);
+    if (nsim > 0 && info->folded == 0)
+        printf(" (every layer)");
+    else if (nsim > 0)
+        printf(" (%s: 3 and 4 layers simulated)",
+               info->folded == nsim ? "layers folded" : "some with layers folded");
+    printf("\n");
     print_dropped(s, info->dropped, info->candidates, o->ignore_memory);
     double peak = s->device.peak_flops[s->model.dtype];
     printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
            "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
     for (int i = 0; i < n && (top == 0 || i < top); i++) {
         char sim[32] = "-";
-        if (rows[i].simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", rows[i].simulated_s * 1e3);
+        if (rows[i].simulated_s > 0)
+            snprintf(sim, sizeof sim, "%s%.3f", rows[i].fold_spread > PLANNER_FOLD_EXACT ? "~" : "",
+                     rows[i].simulated_s * 1e3);
         double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
         double tf = t > 0 ? info->model_flop / t / rows[i].st.tp / 1e12 : 0;
         printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
@@ -106,6 +117,10 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && o->ignore_memory) printf("(! does not fit in the device's memory)\n");
+    if (info->inexact)
+        printf("(~ folded although the 4-layer run's middle layers ended up to %.3f%% of a layer "
+               "apart: run.fold: false replays every layer)\n",
+               info->worst_spread * 100);
     printf("\nbest: %s\n", rows[0].desc);
     print_axes(s, &rows[0].st);
 }
@@ -132,6 +147,9 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
                       w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
                       "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
                       "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
+        if (w->simulated_s > 0)
+            json_object_set_new(row, "fold_spread",
+                                w->fold_spread >= 0 ? json_real(w->fold_spread) : json_null());
         json_object_set_new(row, "memory",
                             json_pack("{s:f, s:f, s:f, s:f}", "weights_gb", w->mem.weights / 1e9,
                                       "gradients_gb", w->mem.gradients / 1e9, "optimizer_gb",

@@ -343,48 +343,76 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
 /* A plain run's layers are folded from this many up. */
 #define FOLD_MIN_LAYERS 6
 
-/* Whether x and y agree within 1e-9 of scale. */
+/* SimGrid's timing precision (its precision/timing setting, 1 ns by default): two layers that
+ * run the same events can end a few of these apart. */
+#define ENGINE_TIMING_PRECISION_S 1e-9
+
+/* Whether x and y agree within 1e-9 of scale plus a few of the engine's timing precision. */
 static int same(double x, double y, double scale)
 {
-    return fabs(x - y) <= 1e-9 * scale;
+    return fabs(x - y) <= 1e-9 * scale + 4 * ENGINE_TIMING_PRECISION_S;
 }
 
-/* A plain run of identical layers, folded: 3 and 4 layers simulated; when the 4-layer run's two
- * middle layers took the same time, forward and backward (each added layer adds the same), the
- * report of all the program's layers is the 3-layer one plus the 4-layer one's increment per
- * added layer (report_extrapolate). *done says whether it was; if not, the caller replays the
- * whole program. */
-static int simulate_folded_layers(struct pipeline_job *j, struct report *r, int *done,
+/* A plain run of identical layers, folded: 3 and 4 layers simulated. *spread is how far apart
+ * the 4-layer run's two middle layers ended, forward and backward, relative to their time.
+ * When they took the same time (each added layer adds the same), or whatever they took when
+ * `always`, the report of all L layers is the 3-layer one plus the 4-layer one's increment per
+ * added layer (report_extrapolate) and *done is set; if not, the caller replays all L layers. */
+static int simulate_folded_layers(const struct scn_scenario *s, const struct mdl_strategy *st,
+                                  const struct plat_topo *topo, int L, int M, int always,
+                                  struct report *r, int *done, double *spread,
                                   struct tps_error *err)
 {
-    const struct scn_scenario *s = &j->scn;
-    int L = j->prog.layers, M = j->prog.micro_batches > 0 ? j->prog.micro_batches : 1, rc = 0;
+    int rc = 0;
     struct report rep[2];
     memset(rep, 0, sizeof rep);
     *done = 0;
+    *spread = 0;
     for (int n = 0; !rc && n < 2; n++) {
         struct mdl_program p;
         struct timing t = {0};
-        rc = pipeline_lower(s, &s->strategy, 3 + n, M, &p, err);
-        if (!rc) rc = pipeline_run_program(&p, j->topo, &t, err);
+        rc = pipeline_lower(s, st, 3 + n, M, &p, err);
+        if (!rc) rc = pipeline_run_program(&p, topo, &t, err);
         if (!rc && report_build(&p, &t, &rep[n]) != TPS_OK) rc = tps_error_oom(err);
         timing_release(&t);
         mdl_program_release(&p);
     }
     if (!rc) {
         const struct report_layer *a = &rep[1].layers[1], *b = &rep[1].layers[2];
-        double T = rep[1].iteration_s;
-        *done = rep[1].iteration_s > rep[0].iteration_s && same(a->fwd_s, b->fwd_s, T) &&
-                same(a->bwd_s, b->bwd_s, T);
+        double T = rep[1].iteration_s, layer = b->fwd_s + b->bwd_s;
+        double d = fabs(a->fwd_s - b->fwd_s) + fabs(a->bwd_s - b->bwd_s);
+        *spread = layer > 0 ? d / layer : 0;
+        *done = rep[1].iteration_s > rep[0].iteration_s &&
+                (always || (same(a->fwd_s, b->fwd_s, T) && same(a->bwd_s, b->bwd_s, T)));
     }
     if (*done && report_extrapolate(&rep[0], &rep[1], L, r) != TPS_OK) rc = tps_error_oom(err);
     for (int n = 0; n < 2; n++)
         report_release(&rep[n]);
-    if (*done && !rc)
-        snprintf(j->folding, sizeof j->folding,
-                 "layers: 3 and 4 layers simulated, the middle ones took the same, the other %d "
-                 "added as the fourth",
-                 L - 4);
+    return rc;
+}
+
+int pipeline_simulate_layers(const struct scn_scenario *s, const struct mdl_strategy *st,
+                             const struct plat_topo *topo, int always, struct report *r,
+                             double *spread, struct tps_error *err)
+{
+    int L = s->layers, M = s->micro_batches > 0 ? s->micro_batches : 1, rc = 0, done = 0;
+    memset(r, 0, sizeof *r);
+    *spread = -1;
+    if (s->is_job)
+        return tps_error_set(err, TPS_EINVAL, s->path, 0, 0, NULL,
+                             "a whole job's layers are simulated by pipeline_simulate");
+    if (s->fold != 0 && L >= FOLD_MIN_LAYERS) {
+        rc = simulate_folded_layers(s, st, topo, L, M, always, r, &done, spread, err);
+        if (rc || done) return rc;
+    }
+    *spread = -1;
+    struct mdl_program p;
+    struct timing t = {0};
+    rc = pipeline_lower(s, st, L, M, &p, err);
+    if (!rc) rc = pipeline_run_program(&p, topo, &t, err);
+    if (!rc && report_build(&p, &t, r) != TPS_OK) rc = tps_error_oom(err);
+    timing_release(&t);
+    mdl_program_release(&p);
     return rc;
 }
 
@@ -396,7 +424,16 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     memset(r, 0, sizeof *r);
     if (!tm && !j->from_trace && !j->scn.is_job && j->scn.fold != 0 &&
         j->prog.layers >= FOLD_MIN_LAYERS) {
-        int done = 0, rc = simulate_folded_layers(j, r, &done, err);
+        int L = j->prog.layers, done = 0;
+        int M = j->prog.micro_batches > 0 ? j->prog.micro_batches : 1;
+        double spread;
+        int rc = simulate_folded_layers(&j->scn, &j->scn.strategy, j->topo, L, M, 0, r, &done,
+                                        &spread, err);
+        if (done && !rc)
+            snprintf(j->folding, sizeof j->folding,
+                     "layers: 3 and 4 layers simulated, the middle ones took the same, the other "
+                     "%d added as the fourth",
+                     L - 4);
         if (rc || done) {
             if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
             return rc;

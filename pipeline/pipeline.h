@@ -69,6 +69,17 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
 int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
                          struct tps_error *err);
 
+/* Simulates the scenario's layers and micro-batches (not a whole job) with strategy st on t into
+ * *r. Folded as `run` folds them when s->fold allows (3 and 4 layers simulated, each further
+ * layer adding what the fourth added; docs/scenarios.md): `run` folds only when the 4-layer
+ * run's middle layers took the same time and otherwise replays every layer; with `always` the
+ * fold is kept whatever they took. *spread: how far apart the middle layers ended, relative to
+ * a layer's time (0 for an exact fold), or -1 when every layer was replayed. Release *r even on
+ * failure. */
+int pipeline_simulate_layers(const struct scn_scenario *s, const struct mdl_strategy *st,
+                             const struct plat_topo *t, int always, struct report *r,
+                             double *spread, struct tps_error *err);
+
 /* pipeline_run_program on the job's program, then its report (with the memory for a scenario).
  * *tm (may be NULL) keeps the op times; release *r and *tm even on failure. */
 int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,

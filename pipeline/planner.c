@@ -217,13 +217,13 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     }
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
     for (int i = 0; i < l.n && i < o->simulate && !rc; i++) {
-        struct mdl_program p;
-        struct timing tm = {0};
-        rc = pipeline_lower(s, &l.v[i].st, 1, 1, &p, err);
-        if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
-        if (!rc) l.v[i].simulated_s = tm.end_s * scale;
-        timing_release(&tm);
-        mdl_program_release(&p);
+        struct report r;
+        rc = pipeline_simulate_layers(s, &l.v[i].st, &s->topo, 1, &r, &l.v[i].fold_spread, err);
+        if (!rc) l.v[i].simulated_s = r.iteration_s;
+        if (!rc && l.v[i].fold_spread >= 0) info->folded++;
+        if (!rc && l.v[i].fold_spread > PLANNER_FOLD_EXACT) info->inexact++;
+        if (!rc && l.v[i].fold_spread > info->worst_spread) info->worst_spread = l.v[i].fold_spread;
+        report_release(&r);
     }
     if (rc) {
         free(l.v);

@@ -1,13 +1,17 @@
 /* planner.h - the strategy planner behind `tpsim plan`.
  *
  * For a scenario's model, platform and TP degree d, the planner enumerates 1D, every 2D mesh
- * d1 x d2 = d in both placements, ATP chunk overlap (k = 1, 2, 4, 8), Oases on and off, and
- * optionally sequence parallelism. It ranks them analytically: one layer is lowered, and rank
- * 0's ops are list-scheduled on their in-order streams with closed-form collective times
- * (planner_predict). It then simulates the best candidates with SimGrid. Layers are
- * identical, so one layer (forward and backward) is simulated once and scaled by layers x
- * micro-batches. Memory per GPU comes from mdl_strategy_memory; candidates that do not fit in
- * the device's memory are dropped unless asked. Units: seconds, bytes.
+ * d1 x d2 = d in both placements, ATP chunk overlap (k = 1, 2, 4, 8), Oases on and off,
+ * PrimePar, the block meshes that d allows (summa2d, tesseract, tp3d) and optionally sequence
+ * parallelism. It ranks them analytically: one layer is lowered, rank 0's ops are
+ * list-scheduled on their in-order streams with closed-form collective times (planner_predict)
+ * and the layer's time is scaled by layers x micro-batches. It then simulates the best
+ * candidates with SimGrid over every layer and micro-batch, the layers folded as `run` folds
+ * them (pipeline_simulate_layers: 3 and 4 layers simulated; the fold is kept even where the
+ * middle layers did not take quite the same time, and the row says how far apart they were), so
+ * 96 layers plan in about the time of 12; the scenario's run.fold: false replays every layer.
+ * Memory per GPU comes from mdl_strategy_memory; candidates that do not fit in the
+ * device's memory are dropped unless asked. Units: seconds, bytes.
  */
 #ifndef PIPELINE_PLANNER_H
 #define PIPELINE_PLANNER_H
@@ -26,6 +30,10 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
 double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, double *fwd_s,
                               struct tps_error *err);
 
+/* A fold whose middle layers ended at most this far apart (relative to a layer's time) is
+ * exact: the engine's timing precision, not the schedule. */
+#define PLANNER_FOLD_EXACT 1e-6
+
 struct planner_opts {
     int sequence_parallel; /* also try 1D with sequence parallelism */
     int simulate;          /* how many of the best predictions to simulate (0: none) */
@@ -37,15 +45,20 @@ struct planner_row {
     char desc[160];
     double predicted_s;    /* per iteration (layers x micro-batches) */
     double simulated_s;    /* per iteration, or 0 when not simulated */
+    double fold_spread;    /* simulated with the layers folded: how far apart the middle layers
+                              ended, relative (pipeline_simulate_layers); -1 every layer run */
     struct mdl_memory mem; /* per GPU */
     int fits;              /* mem.total <= the device's memory */
 };
 
 /* What planner_run did besides the rows. */
 struct planner_info {
-    int candidates;    /* enumerated */
-    int dropped;       /* left out because they do not fit in memory */
-    double model_flop; /* model FLOPs of one iteration (layers x micro-batches) */
+    int candidates;      /* enumerated */
+    int dropped;         /* left out because they do not fit in memory */
+    double model_flop;   /* model FLOPs of one iteration (layers x micro-batches) */
+    int folded;          /* how many of the simulated ones had their layers folded */
+    int inexact;         /* of which the middle layers ended more than PLANNER_FOLD_EXACT apart */
+    double worst_spread; /* the largest fold_spread */
 };
 
 /* qsort order of two rows by their predicted and simulated times (0: not simulated): the

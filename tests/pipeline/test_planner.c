@@ -79,3 +79,50 @@ Test(plan, analytic_ranking_sees_groups_contending_for_a_shared_nic)
     free(rows);
     scn_release(&s);
 }
+
+/* The rows with desc `desc` among n. */
+static const struct planner_row *by_desc(const struct planner_row *r, int n, const char *desc)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(r[i].desc, desc)) return &r[i];
+    return NULL;
+}
+
+Test(plan, folded_layers_simulate_what_every_layer_does)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-fold.yaml", &s, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, s.layers, 12));
+    struct planner_opts o = {.simulate = 8};
+    struct planner_row *fr, *ur;
+    struct planner_info fi, ui;
+    int fn, un;
+    cr_assert(eq(int, planner_run(&s, &o, &fr, &fn, &fi, &err), 0), "%s", err.msg);
+    s.fold = 0;
+    cr_assert(eq(int, planner_run(&s, &o, &ur, &un, &ui, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, fi.folded, 8));
+    cr_assert(eq(int, ui.folded, 0));
+    cr_assert(eq(int, fn, un));
+    int exact = 0;
+    for (int i = 0; i < 8; i++) {
+        const struct planner_row *u = by_desc(ur, un, fr[i].desc);
+        cr_assert(ne(ptr, (void *)u, NULL), "%s", fr[i].desc);
+        cr_assert(eq(dbl, u->fold_spread, -1));
+        cr_assert(ge(dbl, fr[i].fold_spread, 0));
+        /* an exact fold is the full replay; an inexact one is off by at most what its middle
+         * layers disagreed, for each of the 8 layers added */
+        double tol = fr[i].fold_spread <= PLANNER_FOLD_EXACT
+                         ? 1e-7
+                         : 8 * fr[i].fold_spread * 2 / s.layers + 1e-7;
+        exact += fr[i].fold_spread <= PLANNER_FOLD_EXACT;
+        cr_assert(le(dbl, fabs(fr[i].simulated_s - u->simulated_s), tol * u->simulated_s),
+                  "%s: folded %.9g, every layer %.9g (spread %.3g)", fr[i].desc, fr[i].simulated_s,
+                  u->simulated_s, fr[i].fold_spread);
+    }
+    cr_assert(ge(int, exact, 6), "exact folds: %d of 8", exact);
+    free(fr);
+    free(ur);
+    scn_release(&s);
+}
