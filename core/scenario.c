@@ -95,6 +95,8 @@ static const struct tps_ykey strategy_keys[] = {
     {"dp", TPS_YK_SKIP, 0, 0, {NULL}},
     {"order", TPS_YK_SKIP, 0, 0, {NULL}},
     {"depth", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"attention_tp", TPS_YK_INT, S(attention_tp), MDL_MAX_TP, {NULL}},
+    {"mlp_tp", TPS_YK_INT, S(mlp_tp), MDL_MAX_TP, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -369,7 +371,8 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
         if (!strcmp(e2.field, "sequence_parallel") || !strcmp(e2.field, "chunks") ||
-            !strcmp(e2.field, "oases") || !strcmp(e2.field, "depth"))
+            !strcmp(e2.field, "oases") || !strcmp(e2.field, "depth") ||
+            !strcmp(e2.field, "attention_tp") || !strcmp(e2.field, "mlp_tp"))
             at = tps_ydoc_get(d, id, e2.field);
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
@@ -396,6 +399,13 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
     long pp = 1, dp = 1;
     int rc;
+    if (mdl_strategy_is_mixed(&s->strategy)) {
+        int at = tps_ydoc_get(d, sid, s->strategy.attention_tp ? "attention_tp" : "mlp_tp");
+        return tps_ydoc_fail(
+            d, at, s->strategy.attention_tp ? "strategy.attention_tp" : "strategy.mlp_tp", err,
+            "per-sublayer TP degrees apply to a TP group alone, not yet to a "
+            "whole job (pp, dp, pipeline or training)");
+    }
     if (ppid && (rc = tps_ydoc_count(d, ppid, "strategy.pp", &pp, err))) return rc;
     if (dpid && (rc = tps_ydoc_count(d, dpid, "strategy.dp", &dp, err))) return rc;
     if (pid && (rc = tps_ydoc_read_map(d, pid, "pipeline", pipeline_keys, &in.job, err))) return rc;

@@ -97,6 +97,17 @@ int mdl_strategy_depth(const struct mdl_strategy *st)
     return st->kind == MDL_STRAT_TESSERACT ? st->depth : st->kind == MDL_STRAT_TP3D ? d1 : 1;
 }
 
+int mdl_strategy_sub_tp(const struct mdl_strategy *st, int mlp)
+{
+    int t = mlp ? st->mlp_tp : st->attention_tp;
+    return t > 0 ? t : st->tp;
+}
+
+bool mdl_strategy_is_mixed(const struct mdl_strategy *st)
+{
+    return mdl_strategy_sub_tp(st, 0) != st->tp || mdl_strategy_sub_tp(st, 1) != st->tp;
+}
+
 int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
 {
     int d1, d2;
@@ -132,6 +143,10 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
         snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
                  st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
                  st->extra_allgathers ? " +extra all-gathers" : "", opts);
+    else if (mdl_strategy_is_mixed(st))
+        snprintf(buf, len, "1d tp=%d attention tp=%d x%d, mlp tp=%d x%d%s", st->tp,
+                 mdl_strategy_sub_tp(st, 0), st->tp / mdl_strategy_sub_tp(st, 0),
+                 mdl_strategy_sub_tp(st, 1), st->tp / mdl_strategy_sub_tp(st, 1), opts);
     else
         snprintf(buf, len, "1d tp=%d%s%s", st->tp,
                  st->sequence_parallel ? " +sequence-parallel" : "", opts);
@@ -167,6 +182,18 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     bool sharded = mdl_strategy_shards_activations(st);
     double act = sharded ? s * b * h * (10 + shard) / t + sq / t
                          : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
+    if (mdl_strategy_is_mixed(st)) {
+        /* per-sublayer plan: each sublayer's half of the replicated 10sbh (its norm's input,
+         * its first linear's input, its dropout mask: 5sbh) and its own sharded part on the
+         * 1/r of the micro-batch its replica runs (r = tp/t), sharded over its degree t */
+        double ta = mdl_strategy_sub_tp(st, 0), tm = mdl_strategy_sub_tp(st, 1);
+        double ba = b * ta / t, bm = b * tm / t;
+        act = s * ba * h * (5 + (4 + 4 * g / a) / ta) + sq / t +
+              s * bm * h * (5 + (m->glu ? 6 : 4) * f / h / tm);
+        *full = act * mdl_dtype_bytes(m->dtype) / 2.0;
+        *input = 2 * s * ba * h * mdl_dtype_bytes(m->dtype) / 2.0;
+        return;
+    }
     if (st->kind == MDL_STRAT_TP3D && d1 > 0) {
         double q2 = (double)d1 * d1, q3 = q2 * d1;
         double qw = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
@@ -184,11 +211,12 @@ double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl
      * gated), FC2 f*h+h, two layer norms 4h: 4h^2+2hf+9h+f for a GPT layer; split over all tp
      * devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
      * way). Tesseract's slices each hold all of them: a split over q^2 devices. */
-    double h = (double)m->hidden, f = (double)m->ffn;
-    double q = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
     double shards = st->kind == MDL_STRAT_TESSERACT && st->depth >= 1 ? (double)st->tp / st->depth
                                                                       : (double)st->tp;
-    return (h * q + q + h * h + h + h * u + u + f * h + h + 4 * h) / shards;
+    if (mdl_strategy_is_mixed(st))
+        return mdl_model_sublayer_params(m, 0) / mdl_strategy_sub_tp(st, 0) +
+               mdl_model_sublayer_params(m, 1) / mdl_strategy_sub_tp(st, 1);
+    return (mdl_model_sublayer_params(m, 0) + mdl_model_sublayer_params(m, 1)) / shards;
 }
 
 void mdl_memory_params(double params, enum mdl_dtype dt, double optimizer_shards,
@@ -222,6 +250,28 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
     if (d > MDL_MAX_TP)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp", "at most %d, got %ld", MDL_MAX_TP,
                              d);
+    for (int mlp = 0; mlp < 2; mlp++) {
+        int t = mlp ? st->mlp_tp : st->attention_tp;
+        const char *f = mlp ? "mlp_tp" : "attention_tp";
+        if (t == 0) continue;
+        if (st->kind != MDL_STRAT_1D)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f,
+                                 "per-sublayer TP degrees apply to kind 1d only");
+        if (t < 1 || d % t)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f, "must divide tp (%ld), got %d", d,
+                                 t);
+        if (t != d && st->sequence_parallel)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f,
+                                 "a sublayer of degree below tp does not combine with "
+                                 "sequence parallelism");
+        long split = d / t * (st->oases ? 2 : 1);
+        if (m->micro_batch % split)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f,
+                                 "degree %d splits the micro-batch over %ld replicas%s: "
+                                 "model.micro_batch (%ld) must be a multiple of %ld",
+                                 t, d / t, st->oases ? " and Oases' two sub-batches" : "",
+                                 m->micro_batch, split);
+    }
     if (st->kind == MDL_STRAT_2D) {
         long d1 = st->d1, d2 = st->d2;
         if (d1 < 1 || d2 < 1 || d1 * d2 != d)
@@ -331,6 +381,13 @@ struct lower {
     int oom;       /* allocation failure seen */
     int last_comp; /* the last compute op emitted, -1 none */
     int graph[3];  /* CUDA graphs: (layer, micro-batch, phase) of the graph being captured */
+    /* per-sublayer plans (1D): the current sublayer runs at degree d1 on 1/rep of the (sub-)
+     * batch, its d1-axis collectives on group marker axis1 (0: the whole group) */
+    double rep;
+    int axis1;
+    int layout[2];  /* degree whose layout the activations are in, per Oases sub-batch */
+    int glayout[2]; /* and the gradients */
+    int nmb;        /* micro-batches lowered (weight gradients are reduced after the last) */
 };
 
 /* Host time to launch op: every kernel in eager mode (with flash attention, the attention kernel
@@ -460,8 +517,9 @@ static int coll_on(struct lower *L, enum mdl_op_kind kind, const char *name, dou
     int stream = !mdl_strategy_is_block(L->st) || axis == AXIS_D2 ? MDL_STREAM_COMM
                  : axis == AXIS_D1                                ? MDL_STREAM_COMM2
                                                                   : MDL_STREAM_COMM3;
+    int group = axis == AXIS_D1 && L->axis1 ? L->axis1 : axis;
     struct mdl_op op = {
-        .kind = (uint8_t)kind, .stream = (uint8_t)stream, .group = axis, .root = (uint16_t)root};
+        .kind = (uint8_t)kind, .stream = (uint8_t)stream, .group = group, .root = (uint16_t)root};
     if (after >= 0) op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     return emit(L, &op, name);
@@ -526,7 +584,7 @@ static struct dims dims_of(const struct lower *L)
     const struct mdl_model *m = L->m;
     struct dims D = {.d1 = L->d1,
                      .d2 = L->d2,
-                     .b = (double)m->micro_batch * L->frac,
+                     .b = (double)m->micro_batch * L->frac / L->rep,
                      .s = (double)m->seq,
                      .h = (double)m->hidden,
                      .f = (double)m->ffn,
@@ -1068,12 +1126,98 @@ static void blocks(struct lower *L, void (*first)(struct lower *), void (*second
     }
 }
 
+/* Per-sublayer plans (1D): a sublayer of degree t runs on groups of t consecutive ranks, each
+ * group on 1/(tp/t) of the (sub-)batch. Tensors between sublayers are in the layout of the
+ * degree that made them: a rank of a degree-t sublayer holds its group's share of the batch.
+ * Moving to a lower degree keeps a slice (nothing moves); moving to a higher degree T
+ * all-gathers the T/t shares that make up the new group's over the re-layout group, the
+ * T-layout tensor's size (tokens x hidden). */
+static void relayout(struct lower *L, int *from, int to, const char *name)
+{
+    if (to > *from && !L->no_comm) {
+        double tokens = (double)L->m->micro_batch * L->frac * to / L->st->tp * (double)L->m->seq;
+        int after = L->pending >= 0 ? L->pending : L->last_comp;
+        struct mdl_op op = {.kind = MDL_OP_ALL_GATHER,
+                            .stream = MDL_STREAM_COMM,
+                            .group = MDL_GROUP_RELAYOUT,
+                            .bytes = tokens * (double)L->m->hidden * mdl_dtype_bytes(L->m->dtype)};
+        if (after >= 0) op.deps[op.ndeps++] = after;
+        L->pending = emit(L, &op, name);
+    }
+    *from = to;
+}
+
+/* Enters sublayer `mlp` (0: attention, 1: MLP) forward or backward: its degree, its batch
+ * share, its group, and the tensor it reads moved into its layout. */
+static void sub_enter(struct lower *L, int mlp, int bwd)
+{
+    if (!mdl_strategy_is_mixed(L->st)) return;
+    int t = mdl_strategy_sub_tp(L->st, mlp);
+    L->d1 = t;
+    L->rep = (double)L->st->tp / t;
+    L->axis1 = t == L->st->tp ? 0 : mlp ? MDL_GROUP_SUB_MLP : MDL_GROUP_SUB_ATTN;
+    if (bwd)
+        relayout(L, &L->glayout[L->sub], t, mlp ? "relayout_mlp_bwd" : "relayout_attn_bwd");
+    else
+        relayout(L, &L->layout[L->sub], t, mlp ? "relayout_mlp" : "relayout_attn");
+}
+
+/* Leaves it; after the backward of the last micro-batch (and sub-batch), a sublayer of degree
+ * below tp all-reduces its weight gradients over its replicas, on a stream of its own (its
+ * communicator), overlapping what follows. */
+static void sub_leave(struct lower *L, int mlp, int bwd)
+{
+    if (!mdl_strategy_is_mixed(L->st)) return;
+    int t = mdl_strategy_sub_tp(L->st, mlp);
+    L->d1 = L->st->tp;
+    L->rep = 1;
+    L->axis1 = 0;
+    if (!bwd || t == L->st->tp || L->mb != L->nmb - 1 || (L->st->oases && L->sub != 1) ||
+        L->last_comp < 0)
+        return;
+    struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
+                        .stream = MDL_STREAM_COMM2,
+                        .group = mlp ? MDL_GROUP_REP_MLP : MDL_GROUP_REP_ATTN,
+                        .bytes = mdl_model_sublayer_params(L->m, mlp) / t *
+                                 mdl_dtype_bytes(L->m->dtype)};
+    op.deps[op.ndeps++] = L->last_comp;
+    emit(L, &op, mlp ? "ar_mlp_wgrad_replicas" : "ar_attn_wgrad_replicas");
+}
+
+static void attn_fwd_1d(struct lower *L)
+{
+    sub_enter(L, 0, 0);
+    attn_fwd(L);
+    sub_leave(L, 0, 0);
+}
+
+static void mlp_fwd_1d(struct lower *L)
+{
+    sub_enter(L, 1, 0);
+    mlp_fwd(L);
+    sub_leave(L, 1, 0);
+}
+
+static void mlp_bwd_1d(struct lower *L)
+{
+    sub_enter(L, 1, 1);
+    mlp_bwd(L);
+    sub_leave(L, 1, 1);
+}
+
+static void attn_bwd_1d(struct lower *L)
+{
+    sub_enter(L, 0, 1);
+    attn_bwd(L);
+    sub_leave(L, 0, 1);
+}
+
 static void layer_fwd(struct lower *L)
 {
     if (L->st->kind == MDL_STRAT_PRIMEPAR || mdl_strategy_is_block(L->st))
         blocks(L, sh_attn_fwd, sh_mlp_fwd);
     else
-        blocks(L, attn_fwd, mlp_fwd);
+        blocks(L, attn_fwd_1d, mlp_fwd_1d);
 }
 
 /* Backward of a layer, after recomputing its forward when asked: Megatron's full recomputation
@@ -1082,6 +1226,8 @@ static void layer_fwd(struct lower *L)
 static void layer_bwd(struct lower *L)
 {
     if (L->st->recompute) {
+        /* from the layer's saved input, in the attention's layout */
+        L->layout[0] = L->layout[1] = mdl_strategy_sub_tp(L->st, 0);
         L->no_comm = L->st->oases;
         layer_fwd(L);
         L->no_comm = 0;
@@ -1089,7 +1235,7 @@ static void layer_bwd(struct lower *L)
     if (L->st->kind == MDL_STRAT_PRIMEPAR || mdl_strategy_is_block(L->st))
         blocks(L, sh_mlp_bwd, sh_attn_bwd);
     else
-        blocks(L, mlp_bwd, attn_bwd);
+        blocks(L, mlp_bwd_1d, attn_bwd_1d);
 }
 
 /* The group of the n mesh devices dev[0..n-1] (in that order), given to each of them in out;
@@ -1154,6 +1300,52 @@ int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *
     return 0;
 }
 
+/* Member r's group among ranks 0..tp-1: those of its block of `block` consecutive ranks that
+ * are congruent to r modulo `stride`; -1 when alone, -2 on allocation failure. */
+static int stride_group(struct mdl_program *p, int r, int block, int stride)
+{
+    int ranks[MDL_MAX_TP], n = 0;
+    for (int j = r / block * block; j < (r / block + 1) * block; j++)
+        if (j % stride == r % stride) ranks[n++] = j;
+    if (n < 2) return -1;
+    int g = mdl_program_group(p, n, ranks);
+    return g < 0 ? -2 : g;
+}
+
+/* The replica groups of a sublayer of degree t: rep[r] for each rank, the ranks congruent to r
+ * modulo t. Each is a communicator of its own (the weight gradients' stream), apart from the
+ * re-layout group, which may hold the same ranks. Returns 0 or -1 on allocation failure. */
+static int replica_groups(const struct mdl_strategy *st, struct mdl_program *p, int t, int *rep)
+{
+    int ranks[MDL_MAX_TP], n = st->tp / t;
+    for (int c = 0; c < t; c++) {
+        for (int k = 0; k < n; k++)
+            ranks[k] = c + k * t;
+        int g = n > 1 ? mdl_program_group_add(p, n, ranks) : -1;
+        if (n > 1 && g < 0) return -1;
+        for (int k = 0; k < n; k++)
+            rep[c + k * t] = g;
+    }
+    return 0;
+}
+
+/* The groups of a per-sublayer plan, each indexed by rank, in the order of the markers
+ * MDL_GROUP_SUB_ATTN (-15) to MDL_GROUP_RELAYOUT (-19): the sublayers' groups and the re-layout
+ * group first, then the replica groups, which must not be found as any of those. Returns 0 or
+ * -1 on allocation failure. */
+static int sub_groups(const struct mdl_strategy *st, struct mdl_program *p, int *g[5])
+{
+    int ta = mdl_strategy_sub_tp(st, 0), tm = mdl_strategy_sub_tp(st, 1);
+    int big = ta > tm ? ta : tm, small = ta > tm ? tm : ta;
+    for (int r = 0; r < st->tp; r++) {
+        g[0][r] = stride_group(p, r, ta, 1);
+        g[1][r] = stride_group(p, r, tm, 1);
+        g[4][r] = stride_group(p, r, big, small);
+        if (g[0][r] == -2 || g[1][r] == -2 || g[4][r] == -2) return -1;
+    }
+    return replica_groups(st, p, ta, g[2]) || replica_groups(st, p, tm, g[3]) ? -1 : 0;
+}
+
 /* Gives each rank a copy of rank 0's ops with its own row and column groups. */
 static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
 {
@@ -1166,6 +1358,10 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
         base[r] = r;
     if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col, pil);
     if (!rc) rc = mdl_strategy_ring_groups(st, out, base, to, from);
+    int *sub[5];
+    for (int i = 0; i < 5; i++)
+        if (!(sub[i] = malloc((size_t)st->tp * sizeof *sub[i]))) rc = -1;
+    if (!rc && mdl_strategy_is_mixed(st)) rc = sub_groups(st, out, sub);
     /* rank 0 last: the others copy its ops while they still name the axes */
     for (int r = st->tp - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];
@@ -1181,8 +1377,13 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
                 dst->ops[k].group = to[r];
             else if (dst->ops[k].group == MDL_GROUP_SHIFT_FROM)
                 dst->ops[k].group = from[r];
+            else if (dst->ops[k].group <= MDL_GROUP_SUB_ATTN &&
+                     dst->ops[k].group >= MDL_GROUP_RELAYOUT)
+                dst->ops[k].group = sub[MDL_GROUP_SUB_ATTN - dst->ops[k].group][r];
         }
     }
+    for (int i = 0; i < 5; i++)
+        free(sub[i]);
     free(to);
     free(from);
     free(pil);
@@ -1232,6 +1433,9 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
     L->d3 = mdl_strategy_depth(st);
     L->frac = st->oases ? 0.5 : 1;
     L->pend[0] = L->pend[1] = -1;
+    L->rep = 1;
+    L->nmb = 1;
+    L->layout[0] = L->layout[1] = L->glayout[0] = L->glayout[1] = st->tp;
 }
 
 /* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
@@ -1241,8 +1445,11 @@ static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
 {
     struct lower L;
     lower_init(&L, st, m, dev, fw, out, 0);
+    L.nmb = micro_batches;
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
+        /* the layers' input and the loss's gradient: whole on every rank */
+        L.layout[0] = L.layout[1] = L.glayout[0] = L.glayout[1] = st->tp;
         L.phase = MDL_PHASE_FWD;
         for (int l = 0; l < layers && !L.oom; l++) {
             L.layer = l;

@@ -59,7 +59,19 @@ struct mdl_strategy {
                               the forward collectives, whose outputs it saved) */
     bool selective;        /* selective recomputation (Korthikanti et al. 2022): only the
                               attention core (scores, softmax, context) is recomputed */
+    int attention_tp;      /* 1D, per-sublayer plans (Oases): the TP degree of the attention */
+    int mlp_tp;            /* and of the MLP, each dividing tp (0: tp). A sublayer of degree
+                              t < tp runs on tp/t groups of t consecutive GPUs, each on 1/(tp/t)
+                              of the micro-batch; its weights are all-reduced over its tp/t
+                              replicas, and an activation moving to a sublayer of higher degree
+                              is all-gathered over the GPUs that held its parts */
 };
+
+/* The TP degree of a sublayer (mlp 0: the attention, 1: the MLP): tp unless a per-sublayer plan
+ * gives another. */
+int mdl_strategy_sub_tp(const struct mdl_strategy *st, int mlp);
+/* Whether the attention and the MLP do not both run at degree tp (a per-sublayer plan). */
+bool mdl_strategy_is_mixed(const struct mdl_strategy *st);
 
 /* Whether activations between the TP regions are sharded over the group (sequence parallelism,
  * PrimePar), so that a pipeline stage sends its share alone. */
@@ -150,6 +162,17 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
  * (the previous member, this rank), on which it receives (mdl_strategy_ring_groups). */
 #define MDL_GROUP_SHIFT_TO   (-12)
 #define MDL_GROUP_SHIFT_FROM (-13)
+/* Per-sublayer plans (1D): the rank's attention and MLP groups (t consecutive ranks), their
+ * replica groups (the tp/t ranks at the same place in each group: weight gradients are
+ * all-reduced there) and the re-layout group (the ranks of the larger-degree sublayer's group
+ * at the same place in the smaller-degree sublayer's groups: activations and gradients moving
+ * to the larger degree are all-gathered there). Lowering of a TP group alone; whole jobs do not
+ * take per-sublayer plans. */
+#define MDL_GROUP_SUB_ATTN (-15)
+#define MDL_GROUP_SUB_MLP  (-16)
+#define MDL_GROUP_REP_ATTN (-17)
+#define MDL_GROUP_REP_MLP  (-18)
+#define MDL_GROUP_RELAYOUT (-19)
 
 struct mdl_emitter;
 

@@ -71,6 +71,13 @@ double mdl_model_fc1_width(const struct mdl_model *m)
     return (m->glu ? 2.0 : 1.0) * (double)m->ffn;
 }
 
+double mdl_model_sublayer_params(const struct mdl_model *m, int mlp)
+{
+    double h = (double)m->hidden, f = (double)m->ffn;
+    double q = mdl_model_qkv_width(m), u = mdl_model_fc1_width(m);
+    return mlp ? h * u + u + f * h + h + 2 * h : h * q + q + h * h + h + 2 * h;
+}
+
 double mdl_model_layer_fwd_flop(const struct mdl_model *m)
 {
     double b = (double)m->micro_batch, s = (double)m->seq, h = (double)m->hidden;

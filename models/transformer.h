@@ -34,6 +34,10 @@ double mdl_model_qkv_width(const struct mdl_model *m);
 /* Width of FC1's output: ffn, or 2 * ffn with a gated MLP (gate and up projections). */
 double mdl_model_fc1_width(const struct mdl_model *m);
 
+/* Parameters of one layer's sublayer (mlp 0: QKV h*q+q, projection h^2+h and the first layer
+ * norm 2h; 1: FC1 h*u+u, FC2 f*h+h and the second layer norm 2h), unsharded. */
+double mdl_model_sublayer_params(const struct mdl_model *m, int mlp);
+
 /* Fills *out from a preset name ("gpt3-175b", "gpt3-13b", "megatron-22b", ...). 0 or -1. */
 int mdl_model_preset(const char *name, struct mdl_model *out);
 const char *const *mdl_model_names(void);

@@ -748,3 +748,115 @@ Test(strategy, block_meshes_execute_1d_flops_in_block_gemms_and_hold_their_share
         mdl_program_release(&p1);
     }
 }
+
+/* Sum of the bytes of rank r's ops named `name`, their count in *n, and the members of the
+ * group of the last of them in g (NULL: none). */
+static double named(const struct mdl_program *p, int r, const char *name, int *n,
+                    const struct mdl_group **g)
+{
+    double b = 0;
+    *n = 0;
+    *g = NULL;
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *op = &p->ranks[r].ops[i];
+        if (strcmp(p->names[op->name], name)) continue;
+        b += op->bytes;
+        (*n)++;
+        *g = &p->groups[op->group];
+    }
+    return b;
+}
+
+Test(strategy, per_sublayer_degrees_gather_on_the_way_up_and_reduce_their_replicas_gradients)
+{
+    /* attention at tp 8, MLP at tp 4 on two replicas of half the micro-batch */
+    struct mdl_model m = model();
+    m.micro_batch = 4;
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = 8, .mlp_tp = 4, .async_grad_allreduce = true};
+    struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 8, .async_grad_allreduce = true};
+    struct mdl_program p, p1;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 2, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, NULL, 2, 2, &p1, &err), 0));
+    cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+    /* the same model FLOPs, and no work twice: the MLP's GEMMs are half as wide, on half the
+     * tokens of twice as many ranks */
+    cr_assert(eq(dbl, p.model_flop, p1.model_flop));
+    cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&p), mdl_program_flop(&p1), 64));
+    double h = (double)m.hidden, s = (double)m.seq, b = (double)m.micro_batch, B = 2;
+    double ffn = (double)m.ffn;
+    for (int r = 0; r < 8; r++) {
+        int n;
+        const struct mdl_group *g;
+        /* attention: its all-reduces on the whole micro-batch over all 8 */
+        cr_assert(eq(dbl, named(&p, r, "ar_attn", &n, &g), 2 * 2 * b * s * h * B));
+        cr_assert(eq(int, g->n, 8));
+        /* MLP: on half the micro-batch over the 4 ranks of the rank's half */
+        cr_assert(eq(dbl, named(&p, r, "ar_mlp", &n, &g), 2 * 2 * b / 2 * s * h * B));
+        cr_assert(eq(int, g->n, 4));
+        cr_assert(eq(int, g->ranks[0], r / 4 * 4));
+        /* into the attention's layout: forward from layer 0's MLP to layer 1's attention,
+         * backward from each layer's MLP to its attention, the whole micro-batch gathered
+         * from the rank and the rank 4 away */
+        cr_assert(eq(dbl, named(&p, r, "relayout_attn", &n, &g), 2 * b * s * h * 1 * B));
+        cr_assert(eq(int, n, 2));
+        cr_assert(eq(int, g->n, 2));
+        cr_assert(eq(int, g->ranks[0], r % 4));
+        cr_assert(eq(int, g->ranks[1], r % 4 + 4));
+        cr_assert(eq(dbl, named(&p, r, "relayout_attn_bwd", &n, &g), 2 * b * s * h * 2 * B));
+        cr_assert(eq(int, n, 4));
+        /* into the MLP's: a slice, nothing moves */
+        named(&p, r, "relayout_mlp", &n, &g);
+        cr_assert(eq(int, n, 0));
+        named(&p, r, "relayout_mlp_bwd", &n, &g);
+        cr_assert(eq(int, n, 0));
+        /* the MLP's weight gradients, once per layer after the last micro-batch, over its two
+         * replicas; the attention has none */
+        double mlp = h * ffn + ffn + ffn * h + h + 2 * h;
+        cr_assert(eq(dbl, named(&p, r, "ar_mlp_wgrad_replicas", &n, &g), 2 * 2 * mlp / 4));
+        cr_assert(eq(int, n, 2));
+        cr_assert(eq(int, g->n, 2));
+        cr_assert(eq(int, p.ranks[r].ops[0].stream, MDL_STREAM_COMPUTE));
+        named(&p, r, "ar_attn_wgrad_replicas", &n, &g);
+        cr_assert(eq(int, n, 0));
+    }
+    /* memory: the MLP's weights at 1/4, the attention's at 1/8 */
+    struct mdl_memory mm, m1;
+    mdl_strategy_memory(&st, &m, NULL, 1, &mm);
+    mdl_strategy_memory(&one, &m, NULL, 1, &m1);
+    double attn = mdl_model_sublayer_params(&m, 0), mlpp = mdl_model_sublayer_params(&m, 1);
+    cr_assert(ieee_ulp_eq(dbl, mm.weights, 2 * (attn / 8 + mlpp / 4), 4));
+    cr_assert(ieee_ulp_eq(dbl, m1.weights, 2 * (attn + mlpp) / 8, 4));
+    /* the MLP's replicated activations (5sbh) on half the micro-batch; the sharded ones the
+     * same 1/8 */
+    cr_assert(ieee_ulp_eq(dbl, m1.activations - mm.activations, 5 * s * (b / 2) * h, 8));
+    mdl_program_release(&p);
+    mdl_program_release(&p1);
+}
+
+Test(strategy, per_sublayer_degrees_must_divide_tp_and_split_the_micro_batch)
+{
+    struct mdl_model m = model();
+    struct tps_error err = {0};
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 8, .mlp_tp = 3};
+    cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "mlp_tp"));
+    st.mlp_tp = 2; /* 4 replicas of a micro-batch of 2 */
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "mlp_tp"));
+    st.mlp_tp = 4;
+    cr_assert(eq(int, mdl_strategy_check(&st, &m, &err), 0), "%s", err.msg);
+    st.oases = true; /* and Oases' two sub-batches of 1 */
+    cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
+    st.oases = false;
+    st.sequence_parallel = true;
+    cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
+    struct mdl_strategy two = {.kind = MDL_STRAT_2D, .tp = 8, .d1 = 4, .d2 = 2, .attention_tp = 4};
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_strategy_check(&two, &m, &err), 0));
+    cr_assert(eq(str, err.field, "attention_tp"));
+}
