@@ -25,14 +25,16 @@ static const char plan_help[] =
     "Otherwise:\n"
     "Ranks tensor-parallel strategies of the scenario's TP degree on its model and platform:\n"
     "1D, every 2D mesh d1 x d2 in row-first and column-first placement, ATP chunk overlap\n"
-    "(k = 1, 2, 4, 8), the Oases schedule on and off, PrimePar's spatial-temporal ring and the\n"
-    "block meshes the degree allows (summa2d, tesseract, tp3d); the scenario's recompute\n"
-    "setting is kept. Every candidate is ranked by an analytic schedule (closed-form\n"
-    "collectives on the platform's routes, in-order streams; one layer, scaled); the best N\n"
-    "are then simulated with SimGrid over every layer and micro-batch, the identical layers\n"
-    "folded as `run` folds them (3 and 4 layers simulated; run.fold: false replays every\n"
-    "layer). Candidates that do not fit in the device's memory are\n"
-    "dropped (the count is printed). Prints a table ranked by simulated time, with the predicted\n"
+    "(k = 1, 2, 4, 8), the Oases schedule on and off, Oases' per-sublayer plans (1D with the\n"
+    "attention and the MLP each at a degree dividing the TP degree, the rest of the group\n"
+    "splitting the micro-batch; with and without Oases' schedule), PrimePar's\n"
+    "spatial-temporal ring and the block meshes the degree allows (summa2d, tesseract, tp3d);\n"
+    "the scenario's recompute setting is kept. Every candidate is ranked by an analytic\n"
+    "schedule (closed-form collectives on the platform's routes, in-order streams; one layer,\n"
+    "scaled); the best N are then simulated with SimGrid over every layer and micro-batch, the\n"
+    "identical layers folded as `run` folds them (3 and 4 layers simulated; run.fold: false\n"
+    "replays every layer). Candidates that do not fit in the device's memory are dropped (the\n"
+    "count is printed). Prints a table ranked by simulated time, with the predicted\n"
     "time, model TFLOP/s per GPU and MFU (model FLOPs: the same for every strategy), and the\n"
     "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
     "\n"
@@ -147,6 +149,8 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
                       w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
                       "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
                       "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
+        json_object_set_new(row, "attention_tp", json_integer(mdl_strategy_sub_tp(&w->st, 0)));
+        json_object_set_new(row, "mlp_tp", json_integer(mdl_strategy_sub_tp(&w->st, 1)));
         if (w->simulated_s > 0)
             json_object_set_new(row, "fold_spread",
                                 w->fold_spread >= 0 ? json_real(w->fold_spread) : json_null());

@@ -109,6 +109,7 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
                 for (int c = 0; c < 4; c++)
                     for (int oa = 0; oa < 2; oa++) {
                         struct mdl_strategy st = *base;
+                        st.attention_tp = st.mlp_tp = 0;
                         st.kind = d2 == 1 ? MDL_STRAT_1D : MDL_STRAT_2D;
                         st.d1 = d1;
                         st.d2 = d2;
@@ -122,8 +123,28 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
                         if (add(l, &st)) return -1;
                     }
     }
+    /* Oases' per-sublayer plans: 1D with the attention and the MLP each at a degree dividing
+     * d (not both d), Megatron's schedule or Oases' */
+    for (int ta = 1; ta <= d; ta++)
+        for (int tm = 1; tm <= d; tm++)
+            for (int oa = 0; oa < 2; oa++) {
+                if (d % ta || d % tm || (ta == d && tm == d)) continue;
+                struct mdl_strategy st = *base;
+                st.kind = MDL_STRAT_1D;
+                st.d1 = d;
+                st.d2 = 1;
+                st.attention_tp = ta;
+                st.mlp_tp = tm;
+                st.oases = oa;
+                st.chunks = 1;
+                st.sequence_parallel = st.extra_allgathers = false;
+                struct tps_error e = {0};
+                if (mdl_strategy_check(&st, &s->model, &e) != 0) continue;
+                if (add(l, &st)) return -1;
+            }
     /* PrimePar's spatial-temporal ring over the same d GPUs */
     struct mdl_strategy st = *base;
+    st.attention_tp = st.mlp_tp = 0;
     st.kind = MDL_STRAT_PRIMEPAR;
     st.d1 = d;
     st.d2 = 1;

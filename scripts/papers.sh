@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/papers
-for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 primepar-dgx-a100 primepar-dgx-h100 \
-  colossal-dgx-a100 colossal-tesseract-dgx-a100; do
+for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 oases-plan-rtx3090 \
+  primepar-dgx-a100 primepar-dgx-h100 colossal-dgx-a100 colossal-tesseract-dgx-a100; do
   "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
 done
 # CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
@@ -47,6 +47,28 @@ awk -F, 'NR > 1 && $5 == "ok" { k = $2 " " $3; t[k, $4] = $6 }
                for (k in keys) printf "hidden %-6s nvlink_bridges %-5s oases/megatron %.3f\n",
                  substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1),
                  t[k, "false"] / t[k, "true"] }' docs/papers/oases-rtx3090.csv | sort -n -k2
+echo
+echo "Oases' per-sublayer plan: the fastest attention/MLP degrees with Oases' schedule that fit in"
+echo "memory, against Megatron 1D at TP=8 and at its best uniform degree t (t x 8/t), both with full"
+echo "recomputation, and against uniform Oases at TP=8: speed-up = t_baseline / t_plan"
+{
+  awk -F, 'NR > 1 && $5 == "ok" && $4 == "false" { print "M", $2, $3, $6 }' docs/papers/oases-rtx3090.csv
+  awk -F, 'BEGIN { d[1024] = 24; d[2048] = 24; d[3072] = 24; d[4096] = 16; d[6144] = 16
+                   d[8192] = 8; d[12288] = 4 }
+           NR > 1 && $8 == "ok" && $17 == "true" && d[$2] == $3 {
+             print ($5 == "true" ? "P" : "U"), $2, $4, $9, $6, $7 }' \
+    docs/papers/oases-plan-rtx3090.csv
+} | awk '{ k = sprintf("%6d %-5s", $2, $3); if (!(k in seen)) { seen[k] = 1; rows[++n] = k }
+           if ($1 == "M") mt[k] = $4
+           else if ($1 == "U") { if ($5 == $6 && (!(k in ub) || $4 < ub[k])) { ub[k] = $4; ut[k] = $5 } }
+           else { if ($5 == 8 && $6 == 8) u[k] = $4
+                  if (!(k in bt) || $4 < bt[k]) { bt[k] = $4; plan[k] = "attn " $5 ", mlp " $6 } } }
+         END { printf "%-12s %9s %13s %9s %-14s %9s %9s %9s %9s\n", "hidden nvl", "meg8 ms",
+                 "meg best ms", "oases8 ms", "oases plan", "plan ms", "/meg8", "/meg best", "/oases8"
+               for (r = 1; r <= n; r++) { k = rows[r]
+                 printf "%-12s %9.3f %8.3f (t%d) %9.3f %-14s %9.3f %8.3fx %8.3fx %8.3fx\n", k,
+                   mt[k] * 1e3, ub[k] * 1e3, ut[k], u[k] * 1e3, plan[k], bt[k] * 1e3, mt[k] / bt[k],
+                   ub[k] / bt[k], u[k] / bt[k] } }' | sort -n -k1
 echo
 echo "PrimePar (all-temporal ring) against Megatron 1D: t_1D / t_primepar, memory per GPU (GB)"
 for s in primepar-dgx-a100 primepar-dgx-h100; do
