@@ -641,3 +641,47 @@ Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
     }
     plat_topo_release(&t);
 }
+
+/* A per-sublayer plan at degree 1 is data parallelism inside the group: every GPU runs one
+ * GPU's layers on 1/8 of the micro-batch, with no collective until its weight gradients; those
+ * are all-reduced over the 8 replicas on their own stream, overlapping the rest of the
+ * backward, so only the last one (the first layer's attention) outlasts the compute. */
+Test(engine, a_degree_1_plan_is_data_parallel_with_only_the_last_gradient_all_reduce_exposed)
+{
+    struct plat_topo t;
+    struct mdl_model m, m1;
+    struct mdl_device dev;
+    gpt_on_a100(1, 8, &t, &m, &dev);
+    m1 = m;
+    m1.micro_batch = 1;
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D,
+                              .tp = 8,
+                              .attention_tp = 1,
+                              .mlp_tp = 1,
+                              .async_grad_allreduce = true};
+    struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 1, .async_grad_allreduce = true};
+    struct mdl_program p, p1;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, mdl_strategy_lower(&one, &m1, &dev, NULL, 2, 1, &p1, &err), 0));
+    double compute = 0, single = run_program(&p1, &t);
+    int ars = 0;
+    for (int i = 0; i < p.ranks[0].nops; i++) {
+        const struct mdl_op *op = &p.ranks[0].ops[i];
+        if (mdl_op_is_coll((enum mdl_op_kind)op->kind)) {
+            cr_assert(eq(int, op->kind, MDL_OP_ALL_REDUCE));
+            cr_assert(eq(int, p.groups[op->group].n, 8));
+            ars++;
+        } else {
+            compute += op->dur_s;
+        }
+    }
+    cr_assert(eq(int, ars, 4), "one gradient all-reduce per sublayer and layer");
+    assert_rel(compute, single, 1e-12, "one GPU's compute on 1/8 of the micro-batch");
+    double last = one_collective(&t, MDL_OP_ALL_REDUCE, 8,
+                                 mdl_model_sublayer_params(&m, 0) * mdl_dtype_bytes(m.dtype), NULL);
+    assert_rel(run_program(&p, &t), single + last, 1e-9, "compute, then the last all-reduce");
+    mdl_program_release(&p);
+    mdl_program_release(&p1);
+    plat_topo_release(&t);
+}
