@@ -95,6 +95,7 @@ static const struct tps_ykey strategy_keys[] = {
     {"dp", TPS_YK_SKIP, 0, 0, {NULL}},
     {"order", TPS_YK_SKIP, 0, 0, {NULL}},
     {"depth", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"ring", TPS_YK_INT, S(ring), MDL_MAX_TP, {NULL}},
     {"attention_tp", TPS_YK_INT, S(attention_tp), MDL_MAX_TP, {NULL}},
     {"mlp_tp", TPS_YK_INT, S(mlp_tp), MDL_MAX_TP, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
@@ -372,7 +373,8 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
         int at = !strcmp(e2.field, "mesh") ? mid : tpid;
         if (!strcmp(e2.field, "sequence_parallel") || !strcmp(e2.field, "chunks") ||
             !strcmp(e2.field, "oases") || !strcmp(e2.field, "depth") ||
-            !strcmp(e2.field, "attention_tp") || !strcmp(e2.field, "mlp_tp"))
+            !strcmp(e2.field, "attention_tp") || !strcmp(e2.field, "mlp_tp") ||
+            !strcmp(e2.field, "ring"))
             at = tps_ydoc_get(d, id, e2.field);
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
@@ -399,6 +401,10 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
     long pp = 1, dp = 1;
     int rc;
+    if (s->strategy.kind == MDL_STRAT_PRIMEPAR && mdl_strategy_depth(&s->strategy) > 1)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, sid, "ring"), "strategy.ring", err,
+                             "PrimePar's rings side by side apply to a TP group alone, not yet "
+                             "to a whole job (pp, dp, pipeline or training)");
     if (mdl_strategy_is_mixed(&s->strategy)) {
         int at = tps_ydoc_get(d, sid, s->strategy.attention_tp ? "attention_tp" : "mlp_tp");
         return tps_ydoc_fail(

@@ -73,6 +73,10 @@ void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2)
     case MDL_STRAT_TP3D:
         q = exact_root(st->tp, 3);
         break;
+    case MDL_STRAT_PRIMEPAR:
+        *d1 = st->ring > 0 ? st->ring : st->tp;
+        *d2 = 1;
+        return;
     default:
         *d1 = st->tp;
         *d2 = 1;
@@ -94,6 +98,7 @@ int mdl_strategy_depth(const struct mdl_strategy *st)
 {
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
+    if (st->kind == MDL_STRAT_PRIMEPAR) return d1 > 0 && st->tp % d1 == 0 ? st->tp / d1 : 1;
     return st->kind == MDL_STRAT_TESSERACT ? st->depth : st->kind == MDL_STRAT_TP3D ? d1 : 1;
 }
 
@@ -132,7 +137,11 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     int q, q2;
     mdl_strategy_mesh(st, &q, &q2);
     if (st->kind == MDL_STRAT_PRIMEPAR)
-        snprintf(buf, len, "primepar tp=%d (spatial-temporal ring)%s", st->tp, opts);
+        if (mdl_strategy_depth(st) > 1)
+            snprintf(buf, len, "primepar tp=%d (%d rings of %d, spatial-temporal)%s", st->tp,
+                     mdl_strategy_depth(st), st->tp / mdl_strategy_depth(st), opts);
+        else
+            snprintf(buf, len, "primepar tp=%d (spatial-temporal ring)%s", st->tp, opts);
     else if (st->kind == MDL_STRAT_SUMMA2D)
         snprintf(buf, len, "summa2d tp=%d (%dx%d SUMMA)%s", st->tp, q, q, opts);
     else if (st->kind == MDL_STRAT_TESSERACT)
@@ -211,8 +220,10 @@ double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl
      * gated), FC2 f*h+h, two layer norms 4h: 4h^2+2hf+9h+f for a GPT layer; split over all tp
      * devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
      * way). Tesseract's slices each hold all of them: a split over q^2 devices. */
-    double shards = st->kind == MDL_STRAT_TESSERACT && st->depth >= 1 ? (double)st->tp / st->depth
-                                                                      : (double)st->tp;
+    double shards =
+        (st->kind == MDL_STRAT_TESSERACT && st->depth >= 1) || st->kind == MDL_STRAT_PRIMEPAR
+            ? (double)st->tp / mdl_strategy_depth(st)
+            : (double)st->tp;
     if (mdl_strategy_is_mixed(st))
         return mdl_model_sublayer_params(m, 0) / mdl_strategy_sub_tp(st, 0) +
                mdl_model_sublayer_params(m, 1) / mdl_strategy_sub_tp(st, 1);
@@ -328,6 +339,19 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                                  "the mesh side q = %d must divide model.hidden (%ld)", q,
                                  m->hidden);
         d = q; /* heads, key/value heads and the MLP are split over q */
+    }
+    if (st->ring && st->kind != MDL_STRAT_PRIMEPAR)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring", "applies to kind primepar only");
+    if (st->kind == MDL_STRAT_PRIMEPAR && st->ring) {
+        if (st->ring < 1 || d % st->ring)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring",
+                                 "must divide tp (%ld), got %d", d, st->ring);
+        if (m->micro_batch % (d / st->ring))
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring",
+                                 "%ld rings split the micro-batch: model.micro_batch (%ld) must be "
+                                 "a multiple of %ld",
+                                 d / st->ring, m->micro_batch, d / st->ring);
+        d = st->ring; /* heads, key/value heads and widths are split over the ring */
     }
     if (st->kind == MDL_STRAT_PRIMEPAR) {
         if (st->sequence_parallel)
@@ -514,9 +538,9 @@ static int coll_on(struct lower *L, enum mdl_op_kind kind, const char *name, dou
                    int after, int axis, int root)
 {
     if (axis_size(L, axis) <= 1 || L->no_comm) return -1;
-    int stream = !mdl_strategy_is_block(L->st) || axis == AXIS_D2 ? MDL_STREAM_COMM
-                 : axis == AXIS_D1                                ? MDL_STREAM_COMM2
-                                                                  : MDL_STREAM_COMM3;
+    int stream = axis == AXIS_D3                                    ? MDL_STREAM_COMM3
+                 : !mdl_strategy_is_block(L->st) || axis == AXIS_D2 ? MDL_STREAM_COMM
+                                                                    : MDL_STREAM_COMM2;
     int group = axis == AXIS_D1 && L->axis1 ? L->axis1 : axis;
     struct mdl_op op = {
         .kind = (uint8_t)kind, .stream = (uint8_t)stream, .group = group, .root = (uint16_t)root};
@@ -1035,11 +1059,21 @@ static void sh_linear(struct lower *L, const char *name, double K, double N, int
         block_linear(L, name, K, N, odd, bwd);
         return;
     }
-    double bs = (double)L->m->micro_batch * L->frac * (double)L->m->seq;
+    double bs = (double)L->m->micro_batch * L->frac / L->rep * (double)L->m->seq;
     if (bwd)
         st_backward(L, name, bs, N / L->d1, K);
     else
         st_forward(L, name, bs, N / L->d1, K);
+}
+
+/* PrimePar's rings side by side: after the last micro-batch's backward of a sublayer, its
+ * weight gradients (1/ring each) all-reduced across the rings, overlapping what follows. */
+static void rings_wgrad(struct lower *L, int mlp)
+{
+    if (L->st->kind != MDL_STRAT_PRIMEPAR || L->d3 <= 1 || L->mb != L->nmb - 1 || L->last_comp < 0)
+        return;
+    coll_on(L, MDL_OP_ALL_REDUCE, mlp ? "ar_mlp_wgrad_rings" : "ar_attn_wgrad_rings",
+            mdl_model_sublayer_params(L->m, mlp) / L->d1, L->last_comp, AXIS_D3, 0);
 }
 
 /* Tokens a rank normalises and adds (see sh_linear). */
@@ -1080,6 +1114,7 @@ static void sh_mlp_bwd(struct lower *L)
     mlp_act(L, &D, 1);
     sh_linear(L, "fc1", h, D.u, 0, 1);
     ln_sharded(L, "ln2_bwd", tok, h / d, 1);
+    rings_wgrad(L, 1);
 }
 
 static void sh_attn_bwd(struct lower *L)
@@ -1096,6 +1131,7 @@ static void sh_attn_bwd(struct lower *L)
     sh_linear(L, "qkv", h, D.q, 0, 1);
     ln_sharded(L, "ln1_bwd", tok, h / d, 1);
     eager_mem(L, "residual_add1_bwd", 3 * tok * h / d);
+    rings_wgrad(L, 0);
 }
 
 /* Makes sub-batch i current: each sub-batch waits only for its own collectives. */
@@ -1285,17 +1321,19 @@ int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *
 int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
                              int *to, int *from)
 {
-    int d = st->tp;
-    bool ring = st->kind == MDL_STRAT_PRIMEPAR && d > 1;
+    int d1, d2, d = st->tp;
+    mdl_strategy_mesh(st, &d1, &d2);
+    bool ring = st->kind == MDL_STRAT_PRIMEPAR && d1 > 1;
     for (int i = 0; i < d; i++)
         to[i] = from[i] = -1;
     for (int i = 0; ring && i < d; i++) {
-        int pair[2] = {base[i], base[(i + 1) % d]};
-        /* a communicator of its own: with d = 2 both directions join the same two ranks */
+        int next = i / d1 * d1 + (i + 1) % d1; /* rings of d1 consecutive members */
+        int pair[2] = {base[i], base[next]};
+        /* a communicator of its own: with a ring of 2 both directions join the same two ranks */
         int g = mdl_program_group_add(p, 2, pair);
         if (g < 0) return -1;
         to[i] = g;
-        from[(i + 1) % d] = g;
+        from[next] = g;
     }
     return 0;
 }
@@ -1433,7 +1471,7 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
     L->d3 = mdl_strategy_depth(st);
     L->frac = st->oases ? 0.5 : 1;
     L->pend[0] = L->pend[1] = -1;
-    L->rep = 1;
+    L->rep = st->kind == MDL_STRAT_PRIMEPAR ? L->d3 : 1;
     L->nmb = 1;
     L->layout[0] = L->layout[1] = L->glayout[0] = L->glayout[1] = st->tp;
 }

@@ -59,6 +59,10 @@ struct mdl_strategy {
                               the forward collectives, whose outputs it saved) */
     bool selective;        /* selective recomputation (Korthikanti et al. 2022): only the
                               attention core (scores, softmax, context) is recomputed */
+    int ring;              /* primepar: the ring's size (0: tp). A smaller ring is PrimePar's
+                              mixed partition: tp/ring rings side by side, each on 1/(tp/ring) of
+                              the micro-batch (a spatial split of the batch), their weights'
+                              gradients all-reduced across the rings */
     int attention_tp;      /* 1D, per-sublayer plans (Oases): the TP degree of the attention */
     int mlp_tp;            /* and of the MLP, each dividing tp (0: tp). A sublayer of degree
                               t < tp runs on tp/t groups of t consecutive GPUs, each on 1/(tp/t)
@@ -83,10 +87,12 @@ const char *mdl_strategy_kind_name(enum mdl_strategy_kind k);
 int mdl_strategy_kind_parse(const char *name, enum mdl_strategy_kind *out);
 /* Whether the kind is one of Colossal-AI's block-mesh baselines (summa2d, tesseract, tp3d). */
 bool mdl_strategy_is_block(const struct mdl_strategy *st);
-/* Mesh of a strategy: (tp, 1) for 1D and PrimePar, (q, q) for the block meshes; (0, 0) when tp
- * is no square (summa2d), no square times the depth (tesseract) or no cube (tp3d). */
+/* Mesh of a strategy: (tp, 1) for 1D, (ring, 1) for PrimePar, (q, q) for the block meshes;
+ * (0, 0) when tp is no square (summa2d), no square times the depth (tesseract) or no cube
+ * (tp3d). */
 void mdl_strategy_mesh(const struct mdl_strategy *st, int *d1, int *d2);
-/* The third axis: tesseract's depth, tp3d's q, 1 otherwise. */
+/* The third axis: tesseract's depth, tp3d's q, PrimePar's rings side by side (tp/ring), 1
+ * otherwise. */
 int mdl_strategy_depth(const struct mdl_strategy *st);
 /* Device id of mesh position (i, j) of slice 0 under the strategy's placement (slice l adds
  * l x d1 x d2). */

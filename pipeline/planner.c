@@ -151,7 +151,15 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
     st.sequence_parallel = st.oases = st.extra_allgathers = false;
     st.chunks = 1;
     struct tps_error e = {0};
-    if (d > 1 && mdl_strategy_check(&st, &s->model, &e) == 0 && add(l, &st)) return -1;
+    /* the full ring, and PrimePar's mixed partitions: rings of every size from 2 that divides
+     * d, side by side on shares of the micro-batch */
+    for (int ring = d; ring >= 2; ring--) {
+        if (d % ring) continue;
+        st.ring = ring == d ? 0 : ring;
+        e = (struct tps_error){0};
+        if (mdl_strategy_check(&st, &s->model, &e) == 0 && add(l, &st)) return -1;
+    }
+    st.ring = 0;
     /* Colossal-AI's block meshes over the same d GPUs, where d is a square, a cube, or a
      * square times a depth of at least 2 (depth 1 is summa2d) */
     for (int depth = 0; depth <= d && d > 1; depth++) {

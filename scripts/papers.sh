@@ -10,7 +10,8 @@ T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/papers
 for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 oases-plan-rtx3090 \
-  primepar-dgx-a100 primepar-dgx-h100 colossal-dgx-a100 colossal-tesseract-dgx-a100; do
+  primepar-dgx-a100 primepar-dgx-h100 primepar-rings-dgx-a100 colossal-dgx-a100 \
+  colossal-tesseract-dgx-a100; do
   "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
 done
 # CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
@@ -82,6 +83,14 @@ for s in primepar-dgx-a100 primepar-dgx-h100; do
                      t[k, "primepar"] * 1e3, t[k, "1d"] / t[k, "primepar"], m[k, "1d"],
                      m[k, "primepar"] } }' docs/papers/$s.csv
 done
+echo "== PrimePar's mixed partitions on DGX A100, TP 8: tp/ring rings side by side, against 1D TP 8"
+{
+  awk -F, 'NR > 1 && $5 == "ok" && $3 == 8 && $4 == "1d" { print "M", $2, $6, $13 }' \
+    docs/papers/primepar-dgx-a100.csv
+  awk -F, 'NR > 1 && $4 == "ok" { print "R", $2, $5, $12, $3 }' docs/papers/primepar-rings-dgx-a100.csv
+} | awk '$1 == "M" { t[$2] = $3; m[$2] = $4; next }
+         { printf "mb %3d ring %d (x%d) %9.3f ms %6.1f GB   1D TP8 %9.3f ms %6.1f GB   %.3fx\n",
+             $2, $5, 8 / $5, $3 * 1e3, $4, t[$2] * 1e3, m[$2], t[$2] / $3 }'
 echo
 echo "Colossal-AI's 2D/2.5D/3D against Megatron 1D, DGX A100: t_1D / t_strategy, memory per GPU (GB)"
 {

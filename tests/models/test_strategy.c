@@ -860,3 +860,65 @@ Test(strategy, per_sublayer_degrees_must_divide_tp_and_split_the_micro_batch)
     cr_assert(ne(int, mdl_strategy_check(&two, &m, &err), 0));
     cr_assert(eq(str, err.field, "attention_tp"));
 }
+
+/* PrimePar's mixed partition: tp/ring rings side by side, each on its share of the micro-batch.
+ * Each ring shifts 3 (ring-1)/ring (b/r) s (3h + f) elements a layer and micro-batch among its
+ * own members, its norms all-reduce within it, and after the last micro-batch each sublayer's
+ * weight gradients (1/ring of them) are all-reduced across the r rings, on a stream of their
+ * own. FLOPs are 1D's; weights are held at 1/ring. */
+Test(strategy, primepar_rings_side_by_side_split_the_batch_and_reduce_their_gradients)
+{
+    struct mdl_model m = model();
+    m.micro_batch = 4;
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    double params = mdl_model_sublayer_params(&m, 0) + mdl_model_sublayer_params(&m, 1);
+    for (int ring = 2; ring <= 8; ring *= 2) {
+        int r = 8 / ring;
+        struct mdl_strategy st = {
+            .kind = MDL_STRAT_PRIMEPAR, .tp = 8, .ring = ring, .async_grad_allreduce = true};
+        struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 8, .async_grad_allreduce = true};
+        struct mdl_program p, p1;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 3, 2, &p, &err), 0), "%s",
+                  err.msg);
+        cr_assert(eq(int, mdl_strategy_lower(&one, &m, &dev, NULL, 3, 2, &p1, &err), 0));
+        cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
+        cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&p), mdl_program_flop(&p1), 64));
+        for (int k = 0; k < 8; k++) {
+            double sent = 0, ln = 0, wg = 0;
+            int nwg = 0;
+            for (int i = 0; i < p.ranks[k].nops; i++) {
+                const struct mdl_op *op = &p.ranks[k].ops[i];
+                const struct mdl_group *g = op->group >= 0 ? &p.groups[op->group] : NULL;
+                if (op->kind == MDL_OP_SEND_RECV && op->stream == MDL_STREAM_SHIFT_SEND) {
+                    cr_assert(eq(int, g->ranks[1], k / ring * ring + (k + 1) % ring));
+                    sent += op->bytes;
+                } else if (op->kind == MDL_OP_ALL_REDUCE && op->stream == MDL_STREAM_COMM3) {
+                    cr_assert(eq(int, g->n, r));
+                    cr_assert(eq(int, g->ranks[0], k % ring));
+                    wg += op->bytes;
+                    nwg++;
+                } else if (op->kind == MDL_OP_ALL_REDUCE) {
+                    cr_assert(eq(int, g->n, ring));
+                    ln += op->bytes;
+                }
+            }
+            double expect = 3 * 2 * 3 * (ring - 1.0) / ring * (b / r) * s * (3 * h + f) * 2;
+            cr_assert(ieee_ulp_eq(dbl, sent, expect, 64), "ring %d: %g vs %g", ring, sent, expect);
+            cr_assert(eq(dbl, ln, 3 * 2 * 4 * (b / r) * s * 8.0), "ring %d", ring);
+            cr_assert(eq(int, nwg, r > 1 ? 3 * 2 : 0), "ring %d: two sublayers a layer", ring);
+            cr_assert(ieee_ulp_eq(dbl, wg, r > 1 ? 3 * params / ring * 2 : 0, 8), "ring %d", ring);
+        }
+        struct mdl_memory mm;
+        mdl_strategy_memory(&st, &m, NULL, 1, &mm);
+        cr_assert(ieee_ulp_eq(dbl, mm.weights, 2 * params / ring, 8));
+        mdl_program_release(&p);
+        mdl_program_release(&p1);
+    }
+    struct mdl_strategy bad = {.kind = MDL_STRAT_PRIMEPAR, .tp = 8, .ring = 3};
+    struct tps_error err = {0};
+    cr_assert(ne(int, mdl_strategy_check(&bad, &m, &err), 0));
+    cr_assert(eq(str, err.field, "ring"));
+}
