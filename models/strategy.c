@@ -1220,32 +1220,29 @@ static void sub_leave(struct lower *L, int mlp, int bwd)
     emit(L, &op, mlp ? "ar_mlp_wgrad_replicas" : "ar_attn_wgrad_replicas");
 }
 
+/* Sublayer `mlp` forward or backward (f) at its own degree, for per-sublayer plans. */
+static void sub_run(struct lower *L, int mlp, int bwd, void (*f)(struct lower *))
+{
+    sub_enter(L, mlp, bwd);
+    f(L);
+    sub_leave(L, mlp, bwd);
+}
+
 static void attn_fwd_1d(struct lower *L)
 {
-    sub_enter(L, 0, 0);
-    attn_fwd(L);
-    sub_leave(L, 0, 0);
+    sub_run(L, 0, 0, attn_fwd);
 }
-
 static void mlp_fwd_1d(struct lower *L)
 {
-    sub_enter(L, 1, 0);
-    mlp_fwd(L);
-    sub_leave(L, 1, 0);
+    sub_run(L, 1, 0, mlp_fwd);
 }
-
 static void mlp_bwd_1d(struct lower *L)
 {
-    sub_enter(L, 1, 1);
-    mlp_bwd(L);
-    sub_leave(L, 1, 1);
+    sub_run(L, 1, 1, mlp_bwd);
 }
-
 static void attn_bwd_1d(struct lower *L)
 {
-    sub_enter(L, 0, 1);
-    attn_bwd(L);
-    sub_leave(L, 0, 1);
+    sub_run(L, 0, 1, attn_bwd);
 }
 
 static void layer_fwd(struct lower *L)

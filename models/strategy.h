@@ -20,7 +20,11 @@
  * `depth` slices on 1/depth of the tokens and all-reduces weight gradients over the depth; 3D
  * (kind tp3d, tp = q^3) all-gathers the input and the weight over two axes of a q x q x q cube
  * and reduce-scatters the output over the third (backward: all-gather, two reduce-scatters).
- * Formulas: ../shared/design/strategies.md sections 1, 2, 4, 7 and 8; docs/strategies.md.
+ * Per-sublayer plans (Oases' planner, 1D): the attention and the MLP at their own degrees
+ * dividing tp, each sublayer's spare GPUs splitting the micro-batch, tensors all-gathered on the
+ * way to a higher degree, weight gradients all-reduced over a sublayer's replicas. PrimePar's
+ * mixed partition: rings smaller than tp side by side, each on its share of the micro-batch.
+ * Formulas: ../shared/design/strategies.md sections 1, 2, 3, 4, 7 and 8; docs/scenarios.md.
  */
 #ifndef MDL_STRATEGY_H
 #define MDL_STRATEGY_H
