@@ -1066,14 +1066,28 @@ static void sh_linear(struct lower *L, const char *name, double K, double N, int
         st_forward(L, name, bs, N / L->d1, K);
 }
 
-/* PrimePar's rings side by side: after the last micro-batch's backward of a sublayer, its
- * weight gradients (1/ring each) all-reduced across the rings, overlapping what follows. */
+/* A sublayer's weight gradients (1/shards of its parameters) all-reduced over the GPUs that
+ * hold copies of them (group marker `group`, its own communicator on `stream`), once: after the
+ * backward of the last micro-batch (and Oases sub-batch), overlapping what follows. */
+static void wgrad_replicas(struct lower *L, int mlp, double shards, int group, int stream,
+                           const char *name)
+{
+    if (L->mb != L->nmb - 1 || (L->st->oases && L->sub != 1) || L->last_comp < 0) return;
+    struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
+                        .stream = (uint8_t)stream,
+                        .group = group,
+                        .bytes = mdl_model_sublayer_params(L->m, mlp) / shards *
+                                 mdl_dtype_bytes(L->m->dtype)};
+    op.deps[op.ndeps++] = L->last_comp;
+    emit(L, &op, name);
+}
+
+/* PrimePar's rings side by side: each sublayer's gradients all-reduced across the rings. */
 static void rings_wgrad(struct lower *L, int mlp)
 {
-    if (L->st->kind != MDL_STRAT_PRIMEPAR || L->d3 <= 1 || L->mb != L->nmb - 1 || L->last_comp < 0)
-        return;
-    coll_on(L, MDL_OP_ALL_REDUCE, mlp ? "ar_mlp_wgrad_rings" : "ar_attn_wgrad_rings",
-            mdl_model_sublayer_params(L->m, mlp) / L->d1, L->last_comp, AXIS_D3, 0);
+    if (L->st->kind == MDL_STRAT_PRIMEPAR && L->d3 > 1 && !L->no_comm)
+        wgrad_replicas(L, mlp, L->d1, AXIS_D3, MDL_STREAM_COMM3,
+                       mlp ? "ar_mlp_wgrad_rings" : "ar_attn_wgrad_rings");
 }
 
 /* Tokens a rank normalises and adds (see sh_linear). */
@@ -1198,9 +1212,8 @@ static void sub_enter(struct lower *L, int mlp, int bwd)
         relayout(L, &L->layout[L->sub], t, mlp ? "relayout_mlp" : "relayout_attn");
 }
 
-/* Leaves it; after the backward of the last micro-batch (and sub-batch), a sublayer of degree
- * below tp all-reduces its weight gradients over its replicas, on a stream of its own (its
- * communicator), overlapping what follows. */
+/* Leaves it; a sublayer of degree below tp all-reduces its weight gradients over its replicas
+ * (wgrad_replicas). */
 static void sub_leave(struct lower *L, int mlp, int bwd)
 {
     if (!mdl_strategy_is_mixed(L->st)) return;
@@ -1208,16 +1221,9 @@ static void sub_leave(struct lower *L, int mlp, int bwd)
     L->d1 = L->st->tp;
     L->rep = 1;
     L->axis1 = 0;
-    if (!bwd || t == L->st->tp || L->mb != L->nmb - 1 || (L->st->oases && L->sub != 1) ||
-        L->last_comp < 0)
-        return;
-    struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
-                        .stream = MDL_STREAM_COMM2,
-                        .group = mlp ? MDL_GROUP_REP_MLP : MDL_GROUP_REP_ATTN,
-                        .bytes = mdl_model_sublayer_params(L->m, mlp) / t *
-                                 mdl_dtype_bytes(L->m->dtype)};
-    op.deps[op.ndeps++] = L->last_comp;
-    emit(L, &op, mlp ? "ar_mlp_wgrad_replicas" : "ar_attn_wgrad_replicas");
+    if (bwd && t < L->st->tp)
+        wgrad_replicas(L, mlp, t, mlp ? MDL_GROUP_REP_MLP : MDL_GROUP_REP_ATTN, MDL_STREAM_COMM2,
+                       mlp ? "ar_mlp_wgrad_replicas" : "ar_attn_wgrad_replicas");
 }
 
 /* Sublayer `mlp` forward or backward (f) at its own degree, for per-sublayer plans. */
