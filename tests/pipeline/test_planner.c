@@ -126,3 +126,31 @@ Test(plan, folded_layers_simulate_what_every_layer_does)
     free(ur);
     scn_release(&s);
 }
+
+Test(plan, enumerates_every_kind_whatever_the_scenarios_own_kind)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-ring.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct planner_opts o = {.simulate = 0, .ignore_memory = 1};
+    struct planner_row *rows;
+    struct planner_info info;
+    int n;
+    cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    static const char *const want[] = {
+        "1d tp=8",
+        "2d tp=8 mesh 4x2 row-first",
+        "1d tp=8 attention tp=2 x4, mlp tp=4 x2",
+        "1d tp=8 attention tp=4 x2, mlp tp=4 x2 +oases",
+        "primepar tp=8 (spatial-temporal ring)",
+        "primepar tp=8 (2 rings of 4, spatial-temporal)",
+        "primepar tp=8 (4 rings of 2, spatial-temporal)",
+        "tp3d tp=8 (2x2x2 cube)",
+        "tesseract tp=8 (2x2 x depth 2)",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert(ne(ptr, (void *)by_desc(rows, n, want[i]), NULL), "missing: %s", want[i]);
+    free(rows);
+    scn_release(&s);
+}
