@@ -370,12 +370,9 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     st->tp = (int)tp;
     struct tps_error e2 = {0};
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
-        int at = !strcmp(e2.field, "mesh") ? mid : tpid;
-        if (!strcmp(e2.field, "sequence_parallel") || !strcmp(e2.field, "chunks") ||
-            !strcmp(e2.field, "oases") || !strcmp(e2.field, "depth") ||
-            !strcmp(e2.field, "attention_tp") || !strcmp(e2.field, "mlp_tp") ||
-            !strcmp(e2.field, "ring"))
-            at = tps_ydoc_get(d, id, e2.field);
+        /* the key the check names, where the scenario gives it */
+        int at = e2.field[0] ? tps_ydoc_get(d, id, e2.field) : 0;
+        if (!at) at = !strcmp(e2.field, "mesh") ? mid : tpid;
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
         return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);
@@ -406,11 +403,11 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
                              "PrimePar's rings side by side apply to a TP group alone, not yet "
                              "to a whole job (pp, dp, pipeline or training)");
     if (mdl_strategy_is_mixed(&s->strategy)) {
-        int at = tps_ydoc_get(d, sid, s->strategy.attention_tp ? "attention_tp" : "mlp_tp");
-        return tps_ydoc_fail(
-            d, at, s->strategy.attention_tp ? "strategy.attention_tp" : "strategy.mlp_tp", err,
-            "per-sublayer TP degrees apply to a TP group alone, not yet to a "
-            "whole job (pp, dp, pipeline or training)");
+        bool attn = mdl_strategy_sub_tp(&s->strategy, 0) != s->strategy.tp;
+        return tps_ydoc_fail(d, tps_ydoc_get(d, sid, attn ? "attention_tp" : "mlp_tp"),
+                             attn ? "strategy.attention_tp" : "strategy.mlp_tp", err,
+                             "per-sublayer TP degrees apply to a TP group alone, not yet to a "
+                             "whole job (pp, dp, pipeline or training)");
     }
     if (ppid && (rc = tps_ydoc_count(d, ppid, "strategy.pp", &pp, err))) return rc;
     if (dpid && (rc = tps_ydoc_count(d, dpid, "strategy.dp", &dp, err))) return rc;
