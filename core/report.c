@@ -68,6 +68,8 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     r->hardware_flop = mdl_program_flop(p);
     r->model_flop = p->model_flop;
     r->peak_flops = p->peak_flops;
+    r->dropped = p->dropped;
+    r->migrated_bytes = p->migrated_bytes;
     int maxops = 0;
     for (int k = 0; k < p->nranks; k++)
         if (p->ranks[k].nops > maxops) maxops = p->ranks[k].nops;
@@ -182,6 +184,7 @@ int report_extrapolate(const struct report *a, const struct report *b, int nlaye
     EXTRA(model_flop);
     EXTRA(hardware_flop);
     EXTRA(bytes_sent);
+    EXTRA(migrated_bytes);
 #undef EXTRA
     out->hardware_tflops_per_gpu = out->model_tflops_per_gpu = out->mfu = 0;
     if (out->iteration_s > 0) {
@@ -234,6 +237,7 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     fprintf(f, "simulated       %d layer(s) x %d micro-batch(es) on %d GPU(s)\n", r->nlayers,
             r->micro_batches, r->nranks);
     if (m->folding && m->folding[0]) fprintf(f, "folded          %s\n", m->folding);
+    if (m->hetero && m->hetero[0]) fprintf(f, "heterogeneity   %s\n", m->hetero);
     fputc('\n', f);
     fprintf(f, "iteration time        %12.6f ms\n", r->iteration_s * 1e3);
     fprintf(f, "compute time          %12.6f ms  (mean per GPU)\n", r->compute_s * 1e3);
@@ -260,6 +264,11 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     }
     fprintf(f, "hardware TFLOP/s/GPU  %12.3f  (executed, with recomputation and replicated work)\n",
             r->hardware_tflops_per_gpu);
+    if (m->hetero && m->hetero[0])
+        fprintf(f,
+                "columns dropped       %12.3f %%  (ZERO-resizing's accuracy proxy)\n"
+                "migrated              %12.3f MB  (weights and gradients of moved columns)\n",
+                r->dropped * 100, r->migrated_bytes / 1e6);
     if (r->has_memory) {
         const struct mdl_memory *mm = &r->memory;
         fprintf(f, "memory per GPU        %12.1f GB of %.1f GB: %s\n", mm->total / 1e9,
@@ -287,6 +296,8 @@ static json_t *meta_json(const struct report_meta *m)
                           or_dash(m->platform), "strategy", or_dash(m->strategy));
     if (j && m->folding && m->folding[0])
         json_object_set_new(j, "folding", json_string(m->folding));
+    if (j && m->hetero && m->hetero[0])
+        json_object_set_new(j, "heterogeneity", json_string(m->hetero));
     return j;
 }
 
@@ -329,6 +340,10 @@ int report_write_json(const struct report *r, const struct report_meta *m, const
                             r->job ? json_real(r->dp_exposed_comm_s) : json_null());
         json_object_set_new(j, "pipeline_bubble_s",
                             r->job ? json_real(r->pipeline_bubble_s) : json_null());
+    }
+    if (j && m->hetero && m->hetero[0]) {
+        json_object_set_new(j, "dropped_fraction", json_real(r->dropped));
+        json_object_set_new(j, "migrated_bytes", json_real(r->migrated_bytes));
     }
     if (j && r->has_memory) {
         const struct mdl_memory *mm = &r->memory;
@@ -376,9 +391,13 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
                           struct tps_error *err)
 {
     static const char *const stream_names[MDL_MAX_STREAMS] = {
-        "compute",         "comm",        "comm2 (dp)", "comm3 (pp recv fwd)", "pp send fwd",
-        "pp recv bwd",     "pp send bwd", "grad norm",  "zero-3 gather",       "ring shift send",
-        "ring shift recv", "tp columns",  "tp pillars"};
+        "compute",         "comm",
+        "comm2 (dp)",      "comm3 (pp recv fwd)",
+        "pp send fwd",     "pp recv bwd",
+        "pp send bwd",     "grad norm",
+        "zero-3 gather",   "ring shift send",
+        "ring shift recv", "tp columns",
+        "tp pillars",      "migration"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];

@@ -44,6 +44,9 @@ struct report {
     double hardware_flop;
     double hardware_tflops_per_gpu;
     double bytes_sent; /* mean bytes a rank sent in collectives */
+    /* Balancing under heterogeneity (models/hetero.h): the fraction of the sharded columns
+     * ZERO-resizing left out, and the bytes the migration moved (all ranks). */
+    double dropped, migrated_bytes;
     int nranks;
     int nlayers;
     int micro_batches;
@@ -62,6 +65,7 @@ struct report_meta {
     const char *platform; /* platform description */
     const char *strategy; /* strategy description */
     const char *folding;  /* what a job's simulation folded (pipeline/pipeline.h), or NULL */
+    const char *hetero;   /* devices, speed factors and balancing (models/hetero.h), or NULL */
 };
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);

@@ -10,9 +10,10 @@
 #include "models/compute.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {
-    "name",        "description", "model", "device",   "platform", "strategy", "run",
-    "collectives", "framework",   "sweep", "pipeline", "training", NULL};
+static const char *const top_keys[] = {"name",      "description", "model",    "device",
+                                       "platform",  "strategy",    "run",      "collectives",
+                                       "framework", "sweep",       "pipeline", "training",
+                                       "devices",   "stragglers",  NULL};
 static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -98,6 +99,8 @@ static const struct tps_ykey strategy_keys[] = {
     {"ring", TPS_YK_INT, S(ring), MDL_MAX_TP, {NULL}},
     {"attention_tp", TPS_YK_INT, S(attention_tp), MDL_MAX_TP, {NULL}},
     {"mlp_tp", TPS_YK_INT, S(mlp_tp), MDL_MAX_TP, {NULL}},
+    {"balance", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"max_drop", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -473,6 +476,172 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     return TPS_OK;
 }
 
+/* A number in [lo, hi] at node id. */
+static int read_between(const struct tps_ydoc *d, int id, const char *field, double lo, double hi,
+                        double *out, struct tps_error *err)
+{
+    int rc = tps_ydoc_double(d, id, field, out, err);
+    if (rc) return rc;
+    if (!(*out >= lo && *out <= hi))
+        return tps_ydoc_fail(d, id, field, err, "must be between %g and %g, got %g", lo, hi, *out);
+    return TPS_OK;
+}
+
+/* devices: a preset per GPU or per machine of the platform (docs/heterogeneity.md). */
+static int load_devices(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+                        struct tps_error *err)
+{
+    struct mdl_hetero *h = &s->hetero;
+    const struct plat_topo *t = &s->topo;
+    int n = tps_ydoc_is_seq(d, id) ? tps_ydoc_len(d, id) : -1;
+    if (n != t->ngpus && n != t->machines)
+        return tps_ydoc_fail(d, id, "devices", err,
+                             "expected a list of device presets, one per GPU (%d) or one per "
+                             "machine (%d) of the platform",
+                             t->ngpus, t->machines);
+    h->ngpus = t->ngpus;
+    h->gpu_device = malloc((size_t)t->ngpus * sizeof *h->gpu_device);
+    if (!h->gpu_device) return tps_error_oom(err);
+    for (int i = 0; i < n; i++) {
+        int v = tps_ydoc_seq_at(d, id, i), rc;
+        const char *name;
+        if ((rc = tps_ydoc_str(d, v, "devices", &name, err))) return rc;
+        int k = -1;
+        if (strcmp(name, s->device.name)) {
+            for (int j = 0; j < h->ndevices && k < 0; j++)
+                if (!strcmp(h->devices[j].name, name)) k = j;
+            if (k < 0 && h->ndevices == MDL_HETERO_MAX_DEVICES)
+                return tps_ydoc_fail(d, v, "devices", err, "at most %d presets besides device",
+                                     MDL_HETERO_MAX_DEVICES);
+            if (k < 0 && mdl_device_preset(name, &h->devices[h->ndevices]) != 0) {
+                char list[256];
+                tps_names_join(mdl_device_names(), list, sizeof list);
+                return tps_ydoc_fail(d, v, "devices", err,
+                                     "unknown device '%s' (expected one of: %s)", name, list);
+            }
+            if (k < 0) k = h->ndevices++;
+        }
+        if (n == t->ngpus)
+            h->gpu_device[i] = k;
+        else
+            for (int g = 0; g < t->ngpus; g++)
+                if (t->nodes[t->gpu_node[g]].machine == i) h->gpu_device[g] = k;
+    }
+    return TPS_OK;
+}
+
+static const struct tps_ykey straggler_keys[] = {{"slowdown", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"noise", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"sigma", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"per", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"stall_probability", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"stall_factor", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {"seed", TPS_YK_SKIP, 0, 0, {NULL}},
+                                                 {NULL, 0, 0, 0, {NULL}}};
+
+/* stragglers: fixed slowdowns per rank and seeded noise (models/hetero.h). */
+static int load_stragglers(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+                           struct tps_error *err)
+{
+    struct mdl_hetero *h = &s->hetero;
+    int rc = tps_ydoc_read_map(d, id, "stragglers", straggler_keys, h, err), v;
+    if (rc) return rc;
+    if ((v = tps_ydoc_get(d, id, "slowdown"))) {
+        int n = tps_ydoc_is_seq(d, v) ? tps_ydoc_len(d, v) : -1;
+        if (n != s->strategy.tp)
+            return tps_ydoc_fail(d, v, "stragglers.slowdown", err,
+                                 "expected a list of %d speed factors, one per GPU of the TP "
+                                 "group (1: full speed, 2: twice as slow)",
+                                 s->strategy.tp);
+        h->slowdown = malloc((size_t)n * sizeof *h->slowdown);
+        if (!h->slowdown) return tps_error_oom(err);
+        h->nslow = n;
+        for (int i = 0; i < n; i++)
+            if ((rc = read_between(d, tps_ydoc_seq_at(d, v, i), "stragglers.slowdown", 0.01, 1000,
+                                   &h->slowdown[i], err)))
+                return rc;
+    }
+    if ((v = tps_ydoc_get(d, id, "noise")) &&
+        (rc = tps_ydoc_enum(d, v, "stragglers.noise", mdl_noise_names, &h->noise, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "per")) &&
+        (rc = tps_ydoc_enum(d, v, "stragglers.per", mdl_noise_per_names, &h->per, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "sigma")) &&
+        (rc = read_between(d, v, "stragglers.sigma", 0, 3, &h->sigma, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "stall_probability")) &&
+        (rc = read_between(d, v, "stragglers.stall_probability", 0, 1, &h->stall_prob, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "stall_factor")) &&
+        (rc = read_between(d, v, "stragglers.stall_factor", 0.01, 1000, &h->stall_factor, err)))
+        return rc;
+    if ((v = tps_ydoc_get(d, id, "seed"))) {
+        long seed;
+        if ((rc = tps_ydoc_long(d, v, "stragglers.seed", &seed, err))) return rc;
+        if (seed < 0 || seed > 4294967295L)
+            return tps_ydoc_fail(d, v, "stragglers.seed", err,
+                                 "must be between 0 and 4294967295, got %ld", seed);
+        h->seed = (unsigned long)seed;
+    }
+    static const char *const noise_only[] = {"sigma", "per", "seed", NULL};
+    for (int i = 0; h->noise == MDL_NOISE_NONE && noise_only[i]; i++)
+        if ((v = tps_ydoc_get(d, id, noise_only[i]))) {
+            char f[48];
+            snprintf(f, sizeof f, "stragglers.%s", noise_only[i]);
+            return tps_ydoc_fail(d, v, f, err,
+                                 "applies with stragglers.noise (lognormal or stall)");
+        }
+    static const char *const stall_only[] = {"stall_probability", "stall_factor", NULL};
+    for (int i = 0; h->noise != MDL_NOISE_STALL && stall_only[i]; i++)
+        if ((v = tps_ydoc_get(d, id, stall_only[i]))) {
+            char f[48];
+            snprintf(f, sizeof f, "stragglers.%s", stall_only[i]);
+            return tps_ydoc_fail(d, v, f, err, "applies with stragglers.noise: stall");
+        }
+    if (h->noise == MDL_NOISE_STALL && !tps_ydoc_get(d, id, "stall_probability"))
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "noise"), "stragglers.stall_probability", err,
+                             "missing: how often a kernel (or an iteration) stalls");
+    if (h->noise == MDL_NOISE_LOGNORMAL && !tps_ydoc_get(d, id, "sigma"))
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "noise"), "stragglers.sigma", err,
+                             "missing: the spread of log(factor)");
+    return TPS_OK;
+}
+
+/* devices, stragglers, strategy.balance and .max_drop: heterogeneity of a TP group. */
+static int load_hetero(const struct tps_ydoc *d, int root, struct scn_scenario *s,
+                       struct tps_error *err)
+{
+    struct mdl_hetero *h = &s->hetero;
+    int sid = tps_ydoc_get(d, root, "strategy"), rc, v;
+    int ids[4] = {tps_ydoc_get(d, root, "devices"), tps_ydoc_get(d, root, "stragglers"),
+                  tps_ydoc_get(d, sid, "balance"), tps_ydoc_get(d, sid, "max_drop")};
+    static const char *const fields[] = {"devices", "stragglers", "strategy.balance",
+                                         "strategy.max_drop"};
+    for (int i = 0; i < 4 && s->is_job; i++)
+        if (ids[i])
+            return tps_ydoc_fail(d, ids[i], fields[i], err,
+                                 "applies to a TP group alone, not yet to a whole job (pp, dp, "
+                                 "pipeline or training)");
+    if (ids[0] && (rc = load_devices(d, ids[0], s, err))) return rc;
+    if (ids[1] && (rc = load_stragglers(d, ids[1], s, err))) return rc;
+    if ((v = ids[2])) {
+        if ((rc = tps_ydoc_enum(d, v, "strategy.balance", mdl_balance_names, &h->balance, err)))
+            return rc;
+        if (h->balance != MDL_BALANCE_NONE &&
+            (s->strategy.kind != MDL_STRAT_1D || mdl_strategy_is_mixed(&s->strategy)))
+            return tps_ydoc_fail(d, v, "strategy.balance", err,
+                                 "balancing applies to kind: 1d with one TP degree for both "
+                                 "sublayers (its columns and heads are what moves)");
+    }
+    if ((v = ids[3])) {
+        if (h->balance != MDL_BALANCE_SEMI)
+            return tps_ydoc_fail(d, v, "strategy.max_drop", err, "applies with balance: semi");
+        if ((rc = read_between(d, v, "strategy.max_drop", 0, 1, &h->max_drop, err))) return rc;
+    }
+    return TPS_OK;
+}
+
 static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, struct tps_error *err)
 {
     struct run_in in = {.layers = s->model.layers, .micro_batches = 1};
@@ -531,6 +700,7 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
 {
     memset(s, 0, sizeof *s);
+    mdl_hetero_init(&s->hetero);
     snprintf(s->path, sizeof s->path, "%s", path);
     const char *slash = strrchr(path, '/');
     snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
@@ -563,6 +733,7 @@ int scn_load_in(const char *path, const char *like, struct scn_scenario *s, stru
     if (fid) rc = tps_ydoc_read_map(&d, fid, "framework", framework_keys, &s->framework, err);
     if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
     if (rc == TPS_OK) rc = load_job(&d, root, s, err);
+    if (rc == TPS_OK) rc = load_hetero(&d, root, s, err);
     if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
     tps_ydoc_release(&d);
     return rc;
@@ -598,6 +769,7 @@ void scn_release(struct scn_scenario *s)
 {
     plat_topo_release(&s->topo);
     mdl_gemm_table_release(&s->gemm);
+    mdl_hetero_release(&s->hetero);
 }
 
 void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/device.h"
 #include "models/gemmtable.h"
+#include "models/hetero.h"
 #include "models/job.h"
 #include "models/strategy.h"
 #include "models/transformer.h"
@@ -34,7 +35,8 @@ struct scn_scenario {
      * batch. Otherwise one TP group runs `layers` x `micro_batches`. */
     int is_job;
     struct mdl_job job;
-    long global_batch; /* sequences per iteration (a job) */
+    long global_batch;        /* sequences per iteration (a job) */
+    struct mdl_hetero hetero; /* owned: devices per GPU, stragglers, balancing (TP group) */
     int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
                  nothing needs every op's times) */
 };

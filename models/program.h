@@ -19,7 +19,7 @@
 #include "common/strindex.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    13
+#define MDL_MAX_STREAMS    14
 #define MDL_STREAM_COMPUTE 0
 #define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
 /* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
@@ -39,6 +39,8 @@
  * a third mesh axis, each on a communicator (and so a stream) of its own. */
 #define MDL_STREAM_COMM2 11
 #define MDL_STREAM_COMM3 12
+/* FlexTP's migration (hetero.h): the weights of moved columns and their gradients. */
+#define MDL_STREAM_MIGRATE 13
 
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */
@@ -110,6 +112,9 @@ struct mdl_program {
     int micro_batches;              /* micro-batches in the program */
     double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */
     double peak_flops; /* dense peak FLOP/s of one GPU for the dtype, 0 when unknown */
+    /* Balancing under heterogeneity (hetero.h): the fraction of all sharded columns left out
+     * (ZERO-resizing; 0 otherwise) and the bytes the migration moved. */
+    double dropped, migrated_bytes;
     /* Owned, nranks entries, or NULL: 1 for the GPU of a folded replica, whose ops only mirror
      * those of a replica simulated in full (its traffic on shared links); reports average over
      * the other GPUs, which stand for it. */

@@ -412,6 +412,8 @@ struct lower {
     int layout[2];  /* degree whose layout the activations are in, per Oases sub-batch */
     int glayout[2]; /* and the gradients */
     int nmb;        /* micro-batches lowered (weight gradients are reduced after the last) */
+    double share;   /* 1D: the rank's share of its d1 shard (heterogeneity.h's balancing): its
+                       columns and heads times share; collectives keep their size */
 };
 
 /* Host time to launch op: every kernel in eager mode (with flash attention, the attention kernel
@@ -629,6 +631,7 @@ static struct dims dims_of(const struct lower *L)
     }
     D.bs = D.b * D.s;
     D.tok = D.sp ? D.bs / D.d1 : D.bs; /* tokens held by a rank between the TP regions */
+    D.d1 = L->d1 / L->share;           /* the sharded columns and heads: share x d1's shard */
     return D;
 }
 
@@ -1476,17 +1479,19 @@ static void lower_init(struct lower *L, const struct mdl_strategy *st, const str
     L->pend[0] = L->pend[1] = -1;
     L->rep = st->kind == MDL_STRAT_PRIMEPAR ? L->d3 : 1;
     L->nmb = 1;
+    L->share = 1;
     L->layout[0] = L->layout[1] = L->glayout[0] = L->glayout[1] = st->tp;
 }
 
 /* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
 static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
-                       int micro_batches, struct mdl_program *out)
+                       int micro_batches, double share, struct mdl_program *out)
 {
     struct lower L;
     lower_init(&L, st, m, dev, fw, out, 0);
     L.nmb = micro_batches;
+    L.share = share;
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
         L.mb = mb;
         /* the layers' input and the loss's gradient: whole on every rank */
@@ -1513,7 +1518,7 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
     if (mdl_strategy_check(st, m, &e) != 0) return -1;
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
-    int rc = lower_rank0(st, m, dev, fw, 1, 1, &p);
+    int rc = lower_rank0(st, m, dev, fw, 1, 1, 1, &p);
     double n =
         rc ? -1 : (double)p.ranks[0].nops * (double)st->tp * (double)layers * (double)micro_batches;
     mdl_program_release(&p);
@@ -1534,9 +1539,18 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
                             "simulate fewer layers or micro-batches", err)))
         return rc;
-    if (lower_rank0(st, m, dev, fw, layers, micro_batches, out) != 0 || assign_groups(st, out) != 0)
+    if (lower_rank0(st, m, dev, fw, layers, micro_batches, 1, out) != 0 ||
+        assign_groups(st, out) != 0)
         return tps_error_oom(err);
     return TPS_OK;
+}
+
+int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_model *m,
+                             const struct mdl_device *dev, const struct mdl_framework *fw,
+                             int layers, int micro_batches, double share, struct mdl_program *out)
+{
+    if (mdl_program_init(out, 1) != 0) return -1;
+    return lower_rank0(st, m, dev, fw, layers, micro_batches, share, out);
 }
 
 struct mdl_emitter {

@@ -159,6 +159,15 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
                        int micro_batches, struct mdl_program *out, struct tps_error *err);
 
+/* Rank 0's ops alone (a one-rank program in *out, initialised here: release it even on failure,
+ * its collectives naming group markers) as mdl_strategy_lower orders them, on device dev, with
+ * the rank computing `share` of its 1D shard (its columns and heads; 1: the plain shard). The ops
+ * are those of every rank of the strategy one for one, only their times, FLOPs and bytes differ:
+ * heterogeneity.h re-prices ranks with it. 0, or -1 on allocation failure. */
+int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_model *m,
+                             const struct mdl_device *dev, const struct mdl_framework *fw,
+                             int layers, int micro_batches, double share, struct mdl_program *out);
+
 /* Piecewise lowering, for whole jobs (models/job.h). An emitter appends one rank's ops to a
  * program: a range of layers forward or backward for one micro-batch, or the embedding and the
  * logits of the model. Its collectives name the placeholder groups MDL_GROUP_D1 (the rank's

@@ -203,8 +203,8 @@ static void describe_folding(const struct scn_scenario *s, const struct mdl_job_
  * what was folded, in words, to folding (may be NULL). */
 static int lower_scenario(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                           int micro_batches, struct mdl_program *p, struct mdl_job_fold *fold_out,
-                          int full_replicas, char *folding, size_t folding_len,
-                          struct tps_error *err)
+                          int full_replicas, char *folding, size_t folding_len, char *hetero,
+                          size_t hetero_len, struct tps_error *err)
 {
     if (s->is_job && (!st || st == &s->strategy)) {
         const struct mdl_strategy *js = &s->strategy;
@@ -233,14 +233,23 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
         layers = s->layers;
         micro_batches = s->micro_batches;
     }
-    return mdl_strategy_lower(st, &s->model, &s->device, &s->framework, layers, micro_batches, p,
-                              err);
+    int rc =
+        mdl_strategy_lower(st, &s->model, &s->device, &s->framework, layers, micro_batches, p, err);
+    if (rc || !mdl_hetero_active(&s->hetero)) return rc;
+    /* balancing moves 1D columns; another candidate strategy (the planner's) runs unbalanced */
+    struct mdl_hetero h = s->hetero; /* borrows its arrays */
+    if (st->kind != MDL_STRAT_1D || mdl_strategy_is_mixed(st)) h.balance = MDL_BALANCE_NONE;
+    struct mdl_hetero_result res;
+    rc = mdl_hetero_apply(&h, st, &s->model, &s->device, &s->framework, layers, micro_batches,
+                          h.seed, p, &res, err);
+    if (!rc && hetero) snprintf(hetero, hetero_len, "%s", res.desc);
+    return rc;
 }
 
 int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                    int micro_batches, struct mdl_program *p, struct tps_error *err)
 {
-    return lower_scenario(s, st, layers, micro_batches, p, NULL, 0, NULL, 0, err);
+    return lower_scenario(s, st, layers, micro_batches, p, NULL, 0, NULL, 0, NULL, 0, err);
 }
 
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
@@ -257,15 +266,15 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
 int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
 {
     int rc = lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, j->full_replicas, j->folding,
-                            sizeof j->folding, err);
+                            sizeof j->folding, j->hetero, sizeof j->hetero, err);
     if (rc) return rc;
     const struct scn_scenario *s = &j->scn;
     scn_describe_model(s, j->model, sizeof j->model);
     scn_describe_strategy(s, j->strategy, sizeof j->strategy);
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
-    j->meta =
-        (struct report_meta){s->path, j->model, j->device, j->platform, j->strategy, j->folding};
+    j->meta = (struct report_meta){s->path,     j->model,   j->device, j->platform,
+                                   j->strategy, j->folding, j->hetero};
     if (s->is_job)
         mdl_job_memory(&s->job, &s->strategy, &s->model, &s->framework, &j->mem);
     else
@@ -308,7 +317,8 @@ int pipeline_load_trace(const char *input, const char *platform, const struct pl
     snprintf(j->device, sizeof j->device, "as recorded");
     snprintf(j->strategy, sizeof j->strategy, "as recorded");
     snprintf(j->platform, sizeof j->platform, "%s", spec);
-    j->meta = (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy, NULL};
+    j->meta =
+        (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy, NULL, NULL};
     return TPS_OK;
 }
 

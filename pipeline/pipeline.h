@@ -35,6 +35,7 @@ struct pipeline_job {
     struct report_meta meta; /* descriptions for reports; point into the buffers below */
     char input[512], trace_dir[1024], model[256], strategy[256], device[64], platform[1100];
     char folding[256]; /* what the lowering folded, "" when nothing */
+    char hetero[512];  /* devices, speed factors and balancing (models/hetero.h), "" when none */
 };
 
 /* Loads scenario `path` and lowers it. `like` (or NULL) is the file whose directory resolves the
