@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -45,12 +47,16 @@ static const char run_help[] =
     "  --timeline FILE    write a Chrome trace JSON of every GPU's streams (open in Perfetto)\n"
     "  --platform SPEC    platform for a trace directory, e.g. 'dgx-a100' or\n"
     "                     'pcie-8gpu sockets=2' or a .yaml/.xml file (default: the recorded one)\n"
+    "  --seed S           the stragglers' seed (default: stragglers.seed, else 1)\n"
+    "  --seeds N          simulate N seeds (S, S+1, ...) and print each iteration time and their\n"
+    "                     mean, p50 and p99 (docs/heterogeneity.md); --json writes them all\n"
     "  -q, --quiet        print nothing but errors\n"
     "  -h, --help         show this help\n";
 
 struct run_opts {
     const char *input, *json, *csv, *timeline, *platform;
     int quiet;
+    long seed, seeds; /* -1: the scenario's seed; 0: one run */
 };
 
 static int is_dir(const char *path)
@@ -66,6 +72,11 @@ static int run_input(const struct run_opts *o)
     struct pipeline_job j;
     int rc = is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, &j, &err)
                               : pipeline_load_scenario(o->input, NULL, &j, &err);
+    if (!rc && o->seed >= 0) { /* lowered again with the seed given */
+        j.scn.hetero.seed = (unsigned long)o->seed;
+        mdl_program_release(&j.prog);
+        rc = pipeline_lower_job(&j, &err);
+    }
     if (!rc && !o->quiet && isatty(2))
         fprintf(stderr, "tpsim: simulating %d layer(s) x %d micro-batch(es) on %d GPU(s)...\n",
                 j.prog.layers, j.prog.micro_batches, j.prog.nranks);
@@ -86,10 +97,72 @@ static int run_input(const struct run_opts *o)
     return rc ? cli_report_error(&err) : 0;
 }
 
+/* The iteration times of o->seeds seeds, their summary on stdout and in --json. */
+static int run_seeds(const struct run_opts *o)
+{
+    struct tps_error err = {0};
+    struct pipeline_job j;
+    int rc = pipeline_load_scenario(o->input, NULL, &j, &err);
+    double *t = calloc((size_t)o->seeds, sizeof *t), *sorted = calloc((size_t)o->seeds, sizeof *t);
+    if (!rc && (!t || !sorted)) rc = tps_error_oom(&err);
+    unsigned long s0 = o->seed >= 0 ? (unsigned long)o->seed : j.scn.hetero.seed;
+    for (long i = 0; !rc && i < o->seeds; i++) {
+        j.scn.hetero.seed = s0 + (unsigned long)i;
+        mdl_program_release(&j.prog);
+        rc = pipeline_lower_job(&j, &err);
+        struct report r = {0};
+        if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
+        if (!rc) t[i] = r.iteration_s;
+        report_release(&r);
+        if (!rc && !o->quiet && isatty(2))
+            fprintf(stderr, "\rtpsim: seed %ld of %ld", i + 1, o->seeds);
+    }
+    if (!o->quiet && isatty(2)) fputc('\n', stderr);
+    double mean = 0, p50 = 0, p99 = 0;
+    if (!rc) {
+        memcpy(sorted, t, (size_t)o->seeds * sizeof *t);
+        gsl_sort(sorted, 1, (size_t)o->seeds);
+        mean = gsl_stats_mean(t, 1, (size_t)o->seeds);
+        p50 = gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)o->seeds, 0.5);
+        p99 = gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)o->seeds, 0.99);
+    }
+    if (!rc && !o->quiet) {
+        printf("scenario        %s\n", j.scn.path);
+        printf("heterogeneity   %s\n", j.hetero[0] ? j.hetero : "-");
+        printf("seeds           %lu to %lu (the line above: the last)\n", s0,
+               s0 + (unsigned long)o->seeds - 1);
+        printf("\n%-12s %16s\n", "seed", "iteration (ms)");
+        for (long i = 0; i < o->seeds; i++)
+            printf("%-12lu %16.6f\n", s0 + (unsigned long)i, t[i] * 1e3);
+        printf("\n%ld seeds: mean %.6f ms, p50 %.6f ms, p99 %.6f ms, min %.6f ms, max %.6f ms\n",
+               o->seeds, mean * 1e3, p50 * 1e3, p99 * 1e3, sorted[0] * 1e3,
+               sorted[o->seeds - 1] * 1e3);
+    }
+    if (!rc && o->json) {
+        json_t *runs = json_array();
+        for (long i = 0; i < o->seeds; i++)
+            json_array_append_new(runs, json_pack("{s:I, s:f}", "seed",
+                                                  (json_int_t)(s0 + (unsigned long)i),
+                                                  "iteration_time_s", t[i]));
+        json_t *root =
+            json_pack("{s:s, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}}", "scenario", j.scn.path,
+                      "heterogeneity", j.hetero, "seeds", runs, "iteration_time_s", "mean", mean,
+                      "p50", p50, "p99", p99, "min", sorted[0], "max", sorted[o->seeds - 1]);
+        if (!root || json_dump_file(root, o->json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0)
+            rc = tps_error_set(&err, TPS_EIO, o->json, 0, 0, NULL, "cannot write JSON");
+        json_decref(root);
+    }
+    free(t);
+    free(sorted);
+    pipeline_release(&j);
+    return rc ? cli_report_error(&err) : 0;
+}
+
 static const struct option run_longs[] = {
     {"json", required_argument, NULL, 'j'},     {"csv", required_argument, NULL, 'c'},
     {"timeline", required_argument, NULL, 't'}, {"platform", required_argument, NULL, 'p'},
-    {"quiet", no_argument, NULL, 'q'},          {0}};
+    {"quiet", no_argument, NULL, 'q'},          {"seed", required_argument, NULL, 's'},
+    {"seeds", required_argument, NULL, 'S'},    {0}};
 
 static int run_option(int opt, const char *arg, void *ctx)
 {
@@ -110,6 +183,10 @@ static int run_option(int opt, const char *arg, void *ctx)
     case 'q':
         o->quiet = 1;
         break;
+    case 's':
+        return cli_parse_count("run", "--seed", arg, 0, 4294967295L, &o->seed);
+    case 'S':
+        return cli_parse_count("run", "--seeds", arg, 1, 100000, &o->seeds);
     }
     return 0;
 }
@@ -117,7 +194,7 @@ static int run_option(int opt, const char *arg, void *ctx)
 /* run and replay: the same options; replay needs a trace directory and --platform. */
 static int run_command(int argc, char **argv, const char *cmd, const char *help)
 {
-    struct run_opts o = {0};
+    struct run_opts o = {.seed = -1};
     int n,
         rc = cli_parse(argc, argv, 1, cmd, help, "q", run_longs, run_option, &o, &o.input, 1, &n);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
@@ -127,6 +204,11 @@ static int run_command(int argc, char **argv, const char *cmd, const char *help)
     if (replay && !o.platform) return cli_usage_error(cmd, "%s", "missing --platform");
     if (o.platform && !is_dir(o.input))
         return cli_usage_error(cmd, "%s", "--platform applies to trace directories");
+    if ((o.seed >= 0 || o.seeds) && (replay || is_dir(o.input)))
+        return cli_usage_error(cmd, "%s", "--seed and --seeds apply to scenarios");
+    if (o.seeds && (o.csv || o.timeline))
+        return cli_usage_error(cmd, "%s", "--seeds writes --json only");
+    if (o.seeds) return run_seeds(&o);
     return run_input(&o);
 }
 
