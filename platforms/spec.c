@@ -257,8 +257,72 @@ static const struct tps_ykey preset_keys[] = {
     {"net_latency", TPS_YK_TIME, PP(lat_net_s), 0, {NULL}},
     {"pcie_rate", TPS_YK_RATE, PP(pcie_Bps), 0, {NULL}},
     {"nccl", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"degraded_links", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef PP
+
+/* degraded_links: [{between: [A, B], factor: F | bandwidth: RATE}, ...] on a built preset: the
+ * link joining nodes A and B runs at F times its rate, or at RATE (a degraded NVLink, a slow
+ * NIC; docs/heterogeneity.md). */
+static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *t,
+                          struct tps_error *err)
+{
+    static const char *const keys[] = {"between", "factor", "bandwidth", NULL};
+    char f[160], fi[192], fk[224];
+    join(f, sizeof f, field, "degraded_links");
+    int lid = tps_ydoc_get(d, id, "degraded_links"), rc;
+    if (!lid) return TPS_OK;
+    if (!tps_ydoc_is_seq(d, lid))
+        return tps_ydoc_fail(d, lid, f, err,
+                             "expected a list of {between: [A, B], factor: F} (or bandwidth: "
+                             "RATE)");
+    for (int i = 0; i < tps_ydoc_len(d, lid); i++) {
+        int l = tps_ydoc_seq_at(d, lid, i);
+        snprintf(fi, sizeof fi, "%s[%d]", f, i);
+        if ((rc = tps_ydoc_check_map(d, l, fi, keys, err))) return rc;
+        int bt = tps_ydoc_get(d, l, "between"), fn = tps_ydoc_get(d, l, "factor");
+        int bn = tps_ydoc_get(d, l, "bandwidth");
+        snprintf(fk, sizeof fk, "%s.between", fi);
+        if (!bt || !tps_ydoc_is_seq(d, bt) || tps_ydoc_len(d, bt) != 2)
+            return tps_ydoc_fail(d, bt ? bt : l, fk, err, "expected [A, B]: the link's two nodes");
+        int ends[2];
+        for (int e = 0; e < 2; e++) {
+            int en = tps_ydoc_seq_at(d, bt, e);
+            const char *nm = tps_ydoc_text(d, en);
+            ends[e] = -1;
+            for (int n = 0; nm && n < t->nnodes && ends[e] < 0; n++)
+                if (!strcmp(t->nodes[n].name, nm)) ends[e] = n;
+            if (ends[e] < 0)
+                return tps_ydoc_fail(d, en, fk, err,
+                                     "unknown node '%s' (tpsim platform show lists them)",
+                                     nm ? nm : "");
+        }
+        int link = -1;
+        for (int k = 0; k < t->nlinks && link < 0; k++)
+            if ((t->links[k].a == ends[0] && t->links[k].b == ends[1]) ||
+                (t->links[k].a == ends[1] && t->links[k].b == ends[0]))
+                link = k;
+        if (link < 0)
+            return tps_ydoc_fail(d, bt, fk, err, "no link joins %s and %s", t->nodes[ends[0]].name,
+                                 t->nodes[ends[1]].name);
+        if (!fn == !bn) return tps_ydoc_fail(d, l, fi, err, "give one of factor or bandwidth");
+        double x;
+        if (fn) {
+            snprintf(fk, sizeof fk, "%s.factor", fi);
+            if ((rc = tps_ydoc_double(d, fn, fk, &x, err))) return rc;
+            if (!(x > 0 && x <= 1))
+                return tps_ydoc_fail(d, fn, fk, err, "must be above 0 and at most 1, got %g", x);
+            x *= t->links[link].bw_Bps;
+            if (x < TPS_YDOC_MIN_RATE)
+                return tps_ydoc_fail(d, fn, fk, err, "leaves the link below 1 kB/s");
+        } else {
+            snprintf(fk, sizeof fk, "%s.bandwidth", fi);
+            if ((rc = tps_ydoc_rate(d, bn, fk, &x, err))) return rc;
+        }
+        t->links[link].bw_Bps = x;
+    }
+    return TPS_OK;
+}
 
 /* Applies the preset parameters of mapping `id` onto *pp and *nc; a `preset:` key starts from
  * that preset's defaults. */
@@ -320,7 +384,8 @@ static int parse_preset(const struct tps_ydoc *d, int id, const char *field, str
     struct plat_params p;
     struct mdl_nccl nc;
     int rc = read_preset(d, id, field, preset_keys, &p, &nc, err);
-    return rc ? rc : build_preset(d, id, field, &p, &nc, out, err);
+    if (!rc) rc = build_preset(d, id, field, &p, &nc, out, err);
+    return rc ? rc : apply_degraded(d, id, field, out, err);
 }
 
 /* {file: F, key: value...}: the preset file F with some of its parameters replaced. */
@@ -345,6 +410,7 @@ static int parse_file_override(const struct tps_ydoc *d, int id, const char *fie
     if (!rc) rc = read_preset(&fd, root, "", preset_keys, &p, &nc, err);
     if (!rc) rc = read_preset(d, id, field, keys, &p, &nc, err);
     if (!rc) rc = build_preset(d, id, field, &p, &nc, out, err);
+    if (!rc) rc = apply_degraded(d, id, field, out, err);
     /* the name shown for the platform: the file's path, shortened at its start if it must be */
     size_t pl = strlen(path), cap = sizeof out->name;
     if (!rc && pl < cap) {

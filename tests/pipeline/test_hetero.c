@@ -96,3 +96,32 @@ Test(hetero_sim, one_slow_rank_stalls_the_group_and_each_policy_recovers_it)
     for (int i = 0; i < 4; i++)
         report_release(&r[i]);
 }
+
+/* A platform whose link from GPU 3 to the NVSwitch runs at a quarter of its rate: every ring
+ * through it slows, and the group with it. */
+Test(hetero_sim, a_degraded_link_slows_the_group)
+{
+    char dir[256], path[512];
+    cr_assert(testdir_make(dir, sizeof dir) != NULL);
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        testdir_path(path, sizeof path, dir, "s.yaml");
+        FILE *f = fopen(path, "w");
+        cr_assert(f != NULL);
+        fprintf(f,
+                "model: {preset: gpt3-13b, micro_batch: 1}\ndevice: A100-80GB\n"
+                "platform: {preset: dgx-a100%s}\nstrategy: {tp: 8}\nrun: {layers: 2}\n",
+                i ? ", degraded_links: [{between: [gpu3, n0nvswitch], factor: 0.25}]" : "");
+        fclose(f);
+        struct pipeline_job j;
+        struct tps_error err = {0};
+        struct report r;
+        cr_assert(eq(int, pipeline_load_scenario(path, NULL, &j, &err), 0), "%s", err.msg);
+        cr_assert(eq(int, pipeline_simulate(&j, NULL, &r, &err), 0), "%s", err.msg);
+        t[i] = r.exposed_comm_s;
+        report_release(&r);
+        pipeline_release(&j);
+    }
+    testdir_remove(dir);
+    cr_expect(t[1] > 2 * t[0], "exposed communication %g against %g", t[1], t[0]);
+}
