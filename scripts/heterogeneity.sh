@@ -1,0 +1,44 @@
+#!/bin/sh
+# Runs the heterogeneity curves of docs/heterogeneity.md into docs/heterogeneity/: iteration time
+# against straggler slowdown for each balancing policy (a sweep, CSV and PNG/SVG), the columns
+# ZERO-resizing drops, and the distribution over seeds of noisy GPUs under each policy.
+# Usage: scripts/heterogeneity.sh [path/to/tpsim] [-j N]
+set -eu
+cd "$(dirname "$0")/.."
+T=${1:-build/tpsim}
+J=${2:-$(nproc)}
+mkdir -p docs/heterogeneity
+"$T" sweep scenarios/papers/flextp-dgx-a100.yaml -j "$J" -o docs/heterogeneity/flextp-dgx-a100.csv --plot
+echo
+echo "FlexTP on 8 A100s: iteration time (ms) by slowdown and policy; speed-up over none"
+awk -F, 'NR > 1 && $4 == "ok" {
+           s = $2; b = $3; t[s, b] = $5
+           if (!(s in seen)) { seen[s] = 1; rows[++n] = s } }
+         END {
+           printf "%-20s %9s %17s %17s %17s\n", "slowdown", "none", "zero_resize", "migrate", "semi"
+           for (r = 1; r <= n; r++) {
+             s = rows[r]; none = t[s, "none"]
+             printf "%-20s %9.3f", s, none * 1e3
+             split("zero_resize migrate semi", P, " ")
+             for (p = 1; p <= 3; p++) printf " %9.3f (%4.2fx)", t[s, P[p]] * 1e3, none / t[s, P[p]]
+             printf "\n"
+           } }' docs/heterogeneity/flextp-dgx-a100.csv
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo
+echo "Columns dropped and bytes migrated per iteration (4 layers)"
+for s in "1.1, 1, 1, 1, 1, 1, 1, 1" "2, 1, 1, 1, 1, 1, 1, 1" "8, 6, 4, 2, 1, 1, 1, 1"; do
+  for b in zero_resize migrate semi; do
+    sed -e "s/^stragglers:.*/stragglers: {slowdown: [$s]}/" -e "s/^strategy:.*/strategy: {kind: 1d, tp: 8, balance: $b}/" \
+      -e '/^sweep:/,$d' scenarios/papers/flextp-dgx-a100.yaml > "$tmp/p.yaml"
+    "$T" run "$tmp/p.yaml" -q --json "$tmp/p.json"
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%-26s %-12s dropped %5.1f%%  migrated %8.1f MB' % ('[' + sys.argv[2] + ']', sys.argv[3], 100 * r['dropped_fraction'], r['migrated_bytes'] / 1e6))" "$tmp/p.json" "$s" "$b"
+  done
+done
+echo
+echo "Noisy GPUs over 64 seeds (scenarios/papers/flextp-noise-dgx-a100.yaml)"
+for b in none zero_resize migrate semi; do
+  sed "s/balance: none/balance: $b/" scenarios/papers/flextp-noise-dgx-a100.yaml > "$tmp/n.yaml"
+  printf '%-12s ' "$b"
+  "$T" run "$tmp/n.yaml" --seeds 64 | tail -1
+done
