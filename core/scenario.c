@@ -219,6 +219,17 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
     return TPS_OK;
 }
 
+/* The preset `name` (node id, field) into *out, or an error listing the presets. */
+static int device_preset(const struct tps_ydoc *d, int id, const char *field, const char *name,
+                         struct mdl_device *out, struct tps_error *err)
+{
+    if (mdl_device_preset(name, out) == 0) return TPS_OK;
+    char list[256];
+    tps_names_join(mdl_device_names(), list, sizeof list);
+    return tps_ydoc_fail(d, id, field, err, "unknown device '%s' (expected one of: %s)", name,
+                         list);
+}
+
 static int load_device(const struct tps_ydoc *d, int id, const char *base, struct scn_scenario *s,
                        struct tps_error *err)
 {
@@ -235,12 +246,7 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     const char *name;
     const char *field = pid == id ? "device" : "device.preset";
     if ((rc = tps_ydoc_str(d, pid, field, &name, err))) return rc;
-    if (mdl_device_preset(name, dev) != 0) {
-        char list[256];
-        tps_names_join(mdl_device_names(), list, sizeof list);
-        return tps_ydoc_fail(d, pid, field, err, "unknown device '%s' (expected one of: %s)", name,
-                             list);
-    }
+    if ((rc = device_preset(d, pid, field, name, dev, err))) return rc;
     if (pid == id) return TPS_OK;
     struct device_in in = {.dev = *dev};
     if ((rc = tps_ydoc_read_map(d, id, "device", device_keys, &in, err))) return rc;
@@ -493,7 +499,7 @@ static int load_devices(const struct tps_ydoc *d, int id, struct scn_scenario *s
 {
     struct mdl_hetero *h = &s->hetero;
     const struct plat_topo *t = &s->topo;
-    int n = tps_ydoc_is_seq(d, id) ? tps_ydoc_len(d, id) : -1;
+    int n = tps_ydoc_is_seq(d, id) ? tps_ydoc_len(d, id) : -1, rc = TPS_OK;
     if (n != t->ngpus && n != t->machines)
         return tps_ydoc_fail(d, id, "devices", err,
                              "expected a list of device presets, one per GPU (%d) or one per "
@@ -501,43 +507,42 @@ static int load_devices(const struct tps_ydoc *d, int id, struct scn_scenario *s
                              t->ngpus, t->machines);
     h->ngpus = t->ngpus;
     h->gpu_device = malloc((size_t)t->ngpus * sizeof *h->gpu_device);
-    if (!h->gpu_device) return tps_error_oom(err);
-    for (int i = 0; i < n; i++) {
-        int v = tps_ydoc_seq_at(d, id, i), rc;
+    int *kinds = malloc((size_t)n * sizeof *kinds); /* per entry: index in h->devices, -1 */
+    if (!h->gpu_device || !kinds) rc = tps_error_oom(err);
+    for (int i = 0; i < n && rc == TPS_OK; i++) {
+        int v = tps_ydoc_seq_at(d, id, i);
         const char *name;
-        if ((rc = tps_ydoc_str(d, v, "devices", &name, err))) return rc;
-        int k = -1;
-        if (strcmp(name, s->device.name)) {
-            for (int j = 0; j < h->ndevices && k < 0; j++)
-                if (!strcmp(h->devices[j].name, name)) k = j;
-            if (k < 0 && h->ndevices == MDL_HETERO_MAX_DEVICES)
-                return tps_ydoc_fail(d, v, "devices", err, "at most %d presets besides device",
-                                     MDL_HETERO_MAX_DEVICES);
-            if (k < 0 && mdl_device_preset(name, &h->devices[h->ndevices]) != 0) {
-                char list[256];
-                tps_names_join(mdl_device_names(), list, sizeof list);
-                return tps_ydoc_fail(d, v, "devices", err,
-                                     "unknown device '%s' (expected one of: %s)", name, list);
-            }
-            if (k < 0) k = h->ndevices++;
-        }
-        if (n == t->ngpus)
-            h->gpu_device[i] = k;
-        else
-            for (int g = 0; g < t->ngpus; g++)
-                if (t->nodes[t->gpu_node[g]].machine == i) h->gpu_device[g] = k;
+        if ((rc = tps_ydoc_str(d, v, "devices", &name, err))) break;
+        kinds[i] = -1;
+        if (!strcmp(name, s->device.name)) continue;
+        for (int j = 0; j < h->ndevices && kinds[i] < 0; j++)
+            if (!strcmp(h->devices[j].name, name)) kinds[i] = j;
+        if (kinds[i] >= 0) continue;
+        if (h->ndevices == MDL_HETERO_MAX_DEVICES)
+            rc = tps_ydoc_fail(d, v, "devices", err, "at most %d presets besides device",
+                               MDL_HETERO_MAX_DEVICES);
+        else if (!(rc = device_preset(d, v, "devices", name, &h->devices[h->ndevices], err)))
+            kinds[i] = h->ndevices++;
     }
-    return TPS_OK;
+    for (int g = 0; g < t->ngpus && rc == TPS_OK; g++) {
+        int at = n == t->ngpus ? g : t->nodes[t->gpu_node[g]].machine;
+        h->gpu_device[g] = at >= 0 && at < n ? kinds[at] : -1;
+    }
+    free(kinds);
+    return rc;
 }
 
-static const struct tps_ykey straggler_keys[] = {{"slowdown", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"noise", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"sigma", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"per", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"stall_probability", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"stall_factor", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {"seed", TPS_YK_SKIP, 0, 0, {NULL}},
-                                                 {NULL, 0, 0, 0, {NULL}}};
+#define H(field) offsetof(struct mdl_hetero, field)
+static const struct tps_ykey straggler_keys[] = {
+    {"slowdown", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"noise", TPS_YK_ENUM, H(noise), 0, {.names = mdl_noise_names}},
+    {"sigma", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"per", TPS_YK_ENUM, H(per), 0, {.names = mdl_noise_per_names}},
+    {"stall_probability", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"stall_factor", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"seed", TPS_YK_SKIP, 0, 0, {NULL}},
+    {NULL, 0, 0, 0, {NULL}}};
+#undef H
 
 /* stragglers: fixed slowdowns per rank and seeded noise (models/hetero.h). */
 static int load_stragglers(const struct tps_ydoc *d, int id, struct scn_scenario *s,
@@ -561,12 +566,6 @@ static int load_stragglers(const struct tps_ydoc *d, int id, struct scn_scenario
                                    &h->slowdown[i], err)))
                 return rc;
     }
-    if ((v = tps_ydoc_get(d, id, "noise")) &&
-        (rc = tps_ydoc_enum(d, v, "stragglers.noise", mdl_noise_names, &h->noise, err)))
-        return rc;
-    if ((v = tps_ydoc_get(d, id, "per")) &&
-        (rc = tps_ydoc_enum(d, v, "stragglers.per", mdl_noise_per_names, &h->per, err)))
-        return rc;
     if ((v = tps_ydoc_get(d, id, "sigma")) &&
         (rc = read_between(d, v, "stragglers.sigma", 0, 3, &h->sigma, err)))
         return rc;

@@ -36,27 +36,6 @@ void mdl_hetero_release(struct mdl_hetero *h)
     h->slowdown = NULL;
 }
 
-int mdl_hetero_copy(struct mdl_hetero *dst, const struct mdl_hetero *src)
-{
-    *dst = *src;
-    dst->gpu_device = NULL;
-    dst->slowdown = NULL;
-    if (src->gpu_device) {
-        dst->gpu_device = malloc((size_t)src->ngpus * sizeof *dst->gpu_device);
-        if (!dst->gpu_device) return -1;
-        memcpy(dst->gpu_device, src->gpu_device, (size_t)src->ngpus * sizeof *dst->gpu_device);
-    }
-    if (src->slowdown) {
-        dst->slowdown = malloc((size_t)src->nslow * sizeof *dst->slowdown);
-        if (!dst->slowdown) {
-            mdl_hetero_release(dst);
-            return -1;
-        }
-        memcpy(dst->slowdown, src->slowdown, (size_t)src->nslow * sizeof *dst->slowdown);
-    }
-    return 0;
-}
-
 int mdl_hetero_active(const struct mdl_hetero *h)
 {
     return h->gpu_device || h->slowdown || h->noise != MDL_NOISE_NONE ||
@@ -96,19 +75,16 @@ static int shape(const struct mdl_strategy *st, const struct mdl_model *m,
                  const struct mdl_device *d, const struct mdl_framework *fw, double *U, double *S)
 {
     struct mdl_program a, b;
-    int rc = mdl_strategy_lower_share(st, m, d, fw, 1, 1, 1, &a);
-    if (rc == 0)
-        rc = mdl_strategy_lower_share(st, m, d, fw, 1, 1, 0.5, &b);
-    else
-        mdl_program_init(&b, 1);
-    if (rc == 0) {
+    int ra = mdl_strategy_lower_share(st, m, d, fw, 1, 1, 1, &a);
+    int rb = mdl_strategy_lower_share(st, m, d, fw, 1, 1, 0.5, &b);
+    if (ra == 0 && rb == 0) {
         double t1 = compute_time(&a), th = compute_time(&b);
         *S = 2 * (t1 - th);
         *U = t1 - *S;
     }
     mdl_program_release(&a);
     mdl_program_release(&b);
-    return rc;
+    return ra || rb ? -1 : 0;
 }
 
 static double clamp_share(double k, double hi)
@@ -243,8 +219,8 @@ static int plan_moves(int n, const double *k, struct move **out)
     return nm;
 }
 
-/* Rank r's ops with `pre` ops before them and `post` after: returns the new array (the old
- * ops moved by npre, their dependencies shifted), or NULL. */
+/* Puts `pre` ops before rank rk's ops and `post` after them (the old ops moved by npre, their
+ * dependencies shifted); 0, or -1 on allocation failure. */
 static int splice(struct mdl_rank *rk, const struct mdl_op *pre, int npre,
                   const struct mdl_op *post, int npost)
 {
@@ -312,8 +288,7 @@ static int add_moves(struct mdl_program *p, int r, const struct move *mv, int nm
             }
         }
     }
-    /* deps recorded relative to the old ops (negative: a prefix op); splice shifts them */
-    int base = npre + rk->nops;
+    /* that dependency is relative to the old ops (negative: a prefix op); splice shifts it */
     for (int l = layers - 1; l >= 0; l--) {
         int last_bwd = -1;
         for (int i = 0; i < rk->nops; i++)
@@ -337,7 +312,6 @@ static int add_moves(struct mdl_program *p, int r, const struct move *mv, int nm
             post[npost++] = op;
         }
     }
-    (void)base;
     int rc = splice(rk, pre, npre, post, npost);
     free(pre), free(post), free(last_w);
     return rc;
@@ -434,18 +408,27 @@ int mdl_hetero_apply(const struct mdl_hetero *h, const struct mdl_strategy *st,
     }
     p->peak_flops = peak / n;
     shares(h, n, U, S, k, zres);
-    /* re-price the ranks whose device or share differs */
+    /* re-price the ranks whose device or share differs; consecutive ranks alike (a policy's
+     * helpers, a machine of one device) share one lowering */
+    struct mdl_program q = {0};
+    int qdev = -2;
+    double qshare = 0;
     for (int r = 0; r < n && rc == TPS_OK; r++) {
         int di = device_of(h, r);
         if (di < 0 && k[r] == 1) continue;
-        struct mdl_program q;
-        if (mdl_strategy_lower_share(st, m, device_ptr(h, dev, di), fw, layers, micro_batches, k[r],
-                                     &q) != 0)
-            rc = tps_error_oom(err);
-        else
-            rc = reprice(p, r, &q, err);
-        mdl_program_release(&q);
+        if (di != qdev || k[r] != qshare) {
+            mdl_program_release(&q);
+            qdev = di;
+            qshare = k[r];
+            if (mdl_strategy_lower_share(st, m, device_ptr(h, dev, di), fw, layers, micro_batches,
+                                         k[r], &q) != 0) {
+                rc = tps_error_oom(err);
+                break;
+            }
+        }
+        rc = reprice(p, r, &q, err);
     }
+    mdl_program_release(&q);
     if (rc) goto done;
     /* stretch every kernel by its rank's factor and, per op, a fresh draw */
     for (int r = 0; r < n; r++)

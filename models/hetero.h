@@ -81,8 +81,6 @@ struct mdl_hetero_result {
 
 void mdl_hetero_init(struct mdl_hetero *h);
 void mdl_hetero_release(struct mdl_hetero *h);
-/* A deep copy (its own arrays); 0, or -1 on allocation failure. */
-int mdl_hetero_copy(struct mdl_hetero *dst, const struct mdl_hetero *src);
 /* Whether h changes anything (devices, slowdowns, noise or a balancing policy). */
 int mdl_hetero_active(const struct mdl_hetero *h);
 
