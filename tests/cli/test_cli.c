@@ -601,3 +601,59 @@ Test(cli, validate_layers_json_and_its_bad_input)
     }
     testdir_remove(d);
 }
+
+/* run --seeds N: one row per seed in JSON, their mean and quantiles; --seed S alone gives the
+ * same time as seed S of the sweep; bad counts and traces are usage errors. */
+Test(cli, run_seeds_summarises_each_seed_and_seed_alone_matches_it)
+{
+    char d[256], scn[300], json[300], args[1024], out[16384];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "noise.yaml",
+               "model: {preset: gpt3-1.3b, micro_batch: 1}\ndevice: A100-80GB\n"
+               "platform: dgx-a100\nstrategy: {tp: 4, balance: zero_resize}\n"
+               "stragglers: {noise: stall, sigma: 0.1, stall_probability: 0.2, stall_factor: 3, "
+               "per: iteration, seed: 5}\nrun: {layers: 2}\n");
+    testdir_path(json, sizeof json, d, "seeds.json");
+    snprintf(args, sizeof args, "run %s --seeds 5 --json %s", scn, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "5 seeds: mean") != NULL, "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_t *runs = json_object_get(j, "seeds");
+    cr_assert(eq(sz, json_array_size(runs), 5));
+    double sum = 0, lo = INFINITY, hi = 0, t7 = 0;
+    for (size_t i = 0; i < 5; i++) {
+        json_t *r = json_array_get(runs, i);
+        cr_assert(eq(int, (int)json_integer_value(json_object_get(r, "seed")), 5 + (int)i));
+        double t = json_number_value(json_object_get(r, "iteration_time_s"));
+        sum += t;
+        lo = fmin(lo, t);
+        hi = fmax(hi, t);
+        if (i == 2) t7 = t;
+    }
+    json_t *sm = json_object_get(j, "iteration_time_s");
+    cr_expect(ieee_ulp_eq(dbl, json_number_value(json_object_get(sm, "mean")), sum / 5, 8));
+    cr_expect(eq(dbl, json_number_value(json_object_get(sm, "min")), lo));
+    cr_expect(eq(dbl, json_number_value(json_object_get(sm, "max")), hi));
+    double p50 = json_number_value(json_object_get(sm, "p50"));
+    cr_expect(p50 >= lo && p50 <= hi);
+    cr_expect(hi > lo, "a 20%% stall chance over 4 GPUs and 5 seeds varies the time");
+    json_decref(j);
+    /* --seed 7 alone: the third row */
+    testdir_path(json, sizeof json, d, "one.json");
+    snprintf(args, sizeof args, "run %s --seed 7 -q --json %s", scn, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    cr_expect(eq(dbl, json_number_value(json_object_get(j, "iteration_time_s")), t7));
+    cr_expect(
+        strstr(json_string_value(json_object_get(json_object_get(j, "meta"), "heterogeneity")),
+               "seed 7") != NULL);
+    json_decref(j);
+    snprintf(args, sizeof args, "run %s --seeds 0", scn);
+    cr_expect(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    snprintf(args, sizeof args, "run %s --seeds 2 --csv %s/x.csv", scn, d);
+    cr_expect(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    testdir_remove(d);
+}

@@ -286,3 +286,45 @@ Test(scenario, zero_stage_and_rank_order)
     cr_assert(eq(int, s.job.zero, 1), "the distributed optimizer is ZeRO-1");
     scn_release(&s);
 }
+
+/* devices per machine spread over the machines' GPUs (the scenario's own device as -1), degraded
+ * links by factor and by bandwidth, the stragglers' and balancing keys. */
+Test(scenario, heterogeneity_keys)
+{
+    struct scn_scenario s, plain;
+    struct tps_error err = {0};
+    cr_assert(
+        eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/hetero-machines.yaml", &s, &err), 0),
+        "%s", err.msg);
+    const struct mdl_hetero *h = &s.hetero;
+    cr_assert(eq(int, h->ngpus, 16));
+    cr_assert(eq(int, h->ndevices, 1));
+    cr_assert(eq(str, (char *)h->devices[0].name, "H100-SXM"));
+    for (int g = 0; g < 16; g++)
+        cr_assert(eq(int, h->gpu_device[g], g < 8 ? -1 : 0), "GPU %d", g);
+    cr_assert(eq(int, h->noise, MDL_NOISE_LOGNORMAL));
+    cr_assert(eq(int, h->per, MDL_NOISE_PER_ITERATION));
+    cr_assert(eq(dbl, h->sigma, 0.05));
+    cr_assert(eq(u64, (uint64_t)h->seed, 9));
+    cr_assert(eq(int, h->balance, MDL_BALANCE_SEMI));
+    cr_assert(eq(dbl, h->max_drop, 0.2));
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/quickstart.yaml", &plain, &err), 0));
+    double nvlink = plain.topo.links[0].bw_Bps;
+    int seen = 0;
+    for (int l = 0; l < s.topo.nlinks; l++) {
+        const struct plat_link *k = &s.topo.links[l];
+        const char *a = s.topo.nodes[k->a].name, *b = s.topo.nodes[k->b].name;
+        if (!strcmp(a, "gpu3") && !strcmp(b, "n0nvswitch")) {
+            cr_expect(eq(dbl, k->bw_Bps, 0.5 * nvlink));
+            seen++;
+        } else if (!strcmp(a, "gpu9") && !strcmp(b, "n1nvswitch")) {
+            cr_expect(eq(dbl, k->bw_Bps, 50e9));
+            seen++;
+        } else if (k->level == PLAT_LVL_NVLINK) {
+            cr_expect(eq(dbl, k->bw_Bps, nvlink), "%s", k->name);
+        }
+    }
+    cr_expect(eq(int, seen, 2));
+    scn_release(&plain);
+    scn_release(&s);
+}
