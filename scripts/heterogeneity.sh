@@ -42,3 +42,10 @@ for b in none zero_resize migrate semi; do
   printf '%-12s ' "$b"
   "$T" run "$tmp/n.yaml" --seeds 64 | tail -1
 done
+echo
+echo "Columns ZERO-resizing drops under that noise, seeds 1 to 3"
+sed "s/balance: none/balance: zero_resize/" scenarios/papers/flextp-noise-dgx-a100.yaml > "$tmp/n.yaml"
+for s in 1 2 3; do
+  "$T" run "$tmp/n.yaml" --seed $s -q --json "$tmp/n.json"
+  python3 -c "import json,sys; print('seed %s: %.1f%% dropped' % (sys.argv[2], 100 * json.load(open(sys.argv[1]))['dropped_fraction']))" "$tmp/n.json" $s
+done
