@@ -241,6 +241,19 @@ static int splice(struct mdl_rank *rk, const struct mdl_op *pre, int npre,
     return 0;
 }
 
+/* One transfer of the migration: a send/recv on its stream, outside any layer's span. */
+static struct mdl_op move_op(int name, int group, double bytes)
+{
+    return (struct mdl_op){.kind = MDL_OP_SEND_RECV,
+                           .stream = MDL_STREAM_MIGRATE,
+                           .phase = MDL_PHASE_OTHER,
+                           .name = name,
+                           .layer = -1,
+                           .mb = -1,
+                           .group = group,
+                           .bytes = bytes};
+}
+
 /* The migration's transfers on rank r: weights before its ops (in layer, then move order), the
  * gradients after (last layer first). A helper's first GEMM of layer l waits for its last
  * weights of l (the stream is in order); its gradient sends wait for its last backward kernel of
@@ -255,65 +268,50 @@ static int add_moves(struct mdl_program *p, int r, const struct move *mv, int nm
     if (!mine) return 0;
     size_t n = (size_t)mine * (size_t)layers;
     struct mdl_op *pre = calloc(n, sizeof *pre), *post = calloc(n, sizeof *post);
-    int *last_w = malloc((size_t)layers * sizeof *last_w);
-    if (!pre || !post || !last_w) {
-        free(pre), free(post), free(last_w);
+    /* per layer: the helper's last weights received, its first forward GEMM (micro-batch 0),
+     * its last backward kernel; found in one pass over its ops */
+    int *at = malloc(3 * (size_t)layers * sizeof *at), *last_w = at, *first_gemm = at + layers,
+        *last_bwd = at + 2 * layers;
+    if (!pre || !post || !at) {
+        free(pre), free(post), free(at);
         return -1;
     }
+    for (int l = 0; l < 3 * layers; l++)
+        at[l] = -1;
+    for (int i = 0; i < rk->nops; i++) {
+        const struct mdl_op *op = &rk->ops[i];
+        if (op->stream != MDL_STREAM_COMPUTE || op->layer < 0 || op->layer >= layers) continue;
+        if (op->kind == MDL_OP_GEMM && op->mb == 0 && op->phase == MDL_PHASE_FWD &&
+            first_gemm[op->layer] < 0)
+            first_gemm[op->layer] = i;
+        if (op->phase == MDL_PHASE_BWD) last_bwd[op->layer] = i;
+    }
     int npre = 0, npost = 0;
-    for (int l = 0; l < layers; l++) {
-        last_w[l] = -1;
+    for (int l = 0; l < layers; l++)
         for (int i = 0; i < nm; i++) {
             if (mv[i].from != r && mv[i].to != r) continue;
-            pre[npre++] = (struct mdl_op){.kind = MDL_OP_SEND_RECV,
-                                          .stream = MDL_STREAM_MIGRATE,
-                                          .phase = MDL_PHASE_OTHER,
-                                          .name = wname,
-                                          .layer = -1,
-                                          .mb = -1,
-                                          .group = mv[i].wgroup,
-                                          .bytes = mv[i].share * layer_bytes};
+            pre[npre++] = move_op(wname, mv[i].wgroup, mv[i].share * layer_bytes);
             if (mv[i].to == r) last_w[l] = npre - 1;
         }
-    }
-    /* the helper's first forward GEMM of each layer waits for the layer's weights */
+    /* the helper's first forward GEMM of each layer waits for the layer's weights; the
+     * dependency is relative to the old ops (negative: a prefix op), splice shifts it */
     for (int l = 0; l < layers; l++) {
-        if (last_w[l] < 0) continue;
-        for (int i = 0; i < rk->nops; i++) {
-            struct mdl_op *op = &rk->ops[i];
-            if (op->kind == MDL_OP_GEMM && op->layer == l && op->mb == 0 &&
-                op->phase == MDL_PHASE_FWD) {
-                if (op->ndeps < MDL_MAX_DEPS) op->deps[op->ndeps++] = last_w[l] - npre;
-                break;
-            }
-        }
+        struct mdl_op *op = first_gemm[l] >= 0 ? &rk->ops[first_gemm[l]] : NULL;
+        if (last_w[l] >= 0 && op && op->ndeps < MDL_MAX_DEPS)
+            op->deps[op->ndeps++] = last_w[l] - npre;
     }
-    /* that dependency is relative to the old ops (negative: a prefix op); splice shifts it */
-    for (int l = layers - 1; l >= 0; l--) {
-        int last_bwd = -1;
-        for (int i = 0; i < rk->nops; i++)
-            if (rk->ops[i].stream == MDL_STREAM_COMPUTE && rk->ops[i].layer == l &&
-                rk->ops[i].phase == MDL_PHASE_BWD)
-                last_bwd = i;
+    for (int l = layers - 1; l >= 0; l--)
         for (int i = 0; i < nm; i++) {
             if (mv[i].from != r && mv[i].to != r) continue;
-            struct mdl_op op = {.kind = MDL_OP_SEND_RECV,
-                                .stream = MDL_STREAM_MIGRATE,
-                                .phase = MDL_PHASE_OTHER,
-                                .name = gname,
-                                .layer = -1,
-                                .mb = -1,
-                                .group = mv[i].ggroup,
-                                .bytes = mv[i].share * layer_bytes};
-            if (mv[i].to == r && last_bwd >= 0) {
+            struct mdl_op op = move_op(gname, mv[i].ggroup, mv[i].share * layer_bytes);
+            if (mv[i].to == r && last_bwd[l] >= 0) {
                 op.ndeps = 1;
-                op.deps[0] = last_bwd + npre;
+                op.deps[0] = last_bwd[l] + npre;
             }
             post[npost++] = op;
         }
-    }
     int rc = splice(rk, pre, npre, post, npost);
-    free(pre), free(post), free(last_w);
+    free(pre), free(post), free(at);
     return rc;
 }
 
