@@ -23,6 +23,7 @@
 #include "platforms/spec.h"
 #include "core/trace.h"
 #include "core/tracemerge.h"
+#include "pipeline/fabric.h"
 #include "pipeline/pipeline.h"
 #include "cli/cliutil.h"
 
@@ -40,6 +41,8 @@ static const char run_help[] =
     "MFU (model FLOPs: the same for every strategy), hardware TFLOP/s per GPU (what the ops\n"
     "executed), the memory per GPU against the device (a warning when it does not fit) and the\n"
     "time per layer. A trace directory written by 'tpsim trace' (or recorded) is replayed alike.\n"
+    "A scenario with a list jobs: (several jobs on one platform, docs/heterogeneity.md) runs\n"
+    "them together and each alone, and prints each job's slowdown from sharing the links.\n"
     "\n"
     "options:\n"
     "  --json FILE        write the results as JSON (docs/output.md)\n"
@@ -94,6 +97,23 @@ static int run_input(const struct run_opts *o)
     report_release(&r);
     timing_release(&tm);
     pipeline_release(&j);
+    return rc ? cli_report_error(&err) : 0;
+}
+
+/* Several jobs on one platform: together, then each alone. */
+static int run_fabric(const struct run_opts *o)
+{
+    struct tps_error err = {0};
+    struct fabric_run fr;
+    int rc = fabric_load(o->input, o->seed, &fr, &err);
+    if (!rc) rc = fabric_simulate(&fr, !o->quiet && isatty(2) ? stderr : NULL, &err);
+    for (int i = 0; !rc && i < fr.njobs; i++)
+        report_warn_memory(&fr.jobs[i].shared, fr.jobs[i].pj.meta.device, stderr);
+    if (!rc && !o->quiet) fabric_print(&fr, stdout);
+    if (!rc && o->json) rc = fabric_write_json(&fr, o->json, &err);
+    if (!rc && o->csv) rc = fabric_write_csv(&fr, o->csv, &err);
+    if (!rc && o->timeline) rc = report_write_timeline(&fr.all, &fr.tm, o->timeline, &err);
+    fabric_release(&fr);
     return rc ? cli_report_error(&err) : 0;
 }
 
@@ -208,6 +228,10 @@ static int run_command(int argc, char **argv, const char *cmd, const char *help)
         return cli_usage_error(cmd, "%s", "--seed and --seeds apply to scenarios");
     if (o.seeds && (o.csv || o.timeline))
         return cli_usage_error(cmd, "%s", "--seeds writes --json only");
+    if (!replay && !is_dir(o.input) && scn_fabric_probe(o.input)) {
+        if (o.seeds) return cli_usage_error(cmd, "%s", "--seeds applies to a scenario of one job");
+        return run_fabric(&o);
+    }
     if (o.seeds) return run_seeds(&o);
     return run_input(&o);
 }

@@ -316,8 +316,7 @@ static json_t *num_or_null(double v)
     return v > 0 ? json_real(v) : json_null();
 }
 
-int report_write_json(const struct report *r, const struct report_meta *m, const char *path,
-                      struct tps_error *err)
+json_t *report_json(const struct report *r, const struct report_meta *m)
 {
     json_t *layers = json_array();
     for (int l = 0; l < r->nlayers; l++)
@@ -358,7 +357,13 @@ int report_write_json(const struct report *r, const struct report_meta *m, const
         json_object_set_new(j, "memory_gb_per_gpu", json_null());
         json_object_set_new(j, "memory_fits", json_null());
     }
-    return dump(j, path, err);
+    return j;
+}
+
+int report_write_json(const struct report *r, const struct report_meta *m, const char *path,
+                      struct tps_error *err)
+{
+    return dump(report_json(r, m), path, err);
 }
 
 int report_write_csv(const struct report *r, const struct report_meta *m, const char *path,

@@ -82,6 +82,8 @@ void report_set_memory(struct report *r, const struct mdl_memory *m, double capa
  * shortfall (nothing otherwise). */
 void report_warn_memory(const struct report *r, const char *device, FILE *f);
 void report_print(const struct report *r, const struct report_meta *m, FILE *f);
+/* The report as written by report_write_json (a new jansson object, NULL when out of memory). */
+struct json_t *report_json(const struct report *r, const struct report_meta *m);
 int report_write_json(const struct report *r, const struct report_meta *m, const char *path,
                       struct tps_error *err);
 int report_write_csv(const struct report *r, const struct report_meta *m, const char *path,

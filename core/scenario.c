@@ -696,46 +696,68 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
     return scn_load_in(path, NULL, s, err);
 }
 
-int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
+/* Fills *s (zeroed, path and name set) from the scenario at node root of d, whose platform and
+ * collectives sections are those of node at. */
+static int load_doc(const struct tps_ydoc *d, int root, int at, const char *base,
+                    struct scn_scenario *s, struct tps_error *err)
+{
+    int n = tps_ydoc_get(d, root, "name");
+    if (n && tps_ydoc_text(d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(d, n));
+    int rc = load_model(d, tps_ydoc_get(d, root, "model"), s, err);
+    if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, root, "device"), base, s, err);
+    if (rc == TPS_OK) {
+        int pid = tps_ydoc_get(d, at, "platform");
+        if (!pid)
+            rc = tps_ydoc_fail(d, at, "platform", err, "missing section");
+        else
+            rc = plat_spec_parse(d, pid, "platform", base, &s->topo, err);
+        if (rc == TPS_OK) spec_string(d, pid, base, s->platform_spec, sizeof s->platform_spec);
+    }
+    if (rc == TPS_OK && tps_ydoc_get(d, at, "collectives")) /* overrides the platform's */
+        rc = plat_nccl_parse(d, tps_ydoc_get(d, at, "collectives"), "collectives", &s->topo.nccl,
+                             err);
+    mdl_framework_default(&s->framework);
+    int fid = rc == TPS_OK ? tps_ydoc_get(d, root, "framework") : 0;
+    if (fid) rc = tps_ydoc_read_map(d, fid, "framework", framework_keys, &s->framework, err);
+    if (rc == TPS_OK) rc = load_strategy(d, tps_ydoc_get(d, root, "strategy"), s, err);
+    if (rc == TPS_OK) rc = load_job(d, root, s, err);
+    if (rc == TPS_OK) rc = load_hetero(d, root, s, err);
+    if (rc == TPS_OK) rc = load_run(d, tps_ydoc_get(d, root, "run"), s, err);
+    return rc;
+}
+
+static void scenario_start(const char *path, struct scn_scenario *s)
 {
     memset(s, 0, sizeof *s);
     mdl_hetero_init(&s->hetero);
     snprintf(s->path, sizeof s->path, "%s", path);
     const char *slash = strrchr(path, '/');
     snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
+}
+
+int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
+{
+    scenario_start(path, s);
     char base[512];
     plat_path_dir(like ? like : path, base, sizeof base);
     struct tps_ydoc d;
     int rc = tps_ydoc_load_file(&d, path, err);
     int root = rc ? 0 : tps_ydoc_root(&d);
+    if (rc == TPS_OK && tps_ydoc_is_map(&d, root) && tps_ydoc_get(&d, root, "jobs"))
+        rc = tps_ydoc_fail(&d, tps_ydoc_get(&d, root, "jobs"), "jobs", err,
+                           "a scenario of several jobs sharing a platform runs with 'tpsim run' "
+                           "alone (docs/heterogeneity.md)");
     if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, root, "", top_keys, err);
-    if (rc == TPS_OK) {
-        int n = tps_ydoc_get(&d, root, "name");
-        if (n && tps_ydoc_text(&d, n))
-            snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
-        rc = load_model(&d, tps_ydoc_get(&d, root, "model"), s, err);
-    }
-    if (rc == TPS_OK) rc = load_device(&d, tps_ydoc_get(&d, root, "device"), base, s, err);
-    if (rc == TPS_OK) {
-        int pid = tps_ydoc_get(&d, root, "platform");
-        if (!pid)
-            rc = tps_ydoc_fail(&d, root, "platform", err, "missing section");
-        else
-            rc = plat_spec_parse(&d, pid, "platform", base, &s->topo, err);
-        if (rc == TPS_OK) spec_string(&d, pid, base, s->platform_spec, sizeof s->platform_spec);
-    }
-    if (rc == TPS_OK && tps_ydoc_get(&d, root, "collectives")) /* overrides the platform's */
-        rc = plat_nccl_parse(&d, tps_ydoc_get(&d, root, "collectives"), "collectives",
-                             &s->topo.nccl, err);
-    mdl_framework_default(&s->framework);
-    int fid = rc == TPS_OK ? tps_ydoc_get(&d, root, "framework") : 0;
-    if (fid) rc = tps_ydoc_read_map(&d, fid, "framework", framework_keys, &s->framework, err);
-    if (rc == TPS_OK) rc = load_strategy(&d, tps_ydoc_get(&d, root, "strategy"), s, err);
-    if (rc == TPS_OK) rc = load_job(&d, root, s, err);
-    if (rc == TPS_OK) rc = load_hetero(&d, root, s, err);
-    if (rc == TPS_OK) rc = load_run(&d, tps_ydoc_get(&d, root, "run"), s, err);
+    if (rc == TPS_OK) rc = load_doc(&d, root, root, base, s, err);
     tps_ydoc_release(&d);
     return rc;
+}
+
+int scn_load_node(const struct tps_ydoc *d, int root, int at, const char *path, const char *base,
+                  struct scn_scenario *s, struct tps_error *err)
+{
+    scenario_start(path, s);
+    return load_doc(d, root, at, base, s, err);
 }
 
 int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,

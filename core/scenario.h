@@ -48,6 +48,14 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err);
 void scn_release(struct scn_scenario *s);
 
+struct tps_ydoc;
+/* The scenario at mapping `root` of a loaded document (its keys already checked by the caller),
+ * whose platform and collectives sections are read from mapping `at` (root itself, or the file's
+ * root for one of several jobs on one platform, core/fabric.h). path names the scenario; base is
+ * the directory its relative paths resolve against. Release *s even on failure. */
+int scn_load_node(const struct tps_ydoc *d, int root, int at, const char *path, const char *base,
+                  struct scn_scenario *s, struct tps_error *err);
+
 /* Applies "key=value" to a device as the scenario's device: section would (the same keys and
  * checks: gemm_efficiency=0.75, launch_overhead=30us); the field names the command line. */
 int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,

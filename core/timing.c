@@ -34,3 +34,23 @@ void timing_release(struct timing *tm)
     free(tm->bytes_sent);
     memset(tm, 0, sizeof *tm);
 }
+
+int timing_gather(const struct timing *all, const struct mdl_program *p, const int *at,
+                  struct timing *tm)
+{
+    int rc = timing_init(tm, p);
+    if (rc) return rc;
+    for (int r = 0; r < p->nranks; r++) {
+        size_t n = (size_t)p->ranks[r].nops;
+        if (all->first[at[r] + 1] - all->first[at[r]] != n) {
+            timing_release(tm);
+            return TPS_EINVAL;
+        }
+        memcpy(&tm->span[tm->first[r]], &all->span[all->first[at[r]]], n * sizeof *tm->span);
+        tm->bytes_sent[r] = all->bytes_sent[at[r]];
+        for (size_t i = 0; i < n; i++)
+            if (tm->span[tm->first[r] + i].end > tm->end_s)
+                tm->end_s = tm->span[tm->first[r] + i].end;
+    }
+    return TPS_OK;
+}

@@ -27,6 +27,11 @@ struct timing {
 /* Sizes *tm for program p (every time 0). Returns 0 or TPS_ENOMEM (tm is then empty). */
 int timing_init(struct timing *tm, const struct mdl_program *p);
 void timing_release(struct timing *tm);
+/* The times of program p from those of a larger program `all` in which rank r of p ran as rank
+ * at[r] with the same ops (mdl_program_merge): *tm is sized for p, its end the last end of p's
+ * ops. Returns 0, TPS_ENOMEM, or TPS_EINVAL when a rank's op count differs (tm then empty). */
+int timing_gather(const struct timing *all, const struct mdl_program *p, const int *at,
+                  struct timing *tm);
 
 static inline struct timing_span *timing_op(const struct timing *tm, int rank, int op)
 {

@@ -141,6 +141,44 @@ int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *
     return 0;
 }
 
+int mdl_program_merge(struct mdl_program *dst, const struct mdl_program *src, const int *at)
+{
+    for (int r = 0; r < src->nranks; r++)
+        if (at[r] < 0 || at[r] >= dst->nranks || dst->ranks[at[r]].nops) return -1;
+    if (src->shadow && !dst->shadow && !(dst->shadow = calloc((size_t)dst->nranks, 1))) return -1;
+    int *group = malloc(((size_t)src->ngroups + 1) * sizeof *group);
+    int *name = malloc(((size_t)src->nnames + 1) * sizeof *name);
+    int *mapped = malloc(((size_t)src->nranks + 1) * sizeof *mapped);
+    int rc = group && name && mapped ? 0 : -1;
+    for (int g = 0; !rc && g < src->ngroups; g++) {
+        const struct mdl_group *G = &src->groups[g];
+        for (int i = 0; i < G->n; i++)
+            mapped[i] = at[G->ranks[i]];
+        rc = (group[g] = mdl_program_group_add(dst, G->n, mapped)) < 0;
+    }
+    for (int k = 0; !rc && k < src->nnames; k++)
+        rc = (name[k] = mdl_program_name(dst, src->names[k])) < 0;
+    for (int r = 0; !rc && r < src->nranks; r++) {
+        struct mdl_rank *d = &dst->ranks[at[r]];
+        free(d->ops);
+        if ((rc = mdl_rank_copy(d, &src->ranks[r])) != 0) {
+            memset(d, 0, sizeof *d);
+            break;
+        }
+        for (int k = 0; k < d->nops; k++) {
+            struct mdl_op *op = &d->ops[k];
+            if (op->group >= 0) op->group = group[op->group];
+            if (op->name >= 0 && op->name < src->nnames) op->name = name[op->name];
+            if (op->mirrored) op->mirror_rank = at[op->mirror_rank];
+        }
+        if (src->shadow) dst->shadow[at[r]] = src->shadow[r];
+    }
+    free(group);
+    free(name);
+    free(mapped);
+    return rc;
+}
+
 static const char *const kind_names[MDL_OP_NKINDS] = {
     "gemm",           "attn",      "mem",        "compute",   "all_reduce", "all_gather",
     "reduce_scatter", "broadcast", "all_to_all", "send_recv", "reduce"};

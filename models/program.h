@@ -142,6 +142,13 @@ int mdl_rank_copy(struct mdl_rank *dst, const struct mdl_rank *src);
  * program without shadows; 0, or -1 (the program unchanged but for groups added) on failure. */
 int mdl_program_place(struct mdl_program *p, int nranks, int copies, const int *at);
 
+/* Copies every rank r of src onto rank at[r] of dst (ranks that have no ops yet, all distinct),
+ * with src's groups added to dst's (their members mapped through at) and its names interned:
+ * several programs placed side by side on one platform (jobs sharing it, pipeline/fabric.h).
+ * Dependencies stay as they are (the ranks start empty); mirrored ops follow their rank. Returns
+ * 0, or -1 (a rank out of range or not empty, or out of memory; dst then holds what was copied). */
+int mdl_program_merge(struct mdl_program *dst, const struct mdl_program *src, const int *at);
+
 bool mdl_op_is_coll(enum mdl_op_kind k);
 const char *mdl_op_kind_name(enum mdl_op_kind k);
 int mdl_op_kind_parse(const char *name, enum mdl_op_kind *out);

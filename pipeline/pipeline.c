@@ -451,10 +451,18 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     }
     int rc = pipeline_run_program(&j->prog, j->topo, t, err);
     double w0 = tps_clock_now();
-    if (!rc && report_build(&j->prog, t, r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) rc = pipeline_report(j, t, r, err);
     timing_note("report", w0);
-    if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
-    if (!rc && !j->from_trace && j->scn.is_job) {
+    if (!tm) timing_release(&own);
+    return rc;
+}
+
+int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struct report *r,
+                    struct tps_error *err)
+{
+    if (report_build(&j->prog, tm, r) != TPS_OK) return tps_error_oom(err);
+    if (j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+    if (!j->from_trace && j->scn.is_job) {
         /* a folded chunk's TP collectives ran inside its compute op: count them as such */
         double chunks = (double)j->scn.job.micro_batches * j->scn.job.virtual_stages;
         r->job = 1;
@@ -471,8 +479,7 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
             r->layers[l].bwd_s = j->fold.bwd_s / n;
         }
     }
-    if (!tm) timing_release(&own);
-    return rc;
+    return TPS_OK;
 }
 
 int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,

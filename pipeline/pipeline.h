@@ -86,6 +86,12 @@ int pipeline_simulate_layers(const struct scn_scenario *s, const struct mdl_stra
 int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,
                       struct tps_error *err);
 
+/* The report of the job's program from its op times *tm (the memory, and a whole job's
+ * exposed communication by kind, as pipeline_simulate gives them). Release *r even on
+ * failure. */
+int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struct report *r,
+                    struct tps_error *err);
+
 /* How a lone collective runs: enum mdl_coll_{algo,proto,gran} values, 0 = tuner's choice. */
 struct pipeline_coll_how {
     int algo, proto, gran;

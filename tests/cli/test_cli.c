@@ -657,3 +657,63 @@ Test(cli, run_seeds_summarises_each_seed_and_seed_alone_matches_it)
     cr_expect(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
     testdir_remove(d);
 }
+
+/* run on a scenario of several jobs: the table, JSON with each job's GPUs, slowdown and both
+ * reports, CSV with one row per job, a timeline of every GPU; --seeds and other commands that
+ * take one scenario are refused with the reason. */
+Test(cli, run_jobs_sharing_a_platform)
+{
+    char d[256], json[300], csv[300], tl[300], args[2048], out[16384];
+    const char *scn = TPSIM_SOURCE_DIR "/tests/data/good/fabric-two-jobs.yaml";
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "f.json");
+    testdir_path(csv, sizeof csv, d, "f.csv");
+    testdir_path(tl, sizeof tl, d, "tl.json");
+    snprintf(args, sizeof args, "run %s --json %s --csv %s --timeline %s", scn, json, csv, tl);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "job tp-across") != NULL, "%s", out);
+    cr_assert(strstr(out, "slowdown") != NULL, "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_t *jobs = json_object_get(j, "jobs");
+    cr_assert(eq(sz, json_array_size(jobs), 2));
+    double end = 0;
+    for (size_t i = 0; i < 2; i++) {
+        json_t *J = json_array_get(jobs, i);
+        cr_assert(eq(sz, json_array_size(json_object_get(J, "gpus")), 8));
+        double alone =
+            json_number_value(json_object_get(json_object_get(J, "alone"), "iteration_time_s"));
+        double shared =
+            json_number_value(json_object_get(json_object_get(J, "shared"), "iteration_time_s"));
+        cr_expect(gt(dbl, alone, 0));
+        cr_expect(ge(dbl, shared, alone));
+        cr_expect(
+            ieee_ulp_eq(dbl, json_number_value(json_object_get(J, "slowdown")), shared / alone, 4));
+        end = fmax(end, shared);
+    }
+    cr_expect(eq(int,
+                 (int)json_integer_value(
+                     json_array_get(json_object_get(json_array_get(jobs, 1), "gpus"), 0)),
+                 4));
+    cr_expect(eq(dbl, json_number_value(json_object_get(j, "iteration_time_s")), end));
+    json_decref(j);
+    FILE *f = fopen(csv, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f))
+        rows++;
+    fclose(f);
+    cr_expect(eq(int, rows, 3), "a header and one row per job");
+    j = json_load_file(tl, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_decref(j);
+    snprintf(args, sizeof args, "run %s --seeds 2", scn);
+    cr_expect(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    cr_expect(strstr(out, "--seeds") != NULL, "%s", out);
+    snprintf(args, sizeof args, "trace %s -o %s/t", scn, d);
+    cr_expect(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    cr_expect(strstr(out, "field 'jobs'") != NULL, "%s", out);
+    testdir_remove(d);
+}

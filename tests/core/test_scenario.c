@@ -5,6 +5,7 @@
 #include <gsl/gsl_errno.h>
 #include <string.h>
 
+#include "core/fabric.h"
 #include "core/scenario.h"
 
 #define BAD TPSIM_SOURCE_DIR "/tests/data/bad/"
@@ -118,6 +119,24 @@ static const struct bad_case cases[] = {
     {"bad_flash_launch_overhead.yaml", 2, 51, "device.flash_launch_overhead", "expected a time"},
     {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "at most 1"},
     {"bad_nvls.yaml", 5, 21, "collectives.nvls", "true or false"},
+    {"fabric_jobs_not_list.yaml", 3, 7, "jobs", "expected a list of 1 to 64 jobs"},
+    {"fabric_jobs_empty.yaml", 3, 7, "jobs", "expected a list of 1 to 64 jobs"},
+    {"fabric_job_not_map.yaml", 3, 8, "jobs[0]", "expected a mapping"},
+    {"fabric_job_platform.yaml", 9, 5, "jobs[0].platform", "unknown key 'platform'"},
+    {"fabric_missing_platform.yaml", 1, 1, "platform", "missing section"},
+    {"fabric_sweep.yaml", 9, 1, "sweep", "unknown key 'sweep'"},
+    {"fabric_gpus_not_list.yaml", 9, 11, "jobs[0].gpus", "expected a list of GPU indices"},
+    {"fabric_gpu_out_of_range.yaml", 9, 17, "jobs[0].gpus", "from 0 to 15"},
+    {"fabric_gpu_bad_range.yaml", 9, 17, "jobs[0].gpus", "got '7-4'"},
+    {"fabric_gpu_twice.yaml", 9, 17, "jobs[0].gpus", "GPU 3 is listed twice"},
+    {"fabric_gpu_count.yaml", 9, 11, "jobs[0].gpus", "runs on 8 GPUs, but 4 are listed"},
+    {"fabric_gpu_too_many.yaml", 9, 12, "jobs[0].gpus", "but more are listed"},
+    {"fabric_gpu_shared.yaml", 15, 12, "jobs[1].gpus", "already jobs[0]'s"},
+    {"fabric_no_free_gpus.yaml", 14, 5, "jobs[2].gpus", "only 0 of the platform's 16 are free"},
+    {"fabric_job_names.yaml", 9, 11, "jobs[1].name", "already named 'a'"},
+    {"fabric_job_devices.yaml", 9, 14, "jobs[0].devices", "not yet to jobs sharing"},
+    {"fabric_job_fold.yaml", 9, 17, "jobs[0].run.fold", "replayed op by op"},
+    {"fabric_job_tp.yaml", 7, 30, "jobs[0].strategy.tp", "larger than the platform"},
 };
 
 Test(scenario, every_bad_fixture_names_file_line_column_and_field)
@@ -127,9 +146,16 @@ Test(scenario, every_bad_fixture_names_file_line_column_and_field)
         char path[1024];
         snprintf(path, sizeof path, BAD "%s", c->file);
         struct scn_scenario s;
+        struct scn_fabric f;
         struct tps_error err = {0};
-        int rc = scn_load(path, &s, &err);
-        scn_release(&s);
+        int rc;
+        if (scn_fabric_probe(path)) { /* several jobs on one platform */
+            rc = scn_fabric_load(path, &f, &err);
+            scn_fabric_release(&f);
+        } else {
+            rc = scn_load(path, &s, &err);
+            scn_release(&s);
+        }
         cr_assert(lt(int, rc, 0), "%s: accepted", c->file);
         cr_assert(eq(str, err.path, path), "%s", c->file);
         cr_assert(eq(int, err.line, c->line), "%s: line %d", c->file, err.line);
@@ -327,4 +353,42 @@ Test(scenario, heterogeneity_keys)
     cr_expect(eq(int, seen, 2));
     scn_release(&plain);
     scn_release(&s);
+}
+
+Test(scenario, jobs_sharing_a_platform)
+{
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/fabric-two-jobs.yaml";
+    struct scn_fabric f;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_fabric_probe(path), 1));
+    cr_assert(eq(int, scn_fabric_probe(TPSIM_SOURCE_DIR "/scenarios/quickstart.yaml"), 0));
+    cr_assert(eq(int, scn_fabric_load(path, &f, &err), 0), "%s", err.msg);
+    cr_assert(eq(str, f.name, "fabric-two-jobs"));
+    cr_assert(eq(int, f.topo.ngpus, 16));
+    cr_assert(eq(int, f.njobs, 2));
+    /* listed GPUs, then the lowest free ones for the job that lists none */
+    static const int a[] = {0, 1, 2, 3, 8, 9, 10, 11}, b[] = {4, 5, 6, 7, 12, 13, 14, 15};
+    cr_assert(eq(str, f.jobs[0].name, "tp-across"));
+    cr_assert(eq(str, f.jobs[1].name, "dp-job"));
+    cr_assert(eq(int, f.jobs[0].ngpus, 8));
+    cr_assert(eq(int, f.jobs[1].ngpus, 8));
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(int, f.jobs[0].gpus[i], a[i]));
+        cr_assert(eq(int, f.jobs[1].gpus[i], b[i]));
+    }
+    cr_assert(eq(int, f.jobs[0].scn.is_job, 0));
+    cr_assert(eq(int, f.jobs[0].scn.layers, 2));
+    cr_assert(eq(int, f.jobs[1].scn.is_job, 1));
+    cr_assert(eq(int, f.jobs[1].scn.fold, 0), "a job sharing a platform is not folded");
+    cr_assert(eq(int, f.jobs[1].scn.topo.ngpus, 16), "each job sees the whole platform");
+    char text[64];
+    scn_fabric_gpus_text(&f.jobs[0], text, sizeof text);
+    cr_assert(eq(str, text, "0-3,8-11"));
+    scn_fabric_release(&f);
+    /* a command that takes one scenario says where such a file runs */
+    struct scn_scenario s;
+    cr_assert(lt(int, scn_load(path, &s, &err), 0));
+    scn_release(&s);
+    cr_assert(eq(str, err.field, "jobs"));
+    cr_assert(strstr(err.msg, "tpsim run") != NULL, "%s", err.msg);
 }

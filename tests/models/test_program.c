@@ -189,3 +189,42 @@ Test(program_place, copies_get_their_own_ranks_and_groups)
     cr_assert(eq(int, mdl_program_check(&p, NULL, &err), 0), "%s", err.msg);
     mdl_program_release(&p);
 }
+
+/* Two two-rank programs side by side on five ranks (jobs sharing a platform): each rank's ops
+ * land on its GPU with groups of their own over the mapped ranks and names interned once; a rank
+ * already holding ops or out of range is refused. */
+Test(program_merge, programs_land_on_their_ranks_with_their_own_groups)
+{
+    struct mdl_program all, a, b;
+    cr_assert(eq(int, mdl_program_init(&all, 5), 0));
+    two_ranks(&a);
+    two_ranks(&b);
+    int at_a[] = {3, 0}, at_b[] = {1, 4};
+    cr_assert(eq(int, mdl_program_merge(&all, &a, at_a), 0));
+    cr_assert(eq(int, mdl_program_merge(&all, &b, at_b), 0));
+    cr_assert(eq(int, all.ngroups, 2));
+    cr_assert(eq(int, all.groups[0].ranks[0], 3));
+    cr_assert(eq(int, all.groups[0].ranks[1], 0));
+    cr_assert(eq(int, all.groups[1].ranks[0], 1));
+    cr_assert(eq(int, all.groups[1].ranks[1], 4));
+    cr_assert(eq(int, all.nnames, 1));
+    static const int nops[] = {2, 2, 0, 2, 2}, group[] = {0, 1, -1, 0, 1};
+    for (int r = 0; r < 5; r++) {
+        cr_assert(eq(int, all.ranks[r].nops, nops[r]), "rank %d", r);
+        if (nops[r]) {
+            cr_assert(eq(int, all.ranks[r].ops[1].group, group[r]), "rank %d", r);
+            cr_assert(eq(int, all.ranks[r].ops[1].deps[0], 0));
+            cr_assert(eq(str, all.names[all.ranks[r].ops[0].name], "x"));
+        }
+    }
+    cr_assert(all.shadow == NULL, "no program had shadows");
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_program_check(&all, NULL, &err), 0), "%s", err.msg);
+    int taken[] = {2, 3}, outside[] = {2, 5};
+    cr_assert(eq(int, mdl_program_merge(&all, &a, taken), -1), "rank 3 holds ops");
+    cr_assert(eq(int, mdl_program_merge(&all, &a, outside), -1), "rank 5 is outside");
+    cr_assert(eq(int, all.ranks[2].nops, 0), "a refused merge copies nothing");
+    mdl_program_release(&all);
+    mdl_program_release(&a);
+    mdl_program_release(&b);
+}
