@@ -49,3 +49,36 @@ for s in 1 2 3; do
   "$T" run "$tmp/n.yaml" --seed $s -q --json "$tmp/n.json"
   python3 -c "import json,sys; print('seed %s: %.1f%% dropped' % (sys.argv[2], 100 * json.load(open(sys.argv[1]))['dropped_fraction']))" "$tmp/n.json" $s
 done
+echo
+echo "Two jobs sharing NICs (scenarios/papers/shared-nic-dgx-a100.yaml): slowdown against alone"
+csv=docs/heterogeneity/shared-nic.csv
+echo "nics_per_node,nic_rate_GBps,job,alone_time_s,shared_time_s,slowdown" > "$csv"
+point() { # NICS RATE: one run, its rows appended to the CSV
+  if [ "$2" = preset ]; then kv="nics_per_node: $1}"; else kv="nics_per_node: $1, nic_rate: ${2}GBps}"; fi
+  sed "s/nics_per_node: 1}/$kv/" scenarios/papers/shared-nic-dgx-a100.yaml > "$tmp/f.yaml"
+  "$T" run "$tmp/f.yaml" -q --csv "$tmp/f.csv"
+  awk -F, -v n="$1" -v r="$2" 'NR > 1 { print n "," r "," $1 "," $3 "," $4 "," $5 }' "$tmp/f.csv" >> "$csv"
+}
+for r in 3.125 6.25 12.5 25 50 100; do point 1 $r; done
+for n in 1 2 4 8; do point $n preset; done
+awk -F, 'NR > 1 { printf "%-4s NICs/server  rate %-7s  %-3s  alone %9.3f ms  shared %9.3f ms  slowdown %.3fx\n",
+                  $1, $2, $3, $4 * 1e3, $5 * 1e3, $6 }' "$csv"
+cat > docs/heterogeneity/shared-nic.gp <<'GP'
+set datafile separator ","
+set xlabel "NIC rate, one NIC per server (GB/s)"
+set ylabel "slowdown against running alone"
+set logscale x 2
+set key top right
+set grid
+set yrange [1:2]
+GP
+for ext in png svg; do
+  if [ $ext = png ]; then term="pngcairo size 800,500"; else term="svg size 800,500"; fi
+  cat >> docs/heterogeneity/shared-nic.gp <<GP
+set terminal $term
+set output "docs/heterogeneity/shared-nic.$ext"
+plot "< awk -F, '\$1 == 1 && \$2 != \"preset\" && \$3 == \"dp\"' $csv" using 2:6 with linespoints title "job dp (1.3B, TP 4 x DP 2)", \\
+     "< awk -F, '\$1 == 1 && \$2 != \"preset\" && \$3 == \"tp\"' $csv" using 2:6 with linespoints title "job tp (13B, TP 8 across servers)"
+GP
+done
+gnuplot docs/heterogeneity/shared-nic.gp 2>/dev/null || echo "(gnuplot missing: $csv written, no plot)"
