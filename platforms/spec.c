@@ -267,7 +267,8 @@ static const struct tps_ykey preset_keys[] = {
 static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, struct plat_topo *t,
                           struct tps_error *err)
 {
-    static const char *const keys[] = {"between", "factor", "bandwidth", NULL};
+    static const char *const keys[] = {"between", "factor", "bandwidth", "from",
+                                       "for",     "every",  NULL};
     char f[160], fi[192], fk[224];
     join(f, sizeof f, field, "degraded_links");
     int lid = tps_ydoc_get(d, id, "degraded_links"), rc;
@@ -319,7 +320,32 @@ static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, s
             snprintf(fk, sizeof fk, "%s.bandwidth", fi);
             if ((rc = tps_ydoc_rate(d, bn, fk, &x, err))) return rc;
         }
-        t->links[link].bw_Bps = x;
+        int from = tps_ydoc_get(d, l, "from"), dur = tps_ydoc_get(d, l, "for");
+        int every = tps_ydoc_get(d, l, "every");
+        snprintf(fk, sizeof fk, "%s.for", fi);
+        if (!dur && (from || every))
+            return tps_ydoc_fail(d, from ? from : every, fk, err,
+                                 "a link slowed for a while needs `for`: how long");
+        if (!dur) { /* for the whole run */
+            t->links[link].bw_Bps = x;
+            continue;
+        }
+        if (t->nevents == PLAT_MAX_LINK_EVENTS)
+            return tps_ydoc_fail(d, l, fi, err, "at most %d links slowed for a while",
+                                 PLAT_MAX_LINK_EVENTS);
+        struct plat_link_event ev = {.link = link, .ratio = x / t->links[link].bw_Bps};
+        snprintf(fk, sizeof fk, "%s.for", fi);
+        if ((rc = tps_ydoc_time(d, dur, fk, &ev.for_s, err))) return rc;
+        if (!(ev.for_s > 0)) return tps_ydoc_fail(d, dur, fk, err, "must be above 0");
+        snprintf(fk, sizeof fk, "%s.from", fi);
+        if (from && (rc = tps_ydoc_time(d, from, fk, &ev.from_s, err))) return rc;
+        snprintf(fk, sizeof fk, "%s.every", fi);
+        if (every && (rc = tps_ydoc_time(d, every, fk, &ev.every_s, err))) return rc;
+        if (every && !(ev.every_s > ev.for_s))
+            return tps_ydoc_fail(d, every, fk, err,
+                                 "the period must be longer than `for` (%g s), got %g s", ev.for_s,
+                                 ev.every_s);
+        t->events[t->nevents++] = ev;
     }
     return TPS_OK;
 }

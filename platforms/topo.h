@@ -66,6 +66,15 @@ struct plat_scratch {
     unsigned gen;
 };
 
+/* A link slowed for a while (platform.degraded_links with `for`, docs/heterogeneity.md): from
+ * from_s on, for for_s, its rate is `ratio` of its own; again every every_s (0: once). */
+#define PLAT_MAX_LINK_EVENTS 16
+struct plat_link_event {
+    int link;
+    double ratio;
+    double from_s, for_s, every_s;
+};
+
 struct plat_topo {
     char name[64];  /* preset or file name */
     char desc[256]; /* one-line human description */
@@ -79,6 +88,8 @@ struct plat_topo {
     struct mdl_nccl nccl;    /* collective tuning on this fabric (defaults: mdl_nccl_default) */
     char xml_path[512];      /* user SimGrid XML, "" for generated topologies */
     char **xml_hosts;        /* owned, ngpus host names when xml_path is set */
+    int nevents;             /* links slowed for a while, applied by the engine as events */
+    struct plat_link_event events[PLAT_MAX_LINK_EVENTS];
     /* adjacency, built by plat_topo_finish() */
     int *adj_start, *adj;         /* owned CSR: links incident to each node */
     struct plat_scratch *scratch; /* owned; makes plat_topo_route() not thread-safe */

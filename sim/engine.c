@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
+#include <simgrid/link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,63 @@ static void wait_launch(struct sim_rank_state *rs, int i)
     while (rs->launched <= i)
         sg_cond_wait(rs->cond, rs->mtx);
     sg_mutex_unlock(rs->mtx);
+}
+
+/* A link slowed for a while (struct plat_link_event): a daemon, so that it ends with the last
+ * op. Its SimGrid links: "L<i>" when shared, else "L<i>_UP" and "L<i>_DOWN" (split duplex). */
+struct link_event_arg {
+    const struct plat_link_event *ev;
+    sg_link_t links[2];
+    double nominal[2];
+};
+
+static void link_event_set(const struct link_event_arg *a, double ratio)
+{
+    for (int k = 0; k < 2; k++)
+        if (a->links[k]) sg_link_set_bandwidth(a->links[k], a->nominal[k] * ratio);
+}
+
+static void link_event_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    const struct link_event_arg *a = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    for (double next = a->ev->from_s;; next += a->ev->every_s) {
+        double now = simgrid_get_clock();
+        if (next > now) sg_actor_sleep_for(next - now);
+        link_event_set(a, a->ev->ratio);
+        sg_actor_sleep_for(a->ev->for_s);
+        link_event_set(a, 1);
+        if (!(a->ev->every_s > 0)) break;
+    }
+}
+
+/* Starts one actor per link event of t on host h; 0, or -1 when a link is not found. */
+static int link_events_start(const struct plat_topo *t, sg_host_t h, struct link_event_arg *args)
+{
+    for (int i = 0; i < t->nevents; i++) {
+        struct link_event_arg *a = &args[i];
+        const struct plat_link_event *ev = &t->events[i];
+        char name[2][48];
+        a->ev = ev;
+        if (t->links[ev->link].shared) {
+            snprintf(name[0], sizeof name[0], "L%d", ev->link);
+            name[1][0] = 0;
+        } else {
+            snprintf(name[0], sizeof name[0], "L%d_UP", ev->link);
+            snprintf(name[1], sizeof name[1], "L%d_DOWN", ev->link);
+        }
+        for (int k = 0; k < 2; k++) {
+            a->links[k] = name[k][0] ? sg_link_by_name(name[k]) : NULL;
+            if (name[k][0] && !a->links[k]) return -1;
+            a->nominal[k] = a->links[k] ? sg_link_get_bandwidth(a->links[k]) : 0;
+        }
+        sg_actor_t actor = sg_actor_init("link-event", h);
+        sg_actor_set_data(actor, a);
+        sg_actor_start(actor, link_event_actor, 0, NULL);
+    }
+    return 0;
 }
 
 static void stream_actor(int argc, char **argv)
@@ -294,6 +352,14 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
             sg_actor_set_data(a, &args[nact++]);
             sg_actor_start(a, stream_actor, 0, NULL);
         }
+    }
+    struct link_event_arg events[PLAT_MAX_LINK_EVENTS];
+    if (!t->xml_path[0] && t->nevents && p->nranks > 0 &&
+        link_events_start(t, c.hosts[0], events) != 0) {
+        h.status = CHILD_SETUP;
+        snprintf(h.msg, sizeof h.msg, "a slowed link is missing from the generated platform");
+        child_write(fd, &h, sizeof h);
+        _exit(0);
     }
     double t2 = tps_clock_now();
     simgrid_run();

@@ -116,3 +116,28 @@ Test(hetero_sim, a_degraded_link_slows_the_group)
     report_release(&r[0]);
     report_release(&r[1]);
 }
+
+/* The same link slowed for a while (platform.degraded_links with for): the group loses less than
+ * with the link slow all along; a window that opens after the iteration changes nothing; a
+ * periodic one is bit-identical run after run. */
+Test(hetero_sim, a_link_slowed_for_a_while_costs_while_it_lasts)
+{
+    const char *on = "{preset: dgx-a100, degraded_links: [{between: [gpu3, n0nvswitch], "
+                     "factor: 0.1%s}]}";
+    char spec[256];
+    double plain = simulate("{tp: 8}", "", NULL);
+    snprintf(spec, sizeof spec, on, "");
+    double always = simulate_on(spec, "{tp: 8}", "", NULL);
+    snprintf(spec, sizeof spec, on, ", from: 2ms, for: 3ms");
+    double window = simulate_on(spec, "{tp: 8}", "", NULL);
+    cr_expect(gt(dbl, window, plain), "%g against %g", window, plain);
+    cr_expect(lt(dbl, window, always), "%g against %g", window, always);
+    /* at most the window's length lost, when nothing moves but through the link */
+    cr_expect(le(dbl, window - plain, 3e-3 + 1e-12), "%g against %g", window, plain);
+    snprintf(spec, sizeof spec, on, ", from: 1s, for: 3ms");
+    cr_expect(eq(dbl, simulate_on(spec, "{tp: 8}", "", NULL), plain));
+    snprintf(spec, sizeof spec, on, ", from: 2ms, for: 1ms, every: 2ms");
+    double flap = simulate_on(spec, "{tp: 8}", "", NULL);
+    cr_expect(gt(dbl, flap, window), "half of every 2 ms from 2 ms on, against 3 ms");
+    cr_expect(eq(dbl, simulate_on(spec, "{tp: 8}", "", NULL), flap));
+}
