@@ -19,6 +19,8 @@ int fabric_load(const char *path, long seed, struct fabric_run *r, struct tps_er
         struct fabric_job_run *J = &r->jobs[i];
         struct scn_fabric_job *fj = &r->f.jobs[i];
         J->pj.scn = fj->scn; /* moved: the fabric keeps an empty scenario */
+        if (fj->scn.device.gemm_table == &fj->scn.gemm) /* it points into the scenario */
+            J->pj.scn.device.gemm_table = &J->pj.scn.gemm;
         memset(&fj->scn, 0, sizeof fj->scn);
         mdl_hetero_init(&fj->scn.hetero);
         J->pj.topo = &J->pj.scn.topo;

@@ -131,19 +131,23 @@ Test(fabric, jobs_sharing_a_nic_slow_each_other_and_jobs_sharing_no_link_do_not)
     fabric_release(&r);
 }
 
-Test(fabric, a_job_alone_is_the_plain_run_of_its_scenario)
+/* A fabric of one job on `device` against the plain scenario on the same platform. */
+static void alone_against_plain(const char *device)
 {
-    char dir[256], path[512], plain[512], text[2048];
+    char dir[256], path[512], plain[512], text[4096];
     cr_assert(testdir_make(dir, sizeof dir) != NULL);
     snprintf(text, sizeof text,
-             "platform: {preset: dgx-a100, nodes: 2, nics_per_node: 1}\njobs:\n  - name: a\n%s",
-             job_text);
+             "platform: {preset: dgx-a100, nodes: 2, nics_per_node: 1}\njobs:\n  - name: a\n"
+             "    model: {preset: gpt3-13b, micro_batch: 1, dtype: fp16}\n    device: %s\n"
+             "    strategy: {kind: 1d, tp: 8}\n    run: {layers: 1}\n",
+             device);
     write_file(dir, "f.yaml", text, path, sizeof path);
-    write_file(dir, "s.yaml",
-               "platform: {preset: dgx-a100, nodes: 2, nics_per_node: 1}\n"
-               "model: {preset: gpt3-13b, micro_batch: 1}\ndevice: A100-80GB\n"
-               "strategy: {kind: 1d, tp: 8}\nrun: {layers: 1}\n",
-               plain, sizeof plain);
+    snprintf(text, sizeof text,
+             "platform: {preset: dgx-a100, nodes: 2, nics_per_node: 1}\n"
+             "model: {preset: gpt3-13b, micro_batch: 1, dtype: fp16}\ndevice: %s\n"
+             "strategy: {kind: 1d, tp: 8}\nrun: {layers: 1}\n",
+             device);
+    write_file(dir, "s.yaml", text, plain, sizeof plain);
     struct fabric_run r;
     struct tps_error err = {0};
     cr_assert(eq(int, fabric_load(path, -1, &r, &err), 0), "%s", err.msg);
@@ -154,15 +158,26 @@ Test(fabric, a_job_alone_is_the_plain_run_of_its_scenario)
     cr_assert(eq(int, pipeline_load_scenario(plain, NULL, &j, &err), 0), "%s", err.msg);
     cr_assert(eq(int, pipeline_simulate(&j, &tm, &rep, &err), 0), "%s", err.msg);
     cr_expect(eq(int, r.jobs[0].gpus[0], 0));
-    cr_expect(eq(dbl, r.jobs[0].alone.iteration_s, rep.iteration_s));
-    cr_expect(eq(dbl, r.jobs[0].shared.iteration_s, rep.iteration_s));
-    cr_expect(eq(dbl, r.jobs[0].shared.exposed_comm_s, rep.exposed_comm_s));
+    /* a device's GEMM table is the job's own, moved with it */
+    cr_expect(r.jobs[0].pj.scn.device.gemm_table ==
+              (j.scn.device.gemm_table ? &r.jobs[0].pj.scn.gemm : NULL));
+    cr_expect(eq(dbl, r.jobs[0].alone.iteration_s, rep.iteration_s), "%s", device);
+    cr_expect(eq(dbl, r.jobs[0].shared.iteration_s, rep.iteration_s), "%s", device);
+    cr_expect(eq(dbl, r.jobs[0].shared.exposed_comm_s, rep.exposed_comm_s), "%s", device);
     cr_expect(eq(dbl, r.jobs[0].slowdown, 1.0));
     report_release(&rep);
     timing_release(&tm);
     pipeline_release(&j);
     fabric_release(&r);
     testdir_remove(dir);
+}
+
+Test(fabric, a_job_alone_is_the_plain_run_of_its_scenario)
+{
+    alone_against_plain("A100-80GB");
+    /* a device calibrated with a GEMM table (the scenario owns the table its device reads) */
+    alone_against_plain("{preset: A100-80GB, gemm_table: " TPSIM_SOURCE_DIR
+                        "/../shared/refdata/gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16.csv}");
 }
 
 /* A job with noisy GPUs beside a plain one: each seed bit-identical across runs. */
