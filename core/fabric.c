@@ -185,9 +185,7 @@ int scn_fabric_load(const char *path, struct scn_fabric *f, struct tps_error *er
         else if (!(f->jobs = calloc((size_t)n, sizeof *f->jobs)))
             rc = tps_error_oom(err);
         else
-            f->njobs = n;
-        for (int i = 0; i < f->njobs; i++)
-            mdl_hetero_init(&f->jobs[i].scn.hetero);
+            f->njobs = n; /* zeroed scenarios, which scn_release accepts */
     }
     for (int i = 0; !rc && i < f->njobs; i++) {
         rc = load_one(&d, root, tps_ydoc_seq_at(&d, jobs, i), i, path, base, &f->jobs[i], err);

@@ -786,6 +786,13 @@ int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
     return TPS_OK;
 }
 
+void scn_move(struct scn_scenario *dst, struct scn_scenario *src)
+{
+    *dst = *src;
+    if (src->device.gemm_table == &src->gemm) dst->device.gemm_table = &dst->gemm;
+    memset(src, 0, sizeof *src);
+}
+
 void scn_release(struct scn_scenario *s)
 {
     plat_topo_release(&s->topo);

@@ -47,6 +47,9 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
  * the scenario it came from. */
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err);
 void scn_release(struct scn_scenario *s);
+/* Moves a loaded scenario to dst (its owned topology, tables and arrays, and the device's
+ * pointer to the scenario's own GEMM table); src is left zeroed, which scn_release accepts. */
+void scn_move(struct scn_scenario *dst, struct scn_scenario *src);
 
 struct tps_ydoc;
 /* The scenario at mapping `root` of a loaded document (its keys already checked by the caller),

@@ -18,11 +18,7 @@ int fabric_load(const char *path, long seed, struct fabric_run *r, struct tps_er
     for (int i = 0; i < r->njobs && !rc; i++) {
         struct fabric_job_run *J = &r->jobs[i];
         struct scn_fabric_job *fj = &r->f.jobs[i];
-        J->pj.scn = fj->scn; /* moved: the fabric keeps an empty scenario */
-        if (fj->scn.device.gemm_table == &fj->scn.gemm) /* it points into the scenario */
-            J->pj.scn.device.gemm_table = &J->pj.scn.gemm;
-        memset(&fj->scn, 0, sizeof fj->scn);
-        mdl_hetero_init(&fj->scn.hetero);
+        scn_move(&J->pj.scn, &fj->scn); /* the fabric keeps an empty scenario */
         J->pj.topo = &J->pj.scn.topo;
         snprintf(J->pj.input, sizeof J->pj.input, "%s", path);
         J->ngpus = fj->ngpus;
@@ -33,9 +29,8 @@ int fabric_load(const char *path, long seed, struct fabric_run *r, struct tps_er
             scn_fabric_field(i, err);
         else if (J->pj.prog.nranks != J->ngpus) {
             rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, "jobs",
-                               "jobs[%d] lowered to %d ranks "
-                               "for %d GPUs",
-                               i, J->pj.prog.nranks, J->ngpus);
+                               "jobs[%d] lowered to %d ranks for %d GPUs", i, J->pj.prog.nranks,
+                               J->ngpus);
         }
     }
     return rc;

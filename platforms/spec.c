@@ -261,6 +261,28 @@ static const struct tps_ykey preset_keys[] = {
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef PP
 
+/* Node `name` of t: through index x (explicit topologies), or by a scan when x is NULL. */
+static int find_node(const struct tps_strindex *x, const struct plat_topo *t, const char *name);
+
+/* between: [A, B] of link entry l: the two nodes' indices into ends (field names errors). */
+static int read_ends(const struct tps_ydoc *d, int l, const char *field, const struct plat_topo *t,
+                     const struct tps_strindex *x, int ends[2], struct tps_error *err)
+{
+    int bt = tps_ydoc_get(d, l, "between");
+    if (!bt || !tps_ydoc_is_seq(d, bt) || tps_ydoc_len(d, bt) != 2)
+        return tps_ydoc_fail(d, bt ? bt : l, field, err, "expected [A, B]: the link's two nodes");
+    for (int e = 0; e < 2; e++) {
+        int en = tps_ydoc_seq_at(d, bt, e);
+        const char *nm = tps_ydoc_text(d, en);
+        ends[e] = nm ? find_node(x, t, nm) : -1;
+        if (ends[e] < 0)
+            return tps_ydoc_fail(d, en, field, err,
+                                 "unknown node '%s' (tpsim platform show lists them)",
+                                 nm ? nm : "");
+    }
+    return TPS_OK;
+}
+
 /* degraded_links: [{between: [A, B], factor: F | bandwidth: RATE}, ...] on a built preset: the
  * link joining nodes A and B runs at F times its rate, or at RATE (a degraded NVLink, a slow
  * NIC; docs/heterogeneity.md). */
@@ -284,20 +306,8 @@ static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, s
         int bt = tps_ydoc_get(d, l, "between"), fn = tps_ydoc_get(d, l, "factor");
         int bn = tps_ydoc_get(d, l, "bandwidth");
         snprintf(fk, sizeof fk, "%s.between", fi);
-        if (!bt || !tps_ydoc_is_seq(d, bt) || tps_ydoc_len(d, bt) != 2)
-            return tps_ydoc_fail(d, bt ? bt : l, fk, err, "expected [A, B]: the link's two nodes");
         int ends[2];
-        for (int e = 0; e < 2; e++) {
-            int en = tps_ydoc_seq_at(d, bt, e);
-            const char *nm = tps_ydoc_text(d, en);
-            ends[e] = -1;
-            for (int n = 0; nm && n < t->nnodes && ends[e] < 0; n++)
-                if (!strcmp(t->nodes[n].name, nm)) ends[e] = n;
-            if (ends[e] < 0)
-                return tps_ydoc_fail(d, en, fk, err,
-                                     "unknown node '%s' (tpsim platform show lists them)",
-                                     nm ? nm : "");
-        }
+        if ((rc = read_ends(d, l, fk, t, NULL, ends, err))) return rc;
         int link = -1;
         for (int k = 0; k < t->nlinks && link < 0; k++)
             if ((t->links[k].a == ends[0] && t->links[k].b == ends[1]) ||
@@ -334,7 +344,6 @@ static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, s
             return tps_ydoc_fail(d, l, fi, err, "at most %d links slowed for a while",
                                  PLAT_MAX_LINK_EVENTS);
         struct plat_link_event ev = {.link = link, .ratio = x / t->links[link].bw_Bps};
-        snprintf(fk, sizeof fk, "%s.for", fi);
         if ((rc = tps_ydoc_time(d, dur, fk, &ev.for_s, err))) return rc;
         if (!(ev.for_s > 0)) return tps_ydoc_fail(d, dur, fk, err, "must be above 0");
         snprintf(fk, sizeof fk, "%s.from", fi);
@@ -465,7 +474,10 @@ static const char *node_key(const void *ctx, int i)
 
 static int find_node(const struct tps_strindex *x, const struct plat_topo *t, const char *name)
 {
-    return tps_strindex_find(x, name, node_key, t);
+    if (x) return tps_strindex_find(x, name, node_key, t);
+    for (int n = 0; n < t->nnodes; n++)
+        if (!strcmp(t->nodes[n].name, name)) return n;
+    return -1;
 }
 
 static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field,
@@ -553,17 +565,8 @@ static int parse_explicit_in(const struct tps_ydoc *d, int id, const char *field
         snprintf(fi, sizeof fi, "%s[%d]", f, i);
         if ((rc = tps_ydoc_check_map(d, l, fi, link_keys, err))) return rc;
         snprintf(fk, sizeof fk, "%s.between", fi);
-        int bt = tps_ydoc_get(d, l, "between");
-        if (!bt || !tps_ydoc_is_seq(d, bt) || tps_ydoc_len(d, bt) != 2)
-            return tps_ydoc_fail(d, bt ? bt : l, fk, err, "expected a list of two node names");
-        int ends[2];
-        for (int e = 0; e < 2; e++) {
-            int en = tps_ydoc_seq_at(d, bt, e);
-            const char *nm = tps_ydoc_text(d, en);
-            ends[e] = nm ? find_node(x, t, nm) : -1;
-            if (ends[e] < 0)
-                return tps_ydoc_fail(d, en, fk, err, "unknown node '%s'", nm ? nm : "");
-        }
+        int ends[2], bt = tps_ydoc_get(d, l, "between");
+        if ((rc = read_ends(d, l, fk, t, x, ends, err))) return rc;
         if (ends[0] == ends[1])
             return tps_ydoc_fail(d, bt, fk, err, "a link needs two different nodes");
         double bw = 0, lat = 0;
