@@ -82,3 +82,12 @@ plot "< awk -F, '\$1 == 1 && \$2 != \"preset\" && \$3 == \"dp\"' $csv" using 2:6
 GP
 done
 gnuplot docs/heterogeneity/shared-nic.gp 2>/dev/null || echo "(gnuplot missing: $csv written, no plot)"
+echo
+echo "GPU 3's NVLink at 0.1x of its rate, for a while (scenarios/papers/flextp-dgx-a100.yaml, no stragglers)"
+for w in none "" ", from: 2ms, for: 3ms" ", from: 2ms, for: 1ms, every: 2ms"; do
+  if [ "$w" = none ]; then plat="platform: dgx-a100"; label="never"
+  else plat="platform: {preset: dgx-a100, degraded_links: [{between: [gpu3, n0nvswitch], factor: 0.1$w}]}"
+       label=${w:-"the whole run"}; label=${label#, }; fi
+  sed -e "s/^platform:.*/$plat/" -e '/^stragglers:/d' -e '/^sweep:/,$d' scenarios/papers/flextp-dgx-a100.yaml > "$tmp/l.yaml"
+  printf '%-34s %s\n' "$label" "$("$T" run "$tmp/l.yaml" | grep 'iteration time' | sed 's/iteration time *//')"
+done
