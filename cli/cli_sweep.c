@@ -435,7 +435,14 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
         return CLI_EXIT_INPUT;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    /* a sweep killed a moment ago may hold the lock until its last worker is torn down: wait up
+     * to 2 s before calling the file busy */
+    int locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    for (int t = 0; !locked && errno == EWOULDBLOCK && t < 100; t++) {
+        usleep(20000);
+        locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    }
+    if (!locked) {
         fprintf(stderr, "tpsim sweep: %s is being written by another sweep\n", csv);
         close(fd);
         return CLI_EXIT_INPUT;

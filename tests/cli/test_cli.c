@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -453,6 +455,26 @@ Test(cli, killed_parent_leaves_no_orphan_appending_rows)
     cr_assert(eq(int, system(cmd), 0));
     usleep(200000); /* an orphan would append after the resume */
     cr_assert(eq(int, file_lines(csv), 31));
+    testdir_remove(d);
+}
+
+/* A CSV another sweep holds is refused (exit 2) once the short wait for a just-killed sweep's
+ * lock has passed, and left as it was. */
+Test(cli, a_csv_being_written_by_another_sweep_is_refused)
+{
+    char d[256], scn[300], csv[300], cmd[2048], out[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "sweep.yaml", sweep_scn);
+    write_file(csv, sizeof csv, d, "s.csv", "held\n");
+    int fd = open(csv, O_RDWR);
+    cr_assert(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 2), "%s", out);
+    cr_assert(strstr(out, "being written by another sweep") != NULL, "%s", out);
+    close(fd);
+    char *kept = slurp(csv);
+    cr_assert(eq(str, kept, "held\n"));
+    free(kept);
     testdir_remove(d);
 }
 
