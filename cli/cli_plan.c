@@ -17,9 +17,11 @@ static const char plan_help[] =
     "planned over its GPUs and global batch: every tp x pp x dp of that many GPUs (tp inside\n"
     "one machine), micro-batch 1, 2, 4 or 8, the 1F1B and interleaved schedules (virtual\n"
     "stages up to 8), recomputation none, selective or full, 1D TP with and without sequence\n"
-    "parallelism (GPipe runs as long as 1F1B with more memory: not listed). Model, platform,\n"
-    "device and optimizer stay the scenario's. Candidates that do not fit in memory are\n"
-    "dropped; the rest are ranked by a closed form (docs/jobs.md) and the best N (default 1)\n"
+    "parallelism (GPipe runs as long as 1F1B with more memory: not listed); then, on the job\n"
+    "shapes of the 8 best predicted 1D candidates, ATP's 2D meshes (both placements), ATP's\n"
+    "chunk overlap (2, 4 chunks) and Oases' schedule. Model, platform, device and optimizer\n"
+    "stay the scenario's. Candidates that do not fit in memory are dropped; the rest are\n"
+    "ranked by a closed form (docs/jobs.md) and the best N (default 1)\n"
     "simulated as whole jobs, layers and replicas folded.\n"
     "\n"
     "Otherwise:\n"
@@ -179,7 +181,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
            info->global_batch, info->candidates, simulate < n ? simulate : n);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[s->model.dtype];
-    printf("\n%4s  %-64s %11s %11s %9s %6s %10s\n", "rank", "configuration", "simulated s",
+    printf("\n%4s  %-76s %11s %11s %9s %6s %10s\n", "rank", "configuration", "simulated s",
            "predicted s", "model TF/s", "MFU", "mem GB/GPU");
     for (int i = 0; i < n && (top == 0 || i < top); i++) {
         const struct jobplan_row *w = &rows[i];
@@ -187,7 +189,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
         if (w->simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", w->simulated_s);
         double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
         double tf = t > 0 ? info->model_flop / t / info->gpus / 1e12 : 0;
-        printf("%4d  %-64s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, w->desc, sim,
+        printf("%4d  %-76s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, w->desc, sim,
                w->predicted_s, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0, w->mem.total / 1e9,
                w->fits ? "" : "!");
     }
@@ -226,6 +228,16 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
             w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(), "model_tflops_per_gpu",
             tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0, "memory_gb_per_gpu", w->mem.total / 1e9,
             "memory_fits", w->fits);
+        /* the TP kind: 1d (with ATP chunks or Oases' schedule) or a 2d mesh */
+        json_object_set_new(row, "tp_kind", json_string(mdl_strategy_kind_name(w->st.kind)));
+        json_object_set_new(row, "mesh",
+                            w->st.kind == MDL_STRAT_2D ? json_pack("[i, i]", w->st.d1, w->st.d2)
+                                                       : json_null());
+        json_object_set_new(
+            row, "placement",
+            json_string(w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first"));
+        json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
+        json_object_set_new(row, "oases", json_boolean(w->st.oases));
         json_array_append_new(arr, row);
     }
     return cli_write_json(

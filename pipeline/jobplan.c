@@ -22,9 +22,19 @@ static int recompute_of(const struct mdl_strategy *st)
 }
 
 struct layer_time {
-    int tp, sp, rc, b;
+    struct mdl_strategy st;
+    int b;
     double fwd_s, bwd_s;
 };
+
+/* Whether two candidates run the same layer: TP kind, mesh, placement, overlap, recomputation. */
+static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *y)
+{
+    return x->kind == y->kind && x->tp == y->tp && x->d1 == y->d1 && x->d2 == y->d2 &&
+           x->placement == y->placement && x->sequence_parallel == y->sequence_parallel &&
+           x->chunks == y->chunks && x->oases == y->oases && x->recompute == y->recompute &&
+           x->selective == y->selective;
+}
 
 struct plan {
     const struct scn_scenario *s;
@@ -59,10 +69,9 @@ static struct mdl_model model_of(const struct scn_scenario *s, int b)
 static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, double *f, double *bw,
                       struct tps_error *err)
 {
-    int rc = recompute_of(st);
     for (int i = 0; i < P->ncache; i++) {
         const struct layer_time *c = &P->cache[i];
-        if (c->tp == st->tp && c->sp == st->sequence_parallel && c->rc == rc && c->b == b) {
+        if (c->b == b && same_layer(&c->st, st)) {
             *f = c->fwd_s;
             *bw = c->bwd_s;
             return TPS_OK;
@@ -77,8 +86,7 @@ static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, doub
     if (total < 0) return err->code ? err->code : TPS_EINVAL;
     if (tps_grow(&P->cache, &P->cache_cap, P->ncache + 1, sizeof *P->cache, 16))
         return tps_error_oom(err);
-    P->cache[P->ncache++] =
-        (struct layer_time){st->tp, st->sequence_parallel, rc, b, fwd, total - fwd};
+    P->cache[P->ncache++] = (struct layer_time){*st, b, fwd, total - fwd};
     *f = fwd;
     *bw = total - fwd;
     return TPS_OK;
@@ -100,12 +108,15 @@ static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double by
 /* Closed-form time of collective k of `bytes` on the groups of stage `st` that run it at once:
  * axis 0 the TP groups (one per replica), 1 the data-parallel groups (one per TP rank), 2 the
  * point-to-point pairs to the next stage (one per GPU of the stage), 3 the pairs of first and
- * last stage that hold the tied embedding (one per GPU of stage 0). */
+ * last stage that hold the tied embedding (one per GPU of stage 0), 4 the columns (D1 axis) of
+ * the TP mesh (d2 per replica; 1D: the TP groups). */
 static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
-    int tp = w->st.tp, dp = w->job.dp;
-    int ng = axis == 0 ? dp : axis == 1 ? tp : tp * dp, per = axis == 0 ? tp : axis == 1 ? dp : 2;
+    int tp = w->st.tp, dp = w->job.dp, d1, d2;
+    mdl_strategy_mesh(&w->st, &d1, &d2);
+    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : tp * dp;
+    int per = axis == 0 ? tp : axis == 1 ? dp : axis == 4 ? d1 : 2;
     int hop = axis == 3 ? w->job.pp - 1 : 1;
     int *ranks = malloc((size_t)ng * (size_t)per * sizeof *ranks);
     struct mdl_group *g = malloc((size_t)ng * sizeof *g);
@@ -118,7 +129,9 @@ static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w
     for (int i = 0; i < ng; i++) {
         int *r = ranks + (size_t)i * (size_t)per;
         for (int j = 0; j < per; j++)
-            r[j] = axis == 0 ? mdl_job_rank(&w->job, &w->st, st, i, j)
+            r[j] = axis == 0   ? mdl_job_rank(&w->job, &w->st, st, i, j)
+                   : axis == 4 ? mdl_job_rank(&w->job, &w->st, st, i / d2,
+                                              mdl_strategy_device(&w->st, j, i % d2))
                    : axis == 1
                        ? mdl_job_rank(&w->job, &w->st, st, j, i)
                        : mdl_job_rank(&w->job, &w->st, (st + j * hop) % w->job.pp, i / tp, i % tp);
@@ -162,8 +175,10 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         /* each step's input comes from a neighbour that produced it one step earlier: the
          * schedule's loop through the stages slips by one message each way per step */
         T += ((double)M * v + p - 1) * 2.0 * x;
-        if (!w->st.sequence_parallel && tp > 1) {
-            double g = job_coll(s, w, 0, 0, MDL_OP_ALL_GATHER, act * tp, err);
+        int d1, d2;
+        mdl_strategy_mesh(&w->st, &d1, &d2);
+        if (!mdl_strategy_shards_activations(&w->st) && d1 > 1) { /* over the mesh's columns */
+            double g = job_coll(s, w, 4, 0, MDL_OP_ALL_GATHER, act * d1, err);
             if (g < 0) return err->code ? err->code : TPS_EINVAL;
             T += (double)M * v * g;
         }
@@ -215,8 +230,16 @@ static void describe(struct jobplan_row *w)
     if (w->job.schedule == MDL_SCHED_INTERLEAVED)
         snprintf(sched, sizeof sched, "interleaved x%d", w->job.virtual_stages);
     int rc = recompute_of(&w->st);
-    snprintf(w->desc, sizeof w->desc, "tp %d%s, pp %d%s%s, dp %d, mb %d, recompute %s", w->st.tp,
-             w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? " " : "",
+    char kind[48] = "";
+    if (w->st.kind == MDL_STRAT_2D)
+        snprintf(kind, sizeof kind, " 2d %dx%d %s", w->st.d1, w->st.d2,
+                 w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first");
+    else if (w->st.chunks > 1)
+        snprintf(kind, sizeof kind, " %d chunks", w->st.chunks);
+    else if (w->st.oases)
+        snprintf(kind, sizeof kind, " oases");
+    snprintf(w->desc, sizeof w->desc, "tp %d%s%s, pp %d%s%s, dp %d, mb %d, recompute %s", w->st.tp,
+             kind, w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? " " : "",
              w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch, rc_names[rc]);
 }
 
@@ -275,6 +298,58 @@ static int enumerate(struct plan *P, int N, long gb)
     return 0;
 }
 
+/* Whether the plan already holds this candidate. */
+static bool planned(const struct plan *P, const struct mdl_strategy *st, const struct mdl_job *job,
+                    int b)
+{
+    for (int i = 0; i < P->n; i++) {
+        const struct jobplan_row *w = &P->v[i];
+        if (w->micro_batch == b && same_layer(&w->st, st) && w->job.pp == job->pp &&
+            w->job.dp == job->dp && w->job.virtual_stages == job->virtual_stages)
+            return true;
+    }
+    return false;
+}
+
+/* The other TP kinds on the job shape of 1D candidate w (its tp, pp, dp, micro-batch, schedule
+ * and recomputation): ATP's 2D meshes d1 x d2 = tp in both placements (no sequence parallelism,
+ * which is 1D's), ATP's chunk overlap (2 and 4 chunks) and the Oases schedule. Those the model
+ * does not allow are not added. Returns how many were added, or -1 (out of memory). */
+static int add_kinds(struct plan *P, const struct jobplan_row *w)
+{
+    struct mdl_strategy v[16];
+    int nv = 0, tp = w->st.tp;
+    for (int d1 = 2; d1 < tp; d1++) {
+        if (tp % d1) continue;
+        for (int pl = MDL_ROW_FIRST; pl <= MDL_COLUMN_FIRST; pl++) {
+            struct mdl_strategy st = w->st;
+            st.kind = MDL_STRAT_2D;
+            st.d1 = d1;
+            st.d2 = tp / d1;
+            st.placement = (enum mdl_placement)pl;
+            st.sequence_parallel = false;
+            if (nv < 16) v[nv++] = st;
+        }
+    }
+    for (int k = 2; k <= 4 && tp > 1; k *= 2) {
+        struct mdl_strategy st = w->st;
+        st.chunks = k;
+        if (nv < 16) v[nv++] = st;
+    }
+    if (tp > 1 && nv < 16) {
+        v[nv] = w->st;
+        v[nv++].oases = true;
+    }
+    int added = 0;
+    for (int i = 0; i < nv; i++) {
+        if (planned(P, &v[i], &w->job, w->micro_batch)) continue;
+        int n0 = P->n;
+        if (consider(P, &v[i], &w->job, w->micro_batch)) return -1;
+        added += P->n - n0;
+    }
+    return added;
+}
+
 static int by_prediction(const void *a, const void *b)
 {
     const struct jobplan_row *x = a, *y = b;
@@ -314,6 +389,18 @@ static int simulate(const struct scn_scenario *s, struct jobplan_row *w, struct 
     return rc;
 }
 
+/* Keeps candidates [from, n) that fit (all with ignore_memory) after the first `from`; the
+ * least memory any of them needs goes to *least. Returns the new count. */
+static int keep(struct plan *P, const struct jobplan_opts *o, int from, double *least)
+{
+    int kept = from;
+    for (int i = from; i < P->n; i++) {
+        if (*least < 0 || P->v[i].mem.total < *least) *least = P->v[i].mem.total;
+        if (P->v[i].fits || o->ignore_memory) P->v[kept++] = P->v[i];
+    }
+    return kept;
+}
+
 int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                 struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
                 struct tps_error *err)
@@ -332,12 +419,8 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                            "no (tp, pp, dp, micro-batch) of %d GPUs fits the model and a global "
                            "batch of %ld",
                            info->gpus, s->global_batch);
-    int kept = 0;
     double least = -1;
-    for (int i = 0; !rc && i < P.n; i++) {
-        if (least < 0 || P.v[i].mem.total < least) least = P.v[i].mem.total;
-        if (P.v[i].fits || o->ignore_memory) P.v[kept++] = P.v[i];
-    }
+    int kept = rc ? 0 : keep(&P, o, 0, &least);
     info->dropped = P.n - kept;
     P.n = kept;
     if (!rc && P.n == 0)
@@ -350,6 +433,26 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     for (int i = 0; !rc && i < P.n; i++)
         rc = predict(&P, &P.v[i], err);
     if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);
+    /* the other TP kinds on the job shapes of the best 1D candidates */
+    int n1 = P.n, added = 0;
+    struct jobplan_row base[JOBPLAN_KIND_BASES];
+    int nb = 0;
+    for (int i = 0; !rc && i < n1 && nb < JOBPLAN_KIND_BASES; i++)
+        if (P.v[i].st.tp > 1) base[nb++] = P.v[i];
+    for (int i = 0; !rc && i < nb; i++) {
+        int a = add_kinds(&P, &base[i]);
+        if (a < 0) rc = tps_error_oom(err);
+        added += a > 0 ? a : 0;
+    }
+    if (!rc && added) {
+        info->candidates += added;
+        int k = keep(&P, o, n1, &least);
+        info->dropped += P.n - k;
+        P.n = k;
+        for (int i = n1; !rc && i < P.n; i++)
+            rc = predict(&P, &P.v[i], err);
+        if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);
+    }
     for (int i = 0; !rc && i < P.n && i < o->simulate; i++) {
         fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", i + 1,
                 o->simulate < P.n ? o->simulate : P.n, P.v[i].desc);

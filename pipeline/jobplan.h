@@ -5,19 +5,22 @@
  * micro-batch size (1, 2, 4, 8) that divides the batch per replica, the 1F1B schedule and the
  * interleaved one (virtual stages dividing the layers per stage, up to 8), recomputation (none,
  * selective, full) and 1D TP with and without sequence parallelism; the scenario's model,
- * platform, device and optimizer are kept. Candidates whose memory per GPU (mdl_job_memory)
- * does not fit are dropped. The rest are ranked by a closed form:
+ * platform, device and optimizer are kept. On the job shapes of the JOBPLAN_KIND_BASES best
+ * predicted 1D candidates (tp > 1) it then tries the other TP kinds: ATP's 2D meshes
+ * d1 x d2 = tp in both placements, ATP's chunk overlap (2 and 4 chunks) and Oases' schedule.
+ * Candidates whose memory per GPU (mdl_job_memory) does not fit are dropped. The rest are ranked by
+ * a closed form:
  *
  *   T = (M v + p - 1)(t_f + t_b) + M t_logits + 2 (p - 1) t_p2p + M v t_gather
  *       + t_dp + t_optimizer
  *
  * with t_f, t_b one chunk's forward and backward (a layer's from planner_predict_phases, times
  * its layers), t_logits the last stage's logits and loss per micro-batch, t_p2p one message
- * between stages on its route, t_gather the all-gather of a received message without sequence
- * parallelism, t_dp the stage's gradient reduction (and parameter gather) over its replicas, all
- * of one stage's groups at once (tuner's closed form), and t_optimizer the memory-bound step.
- * The best are then simulated as whole jobs (layers and replicas folded, pipeline.h). Units:
- * seconds, bytes.
+ * between stages on its route, t_gather the all-gather of a received message over the TP
+ * mesh's columns (1D: the TP group) where activations are not sharded, t_dp the stage's gradient
+ * reduction (and parameter gather) over its replicas, all of one stage's groups at once (tuner's
+ * closed form), and t_optimizer the memory-bound step. The best are then simulated as whole jobs
+ * (layers and replicas folded, pipeline.h). Units: seconds, bytes.
  */
 #ifndef PIPELINE_JOBPLAN_H
 #define PIPELINE_JOBPLAN_H
@@ -26,13 +29,16 @@
 #include "core/scenario.h"
 #include "models/job.h"
 
+/* How many of the best predicted 1D candidates get the other TP kinds tried on their shape. */
+#define JOBPLAN_KIND_BASES 8
+
 struct jobplan_opts {
     int simulate;      /* how many of the best predictions to simulate (0: none) */
     int ignore_memory; /* keep candidates that do not fit in the device's memory */
 };
 
 struct jobplan_row {
-    struct mdl_strategy st; /* 1D, its tp, sequence parallelism and recomputation */
+    struct mdl_strategy st; /* TP kind and degree, sequence parallelism, recomputation */
     struct mdl_job job;     /* pp, dp, schedule, virtual stages, micro-batches per replica */
     int micro_batch;        /* sequences per micro-batch */
     char desc[160];

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "core/scenario.h"
+#include "core/report.h"
 #include "pipeline/jobplan.h"
+#include "pipeline/pipeline.h"
 
 TestSuite(jobplan, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
@@ -102,6 +104,85 @@ Test(jobplan, zero_stages_cost_their_per_step_traffic_in_the_prediction)
                   w->predicted_s, w->simulated_s);
     }
     cr_assert(eq(int, simulated, 3));
+    free(rows);
+    scn_release(&s);
+}
+
+/* Row w of the plan simulated as a whole job, as the planner simulates its best. */
+static double simulate_row(const struct scn_scenario *s, const struct jobplan_row *w)
+{
+    struct pipeline_job j;
+    memset(&j, 0, sizeof j);
+    j.scn = *s;
+    j.scn.model.micro_batch = w->micro_batch;
+    j.scn.strategy = w->st;
+    j.scn.job = w->job;
+    j.scn.micro_batches = w->job.micro_batches;
+    j.scn.fold = 1;
+    j.topo = &s->topo;
+    struct report r;
+    memset(&r, 0, sizeof r);
+    struct tps_error err = {0};
+    int rc = pipeline_lower_job(&j, &err);
+    if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
+    cr_assert(eq(int, rc, 0), "%s: %s", w->desc, err.msg);
+    double t = r.iteration_s;
+    report_release(&r);
+    mdl_program_release(&j.prog);
+    return t;
+}
+
+/* Beside 1D, the planner tries ATP's 2D meshes (both placements), ATP's chunks and Oases'
+ * schedule on the job shapes of its best 1D candidates, and its closed form predicts them as it
+ * predicts 1D: the best 2D and Oases rows within 15% of their simulation. */
+Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0), "%s",
+              err.msg);
+    struct jobplan_opts o = {.simulate = 0};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    int row_first = 0, col_first = 0, chunks2 = 0, chunks4 = 0, oases = 0;
+    const struct jobplan_row *best2d = NULL, *bestoases = NULL;
+    for (int i = 0; i < n; i++) {
+        const struct jobplan_row *w = &rows[i];
+        if (w->st.kind == MDL_STRAT_1D && w->st.chunks <= 1 && !w->st.oases) continue;
+        if (w->st.kind == MDL_STRAT_2D) {
+            cr_assert(eq(int, w->st.d1 * w->st.d2, w->st.tp), "%s", w->desc);
+            cr_assert(w->st.sequence_parallel == false, "%s", w->desc);
+            row_first += w->st.placement == MDL_ROW_FIRST;
+            col_first += w->st.placement == MDL_COLUMN_FIRST;
+            if (!best2d) best2d = w;
+        }
+        chunks2 += w->st.chunks == 2;
+        chunks4 += w->st.chunks == 4;
+        oases += w->st.oases;
+        if (w->st.oases && !bestoases) bestoases = w;
+        cr_assert(gt(dbl, w->predicted_s, 0), "%s", w->desc);
+        /* the job shape of a 1D candidate */
+        int shape = 0;
+        for (int k = 0; k < n && !shape; k++) {
+            const struct jobplan_row *b = &rows[k];
+            shape = b->st.kind == MDL_STRAT_1D && b->st.chunks <= 1 && !b->st.oases &&
+                    b->st.tp == w->st.tp && b->job.pp == w->job.pp && b->job.dp == w->job.dp &&
+                    b->job.virtual_stages == w->job.virtual_stages &&
+                    b->micro_batch == w->micro_batch && b->st.recompute == w->st.recompute &&
+                    b->st.selective == w->st.selective;
+        }
+        cr_assert(shape, "%s has no 1D row of its shape", w->desc);
+    }
+    cr_assert(row_first > 0 && col_first > 0 && chunks2 > 0 && chunks4 > 0 && oases > 0,
+              "2d %d/%d, chunks %d/%d, oases %d", row_first, col_first, chunks2, chunks4, oases);
+    const struct jobplan_row *check[2] = {best2d, bestoases};
+    for (int i = 0; i < 2; i++) {
+        double t = simulate_row(&s, check[i]);
+        cr_assert(lt(dbl, fabs(check[i]->predicted_s / t - 1), 0.15), "%s: %g vs %g",
+                  check[i]->desc, check[i]->predicted_s, t);
+    }
     free(rows);
     scn_release(&s);
 }
