@@ -362,8 +362,7 @@ static int by_result(const void *a, const void *b)
     return planner_result_cmp(x->predicted_s, x->simulated_s, y->predicted_s, y->simulated_s);
 }
 
-/* Simulates row w as a whole job, its layers and replicas folded. */
-static int simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err)
+int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err)
 {
     struct pipeline_job j;
     memset(&j, 0, sizeof j);
@@ -456,7 +455,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     for (int i = 0; !rc && i < P.n && i < o->simulate; i++) {
         fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", i + 1,
                 o->simulate < P.n ? o->simulate : P.n, P.v[i].desc);
-        rc = simulate(s, &P.v[i], err);
+        rc = jobplan_simulate(s, &P.v[i], err);
     }
     free(P.cache);
     if (rc) {

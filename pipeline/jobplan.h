@@ -65,4 +65,8 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                 struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
                 struct tps_error *err);
 
+/* Simulates row w of scenario s as a whole job, its layers and replicas folded, and fills its
+ * simulated time, bubble and exposed TP and DP communication. */
+int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err);
+
 #endif
