@@ -478,6 +478,31 @@ Test(cli, a_csv_being_written_by_another_sweep_is_refused)
     testdir_remove(d);
 }
 
+/* A lock let go within the wait (a sweep killed a moment ago, its last worker being torn down)
+ * does not stop the next sweep. */
+Test(cli, a_lock_let_go_within_the_wait_is_waited_for)
+{
+    char d[256], scn[300], csv[300], cmd[2048], out[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "sweep.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+               "run: {layers: 1}\nsweep:\n  strategy.tp: [1, 2]\n");
+    write_file(csv, sizeof csv, d, "s.csv", "");
+    int fd = open(csv, O_RDWR);
+    cr_assert(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    pid_t pid = fork();
+    if (pid == 0) { /* holds the lock 0.3 s more, then dies with it */
+        usleep(300000);
+        _exit(0);
+    }
+    close(fd); /* the child's copy of the open file keeps the lock */
+    snprintf(cmd, sizeof cmd, "sweep %s -j 1 -o %s --resume", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 1), 0), "%s", out);
+    waitpid(pid, NULL, 0);
+    cr_assert(eq(int, file_lines(csv), 3));
+    testdir_remove(d);
+}
+
 Test(cli, resume_refuses_a_foreign_csv_and_reruns_changed_values)
 {
     char d[256], scn[300], other[300], csv[300], cmd[2048], out[4096];
