@@ -39,7 +39,7 @@
 
 static const char cal_help[] =
     "usage: tpsim calibrate LOG [LOG ...] --platform 'PRESET [key=value ...]' [--op OP]\n"
-    "                       [--ranks N] [--algorithm A] [-o FILE]\n"
+    "                       [--ranks N] [--algorithm A] [--hold RATE] [-o FILE]\n"
     "\n"
     "Fits a preset platform to real nccl-tests logs: the bandwidth parameter that bounds the\n"
     "collective (nic_rate across machines, gpu_link on one dgx machine, pcie_rate on PCIe\n"
@@ -50,7 +50,10 @@ static const char cal_help[] =
     "\n"
     "Several logs (up to 16: other collectives, other rank counts of one system) are fitted at\n"
     "once, one platform for all; when their step counts differ, the base latency and the per-step\n"
-    "latency are told apart. The report gives the fit error per log.\n"
+    "latency are told apart. Logs inside one machine and across machines (several node counts)\n"
+    "are fitted together: a rate each (gpu_link, nic_rate), the protocols shared; the machines'\n"
+    "small messages run trees, so only their Simple rows are fitted, each log's route latency\n"
+    "taken off at the platform's link latencies. The report gives the fit error per log.\n"
     "\n"
     "options:\n"
     "  --platform SPEC  the preset and parameters describing the system, e.g. 'dgx-a100 nodes=2'\n"
@@ -60,6 +63,9 @@ static const char cal_help[] =
     "                   .meta.yaml)\n"
     "  --algorithm A    ring | tree | direct | hierarchical | hierarchical_tree (default:\n"
     "                   the tuner's choice at the first log's largest size)\n"
+    "  --hold RATE      keep RATE (gpu_link or nic_rate) as --platform gives it, in a fit of\n"
+    "                   logs inside one machine beside logs across machines; the other rate\n"
+    "                   and the protocols are fitted\n"
     "  -o FILE          write the calibrated platform here\n"
     "  -h, --help       show this help\n";
 
@@ -72,11 +78,10 @@ static int store_option(int opt, const char *arg, void *ctx)
 
 int cli_calibrate(int argc, char **argv)
 {
-    static const struct option longs[] = {{"platform", required_argument, NULL, 'p'},
-                                          {"op", required_argument, NULL, 'k'},
-                                          {"ranks", required_argument, NULL, 'r'},
-                                          {"algorithm", required_argument, NULL, 'a'},
-                                          {0}};
+    static const struct option longs[] = {
+        {"platform", required_argument, NULL, 'p'}, {"op", required_argument, NULL, 'k'},
+        {"ranks", required_argument, NULL, 'r'},    {"algorithm", required_argument, NULL, 'a'},
+        {"hold", required_argument, NULL, 'd'},     {0}};
     const char *v[26] = {0}, *logs[CAL_MAX_LOGS + 1] = {0};
     int nlogs, rc = cli_parse(argc, argv, 1, "calibrate", cal_help, "o:", longs, store_option, v,
                               logs, CAL_MAX_LOGS + 1, &nlogs);
@@ -125,7 +130,8 @@ int cli_calibrate(int argc, char **argv)
         rc = man_log_shape(&l[nread], logs[nread], &in[nread].op, &in[nread].ranks, &err);
     }
     struct cal_result r;
-    struct cal_options o = {.preset = words[0], .nkv = nw - 1, .kv = words + 1, .algo = algo};
+    struct cal_options o = {
+        .preset = words[0], .nkv = nw - 1, .kv = words + 1, .algo = algo, .hold = v['d' - 'a']};
     if (!rc) rc = cal_fit(in, nlogs, &o, &r, &err);
     if (rc) {
         for (int k = 0; k < nread; k++)
@@ -139,6 +145,9 @@ int cli_calibrate(int argc, char **argv)
                             : " (one step count: one latency per protocol)");
     fprintf(stderr, "  %s: %.3f GB/s -> %.3f GB/s\n", r.param, r.param_old / 1e9,
             r.param_new / 1e9);
+    if (r.ngroups > 1)
+        fprintf(stderr, "  %s: %.3f GB/s -> %.3f GB/s\n", r.param2, r.param2_old / 1e9,
+                r.param2_new / 1e9);
     if (r.lat_new != r.lat_old)
         fprintf(stderr, "  %s: %.3f us -> %.3f us\n", r.lat_param, r.lat_old * 1e6,
                 r.lat_new * 1e6);

@@ -7,6 +7,7 @@
 #include <gsl/gsl_multifit.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/stats.h"
@@ -192,6 +193,9 @@ struct design {
     double steps;        /* latency steps: d time / d per-step latency */
     double lfix, lvar;   /* route latency on other links / on the fitted latency's links, s */
     int b1, b2;          /* LL rows [0, b1), LL128 [b1, b2), Simple [b2, n) */
+    int g;               /* the rate parameter the log is bound by: 0 or 1 (a fit across groups) */
+    int lo;              /* rows [0, lo) are left out of the fit */
+    double route;        /* across groups: the route latency taken off the times first, s */
 };
 
 static void design_release(struct design *d)
@@ -285,7 +289,7 @@ static int segment(struct design *d, double *x, double *y, struct prefix *P)
 
 static int first_row(const struct design *d, int p)
 {
-    return p == MDL_PROTO_LL ? 0 : p == MDL_PROTO_LL128 ? d->b1 : d->b2;
+    return p == MDL_PROTO_LL ? d->lo : p == MDL_PROTO_LL128 ? d->b1 : d->b2;
 }
 static int last_row(const struct design *d, int p)
 {
@@ -293,32 +297,45 @@ static int last_row(const struct design *d, int p)
 }
 
 /* One protocol's line over its rows of every log: y = base + steps * h + c * x, with y = t - dfix
- * and x = dvar for Simple (c = 1 / rate factor), y = t and x = dfix + dvar / sigma for LL and
- * LL128 (c = 1 / efficiency). A coefficient is free unless held. */
+ * and x = dvar for Simple (c = 1 / rate factor: c[g] for the logs bound by rate parameter g),
+ * y = t and x = dfix + dvar / sigma[g] for LL and LL128 (c = 1 / efficiency, one for all). Across
+ * groups every log's route latency is taken off y first. A coefficient is free unless held. */
 struct line {
-    double base, h, c;
+    double base, h, c, c1; /* c1: Simple's c of the second group */
     int hold_base, hold_h, hold_c;
+    int hold_rate[2]; /* Simple: the group's rate is kept (c or c1 at 1) */
     int nrows;
 };
 
+/* Row i of d on protocol p's line: the x of its slope. */
+static double line_x(const struct design *d, int i, int p, const double *sigma)
+{
+    return p == MDL_PROTO_SIMPLE ? d->dvar[i] : d->dfix[i] + d->dvar[i] / sigma[d->g];
+}
+
 /* Weighted least squares (GSL gsl_multifit_wlinear) of the line's free coefficients over the
  * rows of protocol p in every design. X, Y, W: scratch of at least 3 x rows, rows, rows. */
-static int line_fit(const struct design *ds, int nd, int p, double sigma, struct line *L, double *X,
-                    double *Y, double *W)
+static int line_fit(const struct design *ds, int nd, int ng, int p, const double *sigma,
+                    struct line *L, double *X, double *Y, double *W)
 {
-    int m = 0, np = !L->hold_base + !L->hold_h + !L->hold_c;
+    int simple = p == MDL_PROTO_SIMPLE, two = simple && ng > 1; /* a rate per group */
+    int free0 = !L->hold_c && !(simple && L->hold_rate[0]);
+    int free1 = !L->hold_c && two && !L->hold_rate[1];
+    int m = 0, np = !L->hold_base + !L->hold_h + free0 + free1;
     for (int k = 0; k < nd; k++) {
         const struct design *d = &ds[k];
         for (int i = first_row(d, p); i < last_row(d, p); i++) {
-            double x = p == MDL_PROTO_SIMPLE ? d->dvar[i] : d->dfix[i] + d->dvar[i] / sigma;
-            double y = p == MDL_PROTO_SIMPLE ? d->t[i] - d->dfix[i] : d->t[i];
+            double x = line_x(d, i, p, sigma);
+            double y = (p == MDL_PROTO_SIMPLE ? d->t[i] - d->dfix[i] : d->t[i]) - d->route;
             /* held coefficients move to the left-hand side */
+            int kept = simple && L->hold_rate[d->g];
             y -= (L->hold_base ? L->base : 0) + (L->hold_h ? d->steps * L->h : 0) +
-                 (L->hold_c ? L->c * x : 0);
+                 (L->hold_c || kept ? (d->g ? L->c1 : L->c) * x : 0);
             int j = 0;
             if (!L->hold_base) X[m * np + j++] = 1;
             if (!L->hold_h) X[m * np + j++] = d->steps;
-            if (!L->hold_c) X[m * np + j++] = x;
+            if (free0) X[m * np + j++] = d->g ? 0 : x;
+            if (free1) X[m * np + j++] = d->g ? x : 0;
             Y[m] = y;
             W[m] = d->w[i];
             m++;
@@ -341,7 +358,8 @@ static int line_fit(const struct design *ds, int nd, int p, double sigma, struct
         int j = 0;
         if (!L->hold_base) L->base = gsl_vector_get(c, (size_t)j++);
         if (!L->hold_h) L->h = gsl_vector_get(c, (size_t)j++);
-        if (!L->hold_c) L->c = gsl_vector_get(c, (size_t)j++);
+        if (free0) L->c = gsl_vector_get(c, (size_t)j++);
+        if (free1) L->c1 = gsl_vector_get(c, (size_t)j++);
     }
     gsl_vector_free(c);
     gsl_matrix_free(cov);
@@ -352,13 +370,19 @@ static int line_fit(const struct design *ds, int nd, int p, double sigma, struct
 /* Fits protocol p's line, holding what the data cannot carry: a slope outside the wire format's
  * bounds (held at the bound), a negative per-step latency or too few rows for it (held at
  * h_model) and, when the steps vary, a negative base (held at 0). With one step count (`vary`
- * 0) there is no per-step slope: base is the whole intercept, as with one log. */
-static int line_solve(const struct design *ds, int nd, int p, double sigma, int vary,
-                      double h_model, struct line *L, double *X, double *Y, double *W)
+ * 0) there is no per-step slope: h is held at h_one (0: base is the whole intercept, as with one
+ * log; across groups the model's hop latency, the routes being off the times). */
+static int line_solve(const struct design *ds, int nd, int ng, int p, const double *sigma, int vary,
+                      double h_one, double h_model, struct line *L, double *X, double *Y, double *W)
 {
-    *L = (struct line){.h = vary ? h_model : 0, .hold_h = !vary};
+    int held[2] = {L->hold_rate[0], L->hold_rate[1]};
+    *L = (struct line){.h = vary ? h_model : h_one,
+                       .hold_h = !vary,
+                       .c = 1,
+                       .c1 = 1,
+                       .hold_rate = {held[0], held[1]}};
     for (int tries = 0; tries < 4; tries++) {
-        if (line_fit(ds, nd, p, sigma, L, X, Y, W)) {
+        if (line_fit(ds, nd, ng, p, sigma, L, X, Y, W)) {
             if (L->hold_h) return -1;
             L->hold_h = 1; /* too few rows for a slope per step */
             L->h = h_model;
@@ -382,26 +406,30 @@ static int line_solve(const struct design *ds, int nd, int p, double sigma, int 
         }
         break;
     }
-    return L->c > 0 ? 0 : -1;
+    return L->c > 0 && (p != MDL_PROTO_SIMPLE || ng < 2 || L->c1 > 0) ? 0 : -1;
 }
 
 /* Row i of d as protocol p's line prices it, s. */
-static double line_time(const struct design *d, int i, int p, const struct line *L, double sigma)
+static double line_time(const struct design *d, int i, int p, const struct line *L,
+                        const double *sigma)
 {
-    double x = p == MDL_PROTO_SIMPLE ? d->dvar[i] : d->dfix[i] + d->dvar[i] / sigma;
-    return L->base + d->steps * L->h + L->c * x + (p == MDL_PROTO_SIMPLE ? d->dfix[i] : 0);
+    double c = p == MDL_PROTO_SIMPLE && d->g ? L->c1 : L->c;
+    return L->base + d->steps * L->h + c * line_x(d, i, p, sigma) + d->route +
+           (p == MDL_PROTO_SIMPLE ? d->dfix[i] : 0);
 }
 
 /* Moves each log's protocol ranges to the split its rows fit best under the joint lines (the
  * weighted squared residual, as the lines were fitted on); protocols without a line get no rows,
  * and a range has no rows or 3 and more (fewer cannot carry a line of its own).
  * r: 3 x (n + 1) scratch. Returns how many logs changed. */
-static int resegment(struct design *ds, int nd, const struct line *L, double sigma, double *r)
+static int resegment(struct design *ds, int nd, const struct line *L, const double *sigma,
+                     double *r)
 {
     int changed = 0;
     for (int k = 0; k < nd; k++) {
         struct design *d = &ds[k];
         int n = d->n;
+        if (d->lo) continue; /* its range is fixed */
         double *c[MDL_PROTO_N] = {NULL, r, r + n + 1, r + 2 * (n + 1)};
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             c[p][0] = 0;
@@ -453,9 +481,11 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
                                  m);
         total += m;
     }
-    struct plat_topo t0, t2, tz;
-    plat_topo_init(&t2, "");
-    plat_topo_init(&tz, "");
+    struct plat_topo t0, t2[2], tz[2];
+    for (int g = 0; g < 2; g++) {
+        plat_topo_init(&t2[g], "");
+        plat_topo_init(&tz[g], "");
+    }
     int rc = build(o, "", 0, &t0, err);
     struct design ds[CAL_MAX_LOGS];
     memset(ds, 0, sizeof ds);
@@ -473,10 +503,25 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
             memcpy(r->lat_param, ln, sizeof r->lat_param);
             r->param_old = pv;
             r->lat_old = lv;
-        } else if (strcmp(pn, r->param)) {
+            r->ngroups = 1;
+        } else if (!strcmp(pn, r->param)) {
+            ds[k].g = 0;
+        } else if (r->ngroups == 1 || !strcmp(pn, r->param2)) {
+            /* a second group: inside the machine and across machines (one platform, several
+             * node counts), each with its own rate, sharing the protocols */
+            if (r->ngroups == 1) {
+                memcpy(r->param2, pn, sizeof r->param2);
+                memcpy(r->lat_param2, ln, sizeof r->lat_param2);
+                r->param2_old = pv;
+                r->lat2 = lv;
+                r->ngroups = 2;
+            }
+            ds[k].g = 1;
+        } else {
             rc = tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
-                               "this log is bound by %s, %s by %s: calibrate them apart", pn,
-                               in[0].log->path, r->param);
+                               "this log is bound by %s, %s by %s and another by %s: a joint fit "
+                               "takes two of them at most, calibrate them apart",
+                               pn, in[0].log->path, r->param, r->param2);
         }
     }
     if (!rc) {
@@ -485,13 +530,14 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
     }
     /* a small step: a doubled rate could move the bottleneck to another link */
     const double eps = 1e-3;
-    if (!rc) {
-        plat_topo_release(&t2);
-        rc = build(o, r->param, (1 + eps) * r->param_old, &t2, err);
-    }
-    if (!rc) {
-        plat_topo_release(&tz);
-        rc = build(o, r->lat_param, 0, &tz, err);
+    for (int g = 0; !rc && g < r->ngroups; g++) {
+        plat_topo_release(&t2[g]);
+        rc = build(o, g ? r->param2 : r->param, (1 + eps) * (g ? r->param2_old : r->param_old),
+                   &t2[g], err);
+        if (!rc) {
+            plat_topo_release(&tz[g]);
+            rc = build(o, g ? r->lat_param2 : r->lat_param, 0, &tz[g], err);
+        }
     }
     r->algo = o->algo;
     r->forced = o->algo != 0;
@@ -508,14 +554,36 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
         r->algo = a == MDL_ALGO_NVLS ? MDL_ALGO_RING : a;
         model_release(&m);
     }
-    double *scratch = malloc(((size_t)2 * maxn + (size_t)5 * total) * sizeof *scratch);
+    double *scratch = malloc(((size_t)2 * maxn + (size_t)6 * total) * sizeof *scratch);
     struct prefix *P = malloc(((size_t)maxn + 1) * sizeof *P);
     if (!rc && (!scratch || !P)) rc = tps_error_oom(err);
+    int mixed = r->ngroups > 1, hold[2] = {0, 0};
+    if (!rc && o->hold) {
+        hold[0] = !strcmp(o->hold, r->param);
+        hold[1] = mixed && !strcmp(o->hold, r->param2);
+        r->held = hold[0] ? 1 : hold[1] ? 2 : 0;
+        if (!r->held)
+            rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "hold",
+                               "--hold %s: the logs are bound by %s%s%s, the rates a fit can keep",
+                               o->hold, r->param, mixed ? " and " : "", mixed ? r->param2 : "");
+        else if (!mixed)
+            rc = tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "hold",
+                               "--hold %s: with one rate to fit there is nothing left to fit it "
+                               "on; --hold keeps one of two rates (logs inside one machine and "
+                               "across machines together)",
+                               o->hold);
+    }
     for (int k = 0; !rc && k < nin; k++) {
-        rc = design_build(&ds[k], &in[k], &t0, &t2, &tz, r->algo, eps, err);
+        rc = design_build(&ds[k], &in[k], &t0, &t2[ds[k].g], &tz[ds[k].g], r->algo, eps, err);
         if (!rc && segment(&ds[k], scratch, scratch + maxn, P))
             rc = tps_error_set(err, TPS_EINVAL, in[k].log->path, 0, 0, NULL,
                                "no fit: the times do not grow with size as a collective's do");
+        /* across groups the routes differ per log (NVLink inside, the network across): each
+         * log's own route latency comes off its times, the link latencies stay the platform's */
+        if (!rc && mixed) ds[k].route = ds[k].lfix + ds[k].lvar;
+        /* across machines only the Simple rows: NCCL's small messages there run trees, whose
+         * latency a ring's closed form does not describe */
+        if (!rc && mixed && ds[k].g) ds[k].lo = ds[k].b1 = ds[k].b2;
     }
     /* the per-step latency can be told from the base only when the logs' step counts differ */
     double smin = INFINITY, smax = -INFINITY, rfix = 0, rvar = 0;
@@ -530,7 +598,7 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
     int vary = !rc && smax - smin > 0.5;
     r->joint_steps = vary;
     struct line L[MDL_PROTO_N] = {{0}};
-    double *X = scratch + 2 * maxn, *Y = X + 3 * total, *W = Y + total, sigma = 1;
+    double *X = scratch + 2 * maxn, *Y = X + 4 * total, *W = Y + total, sigma[2] = {1, 1};
     /* fit the lines on the ranges; with several logs, move the ranges to where the joint lines
      * fit them best and fit again, until the ranges stay (each round lowers the residual) */
     for (int round = 0; !rc && round < 20; round++) {
@@ -538,22 +606,29 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
             int rows = 0;
             for (int k = 0; k < nin; k++)
                 rows += last_row(&ds[k], p) - first_row(&ds[k], p);
-            L[p] = (struct line){0};
+            L[p] = (struct line){.hold_rate = {hold[0], hold[1]}};
             if (!rows) continue;
+            /* across groups the routes are off the times: the per-step latency is the hop's,
+             * held at 0 when the data put it below */
             double h_model = r->nccl.hop_s[p] + rfix + rvar;
-            if (line_solve(ds, nin, p, sigma, vary, h_model, &L[p], X, Y, W))
+            if (line_solve(ds, nin, r->ngroups, p, sigma, vary, mixed ? r->nccl.hop_s[p] : 0,
+                           mixed ? 0 : h_model, &L[p], X, Y, W))
                 rc = tps_error_set(err, TPS_EINVAL, in[0].log->path, 0, 0, NULL,
                                    "no fit of the %s rows", mdl_proto_name(p));
-            else if (p == MDL_PROTO_SIMPLE)
-                sigma = 1 / L[p].c;
+            else if (p == MDL_PROTO_SIMPLE) {
+                sigma[0] = 1 / L[p].c;
+                sigma[1] = mixed ? 1 / L[p].c1 : 1;
+            }
         }
         if (rc || nin == 1 || !resegment(ds, nin, L, sigma, X)) break;
     }
     if (!rc) {
-        r->param_new = r->param_old * sigma;
-        /* if the routes alone take longer than a protocol's latency, shorten their links */
+        r->param_new = r->param_old * sigma[0];
+        r->param2_new = r->param2_old * sigma[1];
+        /* if the routes alone take longer than a protocol's latency, shorten their links (not
+         * across groups: there the routes were taken off and the latencies stay) */
         double lambda = 1, steps = ds[0].steps, lfix = ds[0].lfix, lvar = ds[0].lvar;
-        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
+        for (int p = MDL_PROTO_LL; p < MDL_PROTO_N && !mixed; p++) {
             if (!L[p].nrows) continue;
             if (vary && rvar > 0)
                 lambda = fmin(lambda, (L[p].h - rfix) / rvar);
@@ -568,6 +643,11 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
                 continue;
             }
             r->nccl.eff[p] = p == MDL_PROTO_SIMPLE ? 1 : 1 / L[p].c;
+            if (mixed) {
+                r->nccl.base_s[p] = L[p].base;
+                r->nccl.hop_s[p] = fmax(0, L[p].h);
+                continue;
+            }
             if (vary) {
                 r->nccl.base_s[p] = L[p].base;
                 r->nccl.hop_s[p] = fmax(0, L[p].h - rfix - lambda * rvar);
@@ -589,20 +669,21 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
             const struct design *d = &ds[k];
             struct cal_log_fit *lf = &r->logs[k];
             lf->steps = d->steps;
-            for (int i = 0; i < d->n; i++) {
+            int mk = 0;
+            for (int i = d->lo; i < d->n; i++) {
                 int p = i < d->b1 ? MDL_PROTO_LL : i < d->b2 ? MDL_PROTO_LL128 : MDL_PROTO_SIMPLE;
-                double x = d->dfix[i] + d->dvar[i] / sigma;
+                double x = d->dfix[i] + d->dvar[i] / sigma[d->g];
                 double pred = r->nccl.base_s[p] + d->lfix + lambda * d->lvar +
                               d->steps * r->nccl.hop_s[p] + x / r->nccl.eff[p];
-                e[i] = all[m++] = fabs(pred - d->t[i]) / d->t[i] * 100;
+                e[mk++] = all[m++] = fabs(pred - d->t[i]) / d->t[i] * 100;
             }
             for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
                 int a = first_row(d, p), b = last_row(d, p);
                 lf->first[p] = a < b ? d->row[a] : 0;
                 lf->last[p] = a < b ? d->row[b - 1] + 1 : 0;
             }
-            tps_median_max(e, d->n, &lf->median_err, &lf->max_err);
-            lf->nrows = d->n;
+            tps_median_max(e, mk, &lf->median_err, &lf->max_err);
+            lf->nrows = mk;
         }
         tps_median_max(all, m, &r->median_err, &r->max_err);
         r->nrows = m;
@@ -612,8 +693,10 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
     free(scratch);
     free(P);
     plat_topo_release(&t0);
-    plat_topo_release(&t2);
-    plat_topo_release(&tz);
+    for (int g = 0; g < 2; g++) {
+        plat_topo_release(&t2[g]);
+        plat_topo_release(&tz[g]);
+    }
     return rc;
 }
 
@@ -638,8 +721,10 @@ int cal_write(const struct cal_result *r, const struct cal_options *o, const str
                 "# Calibrated by `tpsim calibrate` on %d logs at once (closed form of the %s\n"
                 "# algorithm; %s; %d rows, fit error median %.2f%%, max %.2f%%):\n",
                 nin, algo,
-                r->joint_steps ? "base and per-step latency fitted apart"
-                               : "one step count, so one latency per protocol",
+                r->ngroups > 1   ? "one machine and several together, a rate each, the "
+                                   "protocols shared"
+                : r->joint_steps ? "base and per-step latency fitted apart"
+                                 : "one step count, so one latency per protocol",
                 r->nrows, r->median_err, r->max_err);
         for (int k = 0; k < nin; k++) {
             const struct cal_log_fit *lf = &r->logs[k];
@@ -658,14 +743,24 @@ int cal_write(const struct cal_result *r, const struct cal_options *o, const str
     size_t llen = strlen(r->lat_param);
     for (int i = 0; i < o->nkv; i++) {
         const char *eq = strchr(o->kv[i], '=');
-        if (!eq || (!strncmp(o->kv[i], r->param, plen) && o->kv[i][plen] == '=')) continue;
+        size_t p2len = strlen(r->param2);
+        if (!eq || (!strncmp(o->kv[i], r->param, plen) && o->kv[i][plen] == '=') ||
+            (p2len && !strncmp(o->kv[i], r->param2, p2len) && o->kv[i][p2len] == '='))
+            continue;
         if (r->lat_new != r->lat_old && !strncmp(o->kv[i], r->lat_param, llen) &&
             o->kv[i][llen] == '=')
             continue;
         fprintf(f, "%.*s: %s\n", (int)(eq - o->kv[i]), o->kv[i], eq + 1);
     }
-    fprintf(f, "%s: %.4fGB/s   # fitted; the model's value was %.4f GB/s\n", r->param,
-            r->param_new / 1e9, r->param_old / 1e9);
+    for (int g = 0; g < r->ngroups; g++) {
+        const char *name = g ? r->param2 : r->param;
+        double now = g ? r->param2_new : r->param_new, was = g ? r->param2_old : r->param_old;
+        if (r->held == g + 1)
+            fprintf(f, "%s: %.4fGB/s   # kept (--hold)\n", name, now / 1e9);
+        else
+            fprintf(f, "%s: %.4fGB/s   # fitted; the model's value was %.4f GB/s\n", name,
+                    now / 1e9, was / 1e9);
+    }
     if (r->lat_new != r->lat_old)
         fprintf(f, "%s: %.4fus   # fitted; the model's value was %.4f us\n", r->lat_param,
                 r->lat_new * 1e6, r->lat_old * 1e6);

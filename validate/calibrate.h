@@ -20,6 +20,11 @@
  * (route latency + hop_latency) are told apart; otherwise the intercept is split as for one log.
  * A coefficient the data cannot carry is held: h_p at the model's value when negative, base_p
  * at 0 when negative, the efficiency at its wire format's bound.
+ * Logs inside one machine beside logs across machines (several node counts of one system): each
+ * group has its own rate (gpu_link, nic_rate: a Simple slope per group, sigma_g) and all share
+ * the protocols (base_p, h_p, eff_p): the node's logs pin its protocol costs, the network's its
+ * rate. Each log's route latency (NVLink inside, the network across) is taken off its times at
+ * the platform's link latencies, which are kept; h_p is then hop_latency alone.
  * Units: bytes, seconds, bytes/s.
  */
 #ifndef VAL_CALIBRATE_H
@@ -36,6 +41,7 @@ struct cal_options {
     int nkv;            /* preset parameters "key=value" */
     char **kv;
     int algo; /* enum mdl_coll_algo, AUTO = the tuner's choice at the first log's largest size */
+    const char *hold; /* NULL, or a rate parameter to keep as given (one of two groups') */
 };
 
 /* One log to fit, with the collective and rank count it measured (GPUs 0..ranks-1). */
@@ -66,14 +72,20 @@ struct cal_result {
     int algo;                /* algorithm the closed form assumed */
     int forced;              /* the caller chose it (else the tuner did) */
     int joint_steps;         /* 1: the logs' step counts differ, base and per-step latency apart */
+    int ngroups;             /* 2: logs inside one machine and across machines fitted together */
+    char param2[16];         /* the second group's rate parameter (nic_rate) */
+    double param2_old, param2_new;
+    char lat_param2[16]; /* its link latency (net_latency): kept, as the routes are taken off */
+    double lat2;
+    int held; /* 0, or 1 + the group whose rate was kept (--hold) */
     int nlogs;
     struct cal_log_fit logs[CAL_MAX_LOGS];
     double median_err, max_err; /* over the rows of every log, % */
     int nrows;
 };
 
-/* Fits one platform to nin (1..CAL_MAX_LOGS) logs at once; every log must be bound by the same
- * parameter (all inside one machine, or all across machines). */
+/* Fits one platform to nin (1..CAL_MAX_LOGS) logs at once; the logs are bound by one rate
+ * parameter, or by two (logs inside one machine beside logs across machines). */
 int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, struct cal_result *r,
             struct tps_error *err);
 
