@@ -7,7 +7,6 @@
 #include <gsl/gsl_multifit.h>
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "common/stats.h"
@@ -513,7 +512,6 @@ int cal_fit(const struct cal_input *in, int nin, const struct cal_options *o, st
                 memcpy(r->param2, pn, sizeof r->param2);
                 memcpy(r->lat_param2, ln, sizeof r->lat_param2);
                 r->param2_old = pv;
-                r->lat2 = lv;
                 r->ngroups = 2;
             }
             ds[k].g = 1;

@@ -76,8 +76,7 @@ struct cal_result {
     char param2[16];         /* the second group's rate parameter (nic_rate) */
     double param2_old, param2_new;
     char lat_param2[16]; /* its link latency (net_latency): kept, as the routes are taken off */
-    double lat2;
-    int held; /* 0, or 1 + the group whose rate was kept (--hold) */
+    int held;            /* 0, or 1 + the group whose rate was kept (--hold) */
     int nlogs;
     struct cal_log_fit logs[CAL_MAX_LOGS];
     double median_err, max_err; /* over the rows of every log, % */
