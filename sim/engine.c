@@ -3,8 +3,9 @@
  * Parent: writes the platform XML (routes only for the GPU pairs that talk), forks, reads op
  * times from a pipe, reaps the child. Child: simgrid_init with the GPU-fabric network settings
  * of ../shared/design/simgrid.md (CM02, no cross-traffic, TCP-gamma 0), one actor per (rank,
- * stream); streams are in order, cross-stream dependencies wait on a per-rank condition
- * variable. Units: seconds, bytes.
+ * stream); streams are in order, cross-stream dependencies wait on the rank's state, each
+ * blocked actor on a condition variable of its own, woken once what it waits for holds. Units:
+ * seconds, bytes.
  */
 #include "sim/engine.h"
 
@@ -40,32 +41,78 @@ struct actor_arg {
     struct sim_ctx *c;
     int rank;
     int stream;
+    struct sim_waiter w;
 };
 
 /* ------------------------------------------------------------------ child side */
 
-/* A folded replica's op waits until the op it mirrors has started. */
-static void wait_mirror(struct sim_ctx *c, const struct mdl_op *op)
+static int waiter_ready(const struct sim_rank_state *rs, const struct sim_waiter *w)
 {
-    struct sim_rank_state *rs = &c->rs[op->mirror_rank];
-    if (rs->started[op->mirror_op] == SIM_STARTED) return;
+    switch (w->kind) {
+    case SIM_WAIT_DONE:
+        return rs->done[w->idx];
+    case SIM_WAIT_LAUNCH:
+        return rs->launched > w->idx;
+    default:
+        return rs->started[w->idx] == SIM_STARTED;
+    }
+}
+
+/* Blocks the calling actor (whose waiter is w) until op idx of rs is done, launched or started
+ * (kind). Actors are cooperative: nothing runs between the check and the listing; the waiter
+ * leaves the list only once its wait is over (rank_wake), and waits are never undone. */
+static void rank_wait(struct sim_rank_state *rs, struct sim_waiter *w, int kind, int idx)
+{
+    w->kind = kind;
+    w->idx = idx;
+    if (waiter_ready(rs, w)) return;
+    if (!w->cond) w->cond = sg_cond_init();
+    w->next = NULL;
+    *rs->waiters_tail = w;
+    rs->waiters_tail = &w->next;
     sg_mutex_lock(rs->mtx);
-    while (rs->started[op->mirror_op] != SIM_STARTED)
-        sg_cond_wait(rs->cond, rs->mtx);
+    while (!waiter_ready(rs, w))
+        sg_cond_wait(w->cond, rs->mtx);
     sg_mutex_unlock(rs->mtx);
 }
 
-static void wait_deps(struct sim_ctx *c, int rank, const struct mdl_op *op)
+/* After rs changed: wakes the actors whose wait is over, in the order they came. Notifying is a
+ * simcall, during which other actors run and may change the list (or, once woken, their own
+ * waiter): each batch is taken off the list first, then notified. A waiter notified late, after
+ * it went on without it, only wakes to find its new wait not over. */
+static void rank_wake(struct sim_rank_state *rs)
 {
-    struct sim_rank_state *rs = &c->rs[rank];
-    for (int i = 0; i < op->ndeps; i++) {
-        int d = op->deps[i];
-        if (rs->done[d]) continue;
-        sg_mutex_lock(rs->mtx);
-        while (!rs->done[d])
-            sg_cond_wait(rs->cond, rs->mtx);
-        sg_mutex_unlock(rs->mtx);
-    }
+    enum { BATCH = 32 };
+    struct sim_waiter *ready[BATCH];
+    int n;
+    do {
+        n = 0;
+        struct sim_waiter **pp = &rs->waiters;
+        while (*pp && n < BATCH) {
+            struct sim_waiter *w = *pp;
+            if (waiter_ready(rs, w)) {
+                *pp = w->next;
+                ready[n++] = w;
+            } else {
+                pp = &w->next;
+            }
+        }
+        if (!*pp) rs->waiters_tail = pp;
+        for (int i = 0; i < n; i++)
+            sg_cond_notify_one(ready[i]->cond);
+    } while (n == BATCH);
+}
+
+/* A folded replica's op waits until the op it mirrors has started. */
+static void wait_mirror(struct sim_ctx *c, struct sim_waiter *w, const struct mdl_op *op)
+{
+    rank_wait(&c->rs[op->mirror_rank], w, SIM_WAIT_START, op->mirror_op);
+}
+
+static void wait_deps(struct sim_ctx *c, struct sim_waiter *w, int rank, const struct mdl_op *op)
+{
+    for (int i = 0; i < op->ndeps; i++)
+        rank_wait(&c->rs[rank], w, SIM_WAIT_DONE, op->deps[i]);
 }
 
 /* The rank's host: launches its ops in program order, each costing the host its launch_s (a
@@ -82,17 +129,8 @@ static void host_actor(int argc, char **argv)
     for (int i = 0; i < rk->nops; i++) {
         if (rk->ops[i].launch_s > 0) sg_actor_sleep_for(rk->ops[i].launch_s);
         rs->launched = i + 1;
-        sg_cond_notify_all(rs->cond);
+        rank_wake(rs);
     }
-}
-
-static void wait_launch(struct sim_rank_state *rs, int i)
-{
-    if (rs->launched > i) return;
-    sg_mutex_lock(rs->mtx);
-    while (rs->launched <= i)
-        sg_cond_wait(rs->cond, rs->mtx);
-    sg_mutex_unlock(rs->mtx);
 }
 
 /* A link slowed for a while (struct plat_link_event): a daemon, so that it ends with the last
@@ -163,14 +201,14 @@ static void stream_actor(int argc, char **argv)
     for (int i = 0; i < rk->nops; i++) {
         const struct mdl_op *op = &rk->ops[i];
         if (op->stream != a->stream) continue;
-        wait_launch(rs, i);
-        wait_deps(c, a->rank, op);
-        if (op->mirrored) wait_mirror(c, op);
+        rank_wait(rs, &a->w, SIM_WAIT_LAUNCH, i);
+        wait_deps(c, &a->w, a->rank, op);
+        if (op->mirrored) wait_mirror(c, &a->w, op);
         struct timing_span *ts = timing_op(c->tm, a->rank, i);
         ts->start = simgrid_get_clock();
         if (rs->started && rs->started[i] == SIM_WATCHED) {
             rs->started[i] = SIM_STARTED;
-            sg_cond_notify_all(rs->cond);
+            rank_wake(rs);
         }
         if (mdl_op_is_coll((enum mdl_op_kind)op->kind))
             sim_replay_run(c, a->rank, op);
@@ -179,7 +217,7 @@ static void stream_actor(int argc, char **argv)
         ts->end = simgrid_get_clock();
         rs->done[i] = 1;
         rs->ndone++;
-        sg_cond_notify_all(rs->cond);
+        rank_wake(rs);
     }
 }
 
@@ -239,7 +277,7 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();
-        c->rs[r].cond = sg_cond_init();
+        c->rs[r].waiters_tail = &c->rs[r].waiters;
         c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
         if (!c->rs[r].done) return -1;
         c->rs[r].launched = host_needed(&p->ranks[r]) ? 0 : p->ranks[r].nops;

@@ -16,9 +16,22 @@
 
 enum { SIM_WATCHED = 1, SIM_STARTED = 2 };
 
+/* What an actor blocked on a rank's state waits for: op idx done, launched, or started. */
+enum { SIM_WAIT_DONE, SIM_WAIT_LAUNCH, SIM_WAIT_START };
+
+/* An actor blocked on a rank's state, on its own condition variable: woken only once what it
+ * waits for holds (a condition shared by the rank's actors woke each of them at every op). */
+struct sim_waiter {
+    sg_cond_t cond; /* created on the actor's first wait */
+    int kind;       /* SIM_WAIT_* */
+    int idx;        /* the op */
+    struct sim_waiter *next;
+};
+
 struct sim_rank_state {
-    sg_mutex_t mtx;   /* guards done[] for cond waits */
-    sg_cond_t cond;   /* signalled whenever an op of this rank completes or is launched */
+    sg_mutex_t mtx;             /* held by cond waits */
+    struct sim_waiter *waiters; /* blocked on this rank, in the order they came */
+    struct sim_waiter **waiters_tail;
     uint8_t *done;    /* per op: completed */
     uint8_t *started; /* per op, on ranks whose ops others mirror (else NULL): 0, SIM_WATCHED
                          (mirrored, not started yet) or SIM_STARTED */
