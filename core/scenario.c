@@ -50,6 +50,7 @@ static const struct tps_ykey model_keys[] = {
     {"vocab", TPS_YK_LONG, M(vocab), MAX_COUNT, {NULL}},
     {"kv_heads", TPS_YK_LONG, M(kv_heads), MAX_COUNT, {NULL}},
     {"glu", TPS_YK_BOOL, M(glu), 0, {NULL}},
+    {"attention_dropout", TPS_YK_BOOL, M(attn_dropout), 0, {NULL}},
     {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
@@ -807,9 +808,10 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
     if (mdl_model_kv_heads(m) != m->heads)
         snprintf(kv, sizeof kv, ", kv_heads %ld", mdl_model_kv_heads(m));
     snprintf(buf, len,
-             "%s (layers %ld, hidden %ld, heads %ld%s, ffn %ld%s, seq %ld, micro-batch %ld, %s)",
+             "%s (layers %ld, hidden %ld, heads %ld%s, ffn %ld%s, seq %ld, micro-batch %ld, %s%s)",
              m->name, m->layers, m->hidden, m->heads, kv, m->ffn, m->glu ? " SwiGLU" : "", m->seq,
-             m->micro_batch, mdl_dtype_name(m->dtype));
+             m->micro_batch, mdl_dtype_name(m->dtype),
+             m->attn_dropout ? ", attention dropout" : "");
 }
 
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)

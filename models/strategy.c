@@ -186,8 +186,11 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     double a = (double)m->heads, t = st->tp, f = (double)m->ffn;
     double g = (double)mdl_model_kv_heads(m);
     double shard = 4 + 4 * g / a + (m->glu ? 6 : 4) * f / h;
-    double sq =
-        (fw && fw->attention == MDL_ATTENTION_FLASH) || st->selective ? 0 : 5 * a * s * s * b;
+    /* the attention core's s x s tensors: the softmax output (2as^2b bytes in 16-bit), and with
+     * attention dropout its mask (as^2b) and output (2as^2b): Korthikanti et al.'s 5as^2b */
+    double sq = (fw && fw->attention == MDL_ATTENTION_FLASH) || st->selective ? 0
+                : m->attn_dropout                                             ? 5 * a * s * s * b
+                                                                              : 2 * a * s * s * b;
     bool sharded = mdl_strategy_shards_activations(st);
     double act = sharded ? s * b * h * (10 + shard) / t + sq / t
                          : s * b * h * (10.0 / d2 + shard / t) + sq / d1;
@@ -671,8 +674,16 @@ static void kv_repeat(struct lower *L, const struct dims *D, const char *name)
     if (D->kv < 1) mem(L, name, 2 * D->bs * D->h / D->d1 * (1 + D->kv));
 }
 
-/* The attention core over the rank's a/d1 heads, forward: FlashAttention, or batched GEMMs with
- * the softmax between. Returns the last op. */
+/* Dropout on the attention probabilities (n elements), forward (read them, write the output and
+ * a one-byte mask) or backward (read the gradient and the mask, write the gradient): one kernel
+ * each way, fused or not (Megatron-LM calls PyTorch's dropout there). */
+static void attn_dropout(struct lower *L, const char *name, double n)
+{
+    if (L->m->attn_dropout) mem(L, name, 2 * n + n / mdl_dtype_bytes(L->m->dtype));
+}
+
+/* The attention core over the rank's a/d1 heads, forward: FlashAttention (dropout, if any, in
+ * its kernel), or batched GEMMs with the softmax and the dropout between. Returns the last op. */
 static int attn_core_fwd(struct lower *L, const struct dims *D)
 {
     double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a;
@@ -683,6 +694,7 @@ static int attn_core_fwd(struct lower *L, const struct dims *D)
     eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
     mem_k(L, MDL_MEM_SOFTMAX, "softmax",
           (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
+    attn_dropout(L, "attn_dropout", b * (a / d1) * s * s);
     return gemm(L, MDL_OP_ATTN, "attn_ctx", b * a / d1, s, h / a, s);
 }
 
@@ -765,6 +777,7 @@ static void attn_core_recompute(struct lower *L)
     eager_mem(L, "attn_scale_recompute", 2 * b * (a / d1) * s * s);
     mem_k(L, MDL_MEM_SOFTMAX, "softmax_recompute",
           (L->fw->kernels == MDL_KERNELS_EAGER ? 2 : 3) * b * (a / d1) * s * s);
+    attn_dropout(L, "attn_dropout_recompute", b * (a / d1) * s * s);
     gemm(L, MDL_OP_ATTN, "attn_ctx_recompute", b * a / d1, s, h / a, s);
 }
 
@@ -784,6 +797,7 @@ static int attn_core_bwd(struct lower *L, const struct dims *D)
     }
     gemm(L, MDL_OP_ATTN, "attn_ctx_dgrad", b * a / d1, s, s, h / a);
     gemm(L, MDL_OP_ATTN, "attn_ctx_vgrad", b * a / d1, s, h / a, s);
+    attn_dropout(L, "attn_dropout_bwd", b * (a / d1) * s * s);
     eager_mem(L, "softmax_grad_mul", 3 * b * (a / d1) * s * s);
     mem_k(L, MDL_MEM_SOFTMAX, "softmax_bwd", 3 * b * (a / d1) * s * s);
     eager_mem(L, "attn_scale_bwd", 2 * b * (a / d1) * s * s);

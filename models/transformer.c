@@ -8,14 +8,14 @@
 
 #define P(n, l, h, a, s)                                                                           \
     {                                                                                              \
-        n, l, h, a, 4 * (h), s, 1, MDL_BF16, 51200, 0, false                                       \
+        n, l, h, a, 4 * (h), s, 1, MDL_BF16, 51200, 0, false, false                                \
     }
 
 /* Llama family (Touvron et al. 2023; Meta's Llama 3 model cards): SwiGLU MLP, grouped-query
  * attention for the larger models, Llama 2's 32,000-token and Llama 3's 128,256-token vocabulary */
 #define G(n, l, h, a, kv, f, s, v)                                                                 \
     {                                                                                              \
-        n, l, h, a, f, s, 1, MDL_BF16, v, kv, true                                                 \
+        n, l, h, a, f, s, 1, MDL_BF16, v, kv, true, false                                          \
     }
 
 static const struct mdl_model presets[] = {

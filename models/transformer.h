@@ -22,6 +22,9 @@ struct mdl_model {
     long vocab;           /* vocabulary: embedding and logits layers; 0 = none (layers only) */
     long kv_heads;        /* key/value heads (grouped-query attention); 0 = heads (multi-head) */
     bool glu;             /* gated MLP (SwiGLU): FC1 holds the gate and the up projection */
+    bool attn_dropout;    /* dropout on the attention probabilities (Megatron-LM GPT's
+                             attention_dropout > 0): a kernel of its own each way, unless fused
+                             into FlashAttention */
 };
 
 /* Key/value heads: kv_heads, or heads when 0. */

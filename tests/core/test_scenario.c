@@ -287,6 +287,32 @@ Test(scenario, gated_mlp_and_grouped_query_keys)
     scn_release(&s);
 }
 
+/* Attention dropout: off unless asked for, read as a bool, named in the model's description; a
+ * value that is not a bool is refused at its line and column. */
+Test(scenario, attention_dropout_key)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    const char *rest = "device: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 8}\n";
+    char text[256];
+    snprintf(text, sizeof text, "model: {preset: gpt3-13b}\n%s", rest);
+    cr_assert(eq(int, load_text(text, &s, &err), 0), "%s", err.msg);
+    cr_assert(not(s.model.attn_dropout));
+    scn_release(&s);
+    snprintf(text, sizeof text, "model: {preset: gpt3-13b, attention_dropout: true}\n%s", rest);
+    cr_assert(eq(int, load_text(text, &s, &err), 0), "%s", err.msg);
+    cr_assert(s.model.attn_dropout);
+    char desc[256];
+    scn_describe_model(&s, desc, sizeof desc);
+    cr_assert(ne(ptr, strstr(desc, "attention dropout"), NULL), "%s", desc);
+    scn_release(&s);
+    snprintf(text, sizeof text, "model: {preset: gpt3-13b, attention_dropout: 0.1}\n%s", rest);
+    cr_assert(eq(int, load_text(text, &s, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "model.attention_dropout"));
+    cr_assert(eq(int, err.line, 1));
+    cr_assert(eq(int, err.col, 46));
+}
+
 /* A job's ZeRO stage and rank order: read, and named in the strategy's description. */
 Test(scenario, zero_stage_and_rank_order)
 {

@@ -266,6 +266,7 @@ Test(job, interleaving_wraps_the_last_stage_back_to_the_first_and_checks)
 Test(job, selective_recompute_repeats_the_attention_core_and_drops_its_activations)
 {
     struct mdl_model m = model();
+    m.attn_dropout = true; /* Korthikanti et al.'s layer: softmax, dropout mask, dropout output */
     struct mdl_strategy st = tp_of(2);
     struct mdl_job j = {
         .pp = 1, .dp = 1, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 1};

@@ -4,6 +4,7 @@
 #include <criterion/new/assert.h>
 #include <string.h>
 
+#include "models/compute.h"
 #include "models/strategy.h"
 
 TestSuite(strategy);
@@ -374,8 +375,17 @@ Test(strategy, memory_parts_follow_the_documented_formulas)
         cr_assert(
             ieee_ulp_eq(dbl, mem.weights + mem.gradients + mem.optimizer, 16 * params / d, 8));
         double s = (double)m.seq, b = (double)m.micro_batch, a = (double)m.heads;
-        double act = L * (s * b * h * (10 + 24.0 / d) + 5 * a * s * s * b / d);
+        /* without attention dropout the softmax output is the one s x s tensor kept */
+        double act = L * (s * b * h * (10 + 24.0 / d) + 2 * a * s * s * b / d);
         cr_assert(ieee_ulp_eq(dbl, mem.activations, act, 8), "d=%d", d);
+        /* with it, its mask and output as well: Korthikanti et al.'s sbh(34 + 5as/h) at d = 1 */
+        struct mdl_model md = m;
+        md.attn_dropout = true;
+        struct mdl_memory memd;
+        mdl_strategy_memory(&st, &md, NULL, (int)m.layers, &memd);
+        cr_assert(
+            ieee_ulp_eq(dbl, memd.activations - mem.activations, L * 3 * a * s * s * b / d, 8),
+            "d=%d", d);
         st.recompute = true; /* inputs of every layer plus one layer's activations */
         mdl_strategy_memory(&st, &m, NULL, (int)m.layers, &mem);
         cr_assert(ieee_ulp_eq(dbl, mem.activations, L * 2 * s * b * h + act / L, 8), "d=%d", d);
@@ -442,12 +452,12 @@ Test(strategy, flash_attention_is_one_kernel_with_flashattentions_flops)
     cr_assert(eq(int, nfl, 2));
     /* the core path's four attention GEMMs forward and backward became two kernels per layer */
     cr_assert(eq(int, count(&a, MDL_OP_ATTN) - count(&f, MDL_OP_ATTN), 2 * (6 - 2)));
-    /* and no s x s tensor is kept: the 5 a s^2 b term leaves the activations */
+    /* and no s x s tensor is kept: the softmax output's 2 a s^2 b leaves the activations */
     struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 4};
     struct mdl_memory mc, mf;
     mdl_strategy_memory(&st, &m, &core, 1, &mc);
     mdl_strategy_memory(&st, &m, &flash, 1, &mf);
-    double sq = 5.0 * (double)m.heads * s * s * b / 4 * mdl_dtype_bytes(m.dtype) / 2.0;
+    double sq = 2.0 * (double)m.heads * s * s * b / 4 * mdl_dtype_bytes(m.dtype) / 2.0;
     cr_assert(ieee_ulp_eq(dbl, mc.activations - mf.activations, sq, 8));
     mdl_program_release(&a);
     mdl_program_release(&f);
@@ -566,6 +576,51 @@ Test(strategy, gated_mlp_and_grouped_queries_lower_their_exact_flops)
     }
 }
 
+/* Attention dropout: one memory-bound kernel forward and one backward per layer over the rank's
+ * b a/t s^2 probabilities (read 2 bytes, write 2 and a one-byte mask; backward the same bytes),
+ * again in selective recomputation, none inside FlashAttention; the FLOPs do not move. */
+Test(strategy, attention_dropout_is_a_kernel_each_way_on_the_probabilities)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("H100-SXM", &dev);
+    struct mdl_framework core = {0}, flash = {.attention = MDL_ATTENTION_FLASH};
+    struct tps_error err = {0};
+    int tp = 4;
+    double n = (double)m.micro_batch * m.heads / tp * (double)m.seq * m.seq;
+    for (int sel = 0; sel <= 1; sel++)
+        for (int drop = 0; drop <= 1; drop++)
+            for (int fl = 0; fl <= 1; fl++) {
+                struct mdl_model md = m;
+                md.attn_dropout = drop;
+                struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = tp, .selective = sel};
+                struct mdl_program p, base;
+                const struct mdl_framework *fw = fl ? &flash : &core;
+                cr_assert(eq(int, mdl_strategy_lower(&st, &md, &dev, fw, 3, 1, &p, &err), 0));
+                cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, fw, 3, 1, &base, &err), 0));
+                int fwd = 0, bwd = 0, rec = 0;
+                for (int i = 0; i < p.ranks[0].nops; i++) {
+                    const struct mdl_op *op = &p.ranks[0].ops[i];
+                    const char *name = p.names[op->name];
+                    if (strncmp(name, "attn_dropout", 12)) continue;
+                    cr_assert(eq(int, op->kind, MDL_OP_MEM));
+                    cr_assert(ieee_ulp_eq(dbl, op->bytes, 5 * n, 4), "%s", name);
+                    cr_assert(ieee_ulp_eq(dbl, op->dur_s, mdl_mem_time(&dev, 5 * n), 4));
+                    fwd += !strcmp(name, "attn_dropout");
+                    bwd += !strcmp(name, "attn_dropout_bwd");
+                    rec += !strcmp(name, "attn_dropout_recompute");
+                }
+                int k = drop && !fl;
+                cr_assert(eq(int, fwd, 3 * k), "sel %d drop %d flash %d", sel, drop, fl);
+                cr_assert(eq(int, bwd, 3 * k));
+                cr_assert(eq(int, rec, 3 * k * sel));
+                cr_assert(eq(int, p.ranks[0].nops - base.ranks[0].nops, 3 * k * (2 + sel)));
+                cr_assert(eq(dbl, mdl_program_flop(&p), mdl_program_flop(&base)));
+                mdl_program_release(&p);
+                mdl_program_release(&base);
+            }
+}
+
 /* Grouped-query activations: k and v shrink to g/a of q, the gated MLP keeps 6sbf. */
 Test(strategy, gated_grouped_activations_follow_the_generalised_formula)
 {
@@ -575,7 +630,7 @@ Test(strategy, gated_grouped_activations_follow_the_generalised_formula)
     double full, input;
     mdl_strategy_layer_activations(&st, &m, NULL, &full, &input);
     double s = 4096, b = 1, h = 8192, f = 28672, a = 64, g = 8, t = 8;
-    double expect = s * b * (10 * h + (4 * h + 4 * h * g / a + 6 * f) / t) + 5 * a * s * s * b / t;
+    double expect = s * b * (10 * h + (4 * h + 4 * h * g / a + 6 * f) / t) + 2 * a * s * s * b / t;
     cr_assert(ieee_ulp_eq(dbl, full, expect, 8));
     cr_assert(ieee_ulp_eq(dbl, input, 2 * s * b * h, 8));
 }
