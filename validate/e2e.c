@@ -41,6 +41,52 @@ static const char *const cols[C_N] = {"model",          "attn_heads",      "hidd
                                       "global_batch",   "micro_batch",     "pipeline_interleaving",
                                       "recompute_mode", "iteration_time_s"};
 
+/* The second format: ../shared/refdata/e2e/megatron_readme_2021_a100_weak_scaling.csv (the
+ * Megatron-LM README's weak-scaling table, the runs of Narayanan et al. 2021, Table 1): model
+ * shape, tensor x pipeline degree together, GPUs, global batch and the achieved TFLOP/s per GPU. */
+enum { W_NAME, W_HIDDEN, W_LAYERS, W_MP, W_GPUS, W_GB, W_TFLOPS, W_N };
+static const char *const wcols[W_N] = {"model_size",
+                                       "hidden_size",
+                                       "num_layers",
+                                       "model_parallel_size",
+                                       "num_gpus",
+                                       "batch_size",
+                                       "achieved_tflops_per_gpu"};
+#define WEAK_SEQ   2048 /* the README: "a sequence length of 2048" */
+#define WEAK_VOCAB 51200
+#define WEAK_HD    128 /* head dimension: not in the table; GPT-3's from 6.7B up */
+
+/* A weak-scaling row as a row of the first format: tensor parallel inside a machine (at most its
+ * `per_machine` GPUs) and pipeline parallel beyond, Megatron-LM's placement rule (Narayanan et
+ * al. 2021, section 3.3); micro-batch 1, no interleaving, full recomputation (the paper's FLOP
+ * count, 96 B s l h^2 (1 + s/6h + V/16lh), includes the recomputed forward); the measured
+ * iteration time is that count over the achieved FLOP/s of all GPUs. Returns 0, or the column
+ * (W_*) + 1 the row cannot be mapped from. */
+static int weak_row(const double *x, long per_machine, long *v, double *measured_s)
+{
+    long mp = (long)x[W_MP], gpus = (long)x[W_GPUS], h = (long)x[W_HIDDEN];
+    long tp = mp < per_machine ? mp : per_machine;
+    if (mp % tp) return W_MP + 1;
+    if (gpus % mp) return W_GPUS + 1;
+    if (h % WEAK_HD) return W_HIDDEN + 1;
+    memset(v, 0, C_N * sizeof *v);
+    v[C_HEADS] = h / WEAK_HD;
+    v[C_HIDDEN] = h;
+    v[C_LAYERS] = (long)x[W_LAYERS];
+    v[C_SEQ] = WEAK_SEQ;
+    v[C_GPUS] = gpus;
+    v[C_TP] = tp;
+    v[C_PP] = mp / tp;
+    v[C_DP] = gpus / mp;
+    v[C_GB] = (long)x[W_GB];
+    v[C_MB] = 1;
+    v[C_INTERLEAVE] = 1;
+    double B = x[W_GB], s = WEAK_SEQ, l = x[W_LAYERS], hh = (double)h, V = WEAK_VOCAB;
+    double flop = 96 * B * s * l * hh * hh * (1 + s / (6 * hh) + V / (16 * l * hh));
+    *measured_s = flop / (x[W_TFLOPS] * 1e12 * (double)gpus);
+    return 0;
+}
+
 /* The scenario of one row: the whole job, Megatron-LM's defaults otherwise. */
 static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl_device *dev,
                         const char *platform, enum mdl_dtype dtype, struct scn_scenario *s,
@@ -130,6 +176,74 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
     return rc;
 }
 
+/* Reads row `line` of a weak-scaling table (fields f, columns at) into w and v. */
+static int read_weak(char **f, const int *at, const char *csv, int line, long per_machine,
+                     struct e2e_row *w, long *v, struct tps_error *err)
+{
+    int rc = 0;
+    double x[W_N] = {0};
+    for (int c = W_HIDDEN; !rc && c < W_N; c++) {
+        char *e;
+        errno = 0;
+        x[c] = strtod(f[at[c]], &e);
+        bool count = c != W_TFLOPS;
+        if (e == f[at[c]] || *e || errno || !isfinite(x[c]) || x[c] <= 0 || x[c] > 1e9 ||
+            (count && x[c] != floor(x[c])))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, wcols[c],
+                               "expected a positive %s, got '%s'",
+                               count ? "whole number" : "number", f[at[c]]);
+    }
+    int bad = rc ? 0 : weak_row(x, per_machine, v, &w->measured_s);
+    if (bad == W_MP + 1)
+        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_MP] + 1, wcols[W_MP],
+                           "%ld is not a multiple of the tensor parallel degree %ld (the "
+                           "GPUs of one machine, or fewer)",
+                           (long)x[W_MP], per_machine);
+    else if (bad == W_GPUS + 1)
+        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_GPUS] + 1, wcols[W_GPUS],
+                           "%ld GPUs are not a multiple of model_parallel_size %ld",
+                           (long)x[W_GPUS], (long)x[W_MP]);
+    else if (bad == W_HIDDEN + 1)
+        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_HIDDEN] + 1, wcols[W_HIDDEN],
+                           "%ld is not a multiple of the head dimension %d", (long)x[W_HIDDEN],
+                           WEAK_HD);
+    if (rc) return rc;
+    snprintf(w->mode, sizeof w->mode, "full_recompute");
+    snprintf(w->name, sizeof w->name, "%.30s weak scaling", f[at[W_NAME]]);
+    return rc;
+}
+
+/* Reads row `line` of a table in the first format (fields f, columns at) into w and v. */
+static int read_table5(char **f, const int *at, const char *csv, int line, struct e2e_row *w,
+                       long *v, struct tps_error *err)
+{
+    int rc = 0;
+    snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
+    snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
+    for (int c = C_HEADS; !rc && c < C_N; c++) {
+        if (c == C_MODE) continue;
+        char *e;
+        errno = 0;
+        double x = strtod(f[at[c]], &e);
+        bool count = c != C_TIME;
+        if (e == f[at[c]] || *e || errno || !isfinite(x) || x <= 0 || x > 1e9 ||
+            (count && x != floor(x)))
+            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, cols[c],
+                               "expected a positive %s, got '%s'",
+                               count ? "whole number" : "number", f[at[c]]);
+        else if (count)
+            v[c] = (long)x;
+        else
+            w->measured_s = x;
+    }
+    if (!rc && !strstr(w->mode, "full") && !strstr(w->mode, "selective") && strcmp(w->mode, "none"))
+        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[C_MODE] + 1, "recompute_mode",
+                           "expected full_recompute, ...selective_recompute or none, got "
+                           "'%s'",
+                           w->mode);
+    return rc;
+}
+
 int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
             enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *res,
@@ -144,12 +258,23 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
     int at[C_N], nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     int last = 0;
-    for (int c = 0; !rc && c < C_N; c++) {
-        if ((at[c] = tps_csv_column(f, nf, cols[c])) < 0)
-            rc =
-                tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'", cols[c]);
+    /* the weak-scaling table's format, told by its model_parallel_size column */
+    bool weak = !rc && tps_csv_column(f, nf, wcols[W_MP]) >= 0;
+    int ncols = weak ? W_N : C_N;
+    const char *const *names = weak ? wcols : cols;
+    for (int c = 0; !rc && c < ncols; c++) {
+        if ((at[c] = tps_csv_column(f, nf, names[c])) < 0)
+            rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
+                               names[c]);
         else if (at[c] > last)
             last = at[c];
+    }
+    long per_machine = 1;
+    if (!rc && weak) {
+        struct plat_topo one = {0};
+        rc = plat_spec_from_line(platform, &one, err);
+        per_machine = one.ngpus > 0 ? one.ngpus : 1;
+        plat_topo_release(&one);
     }
     double *abs_err = NULL;
     int cap = 0, line = 1;
@@ -172,31 +297,9 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
         }
         struct e2e_row *w = &res->rows[res->n];
         memset(w, 0, sizeof *w);
-        snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
-        snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
         long v[C_N] = {0};
-        for (int c = C_HEADS; !rc && c < C_N; c++) {
-            if (c == C_MODE) continue;
-            char *e;
-            errno = 0;
-            double x = strtod(f[at[c]], &e);
-            bool count = c != C_TIME;
-            if (e == f[at[c]] || *e || errno || !isfinite(x) || x <= 0 || x > 1e9 ||
-                (count && x != floor(x)))
-                rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, cols[c],
-                                   "expected a positive %s, got '%s'",
-                                   count ? "whole number" : "number", f[at[c]]);
-            else if (count)
-                v[c] = (long)x;
-            else
-                w->measured_s = x;
-        }
-        if (!rc && !strstr(w->mode, "full") && !strstr(w->mode, "selective") &&
-            strcmp(w->mode, "none"))
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[C_MODE] + 1, "recompute_mode",
-                               "expected full_recompute, ...selective_recompute or none, got "
-                               "'%s'",
-                               w->mode);
+        rc = weak ? read_weak(f, at, csv, line, per_machine, w, v, err)
+                  : read_table5(f, at, csv, line, w, v, err);
         if (rc) break;
         w->gpus = v[C_GPUS];
         w->tp = v[C_TP];

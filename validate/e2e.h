@@ -1,8 +1,10 @@
 /* e2e.h - whole training iterations measured against simulated: rows of an end-to-end table in
  * the format of ../shared/refdata/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv
  * (model shape, tensor/pipeline/data parallel degrees, batch, interleaving, recompute mode and
- * the measured iteration time), each simulated as a whole job (models/job.h) on a platform of
- * enough machines. Units: seconds, FLOP/s.
+ * the measured iteration time) or of megatron_readme_2021_a100_weak_scaling.csv beside it (model
+ * shape, tensor x pipeline degree, GPUs, batch, achieved TFLOP/s per GPU; mapped by Megatron-LM's
+ * placement rule, e2e.c), each simulated as a whole job (models/job.h) on a platform of enough
+ * machines. Units: seconds, FLOP/s.
  */
 #ifndef VALIDATE_E2E_H
 #define VALIDATE_E2E_H

@@ -58,3 +58,62 @@ Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line
     e2e_release(&r);
     testdir_remove(dir);
 }
+
+#define WEAK TPSIM_REFDATA "/e2e/megatron_readme_2021_a100_weak_scaling.csv"
+
+/* The weak-scaling table: tensor parallel inside a DGX A100 (at most 8), pipeline parallel beyond,
+ * data parallel over the rest; the measured time is Narayanan et al.'s FLOP count (with the
+ * recomputed forward) over the achieved FLOP/s of all GPUs. The rows of at most 128 GPUs. */
+Test(e2e, the_weak_scaling_rows_map_to_jobs_and_their_measured_times)
+{
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
+    struct e2e_result r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, e2e_run(WEAK, &d, "dgx-a100", MDL_FP16, 128, NULL, NULL, &r, &err), 0), "%s",
+              err.msg);
+    cr_assert(eq(int, r.n, 3));
+    cr_assert(eq(int, r.skipped, 7));
+    /* 1.7B: model_parallel_size 1 on 32 GPUs, batch 512 */
+    cr_assert(eq(long, r.rows[0].tp, 1));
+    cr_assert(eq(long, r.rows[0].pp, 1));
+    cr_assert(eq(long, r.rows[0].dp, 32));
+    cr_assert(eq(long, r.rows[0].micro_batch, 1));
+    double B = 512, s = 2048, l = 24, h = 2304, V = 51200;
+    double flop = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    cr_assert(lt(dbl, fabs(r.rows[0].measured_s / (flop / (137e12 * 32)) - 1), 1e-12));
+    /* 7.5B: model_parallel_size 4 on 128 GPUs */
+    cr_assert(eq(long, r.rows[2].tp, 4));
+    cr_assert(eq(long, r.rows[2].pp, 1));
+    cr_assert(eq(long, r.rows[2].dp, 32));
+    for (int i = 0; i < r.n; i++)
+        cr_assert(lt(dbl, fabs(r.rows[i].err_pct), 15), "%s: %g%%", r.rows[i].name,
+                  r.rows[i].err_pct);
+    e2e_release(&r);
+}
+
+/* A weak-scaling row whose model-parallel size does not split into tensor x pipeline degrees
+ * over 8-GPU machines is refused at its line and column. */
+Test(e2e, a_weak_scaling_row_that_cannot_be_split_is_refused_at_its_cell)
+{
+    char dir[256], path[300];
+    testdir_make(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/w.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL);
+    fputs("model_size,hidden_size,num_layers,num_params_billion,model_parallel_size,num_gpus,"
+          "batch_size,achieved_tflops_per_gpu,pct_of_theoretical_peak,achieved_aggregate_pflops\n"
+          "1B,2048,8,1,12,24,64,100,32,2.4\n",
+          f);
+    fclose(f);
+    struct mdl_device d;
+    mdl_device_preset("A100-80GB", &d);
+    struct e2e_result r;
+    struct tps_error err = {0};
+    cr_assert(ne(int, e2e_run(path, &d, "dgx-a100", MDL_FP16, 0, NULL, NULL, &r, &err), 0));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 5));
+    cr_assert(eq(str, err.field, "model_parallel_size"), "%s", err.msg);
+    e2e_release(&r);
+    testdir_remove(dir);
+}
