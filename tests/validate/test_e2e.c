@@ -36,27 +36,34 @@ Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_mo
     e2e_release(&r);
 }
 
-Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line)
+/* Runs e2e on a table of `text` in a directory of its own; the run must fail, *err says why. */
+static void run_refused(const char *text, struct tps_error *err)
 {
     char dir[256], path[300];
     testdir_make(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/t.csv", dir);
     FILE *f = fopen(path, "w");
     cr_assert(f != NULL);
-    fputs("model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,pipeline_par,data_par,"
-          "global_batch,micro_batch,pipeline_interleaving,recompute_mode,iteration_time_s\n"
-          "m,16,1024,8,512,8,2,2,1,4,1,1,full_recompute,1.0\n",
-          f);
+    fputs(text, f);
     fclose(f);
     struct mdl_device d;
     mdl_device_preset("A100-80GB", &d);
     struct e2e_result r;
-    struct tps_error err = {0};
-    cr_assert(ne(int, e2e_run(path, &d, "dgx-a100", MDL_FP16, 0, NULL, NULL, &r, &err), 0));
-    cr_assert(eq(int, err.line, 2));
-    cr_assert(eq(str, err.field, "num_gpus"), "%s", err.msg);
+    cr_assert(ne(int, e2e_run(path, &d, "dgx-a100", MDL_FP16, 0, NULL, NULL, &r, err), 0));
     e2e_release(&r);
     testdir_remove(dir);
+}
+
+Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line)
+{
+    struct tps_error err = {0};
+    run_refused("model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,pipeline_par,"
+                "data_par,global_batch,micro_batch,pipeline_interleaving,recompute_mode,"
+                "iteration_time_s\n"
+                "m,16,1024,8,512,8,2,2,1,4,1,1,full_recompute,1.0\n",
+                &err);
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(str, err.field, "num_gpus"), "%s", err.msg);
 }
 
 #define WEAK TPSIM_REFDATA "/e2e/megatron_readme_2021_a100_weak_scaling.csv"
@@ -96,24 +103,13 @@ Test(e2e, the_weak_scaling_rows_map_to_jobs_and_their_measured_times)
  * over 8-GPU machines is refused at its line and column. */
 Test(e2e, a_weak_scaling_row_that_cannot_be_split_is_refused_at_its_cell)
 {
-    char dir[256], path[300];
-    testdir_make(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/w.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f != NULL);
-    fputs("model_size,hidden_size,num_layers,num_params_billion,model_parallel_size,num_gpus,"
-          "batch_size,achieved_tflops_per_gpu,pct_of_theoretical_peak,achieved_aggregate_pflops\n"
-          "1B,2048,8,1,12,24,64,100,32,2.4\n",
-          f);
-    fclose(f);
-    struct mdl_device d;
-    mdl_device_preset("A100-80GB", &d);
-    struct e2e_result r;
     struct tps_error err = {0};
-    cr_assert(ne(int, e2e_run(path, &d, "dgx-a100", MDL_FP16, 0, NULL, NULL, &r, &err), 0));
+    run_refused("model_size,hidden_size,num_layers,num_params_billion,model_parallel_size,num_gpus,"
+                "batch_size,achieved_tflops_per_gpu,pct_of_theoretical_peak,"
+                "achieved_aggregate_pflops\n"
+                "1B,2048,8,1,12,24,64,100,32,2.4\n",
+                &err);
     cr_assert(eq(int, err.line, 2));
     cr_assert(eq(int, err.col, 5));
     cr_assert(eq(str, err.field, "model_parallel_size"), "%s", err.msg);
-    e2e_release(&r);
-    testdir_remove(dir);
 }
