@@ -56,19 +56,16 @@ static const char *const wcols[W_N] = {"model_size",
 #define WEAK_VOCAB 51200
 #define WEAK_HD    128 /* head dimension: not in the table; GPT-3's from 6.7B up */
 
-/* A weak-scaling row as a row of the first format: tensor parallel inside a machine (at most its
- * `per_machine` GPUs) and pipeline parallel beyond, Megatron-LM's placement rule (Narayanan et
- * al. 2021, section 3.3); micro-batch 1, no interleaving, full recomputation (the paper's FLOP
- * count, 96 B s l h^2 (1 + s/6h + V/16lh), includes the recomputed forward); the measured
- * iteration time is that count over the achieved FLOP/s of all GPUs. Returns 0, or the column
- * (W_*) + 1 the row cannot be mapped from. */
-static int weak_row(const double *x, long per_machine, long *v, double *measured_s)
+/* A weak-scaling row as a row of the first format (read_weak checked that it divides): tensor
+ * parallel inside a machine (at most its `per_machine` GPUs) and pipeline parallel beyond,
+ * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); micro-batch 1, no
+ * interleaving, full recomputation (the paper's FLOP count, 96 B s l h^2 (1 + s/6h + V/16lh),
+ * includes the recomputed forward); the measured iteration time is that count over the achieved
+ * FLOP/s of all GPUs. */
+static void weak_row(const double *x, long per_machine, long *v, double *measured_s)
 {
     long mp = (long)x[W_MP], gpus = (long)x[W_GPUS], h = (long)x[W_HIDDEN];
     long tp = mp < per_machine ? mp : per_machine;
-    if (mp % tp) return W_MP + 1;
-    if (gpus % mp) return W_GPUS + 1;
-    if (h % WEAK_HD) return W_HIDDEN + 1;
     memset(v, 0, C_N * sizeof *v);
     v[C_HEADS] = h / WEAK_HD;
     v[C_HIDDEN] = h;
@@ -84,13 +81,12 @@ static int weak_row(const double *x, long per_machine, long *v, double *measured
     double B = x[W_GB], s = WEAK_SEQ, l = x[W_LAYERS], hh = (double)h, V = WEAK_VOCAB;
     double flop = 96 * B * s * l * hh * hh * (1 + s / (6 * hh) + V / (16 * l * hh));
     *measured_s = flop / (x[W_TFLOPS] * 1e12 * (double)gpus);
-    return 0;
 }
 
 /* The scenario of one row: the whole job, Megatron-LM's defaults otherwise. */
 static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl_device *dev,
-                        const char *platform, enum mdl_dtype dtype, struct scn_scenario *s,
-                        struct tps_error *err)
+                        const char *platform, long per_machine, enum mdl_dtype dtype,
+                        struct scn_scenario *s, struct tps_error *err)
 {
     memset(s, 0, sizeof *s);
     s->model = (struct mdl_model){.layers = v[C_LAYERS],
@@ -135,11 +131,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "num_gpus",
                              "tensor_par x pipeline_par x data_par is %ld, not %ld",
                              v[C_TP] * v[C_PP] * v[C_DP], v[C_GPUS]);
-    struct plat_topo one = {0};
-    int rc = plat_spec_from_line(platform, &one, err);
-    int per_machine = one.ngpus > 0 ? one.ngpus : 1;
-    plat_topo_release(&one);
-    if (rc) return rc;
+    int rc;
     char line[480];
     long nodes = (v[C_GPUS] + per_machine - 1) / per_machine;
     snprintf(line, sizeof line, "%.400s nodes=%ld", platform, nodes);
@@ -150,13 +142,14 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
 }
 
 static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_device *dev,
-                        const char *platform, enum mdl_dtype dtype, struct tps_error *err)
+                        const char *platform, long per_machine, enum mdl_dtype dtype,
+                        struct tps_error *err)
 {
     struct scn_scenario s;
     struct mdl_program p = {0};
     struct timing tm = {0};
     struct report r = {0};
-    int rc = row_scenario(w, v, dev, platform, dtype, &s, err);
+    int rc = row_scenario(w, v, dev, platform, per_machine, dtype, &s, err);
     if (!rc) rc = pipeline_lower(&s, NULL, 0, 0, &p, err);
     if (!rc) rc = pipeline_run_program(&p, &s.topo, &tm, err);
     if (!rc && report_build(&p, &tm, &r) != TPS_OK) rc = tps_error_oom(err);
@@ -176,72 +169,72 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
     return rc;
 }
 
+/* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
+ * whole one when `count`; an error at that cell otherwise. */
+static int row_number(const char *text, int col, const char *name, bool count, const char *csv,
+                      int line, double *x, struct tps_error *err)
+{
+    char *e;
+    errno = 0;
+    *x = strtod(text, &e);
+    if (e == text || *e || errno || !isfinite(*x) || *x <= 0 || *x > 1e9 ||
+        (count && *x != floor(*x)))
+        return tps_error_set(err, TPS_EINVAL, csv, line, col + 1, name,
+                             "expected a positive %s, got '%s'", count ? "whole number" : "number",
+                             text);
+    return 0;
+}
+
 /* Reads row `line` of a weak-scaling table (fields f, columns at) into w and v. */
 static int read_weak(char **f, const int *at, const char *csv, int line, long per_machine,
                      struct e2e_row *w, long *v, struct tps_error *err)
 {
-    int rc = 0;
     double x[W_N] = {0};
-    for (int c = W_HIDDEN; !rc && c < W_N; c++) {
-        char *e;
-        errno = 0;
-        x[c] = strtod(f[at[c]], &e);
-        bool count = c != W_TFLOPS;
-        if (e == f[at[c]] || *e || errno || !isfinite(x[c]) || x[c] <= 0 || x[c] > 1e9 ||
-            (count && x[c] != floor(x[c])))
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, wcols[c],
-                               "expected a positive %s, got '%s'",
-                               count ? "whole number" : "number", f[at[c]]);
+    for (int c = W_HIDDEN; c < W_N; c++) {
+        int rc = row_number(f[at[c]], at[c], wcols[c], c != W_TFLOPS, csv, line, &x[c], err);
+        if (rc) return rc;
     }
-    int bad = rc ? 0 : weak_row(x, per_machine, v, &w->measured_s);
-    if (bad == W_MP + 1)
-        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_MP] + 1, wcols[W_MP],
-                           "%ld is not a multiple of the tensor parallel degree %ld (the "
-                           "GPUs of one machine, or fewer)",
-                           (long)x[W_MP], per_machine);
-    else if (bad == W_GPUS + 1)
-        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_GPUS] + 1, wcols[W_GPUS],
-                           "%ld GPUs are not a multiple of model_parallel_size %ld",
-                           (long)x[W_GPUS], (long)x[W_MP]);
-    else if (bad == W_HIDDEN + 1)
-        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[W_HIDDEN] + 1, wcols[W_HIDDEN],
-                           "%ld is not a multiple of the head dimension %d", (long)x[W_HIDDEN],
-                           WEAK_HD);
-    if (rc) return rc;
+    long mp = (long)x[W_MP], tp = mp < per_machine ? mp : per_machine;
+    if (mp % tp)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[W_MP] + 1, wcols[W_MP],
+                             "%ld is not a multiple of the tensor parallel degree %ld (the GPUs "
+                             "of one machine, or fewer)",
+                             mp, per_machine);
+    if ((long)x[W_GPUS] % mp)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[W_GPUS] + 1, wcols[W_GPUS],
+                             "%ld GPUs are not a multiple of model_parallel_size %ld",
+                             (long)x[W_GPUS], mp);
+    if ((long)x[W_HIDDEN] % WEAK_HD)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[W_HIDDEN] + 1, wcols[W_HIDDEN],
+                             "%ld is not a multiple of the head dimension %d", (long)x[W_HIDDEN],
+                             WEAK_HD);
+    weak_row(x, per_machine, v, &w->measured_s);
     snprintf(w->mode, sizeof w->mode, "full_recompute");
     snprintf(w->name, sizeof w->name, "%.30s weak scaling", f[at[W_NAME]]);
-    return rc;
+    return 0;
 }
 
 /* Reads row `line` of a table in the first format (fields f, columns at) into w and v. */
 static int read_table5(char **f, const int *at, const char *csv, int line, struct e2e_row *w,
                        long *v, struct tps_error *err)
 {
-    int rc = 0;
     snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
     snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
-    for (int c = C_HEADS; !rc && c < C_N; c++) {
+    for (int c = C_HEADS; c < C_N; c++) {
         if (c == C_MODE) continue;
-        char *e;
-        errno = 0;
-        double x = strtod(f[at[c]], &e);
-        bool count = c != C_TIME;
-        if (e == f[at[c]] || *e || errno || !isfinite(x) || x <= 0 || x > 1e9 ||
-            (count && x != floor(x)))
-            rc = tps_error_set(err, TPS_EINVAL, csv, line, at[c] + 1, cols[c],
-                               "expected a positive %s, got '%s'",
-                               count ? "whole number" : "number", f[at[c]]);
-        else if (count)
-            v[c] = (long)x;
-        else
+        double x;
+        int rc = row_number(f[at[c]], at[c], cols[c], c != C_TIME, csv, line, &x, err);
+        if (rc) return rc;
+        if (c == C_TIME)
             w->measured_s = x;
+        else
+            v[c] = (long)x;
     }
-    if (!rc && !strstr(w->mode, "full") && !strstr(w->mode, "selective") && strcmp(w->mode, "none"))
-        rc = tps_error_set(err, TPS_EINVAL, csv, line, at[C_MODE] + 1, "recompute_mode",
-                           "expected full_recompute, ...selective_recompute or none, got "
-                           "'%s'",
-                           w->mode);
-    return rc;
+    if (!strstr(w->mode, "full") && !strstr(w->mode, "selective") && strcmp(w->mode, "none"))
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[C_MODE] + 1, "recompute_mode",
+                             "expected full_recompute, ...selective_recompute or none, got '%s'",
+                             w->mode);
+    return 0;
 }
 
 int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
@@ -269,8 +262,8 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
         else if (at[c] > last)
             last = at[c];
     }
-    long per_machine = 1;
-    if (!rc && weak) {
+    long per_machine = 1; /* GPUs per machine of the platform */
+    if (!rc) {
         struct plat_topo one = {0};
         rc = plat_spec_from_line(platform, &one, err);
         per_machine = one.ngpus > 0 ? one.ngpus : 1;
@@ -313,7 +306,7 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
             continue;
         }
         if (progress) progress(res->n, w->name, ctx);
-        if ((rc = simulate_row(w, v, dev, platform, dtype, err))) {
+        if ((rc = simulate_row(w, v, dev, platform, per_machine, dtype, err))) {
             if (!err->path[0]) {
                 /* a row the job model refuses: say which */
                 snprintf(err->path, sizeof err->path, "%s", csv);
