@@ -306,6 +306,12 @@ struct line {
     int nrows;
 };
 
+/* The slope protocol p's line gives the rows of d: Simple's of d's group, else the one of all. */
+static double line_c(const struct line *L, const struct design *d, int p)
+{
+    return p == MDL_PROTO_SIMPLE && d->g ? L->c1 : L->c;
+}
+
 /* Row i of d on protocol p's line: the x of its slope. */
 static double line_x(const struct design *d, int i, int p, const double *sigma)
 {
@@ -329,7 +335,7 @@ static int line_fit(const struct design *ds, int nd, int ng, int p, const double
             /* held coefficients move to the left-hand side */
             int kept = simple && L->hold_rate[d->g];
             y -= (L->hold_base ? L->base : 0) + (L->hold_h ? d->steps * L->h : 0) +
-                 (L->hold_c || kept ? (d->g ? L->c1 : L->c) * x : 0);
+                 (L->hold_c || kept ? line_c(L, d, p) * x : 0);
             int j = 0;
             if (!L->hold_base) X[m * np + j++] = 1;
             if (!L->hold_h) X[m * np + j++] = d->steps;
@@ -412,8 +418,7 @@ static int line_solve(const struct design *ds, int nd, int ng, int p, const doub
 static double line_time(const struct design *d, int i, int p, const struct line *L,
                         const double *sigma)
 {
-    double c = p == MDL_PROTO_SIMPLE && d->g ? L->c1 : L->c;
-    return L->base + d->steps * L->h + c * line_x(d, i, p, sigma) + d->route +
+    return L->base + d->steps * L->h + line_c(L, d, p) * line_x(d, i, p, sigma) + d->route +
            (p == MDL_PROTO_SIMPLE ? d->dfix[i] : 0);
 }
 
