@@ -31,12 +31,18 @@ static void write_truth(const char *path, const char *text)
 }
 
 /* The first NVLink link of a platform (its GPU links all alike). */
-static const struct plat_link *nvlink_of(const struct plat_topo *t)
+/* The first link of t at `level` (PLAT_LVL_*). */
+static const struct plat_link *link_of(const struct plat_topo *t, int level)
 {
     for (int l = 0; l < t->nlinks; l++)
-        if (t->links[l].level == PLAT_LVL_NVLINK) return &t->links[l];
-    cr_assert(false, "no NVLink link");
+        if (t->links[l].level == level) return &t->links[l];
+    cr_assert(false, "no link of level %d", level);
     return NULL;
+}
+
+static const struct plat_link *nvlink_of(const struct plat_topo *t)
+{
+    return link_of(t, PLAT_LVL_NVLINK);
 }
 
 static void near(double got, double want, double rel, const char *what)
@@ -159,9 +165,7 @@ static double nic_of(const char *path)
     struct plat_topo t;
     struct tps_error err = {0};
     cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), 0), "%s", err.msg);
-    double nic = 0;
-    for (int l = 0; l < t.nlinks && !nic; l++)
-        if (t.links[l].level == PLAT_LVL_NET) nic = t.links[l].bw_Bps;
+    double nic = link_of(&t, PLAT_LVL_NET)->bw_Bps;
     plat_topo_release(&t);
     return nic;
 }
