@@ -93,7 +93,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     memset(&j, 0, sizeof j);
     int rc = tfd < 0 ? tps_error_set(&err, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
                      : sweep_write_point(sw, i, tmp, &err);
-    if (!rc) rc = pipeline_load_scenario(tmp, sw->path, &j, &err);
+    if (!rc) rc = pipeline_open_scenario(tmp, sw->path, &j, &err);
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct report r = {0};
     if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);

@@ -24,6 +24,9 @@ static void timing_note(const char *what, double since)
 /* A job's op-by-op program above this many ops is folded when run.fold is auto. */
 #define FOLD_AUTO_OPS 1e6
 
+/* A plain run's layers are folded from this many up. */
+#define FOLD_MIN_LAYERS 6
+
 /* The unit whose own traffic share_links looks at: a replica, one TP group, or a stage. */
 enum unit { UNIT_REPLICA, UNIT_TP_GROUP, UNIT_STAGE };
 
@@ -252,10 +255,11 @@ int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, 
     return lower_scenario(s, st, layers, micro_batches, p, NULL, 0, NULL, 0, NULL, 0, err);
 }
 
-int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
-                           struct tps_error *err)
+static int load_scenario(const char *path, const char *like, int defer, struct pipeline_job *j,
+                         struct tps_error *err)
 {
     memset(j, 0, sizeof *j);
+    j->defer = defer;
     snprintf(j->input, sizeof j->input, "%s", path);
     int rc = scn_load_in(path, like, &j->scn, err);
     if (rc) return rc;
@@ -263,10 +267,41 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
     return pipeline_lower_job(j, err);
 }
 
+int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
+                           struct tps_error *err)
+{
+    return load_scenario(path, like, 0, j, err);
+}
+
+int pipeline_open_scenario(const char *path, const char *like, struct pipeline_job *j,
+                           struct tps_error *err)
+{
+    return load_scenario(path, like, 1, j, err);
+}
+
+/* Whether a plain run's layers may be folded (the rest is up to what the fold finds). */
+static int may_fold(const struct scn_scenario *s)
+{
+    return !s->is_job && s->fold != 0 && s->layers >= FOLD_MIN_LAYERS;
+}
+
+/* Lowers the job's program in full: its layers, micro-batches and replicas. */
+static int lower_all(struct pipeline_job *j, struct tps_error *err)
+{
+    j->deferred = 0;
+    return lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, j->full_replicas, j->folding,
+                          sizeof j->folding, j->hetero, sizeof j->hetero, err);
+}
+
 int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
 {
-    int rc = lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, j->full_replicas, j->folding,
-                            sizeof j->folding, j->hetero, sizeof j->hetero, err);
+    int rc = TPS_OK;
+    if (j->defer && may_fold(&j->scn) && !mdl_hetero_active(&j->scn.hetero)) {
+        memset(&j->prog, 0, sizeof j->prog);
+        j->deferred = 1;
+    } else {
+        rc = lower_all(j, err);
+    }
     if (rc) return rc;
     const struct scn_scenario *s = &j->scn;
     scn_describe_model(s, j->model, sizeof j->model);
@@ -350,9 +385,6 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
     return rc;
 }
 
-/* A plain run's layers are folded from this many up. */
-#define FOLD_MIN_LAYERS 6
-
 /* SimGrid's timing precision (its precision/timing setting, 1 ns by default): two layers that
  * run the same events can end a few of these apart. */
 #define ENGINE_TIMING_PRECISION_S 1e-9
@@ -432,10 +464,9 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     struct timing own;
     struct timing *t = tm ? tm : &own;
     memset(r, 0, sizeof *r);
-    if (!tm && !j->from_trace && !j->scn.is_job && j->scn.fold != 0 &&
-        j->prog.layers >= FOLD_MIN_LAYERS) {
-        int L = j->prog.layers, done = 0;
-        int M = j->prog.micro_batches > 0 ? j->prog.micro_batches : 1;
+    if (!tm && !j->from_trace && may_fold(&j->scn)) {
+        int L = j->scn.layers, done = 0;
+        int M = j->scn.micro_batches > 0 ? j->scn.micro_batches : 1;
         double spread;
         int rc = simulate_folded_layers(&j->scn, &j->scn.strategy, j->topo, L, M, 0, r, &done,
                                         &spread, err);
@@ -449,7 +480,8 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
             return rc;
         }
     }
-    int rc = pipeline_run_program(&j->prog, j->topo, t, err);
+    int rc = j->deferred ? lower_all(j, err) : TPS_OK;
+    if (!rc) rc = pipeline_run_program(&j->prog, j->topo, t, err);
     double w0 = tps_clock_now();
     if (!rc) rc = pipeline_report(j, t, r, err);
     timing_note("report", w0);

@@ -29,7 +29,9 @@ struct pipeline_job {
     struct mdl_program prog;      /* lowered or read; tuned by pipeline_simulate */
     struct mdl_job_fold fold;     /* a job's folded chunk (zeroed when op by op) */
     int full_replicas;            /* a folded job: lower every replica in full all the same */
-    int has_memory;               /* a scenario: memory per GPU against the device */
+    int defer;    /* set by pipeline_open_scenario: a plain run that may fold is lowered later */
+    int deferred; /* prog not lowered yet: pipeline_simulate lowers it if it replays every layer */
+    int has_memory; /* a scenario: memory per GPU against the device */
     struct mdl_memory mem;
     double capacity;         /* bytes of one GPU */
     struct report_meta meta; /* descriptions for reports; point into the buffers below */
@@ -42,6 +44,13 @@ struct pipeline_job {
  * scenario's relative paths (scn_load_in). Release *j even on failure. */
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
                            struct tps_error *err);
+/* pipeline_load_scenario for a caller that only simulates (pipeline_simulate): a plain run whose
+ * layers may fold (not a whole job, `run.fold` not false, at least 6 layers, no heterogeneity)
+ * is not lowered, since folding simulates 3 and 4 layers of their own; j->prog stays empty
+ * (j->deferred) until pipeline_simulate replays every layer. pipeline_lower_job defers it again.
+ * Release *j even on failure. */
+int pipeline_open_scenario(const char *path, const char *like, struct pipeline_job *j,
+                           struct tps_error *err);
 /* Reads trace directory `dir` (a merged recording is found by trace_dir_resolve) to run on
  * `platform` (a --platform line); when that is NULL, on `on` (borrowed, may be NULL), else on the
  * platform the trace records. Release *j even on failure. */
@@ -50,7 +59,7 @@ int pipeline_load_trace(const char *dir, const char *platform, const struct plat
 void pipeline_release(struct pipeline_job *j);
 /* Lowers j->scn (loaded, j->topo set; its fold and job may have been changed since) into
  * j->prog, with the descriptions and the memory; what pipeline_load_scenario does after
- * loading. */
+ * loading (deferred as pipeline_open_scenario says when j->defer is set). */
 int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err);
 
 /* Lowers `layers` layers and `micro_batches` micro-batches of the scenario's model on its device

@@ -12,8 +12,9 @@
 
 TestSuite(fold, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
-/* Loads `text` as a scenario from a file of the test's own temporary directory. */
-static void load(const char *text, struct pipeline_job *j)
+/* Loads `text` as a scenario from a file of the test's own temporary directory, lowered
+ * (pipeline_load_scenario) or, when `open`, left for pipeline_simulate to lower if it must. */
+static void load_as(const char *text, int open, struct pipeline_job *j)
 {
     char dir[] = "/tmp/tpsim-fold-XXXXXX", path[64];
     cr_assert(ne(ptr, mkdtemp(dir), NULL));
@@ -23,9 +24,16 @@ static void load(const char *text, struct pipeline_job *j)
     fputs(text, f);
     fclose(f);
     struct tps_error err = {0};
-    cr_assert(eq(int, pipeline_load_scenario(path, NULL, j, &err), 0), "%s", err.msg);
+    int rc = open ? pipeline_open_scenario(path, NULL, j, &err)
+                  : pipeline_load_scenario(path, NULL, j, &err);
+    cr_assert(eq(int, rc, 0), "%s", err.msg);
     remove(path);
     rmdir(dir);
+}
+
+static void load(const char *text, struct pipeline_job *j)
+{
+    load_as(text, 0, j);
 }
 
 static void near(double folded, double full, const char *what, const char *text)
@@ -58,7 +66,9 @@ Test(fold, folded_layers_give_the_full_replay_for_every_strategy)
         struct timing tm = {0};
         struct tps_error err = {0};
         load(text, &a);
-        load(text, &b);
+        load_as(text, 1, &b); /* as `run` opens it: the folded runs lower their own layers */
+        cr_assert(eq(int, b.deferred, 1));
+        cr_assert(eq(int, b.prog.nranks, 0));
         cr_assert(eq(int, pipeline_simulate(&a, &tm, &ra, &err), 0), "%s", err.msg);
         cr_assert(eq(int, pipeline_simulate(&b, NULL, &rb, &err), 0), "%s", err.msg);
         cr_assert(ne(ptr, strstr(b.folding, "3 and 4 layers simulated"), NULL), "%s: %s", text,
@@ -104,5 +114,44 @@ Test(fold, fold_false_and_few_layers_replay_every_layer)
         cr_assert(eq(str, j.folding, ""));
         report_release(&r);
         pipeline_release(&j);
+    }
+}
+
+/* An opened scenario is lowered in full only when every layer is replayed: with a timeline, with
+ * run.fold: false, below 6 layers, and with heterogeneous devices (whose lowering describes them).
+ */
+Test(fold, an_opened_scenario_is_lowered_when_every_layer_is_replayed)
+{
+    const char *base = "model: {preset: gpt3-13b, seq: 512, layers: 8}\ndevice: H100-SXM\n"
+                       "platform: dgx-h100\nstrategy: {tp: 8}\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s", base);
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    struct timing ta = {0}, tb = {0};
+    struct tps_error err = {0};
+    load(text, &a);
+    load_as(text, 1, &b);
+    cr_assert(eq(int, b.deferred, 1));
+    cr_assert(eq(int, pipeline_simulate(&a, &ta, &ra, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, pipeline_simulate(&b, &tb, &rb, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, b.deferred, 0));
+    cr_assert(eq(int, b.prog.nranks, 8));
+    cr_assert(eq(int, b.prog.layers, 8));
+    cr_assert(eq(dbl, rb.iteration_s, ra.iteration_s));
+    report_release(&ra);
+    report_release(&rb);
+    timing_release(&ta);
+    timing_release(&tb);
+    pipeline_release(&a);
+    pipeline_release(&b);
+    const char *never[] = {"run: {fold: false}\n", "run: {layers: 5}\n",
+                           "stragglers: {slowdown: [1, 1, 1, 1, 1, 1, 1, 2]}\n"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "%s%s", base, never[i]);
+        load_as(text, 1, &b);
+        cr_assert(eq(int, b.deferred, 0), "%s", text);
+        cr_assert(eq(int, b.prog.nranks, 8), "%s", text);
+        pipeline_release(&b);
     }
 }
