@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "common/stats.h"
 #include "common/ydoc.h"
 #include "models/collective.h"
 #include "platforms/spec.h"
@@ -656,7 +657,7 @@ static const char e2e_help[] =
     "                          [--max-gpus N] [--json FILE]\n"
     "\n"
     "For each row of an end-to-end table in the format of ../shared/refdata/e2e/\n"
-    "korthikanti2022_table5_iteration_time_via_calculon.csv (default: that file), simulates one\n"
+    "korthikanti2022_table5_iteration_time_via_calculon.csv, simulates one\n"
     "training iteration of the whole job: every GPU of tensor_par x pipeline_par x data_par on\n"
     "enough machines of the platform, the row's micro-batch, global batch, pipeline\n"
     "interleaving and recompute mode (full; or selective, with sequence parallelism when the\n"
@@ -671,14 +672,19 @@ static const char e2e_help[] =
     "dimension 128, sequence 2048; the measured time is Narayanan et al. 2021's FLOP count over\n"
     "the achieved FLOP/s (docs/validation.md).\n"
     "\n"
+    "Without CSV, both tables of ../shared/refdata/e2e are run (about 4 minutes on 2 cores),\n"
+    "then the median and max |error| over all their rows.\n"
+    "\n"
     "options:\n"
     "  --device PRESET    the GPU (default A100-80GB)\n"
     "  --platform PRESET  the machines (default dgx-a100); nodes= follows from num_gpus\n"
     "  --dtype T          training dtype: fp16 (default, as the table's runs), bf16 or fp32\n"
     "  --max-gpus N       only the rows of at most N GPUs (the largest take minutes)\n"
-    "  --json FILE        write {rows: [{name, gpus, tp, pp, dp, measured_s, simulated_s,\n"
-    "                     err_pct, measured_tflops_per_gpu, simulated_tflops_per_gpu,\n"
-    "                     memory_gb_per_gpu}], median_abs_err_pct, max_abs_err_pct}\n"
+    "  --json FILE        write {rows: [{table, name, gpus, tp, pp, dp, measured_s,\n"
+    "                     simulated_s, err_pct, measured_tflops_per_gpu,\n"
+    "                     simulated_tflops_per_gpu, memory_gb_per_gpu}], tables: [{csv, rows,\n"
+    "                     median_abs_err_pct, max_abs_err_pct}], median_abs_err_pct,\n"
+    "                     max_abs_err_pct} (the last two over every row)\n"
     "  -h, --help         show this help\n";
 
 static void e2e_progress(int i, const char *name, void *ctx)
@@ -687,14 +693,55 @@ static void e2e_progress(int i, const char *name, void *ctx)
     if (isatty(2)) fprintf(stderr, "\r[%d] simulating %-60s", i + 1, name);
 }
 
+/* Prints one table's rows and summary; appends its rows to `rows` (JSON, each with its table)
+ * and their |error| to abs_err (at *nerr). */
+static void e2e_print(const char *csv, const struct e2e_result *res, const char *const *v,
+                      long max_gpus, json_t *rows, double *abs_err, int *nerr)
+{
+    if (res->skipped) printf("(%d rows above --max-gpus %ld left out)\n", res->skipped, max_gpus);
+    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n,
+           v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
+    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
+           "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
+    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
+           "s", "", "TFLOP/s", "TFLOP/s", "GB/GPU");
+    for (int i = 0; i < res->n; i++) {
+        const struct e2e_row *w = &res->rows[i];
+        printf("%-42s %5ld %3ld %3ld %3ld %4ld %10.3f %10.3f %+7.1f%% %9.1f %9.1f %7.1f%s\n",
+               w->name, w->gpus, w->tp, w->pp, w->dp, w->interleave, w->measured_s, w->simulated_s,
+               w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
+               w->memory_fits ? "" : "!");
+        json_array_append_new(
+            rows,
+            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "table",
+                      csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
+                      (int)w->pp, "dp", (int)w->dp, "measured_s", w->measured_s, "simulated_s",
+                      w->simulated_s, "err_pct", w->err_pct, "measured_tflops_per_gpu",
+                      w->measured_tflops, "simulated_tflops_per_gpu", w->simulated_tflops,
+                      "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits));
+        abs_err[(*nerr)++] = fabs(w->err_pct);
+    }
+    printf(
+        "\nmedian |error| %.1f%%, max %.1f%% over %d rows (iteration time; model TFLOP/s per GPU "
+        "from the model's FLOPs, the same for measured and simulated)\n",
+        res->median_abs_err_pct, res->max_abs_err_pct, res->n);
+}
+
+/* The tables `validate e2e` runs without an argument, under the reference data's e2e/. */
+static const char *const e2e_tables[] = {
+    "korthikanti2022_table5_iteration_time_via_calculon.csv",
+    "megatron_readme_2021_a100_weak_scaling.csv",
+};
+#define E2E_NTABLES ((int)(sizeof e2e_tables / sizeof e2e_tables[0]))
+
 static int validate_e2e(int argc, char **argv)
 {
     static const struct option longs[] = {
         {"device", required_argument, NULL, 'd'},   {"platform", required_argument, NULL, 'p'},
         {"dtype", required_argument, NULL, 't'},    {"json", required_argument, NULL, 'j'},
         {"max-gpus", required_argument, NULL, 'g'}, {0}};
-    char csvbuf[1024];
-    const char *v[26] = {0}, *csv = NULL;
+    char csvbuf[E2E_NTABLES][1024];
+    const char *v[26] = {0}, *csv = NULL, *csvs[E2E_NTABLES];
     long max_gpus = 0;
     v['d' - 'a'] = "A100-80GB";
     v['p' - 'a'] = "dgx-a100";
@@ -702,10 +749,13 @@ static int validate_e2e(int argc, char **argv)
     int n, rc = cli_parse(argc, argv, 2, "validate e2e", e2e_help, "", longs, store_option, v, &csv,
                           1, &n);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
-    if (!csv)
-        csv = cli_project_path(TPSIM_REFDATA_DEFAULT
-                               "/e2e/korthikanti2022_table5_iteration_time_via_calculon.csv",
-                               csvbuf, sizeof csvbuf);
+    int ntables = csv ? 1 : E2E_NTABLES;
+    csvs[0] = csv;
+    for (int k = 0; !csv && k < E2E_NTABLES; k++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "%s/e2e/%s", TPSIM_REFDATA_DEFAULT, e2e_tables[k]);
+        csvs[k] = cli_project_path(rel, csvbuf[k], sizeof csvbuf[k]);
+    }
     struct mdl_device d;
     if (mdl_device_preset(v['d' - 'a'], &d) != 0)
         return cli_usage_error("validate e2e", "unknown device '%s'", v['d' - 'a']);
@@ -717,49 +767,56 @@ static int validate_e2e(int argc, char **argv)
         (rc = cli_parse_count("validate e2e", "--max-gpus", v['g' - 'a'], 1, 100000000, &max_gpus)))
         return rc;
     struct tps_error err = {0};
-    struct e2e_result res;
-    rc = e2e_run(csv, &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res, &err);
-    if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
+    struct e2e_result res[E2E_NTABLES];
+    memset(res, 0, sizeof res);
+    /* every table is read and simulated before anything is printed: an error prints nothing */
+    for (int k = 0; !rc && k < ntables; k++) {
+        if (ntables > 1 && isatty(2))
+            fprintf(stderr, "\rtable %d of %d: %s\n", k + 1, ntables, csvs[k]);
+        rc = e2e_run(csvs[k], &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res[k], &err);
+        if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
+    }
+    int total = 0;
+    for (int k = 0; k < ntables; k++)
+        total += res[k].n;
+    double *abs_err = rc ? NULL : malloc((size_t)(total > 0 ? total : 1) * sizeof *abs_err);
+    if (!rc && !abs_err) rc = tps_error_oom(&err);
     if (rc) {
-        e2e_release(&res);
+        for (int k = 0; k < ntables; k++)
+            e2e_release(&res[k]);
+        free(abs_err);
         return cli_report_error(&err);
     }
-    if (res.skipped) printf("(%d rows above --max-gpus %ld left out)\n", res.skipped, max_gpus);
-    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res.n,
-           v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
-    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
-           "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
-    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
-           "s", "", "TFLOP/s", "TFLOP/s", "GB/GPU");
-    json_t *rows = json_array();
-    for (int i = 0; i < res.n; i++) {
-        const struct e2e_row *w = &res.rows[i];
-        printf("%-42s %5ld %3ld %3ld %3ld %4ld %10.3f %10.3f %+7.1f%% %9.1f %9.1f %7.1f%s\n",
-               w->name, w->gpus, w->tp, w->pp, w->dp, w->interleave, w->measured_s, w->simulated_s,
-               w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
-               w->memory_fits ? "" : "!");
-        json_array_append_new(
-            rows, json_pack("{s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "name",
-                            w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp", (int)w->pp, "dp",
-                            (int)w->dp, "measured_s", w->measured_s, "simulated_s", w->simulated_s,
-                            "err_pct", w->err_pct, "measured_tflops_per_gpu", w->measured_tflops,
-                            "simulated_tflops_per_gpu", w->simulated_tflops, "memory_gb_per_gpu",
-                            w->memory_gb, "memory_fits", w->memory_fits));
+    json_t *rows = json_array(), *tables = json_array();
+    int nerr = 0;
+    for (int k = 0; k < ntables; k++) {
+        if (k) printf("\n");
+        e2e_print(csvs[k], &res[k], v, max_gpus, rows, abs_err, &nerr);
+        json_array_append_new(tables,
+                              json_pack("{s:s, s:i, s:f, s:f}", "csv", csvs[k], "rows", res[k].n,
+                                        "median_abs_err_pct", res[k].median_abs_err_pct,
+                                        "max_abs_err_pct", res[k].max_abs_err_pct));
     }
-    printf(
-        "\nmedian |error| %.1f%%, max %.1f%% over %d rows (iteration time; model TFLOP/s per GPU "
-        "from the model's FLOPs, the same for measured and simulated)\n",
-        res.median_abs_err_pct, res.max_abs_err_pct, res.n);
+    double median = res[0].median_abs_err_pct, max = res[0].max_abs_err_pct;
+    if (ntables > 1) {
+        tps_median_max(abs_err, nerr, &median, &max);
+        printf("\nall %d tables: median |error| %.1f%%, max %.1f%% over %d rows\n", ntables, median,
+               max, nerr);
+    }
     int code = 0;
     if (v['j' - 'a']) {
         json_t *top =
-            json_pack("{s:s, s:s, s:s, s:o, s:f, s:f}", "csv", csv, "device", v['d' - 'a'],
-                      "platform", v['p' - 'a'], "rows", rows, "median_abs_err_pct",
-                      res.median_abs_err_pct, "max_abs_err_pct", res.max_abs_err_pct);
+            json_pack("{s:s, s:s, s:s, s:o, s:o, s:f, s:f}", "csv", ntables > 1 ? "all" : csvs[0],
+                      "device", v['d' - 'a'], "platform", v['p' - 'a'], "tables", tables, "rows",
+                      rows, "median_abs_err_pct", median, "max_abs_err_pct", max);
         code = cli_write_json(top, v['j' - 'a'], "validate e2e");
-    } else
+    } else {
         json_decref(rows);
-    e2e_release(&res);
+        json_decref(tables);
+    }
+    for (int k = 0; k < ntables; k++)
+        e2e_release(&res[k]);
+    free(abs_err);
     return code;
 }
 

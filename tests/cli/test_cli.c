@@ -602,6 +602,35 @@ Test(cli, options_parse_alike_in_every_command)
     testdir_remove(d);
 }
 
+/* Without a CSV, validate e2e runs both tables of the reference data and summarises all rows. */
+Test(cli, validate_e2e_without_a_table_runs_both_tables)
+{
+    char d[256], json[300], args[600], out[16384];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    snprintf(json, sizeof json, "%s/e2e.json", d);
+    snprintf(args, sizeof args, "validate e2e --max-gpus 32 --json %s", json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "all 2 tables: median |error|"), NULL), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(json, 0, &je);
+    cr_assert(ne(ptr, j, NULL), "%s", je.text);
+    json_t *tables = json_object_get(j, "tables"), *rows = json_object_get(j, "rows");
+    cr_assert(eq(sz, json_array_size(tables), 2));
+    /* the two 8-GPU rows of Korthikanti et al.'s table, the 32-GPU row of the weak scaling */
+    cr_assert(eq(sz, json_array_size(rows), 3));
+    cr_assert(ne(ptr,
+                 strstr(json_string_value(json_object_get(json_array_get(rows, 2), "table")),
+                        "weak_scaling"),
+                 NULL));
+    double worst = 0;
+    for (size_t i = 0; i < 3; i++)
+        worst =
+            fmax(worst, fabs(json_real_value(json_object_get(json_array_get(rows, i), "err_pct"))));
+    cr_assert(eq(dbl, json_real_value(json_object_get(j, "max_abs_err_pct")), worst));
+    json_decref(j);
+    testdir_remove(d);
+}
+
 Test(cli, validate_layers_json_and_its_bad_input)
 {
     char d[256], json[300], args[1024], out[8192];
