@@ -701,6 +701,7 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
     if (res->skipped) printf("(%d rows above --max-gpus %ld left out)\n", res->skipped, max_gpus);
     printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n,
            v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
+    if (res->n == 0) return;
     printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
            "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
     printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
@@ -779,6 +780,10 @@ static int validate_e2e(int argc, char **argv)
     int total = 0;
     for (int k = 0; k < ntables; k++)
         total += res[k].n;
+    if (!rc && total == 0)
+        rc = tps_error_set(&err, TPS_EINVAL, NULL, 0, 0, "--max-gpus",
+                           "no row of %s has at most %ld GPUs",
+                           ntables > 1 ? "either table" : csvs[0], max_gpus);
     double *abs_err = rc ? NULL : malloc((size_t)(total > 0 ? total : 1) * sizeof *abs_err);
     if (!rc && !abs_err) rc = tps_error_oom(&err);
     if (rc) {
