@@ -784,7 +784,7 @@ static int validate_e2e(int argc, char **argv)
         rc = tps_error_set(&err, TPS_EINVAL, NULL, 0, 0, "--max-gpus",
                            "no row of %s has at most %ld GPUs",
                            ntables > 1 ? "either table" : csvs[0], max_gpus);
-    double *abs_err = rc ? NULL : malloc((size_t)(total > 0 ? total : 1) * sizeof *abs_err);
+    double *abs_err = rc ? NULL : malloc((size_t)total * sizeof *abs_err);
     if (!rc && !abs_err) rc = tps_error_oom(&err);
     if (rc) {
         for (int k = 0; k < ntables; k++)
@@ -802,12 +802,11 @@ static int validate_e2e(int argc, char **argv)
                                         "median_abs_err_pct", res[k].median_abs_err_pct,
                                         "max_abs_err_pct", res[k].max_abs_err_pct));
     }
-    double median = res[0].median_abs_err_pct, max = res[0].max_abs_err_pct;
-    if (ntables > 1) {
-        tps_median_max(abs_err, nerr, &median, &max);
+    double median, max;
+    tps_median_max(abs_err, nerr, &median, &max);
+    if (ntables > 1)
         printf("\nall %d tables: median |error| %.1f%%, max %.1f%% over %d rows\n", ntables, median,
                max, nerr);
-    }
     int code = 0;
     if (v['j' - 'a']) {
         json_t *top =

@@ -80,14 +80,16 @@ static int run_input(const struct run_opts *o)
         mdl_program_release(&j.prog);
         rc = pipeline_lower_job(&j, &err);
     }
-    if (!rc && !o->quiet && isatty(2) && j.deferred)
-        fprintf(stderr,
-                "tpsim: simulating %d layer(s) (folded if they all take the same) x %d "
-                "micro-batch(es) on %d GPU(s)...\n",
-                j.scn.layers, j.scn.micro_batches > 0 ? j.scn.micro_batches : 1, j.scn.strategy.tp);
-    else if (!rc && !o->quiet && isatty(2))
-        fprintf(stderr, "tpsim: simulating %d layer(s) x %d micro-batch(es) on %d GPU(s)...\n",
-                j.prog.layers, j.prog.micro_batches, j.prog.nranks);
+    if (!rc && !o->quiet && isatty(2)) {
+        int L = j.prog.layers, M = j.prog.micro_batches, R = j.prog.nranks;
+        if (j.deferred) { /* not lowered yet: the scenario's own figures */
+            L = j.scn.layers;
+            M = j.scn.micro_batches > 0 ? j.scn.micro_batches : 1;
+            R = j.scn.strategy.tp;
+        }
+        fprintf(stderr, "tpsim: simulating %d layer(s)%s x %d micro-batch(es) on %d GPU(s)...\n", L,
+                j.deferred ? " (folded if they all take the same)" : "", M, R);
+    }
     struct timing tm = {0};
     struct report r = {0};
     /* every op's times only for a timeline: without one, a plain run may fold its layers */

@@ -11,14 +11,20 @@
 
 TestSuite(e2e, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
-Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_more)
+/* e2e_run on table `csv` (rows of at most max_gpus GPUs; 0: all) with the A100-80GB preset on
+ * dgx-a100 machines, in fp16. */
+static int run_table(const char *csv, long max_gpus, struct e2e_result *r, struct tps_error *err)
 {
     struct mdl_device d;
     cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
+    return e2e_run(csv, &d, "dgx-a100", MDL_FP16, max_gpus, NULL, NULL, r, err);
+}
+
+Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_more)
+{
     struct e2e_result r;
     struct tps_error err = {0};
-    cr_assert(eq(int, e2e_run(TABLE, &d, "dgx-a100", MDL_FP16, 8, NULL, NULL, &r, &err), 0), "%s",
-              err.msg);
+    cr_assert(eq(int, run_table(TABLE, 8, &r, &err), 0), "%s", err.msg);
     cr_assert(eq(int, r.n, 2));
     cr_assert(eq(int, r.skipped, 6));
     for (int i = 0; i < 2; i++) {
@@ -46,10 +52,8 @@ static void run_refused(const char *text, struct tps_error *err)
     cr_assert(f != NULL);
     fputs(text, f);
     fclose(f);
-    struct mdl_device d;
-    mdl_device_preset("A100-80GB", &d);
     struct e2e_result r;
-    cr_assert(ne(int, e2e_run(path, &d, "dgx-a100", MDL_FP16, 0, NULL, NULL, &r, err), 0));
+    cr_assert(ne(int, run_table(path, 0, &r, err), 0));
     e2e_release(&r);
     testdir_remove(dir);
 }
@@ -73,12 +77,9 @@ Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line
  * recomputed forward) over the achieved FLOP/s of all GPUs. The rows of at most 128 GPUs. */
 Test(e2e, the_weak_scaling_rows_map_to_jobs_and_their_measured_times)
 {
-    struct mdl_device d;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
     struct e2e_result r;
     struct tps_error err = {0};
-    cr_assert(eq(int, e2e_run(WEAK, &d, "dgx-a100", MDL_FP16, 128, NULL, NULL, &r, &err), 0), "%s",
-              err.msg);
+    cr_assert(eq(int, run_table(WEAK, 128, &r, &err), 0), "%s", err.msg);
     cr_assert(eq(int, r.n, 3));
     cr_assert(eq(int, r.skipped, 7));
     /* 1.7B: model_parallel_size 1 on 32 GPUs, batch 512 */
