@@ -683,8 +683,7 @@ static const char e2e_help[] =
     "  --max-gpus N       only the rows of at most N GPUs (the largest take minutes)\n"
     "  --json FILE        write {rows: [{table, name, gpus, tp, pp, dp, measured_s,\n"
     "                     simulated_s, err_pct, measured_tflops_per_gpu,\n"
-    "                     simulated_tflops_per_gpu, memory_gb_per_gpu, memory_fits,\n"
-    "                     tp_allreduce_overlapped}], tables: [{csv, rows,\n"
+    "                     simulated_tflops_per_gpu, memory_gb_per_gpu}], tables: [{csv, rows,\n"
     "                     median_abs_err_pct, max_abs_err_pct}], median_abs_err_pct,\n"
     "                     max_abs_err_pct} (the last two over every row)\n"
     "  -h, --help         show this help\n";
@@ -701,16 +700,9 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
                       long max_gpus, json_t *rows, double *abs_err, int *nerr)
 {
     if (res->skipped) printf("(%d rows above --max-gpus %ld left out)\n", res->skipped, max_gpus);
-    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n", csv, res->n, v['d' - 'a'],
-           v['p' - 'a'], v['t' - 'a']);
-    if (res->n == 0) {
-        printf("\n");
-        return;
-    }
-    /* the rows of a table share their code's tensor-parallel backward (e2e.h) */
-    printf("tp comm    the backward's input-gradient collective %s\n\n",
-           res->rows[0].async_tp ? "overlapped with the weight-gradient GEMM"
-                                 : "after both GEMMs, not overlapped (Megatron-LM of April 2021)");
+    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n,
+           v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
+    if (res->n == 0) return;
     printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
            "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
     printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
@@ -723,13 +715,12 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
                w->memory_fits ? "" : "!");
         json_array_append_new(
             rows,
-            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b}",
-                      "table", csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
+            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "table",
+                      csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
                       (int)w->pp, "dp", (int)w->dp, "measured_s", w->measured_s, "simulated_s",
                       w->simulated_s, "err_pct", w->err_pct, "measured_tflops_per_gpu",
                       w->measured_tflops, "simulated_tflops_per_gpu", w->simulated_tflops,
-                      "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits,
-                      "tp_allreduce_overlapped", (int)w->async_tp));
+                      "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits));
         abs_err[(*nerr)++] = fabs(w->err_pct);
     }
     printf(
