@@ -61,8 +61,7 @@ static const char *const wcols[W_N] = {"model_size",
  * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); micro-batch 1, no
  * interleaving, full recomputation (the paper's FLOP count, 96 B s l h^2 (1 + s/6h + V/16lh),
  * includes the recomputed forward); the measured iteration time is that count over the achieved
- * FLOP/s of all GPUs. The code of these runs all-reduced a column-parallel layer's input
- * gradient after both of its backward GEMMs (read_weak clears async_tp). */
+ * FLOP/s of all GPUs. */
 static void weak_row(const double *x, long per_machine, long *v, double *measured_s)
 {
     long mp = (long)x[W_MP], gpus = (long)x[W_GPUS], h = (long)x[W_HIDDEN];
@@ -109,7 +108,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->strategy = (struct mdl_strategy){.kind = MDL_STRAT_1D,
                                         .tp = (int)v[C_TP],
                                         .sequence_parallel = strstr(w->mode, "seq_par") != NULL,
-                                        .async_grad_allreduce = w->async_tp,
+                                        .async_grad_allreduce = true,
                                         .chunks = 1,
                                         .recompute = full,
                                         .selective = sel && !full};
@@ -210,7 +209,6 @@ static int read_weak(char **f, const int *at, const char *csv, int line, long pe
                              "%ld is not a multiple of the head dimension %d", (long)x[W_HIDDEN],
                              WEAK_HD);
     weak_row(x, per_machine, v, &w->measured_s);
-    w->async_tp = false;
     snprintf(w->mode, sizeof w->mode, "full_recompute");
     snprintf(w->name, sizeof w->name, "%.30s weak scaling", f[at[W_NAME]]);
     return 0;
@@ -222,7 +220,6 @@ static int read_table5(char **f, const int *at, const char *csv, int line, struc
 {
     snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
     snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
-    w->async_tp = true;
     for (int c = C_HEADS; c < C_N; c++) {
         if (c == C_MODE) continue;
         double x;

@@ -9,8 +9,6 @@
 #ifndef VALIDATE_E2E_H
 #define VALIDATE_E2E_H
 
-#include <stdbool.h>
-
 #include "common/error.h"
 #include "models/device.h"
 
@@ -22,8 +20,6 @@ struct e2e_row {
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
     double memory_gb;                         /* simulated memory per GPU */
     int memory_fits;
-    bool async_tp; /* the backward's tensor-parallel all-reduce overlaps the weight-gradient
-                    * GEMM (Megatron-LM from late 2021; the April 2021 runs predate it) */
 };
 
 struct e2e_result {
