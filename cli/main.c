@@ -81,12 +81,8 @@ static int run_input(const struct run_opts *o)
         rc = pipeline_lower_job(&j, &err);
     }
     if (!rc && !o->quiet && isatty(2)) {
-        int L = j.prog.layers, M = j.prog.micro_batches, R = j.prog.nranks;
-        if (j.deferred) { /* not lowered yet: the scenario's own figures */
-            L = j.scn.layers;
-            M = j.scn.micro_batches > 0 ? j.scn.micro_batches : 1;
-            R = j.scn.strategy.tp;
-        }
+        int L, M, R;
+        pipeline_job_shape(&j, &L, &M, &R);
         fprintf(stderr, "tpsim: simulating %d layer(s)%s x %d micro-batch(es) on %d GPU(s)...\n", L,
                 j.deferred ? " (folded if they all take the same)" : "", M, R);
     }

@@ -285,6 +285,19 @@ static int may_fold(const struct scn_scenario *s)
     return !s->is_job && s->fold != 0 && s->layers >= FOLD_MIN_LAYERS;
 }
 
+/* A plain run's micro-batches as its scenario gives them (none given: one). */
+static int plain_micro_batches(const struct scn_scenario *s)
+{
+    return s->micro_batches > 0 ? s->micro_batches : 1;
+}
+
+void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_batches, int *gpus)
+{
+    *layers = j->deferred ? j->scn.layers : j->prog.layers;
+    *micro_batches = j->deferred ? plain_micro_batches(&j->scn) : j->prog.micro_batches;
+    *gpus = j->deferred ? j->scn.strategy.tp : j->prog.nranks;
+}
+
 /* Lowers the job's program in full: its layers, micro-batches and replicas. */
 static int lower_all(struct pipeline_job *j, struct tps_error *err)
 {
@@ -437,7 +450,7 @@ int pipeline_simulate_layers(const struct scn_scenario *s, const struct mdl_stra
                              const struct plat_topo *topo, int always, struct report *r,
                              double *spread, struct tps_error *err)
 {
-    int L = s->layers, M = s->micro_batches > 0 ? s->micro_batches : 1, rc = 0, done = 0;
+    int L = s->layers, M = plain_micro_batches(s), rc = 0, done = 0;
     memset(r, 0, sizeof *r);
     *spread = -1;
     if (s->is_job)
@@ -466,7 +479,7 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     memset(r, 0, sizeof *r);
     if (!tm && !j->from_trace && may_fold(&j->scn)) {
         int L = j->scn.layers, done = 0;
-        int M = j->scn.micro_batches > 0 ? j->scn.micro_batches : 1;
+        int M = plain_micro_batches(&j->scn);
         double spread;
         int rc = simulate_folded_layers(&j->scn, &j->scn.strategy, j->topo, L, M, 0, r, &done,
                                         &spread, err);

@@ -51,6 +51,9 @@ int pipeline_load_scenario(const char *path, const char *like, struct pipeline_j
  * Release *j even on failure. */
 int pipeline_open_scenario(const char *path, const char *like, struct pipeline_job *j,
                            struct tps_error *err);
+/* What j simulates: its program's layers, micro-batches and GPUs, or while it is deferred
+ * (pipeline_open_scenario) its scenario's. */
+void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_batches, int *gpus);
 /* Reads trace directory `dir` (a merged recording is found by trace_dir_resolve) to run on
  * `platform` (a --platform line); when that is NULL, on `on` (borrowed, may be NULL), else on the
  * platform the trace records. Release *j even on failure. */
