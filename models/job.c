@@ -142,6 +142,14 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     return TPS_OK;
 }
 
+/* The forwards stage s runs before its first backward (1F1B and interleaved). */
+static int warmup_steps(const struct mdl_job *job, int s)
+{
+    int p = job->pp, v = job->virtual_stages, total = job->micro_batches * v;
+    int warm = job->schedule == MDL_SCHED_INTERLEAVED ? 2 * (p - s - 1) + (v - 1) * p : p - s - 1;
+    return warm > total ? total : warm;
+}
+
 void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *steps)
 {
     int p = job->pp, v = job->virtual_stages, M = job->micro_batches, total = M * v, n = 0;
@@ -156,9 +164,7 @@ void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *ste
      * backward in turn, then the remaining backwards. Interleaved: the k-th forward runs chunk
      * (k / p) mod v of micro-batch (k / pv) p + k mod p, the k-th backward the chunks in reverse,
      * with 2(p - s - 1) + (v - 1) p warm-up forwards (Megatron-LM's schedule). */
-    int warm = job->schedule == MDL_SCHED_INTERLEAVED ? 2 * (p - s - 1) + (v - 1) * p : p - s - 1;
-    if (warm > total) warm = total;
-    int nf = 0, nb = 0;
+    int warm = warmup_steps(job, s), nf = 0, nb = 0;
     for (int k = 0; k < 2 * total; k++) {
         bool fwd = nf < total && (nf < warm || nb >= nf - warm);
         int i = fwd ? nf++ : nb++;
@@ -280,6 +286,9 @@ struct stage {
     int last_dp;      /* the last gradient reduction emitted on the DP stream, -1 none */
     int ahead[2];     /* ZeRO-3: the last two layer parts run; a bucket's gather waits for the
                          older, so at most one bucket is gathered ahead of the compute */
+    int cend;         /* the last compute op of the last step, -1 before the first */
+    int call[2];      /* the sends of the next point-to-point call (stage_step) */
+    int ncall;
 };
 
 static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
@@ -291,18 +300,20 @@ static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, do
     return mdl_emitter_op(S->E, &op, name, mb, ph);
 }
 
-/* A point-to-point message with a stage neighbour; without sequence parallelism the received
- * share is all-gathered over the TP group (its D1 axis). Returns the op the next compute waits
- * for. */
-static int p2p_recv(struct stage *S, int stream, int group, const char *name, int mb,
-                    enum mdl_phase ph)
+/* A point-to-point message with a stage neighbour, posted after op `after`; without sequence
+ * parallelism the received share is all-gathered over the TP group (its D1 axis). Returns the op
+ * the next compute waits for. */
+static int p2p_recv(struct stage *S, const struct mdl_job_step *st, int after)
 {
-    int x = op_add(S, MDL_OP_SEND_RECV, stream, group, S->act_bytes, name, mb, ph, -1);
+    bool fwd = st->phase == MDL_PHASE_FWD;
+    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? MDL_STREAM_RECV_FWD : MDL_STREAM_RECV_BWD,
+                   fwd ? G_RECV_FWD : G_RECV_BWD, S->act_bytes,
+                   fwd ? "recv_activations" : "recv_gradients", st->mb, st->phase, after);
     int d1, d2;
     mdl_strategy_mesh(S->st, &d1, &d2);
     if (x >= 0 && !mdl_strategy_shards_activations(S->st) && d1 > 1)
         x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_COMM, MDL_GROUP_D1, S->act_bytes * d1,
-                   ph == MDL_PHASE_FWD ? "ag_recv_activations" : "ag_recv_gradients", mb, ph, x);
+                   fwd ? "ag_recv_activations" : "ag_recv_gradients", st->mb, st->phase, x);
     return x;
 }
 
@@ -382,29 +393,89 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
     return x;
 }
 
-static int stage_step(struct stage *S, const struct mdl_job_step *st, int step)
+/* Whether stage S's step st receives its input from a neighbour, and sends its output to one. */
+static bool step_recvs(const struct stage *S, const struct mdl_job_step *st)
 {
+    int vs = st->chunk * S->job->pp + S->s, last = S->job->pp * S->job->virtual_stages - 1;
+    return st->phase == MDL_PHASE_FWD ? vs > 0 : vs < last;
+}
+
+static bool step_sends(const struct stage *S, const struct mdl_job_step *st)
+{
+    int vs = st->chunk * S->job->pp + S->s, last = S->job->pp * S->job->virtual_stages - 1;
+    return st->phase == MDL_PHASE_FWD ? vs < last : vs > 0;
+}
+
+/* Posts step st's send after op `after` and adds it to the next call. */
+static int step_send(struct stage *S, const struct mdl_job_step *st, int after)
+{
+    bool fwd = st->phase == MDL_PHASE_FWD;
+    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? MDL_STREAM_SEND_FWD : MDL_STREAM_SEND_BWD,
+                   fwd ? G_SEND_FWD : G_SEND_BWD, S->act_bytes,
+                   fwd ? "send_activations" : "send_gradients", st->mb, st->phase, after);
+    if (x >= 0) S->call[S->ncall++] = x;
+    return x;
+}
+
+/* Whether steps[i] is the forward of the interleaved schedule's steady-state pair: a forward
+ * followed by a backward after the warm-up, both run before one call exchanges their results
+ * (when the warm-up runs every forward, its last one sends on its own). */
+static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, int total, int i)
+{
+    return S->job->schedule == MDL_SCHED_INTERLEAVED && i >= warmup_steps(S->job, S->s) &&
+           steps[i].phase == MDL_PHASE_FWD && i + 1 < total && steps[i + 1].phase == MDL_PHASE_BWD;
+}
+
+/* Step i of the stage's schedule, with Megatron-LM's point-to-point calls around it
+ * (p2p_communication.py): a call posts its sends and receives together (batch_isend_irecv),
+ * waits for all of them and synchronizes the device, so the next step's compute starts once
+ * every message of the call has arrived and every send of it has been taken. Between two steps
+ * of the same direction, 1F1B sends and then receives in two calls; between a forward and a
+ * backward it makes one call. The interleaved schedule makes one call between steps, except in
+ * its steady state: there it runs a forward and a backward, then one call sends both results and
+ * receives both inputs of the next pair. */
+static int stage_step(struct stage *S, const struct mdl_job_step *steps, int total, int i)
+{
+    const struct mdl_job_step *st = &steps[i];
+    bool fwd = st->phase == MDL_PHASE_FWD, il = S->job->schedule == MDL_SCHED_INTERLEAVED;
     int p = S->job->pp, vs = st->chunk * p + S->s, last = p * S->job->virtual_stages - 1;
     int mb = st->mb, x = -1;
-    if (st->phase == MDL_PHASE_FWD) {
-        if (vs > 0)
-            x = p2p_recv(S, MDL_STREAM_RECV_FWD, G_RECV_FWD, "recv_activations", mb, MDL_PHASE_FWD);
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, step);
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
-        if (vs < last && x >= 0)
-            x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_FWD, G_SEND_FWD, S->act_bytes,
-                       "send_activations", mb, MDL_PHASE_FWD, x);
-    } else {
-        if (vs < last)
-            x = p2p_recv(S, MDL_STREAM_RECV_BWD, G_RECV_BWD, "recv_gradients", mb, MDL_PHASE_BWD);
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, step);
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
-        if (vs > 0 && x >= 0)
-            x = op_add(S, MDL_OP_SEND_RECV, MDL_STREAM_SEND_BWD, G_SEND_BWD, S->act_bytes,
-                       "send_gradients", mb, MDL_PHASE_BWD, x);
+    if (!(i > 0 && pair_fwd(S, steps, total, i - 1))) { /* the call before the step */
+        int join[MDL_MAX_DEPS], n = 0, after = S->cend;
+        for (int k = 0; k < S->ncall; k++)
+            join[n++] = S->call[k];
+        if (!il && i > 0 && steps[i - 1].phase == st->phase && S->ncall > 0)
+            after = S->call[S->ncall - 1]; /* sent first, then received */
+        S->ncall = 0;
+        if (step_recvs(S, st) && (join[n++] = p2p_recv(S, st, after)) < 0) return -1;
+        if (pair_fwd(S, steps, total, i) && step_recvs(S, &steps[i + 1]) &&
+            (join[n++] = p2p_recv(S, &steps[i + 1], after)) < 0)
+            return -1;
+        if (n == 1) x = join[0];
+        if (n > 1) { /* an empty op joins the call's messages */
+            struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
+            for (int k = 0; k < n; k++)
+                op.deps[op.ndeps++] = join[k];
+            if ((x = mdl_emitter_op(S->E, &op, "wait_p2p", mb, st->phase)) < 0) return -1;
+            S->p->ranks[S->rank].ops[x].launch_s = 0;
+        }
     }
+    if (fwd) {
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
+    } else {
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
+    }
+    if (x < 0) return -1;
+    S->cend = x;
+    if (pair_fwd(S, steps, total, i)) return x; /* its send goes with the backward's */
+    if (i > 0 && pair_fwd(S, steps, total, i - 1) && step_sends(S, &steps[i - 1]) &&
+        step_send(S, &steps[i - 1], x) < 0)
+        return -1;
+    if (step_sends(S, st) && step_send(S, st, x) < 0) return -1;
     return x;
 }
 
@@ -511,6 +582,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   mdl_dtype_bytes(m->dtype) / st->tp;
     S.last_dp = -1;
     S.ahead[0] = S.ahead[1] = -1;
+    S.cend = -1;
     int v = job->virtual_stages, n = mdl_job_chunk_layers(job, m);
     int k = mdl_job_bucket_layers(job, st, m), nb = (n + k - 1) / k;
     S.first_fwd = malloc((size_t)v * sizeof *S.first_fwd);
@@ -535,7 +607,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     }
     if (!rc && job->overlap_param_gather && dist_opt(job)) rc = stage_gathers(&S, nb, k);
     for (int i = 0; !rc && i < total; i++)
-        if (stage_step(&S, &steps[i], i) < 0) rc = -1;
+        if (stage_step(&S, steps, total, i) < 0) rc = -1;
     if (!rc && stage_tail(&S) < 0) rc = -1;
     mdl_emitter_free(S.E);
     free(steps);

@@ -183,6 +183,91 @@ Test(job, check_names_what_does_not_fit)
 }
 
 /* Lowers j on A100s, every replica in full, and checks the program. */
+/* Whether op `to` of a rank waits, through its dependencies or its stream's order, for op
+ * `from`. */
+static bool reaches(const struct mdl_rank *rk, int to, int from, char *seen)
+{
+    if (to == from) return true;
+    if (to < from || seen[to]) return false;
+    seen[to] = 1;
+    for (int k = 0; k < rk->ops[to].ndeps; k++)
+        if (reaches(rk, rk->ops[to].deps[k], from, seen)) return true;
+    for (int i = to - 1; i >= from; i--)
+        if (rk->ops[i].stream == rk->ops[to].stream) return reaches(rk, i, from, seen);
+    return false;
+}
+
+static bool waits_for(const struct mdl_rank *rk, int to, int from)
+{
+    char *seen = calloc((size_t)rk->nops, 1);
+    cr_assert(ne(ptr, seen, NULL));
+    bool r = reaches(rk, to, from, seen);
+    free(seen);
+    return r;
+}
+
+/* Megatron-LM's point-to-point calls block (p2p_communication.py): a receive is posted at the
+ * call after the step before it, not ahead, and the next step's compute waits for every send of
+ * the call. 1F1B sends and then receives between steps of the same direction; the interleaved
+ * schedule sends a steady-state forward's output only after the backward that follows it. */
+Test(job, point_to_point_calls_block_as_megatrons)
+{
+    struct mdl_model m = model();
+    m.layers = 8;
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(1);
+    for (int sched = 0; sched < 2; sched++) {
+        struct mdl_job j = {.pp = 2,
+                            .dp = 1,
+                            .schedule = sched ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
+                            .virtual_stages = sched ? 2 : 1,
+                            .micro_batches = 4};
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(
+            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+            "%s", err.msg);
+        int sends = 0, recvs = 0, seq = 0, late = 0;
+        for (int r = 0; r < 2; r++) {
+            const struct mdl_rank *rk = &p.ranks[r];
+            int last_send = -1, last_compute = -1;
+            for (int i = 0; i < rk->nops; i++) {
+                const struct mdl_op *o = &rk->ops[i];
+                const char *name = p.names[o->name];
+                if (o->kind == MDL_OP_SEND_RECV && !strncmp(name, "recv", 4)) {
+                    recvs++;
+                    if (last_compute >= 0)
+                        cr_assert(waits_for(rk, i, last_compute), "%s posted ahead", name);
+                    seq += last_send > last_compute && waits_for(rk, i, last_send);
+                } else if (o->kind == MDL_OP_SEND_RECV) {
+                    sends++;
+                    last_send = i;
+                    /* a steady forward's output leaves after the next backward ran */
+                    late += o->phase == MDL_PHASE_FWD && rk->ops[o->deps[0]].phase == MDL_PHASE_BWD;
+                } else if (o->stream == MDL_STREAM_COMPUTE && o->dur_s > 0 &&
+                           o->phase != MDL_PHASE_OTHER) {
+                    if (last_send >= 0)
+                        cr_assert(waits_for(rk, i, last_send),
+                                  "%s runs under a send (sched %d rank %d op %d, send %d)", name,
+                                  sched, r, i, last_send);
+                    last_compute = i;
+                }
+            }
+        }
+        cr_assert(eq(int, sends, recvs));
+        cr_assert(eq(int, sends, 2 * j.micro_batches * (sched ? 3 : 1)));
+        if (sched) {
+            cr_assert(eq(int, seq, 0), "interleaved: every call is one batch");
+            cr_assert(gt(int, late, 0));
+        } else {
+            cr_assert(gt(int, seq, 0), "1F1B: send, then receive, in the warm-up");
+            cr_assert(eq(int, late, 0));
+        }
+        mdl_program_release(&p);
+    }
+}
+
 static void lower_checked(const struct mdl_job *j, const struct mdl_strategy *st,
                           const struct mdl_model *m, struct mdl_program *p)
 {
