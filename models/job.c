@@ -451,13 +451,13 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
         if (pair_fwd(S, steps, total, i) && step_recvs(S, &steps[i + 1]) &&
             (join[n++] = p2p_recv(S, &steps[i + 1], after)) < 0)
             return -1;
-        if (n == 1) x = join[0];
-        if (n > 1) { /* an empty op joins the call's messages */
+        if (n > 0) { /* an empty op joins the call's messages; the host waits for them */
             struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
             for (int k = 0; k < n; k++)
                 op.deps[op.ndeps++] = join[k];
             if ((x = mdl_emitter_op(S->E, &op, "wait_p2p", mb, st->phase)) < 0) return -1;
             S->p->ranks[S->rank].ops[x].launch_s = 0;
+            S->p->ranks[S->rank].ops[x].host_sync = 1;
         }
     }
     if (fwd) {

@@ -80,6 +80,9 @@ struct mdl_op {
     double rec_start, rec_end;  /* recorded by the tracer on real hardware, s (if recorded) */
     uint8_t recorded;           /* rec_start/rec_end hold measured times */
     uint8_t warmup;             /* recorded during warm-up (a kernel's first, lazily loaded call) */
+    uint8_t host_sync;          /* the host launches this op only once every op before it is done
+                                   (a blocking call: its requests waited on, the device
+                                   synchronized) */
     uint16_t root;              /* broadcast and reduce: the root's index among the group's
                                    members (0 otherwise) */
     int32_t iter;               /* iteration the op belongs to; -1 when a recording does not say */

@@ -117,8 +117,9 @@ static void wait_deps(struct sim_ctx *c, struct sim_waiter *w, int rank, const s
 
 /* The rank's host: launches its ops in program order, each costing the host its launch_s (a
  * kernel launch from the framework, or a CUDA graph's launch); an op cannot start on the GPU
- * before it is launched. The host never waits for the GPU (launches are asynchronous), so short
- * kernels leave the GPU waiting for the host and long ones hide it. */
+ * before it is launched. Launches are asynchronous, so short kernels leave the GPU waiting for
+ * the host and long ones hide it; the host waits for the GPU only before an op marked
+ * host_sync, until every op before it is done. */
 static void host_actor(int argc, char **argv)
 {
     (void)argc;
@@ -126,7 +127,10 @@ static void host_actor(int argc, char **argv)
     struct actor_arg *a = sg_actor_self_get_data();
     const struct mdl_rank *rk = &a->c->p->ranks[a->rank];
     struct sim_rank_state *rs = &a->c->rs[a->rank];
+    int done = 0; /* ops [0, done) are known to be done */
     for (int i = 0; i < rk->nops; i++) {
+        for (; rk->ops[i].host_sync && done < i; done++)
+            rank_wait(rs, &a->w, SIM_WAIT_DONE, done);
         if (rk->ops[i].launch_s > 0) sg_actor_sleep_for(rk->ops[i].launch_s);
         rs->launched = i + 1;
         rank_wake(rs);

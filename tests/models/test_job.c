@@ -207,9 +207,10 @@ static bool waits_for(const struct mdl_rank *rk, int to, int from)
 }
 
 /* Megatron-LM's point-to-point calls block (p2p_communication.py): a receive is posted at the
- * call after the step before it, not ahead, and the next step's compute waits for every send of
- * the call. 1F1B sends and then receives between steps of the same direction; the interleaved
- * schedule sends a steady-state forward's output only after the backward that follows it. */
+ * call after the step before it, not ahead, the next step's compute waits for every send of
+ * the call, and the host for the device. 1F1B sends and then receives between steps of the same
+ * direction; the interleaved schedule sends a steady-state forward's output only after the backward
+ * that follows it. */
 Test(job, point_to_point_calls_block_as_megatrons)
 {
     struct mdl_model m = model();
@@ -228,13 +229,17 @@ Test(job, point_to_point_calls_block_as_megatrons)
         cr_assert(
             eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
             "%s", err.msg);
-        int sends = 0, recvs = 0, seq = 0, late = 0;
+        int sends = 0, recvs = 0, seq = 0, late = 0, syncs = 0;
         for (int r = 0; r < 2; r++) {
             const struct mdl_rank *rk = &p.ranks[r];
             int last_send = -1, last_compute = -1;
             for (int i = 0; i < rk->nops; i++) {
                 const struct mdl_op *o = &rk->ops[i];
                 const char *name = p.names[o->name];
+                if (!strcmp(name, "wait_p2p")) {
+                    cr_assert(o->host_sync, "the host waits for the call (device synchronize)");
+                    syncs++;
+                }
                 if (o->kind == MDL_OP_SEND_RECV && !strncmp(name, "recv", 4)) {
                     recvs++;
                     if (last_compute >= 0)
@@ -257,6 +262,7 @@ Test(job, point_to_point_calls_block_as_megatrons)
         }
         cr_assert(eq(int, sends, recvs));
         cr_assert(eq(int, sends, 2 * j.micro_batches * (sched ? 3 : 1)));
+        cr_assert(gt(int, syncs, j.micro_batches), "a call between steps");
         if (sched) {
             cr_assert(eq(int, seq, 0), "interleaved: every call is one batch");
             cr_assert(gt(int, late, 0));

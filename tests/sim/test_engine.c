@@ -452,6 +452,45 @@ Test(engine, the_host_launches_kernels_in_order)
     cr_assert(le(dbl, fabs(got - n * 50e-6), 1e-12), "no host: %.9g", got);
 }
 
+/* A kernel of 1 ms, then one of 50 us marked host_sync or not, each launched in 10 us. Returns
+ * the end. */
+static double synced_kernels(bool sync)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    cr_assert(eq(int, mdl_program_init(&p, 1), 0));
+    p.layers = 1;
+    p.micro_batches = 1;
+    int nm = mdl_program_name(&p, "k");
+    for (int i = 0; i < 2; i++) {
+        struct mdl_op op = {.kind = MDL_OP_MEM,
+                            .stream = 0,
+                            .name = nm,
+                            .group = -1,
+                            .layer = 0,
+                            .mb = 0,
+                            .dur_s = i == 0 ? 1e-3 : 50e-6,
+                            .launch_s = 10e-6,
+                            .host_sync = sync && i == 1};
+        cr_assert(ge(int, mdl_program_add(&p, 0, &op), 0));
+    }
+    double end = run_program(&p, &t);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+    return end;
+}
+
+Test(engine, a_host_sync_waits_for_every_op_before_it)
+{
+    /* without it the second kernel was launched while the first ran, and follows it at once */
+    double L = 10e-6, got = synced_kernels(false);
+    cr_assert(le(dbl, fabs(got - (L + 1e-3 + 50e-6)), 1e-12), "no sync: %.9g", got);
+    /* with it the host launches the second only once the first is done */
+    got = synced_kernels(true);
+    cr_assert(le(dbl, fabs(got - (L + 1e-3 + L + 50e-6)), 1e-12), "sync: %.9g", got);
+}
+
 Test(engine, refuses_a_program_whose_collectives_were_not_tuned)
 {
     struct plat_topo t;
