@@ -23,7 +23,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "tpsim-trace %d rank %d\n", TRACE_VERSION, r);
     fprintf(f, "# id stream kind phase layer mb name dur_s flop bytes group deps rec_start rec_end "
-               "launch_s iter warmup\n");
+               "launch_s iter warmup sync\n");
     for (int i = 0; i < p->ranks[r].nops; i++) {
         const struct mdl_op *op = &p->ranks[r].ops[i];
         fprintf(f, "%d %d %s %s %d %d %s %.17g %.17g %.17g %d", i, op->stream,
@@ -39,7 +39,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
             fprintf(f, " %.17g %.17g", op->rec_start, op->rec_end);
         else
             fputs(" - -", f);
-        fprintf(f, " %.17g %d %d\n", op->launch_s, op->iter, op->warmup);
+        fprintf(f, " %.17g %d %d %d\n", op->launch_s, op->iter, op->warmup, op->host_sync);
     }
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
@@ -310,7 +310,8 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         struct mdl_op op = {0};
         long id, stream, layer, mb, group;
         enum mdl_op_kind kind;
-        int nf = L->version >= 4 ? 17 : L->version == 3 ? 15 : L->version == 2 ? 14 : 12;
+        static const int fields[] = {0, 12, 14, 15, 17, 18}; /* per version */
+        int nf = fields[L->version];
         if (L->ntok != nf) {
             char msg[96];
             snprintf(msg, sizeof msg, "expected %d fields, found %d", nf, L->ntok);
@@ -326,6 +327,11 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
             if ((rc = tok_long(L, 16, "warmup", 0, 1, &wu, err))) goto done;
             op.iter = (int32_t)it;
             op.warmup = (uint8_t)wu;
+        }
+        if (nf >= 18) {
+            long sy;
+            if ((rc = tok_long(L, 17, "sync", 0, 1, &sy, err))) goto done;
+            op.host_sync = (uint8_t)sy;
         }
         if (nf >= 14 && (strcmp(L->tok[12], "-") || strcmp(L->tok[13], "-"))) {
             if ((rc = tok_double(L, 12, "rec_start", MAX_SECONDS, &op.rec_start, err))) goto done;

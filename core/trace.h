@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "models/program.h"
 
-#define TRACE_VERSION 4 /* reads 1 to 4 (3 adds launch_s, 4 iter and warmup) */
+#define TRACE_VERSION 5 /* reads 1 to 5 (3 adds launch_s, 4 iter and warmup, 5 sync) */
 
 /* Bounds a trace's meta.tps must respect (docs/trace-format.md): layers, micro-batches, and
  * their product, for which reports keep a time span each. */

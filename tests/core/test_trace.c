@@ -95,24 +95,25 @@ struct bad_line {
 Test(trace, rejects_bad_lines_naming_line_column_and_field)
 {
     static const struct bad_line cases[] = {
-        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0\n", 5, "kind"},
-        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 - - - 0 0 0\n", 21, "dur_s"},
+        {"0 0 warp fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0 0\n", 5, "kind"},
+        {"0 0 mem fwd 0 0 ln1 -1 0 100 -1 - - - 0 0 0 0\n", 21, "dur_s"},
         {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0\n", 41, "op"},
-        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0\n", 9, "phase"},
-        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 - - - 0 0 0\n", 13, "layer"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5 - - 0 0 0\n", 35, "deps"},
-        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0\n", 3, "stream"},
-        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0\n", 1, "id"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - 2.0 1.0 0 0 0\n", 41, "rec_end"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - x 1.0 0 0 0\n", 37, "rec_start"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - x 0 0\n", 41, "launch_s"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 -2 0\n", 43, "iter"},
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 2\n", 45, "warmup"},
+        {"0 0 mem sideways 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0 0\n", 9, "phase"},
+        {"0 0 mem fwd 7 0 ln1 1e-6 0 100 -1 - - - 0 0 0 0\n", 13, "layer"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 5 - - 0 0 0 0\n", 35, "deps"},
+        {"0 1 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0 0\n", 3, "stream"},
+        {"3 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0 0\n", 1, "id"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - 2.0 1.0 0 0 0 0\n", 41, "rec_end"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - x 1.0 0 0 0 0\n", 37, "rec_start"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - x 0 0 0\n", 41, "launch_s"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 -2 0 0\n", 43, "iter"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 2 0\n", 45, "warmup"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1 - - - 0 0 0 2\n", 47, "sync"},
         /* a root names a member of a broadcast's or a reduce's group, and nothing else's */
-        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1:1 - - - 0 0 0\n", 32, "group"},
-        {"0 1 all_reduce fwd 0 0 ar 0 0 100 0:1 - - - 0 0 0\n", 35, "group"},
-        {"0 1 broadcast fwd 0 0 b 0 0 100 0:99 - - - 0 0 0\n", 33, "group"},
-        {"0 1 reduce fwd 0 0 r 0 0 100 0:x - - - 0 0 0\n", 30, "group"},
+        {"0 0 mem fwd 0 0 ln1 1e-6 0 100 -1:1 - - - 0 0 0 0\n", 32, "group"},
+        {"0 1 all_reduce fwd 0 0 ar 0 0 100 0:1 - - - 0 0 0 0\n", 35, "group"},
+        {"0 1 broadcast fwd 0 0 b 0 0 100 0:99 - - - 0 0 0 0\n", 33, "group"},
+        {"0 1 reduce fwd 0 0 r 0 0 100 0:x - - - 0 0 0 0\n", 30, "group"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mdl_program a, b;
@@ -140,7 +141,7 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     char path[128];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     FILE *f = fopen(path, "w");
-    fputs("tpsim-trace 5\nranks 1\n", f);
+    fputs("tpsim-trace 6\nranks 1\n", f);
     fclose(f);
     struct mdl_program p;
     struct tps_error err = {0};
@@ -168,6 +169,7 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
         a.ranks[0].ops[i].rec_end = i * 1e-3 + 2.0 / 3;
         a.ranks[0].ops[i].iter = i % 3 - 1;
         a.ranks[0].ops[i].warmup = (uint8_t)(i % 2);
+        a.ranks[0].ops[i].host_sync = (uint8_t)(i % 3 == 0);
     }
     char dir[64];
     tmpdir(dir);
@@ -180,6 +182,7 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
         cr_assert(eq(dbl, b.ranks[0].ops[i].rec_end, a.ranks[0].ops[i].rec_end));
         cr_assert(eq(int, b.ranks[0].ops[i].iter, i % 3 - 1));
         cr_assert(eq(int, b.ranks[0].ops[i].warmup, i % 2));
+        cr_assert(eq(int, b.ranks[0].ops[i].host_sync, i % 3 == 0));
     }
     cr_assert(eq(int, b.ranks[1].ops[0].recorded, 0));
     mdl_program_release(&b);
@@ -194,10 +197,10 @@ Test(trace, version_1_still_reads_and_recorded_times_round_trip)
         FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
         for (int n = 1; fgets(buf, sizeof buf, in); n++) {
             if (n == 1) {
-                char *v = strstr(buf, "tpsim-trace 4");
+                char *v = strstr(buf, "tpsim-trace 5");
                 if (v) v[12] = '1';
             } else if (r >= 0 && buf[0] != '#') {
-                for (int k = 0; k < 5; k++) {
+                for (int k = 0; k < 6; k++) {
                     char *sp = strrchr(buf, ' ');
                     if (sp) strcpy(sp, "\n");
                 }
