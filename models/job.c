@@ -430,10 +430,10 @@ static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, in
  * (p2p_communication.py): a call posts its sends and receives together (batch_isend_irecv),
  * waits for all of them and synchronizes the device, so the next step's compute starts once
  * every message of the call has arrived and every send of it has been taken. Between two steps
- * of the same direction, 1F1B sends and then receives in two calls; between a forward and a
- * backward it makes one call. The interleaved schedule makes one call between steps, except in
- * its steady state: there it runs a forward and a backward, then one call sends both results and
- * receives both inputs of the next pair. */
+ * of the same direction, 1F1B (and GPipe, a 1F1B whose warm-up holds every forward) sends and
+ * then receives in two calls; between a forward and a backward it makes one call. The interleaved
+ * schedule makes one call between steps, except in its steady state: there it runs a forward and a
+ * backward, then one call sends both results and receives both inputs of the next pair. */
 static int stage_step(struct stage *S, const struct mdl_job_step *steps, int total, int i)
 {
     const struct mdl_job_step *st = &steps[i];
