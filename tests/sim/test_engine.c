@@ -411,8 +411,9 @@ Test(engine, mismatched_collective_order_is_reported_as_deadlock)
     plat_topo_release(&t);
 }
 
-/* n kernels of d seconds on one rank, each launched by the host in launch_s. */
-static double launched_kernels(int n, double d, double launch_s)
+/* n kernels of dur[i] seconds on one rank, each launched by the host in launch_s, kernel
+ * `sync` (-1: none) marked host_sync. Returns the end. */
+static double run_kernels(int n, const double *dur, double launch_s, int sync)
 {
     struct plat_topo t;
     platform("dgx-a100", 0, NULL, &t);
@@ -428,14 +429,25 @@ static double launched_kernels(int n, double d, double launch_s)
                             .group = -1,
                             .layer = 0,
                             .mb = 0,
-                            .dur_s = d,
-                            .launch_s = launch_s};
+                            .dur_s = dur[i],
+                            .launch_s = launch_s,
+                            .host_sync = i == sync};
         cr_assert(ge(int, mdl_program_add(&p, 0, &op), 0));
     }
     double end = run_program(&p, &t);
     mdl_program_release(&p);
     plat_topo_release(&t);
     return end;
+}
+
+/* n kernels of d seconds, each launched by the host in launch_s. */
+static double launched_kernels(int n, double d, double launch_s)
+{
+    double dur[32];
+    cr_assert(le(int, n, 32));
+    for (int i = 0; i < n; i++)
+        dur[i] = d;
+    return run_kernels(n, dur, launch_s, -1);
 }
 
 Test(engine, the_host_launches_kernels_in_order)
@@ -452,42 +464,14 @@ Test(engine, the_host_launches_kernels_in_order)
     cr_assert(le(dbl, fabs(got - n * 50e-6), 1e-12), "no host: %.9g", got);
 }
 
-/* A kernel of 1 ms, then one of 50 us marked host_sync or not, each launched in 10 us. Returns
- * the end. */
-static double synced_kernels(bool sync)
-{
-    struct plat_topo t;
-    platform("dgx-a100", 0, NULL, &t);
-    struct mdl_program p;
-    cr_assert(eq(int, mdl_program_init(&p, 1), 0));
-    p.layers = 1;
-    p.micro_batches = 1;
-    int nm = mdl_program_name(&p, "k");
-    for (int i = 0; i < 2; i++) {
-        struct mdl_op op = {.kind = MDL_OP_MEM,
-                            .stream = 0,
-                            .name = nm,
-                            .group = -1,
-                            .layer = 0,
-                            .mb = 0,
-                            .dur_s = i == 0 ? 1e-3 : 50e-6,
-                            .launch_s = 10e-6,
-                            .host_sync = sync && i == 1};
-        cr_assert(ge(int, mdl_program_add(&p, 0, &op), 0));
-    }
-    double end = run_program(&p, &t);
-    mdl_program_release(&p);
-    plat_topo_release(&t);
-    return end;
-}
-
+/* A kernel of 1 ms, then one of 50 us, each launched in 10 us. */
 Test(engine, a_host_sync_waits_for_every_op_before_it)
 {
     /* without it the second kernel was launched while the first ran, and follows it at once */
-    double L = 10e-6, got = synced_kernels(false);
+    double L = 10e-6, dur[2] = {1e-3, 50e-6}, got = run_kernels(2, dur, L, -1);
     cr_assert(le(dbl, fabs(got - (L + 1e-3 + 50e-6)), 1e-12), "no sync: %.9g", got);
     /* with it the host launches the second only once the first is done */
-    got = synced_kernels(true);
+    got = run_kernels(2, dur, L, 1);
     cr_assert(le(dbl, fabs(got - (L + 1e-3 + L + 50e-6)), 1e-12), "sync: %.9g", got);
 }
 
