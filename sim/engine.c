@@ -263,7 +263,7 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
 static int host_needed(const struct mdl_rank *rk)
 {
     for (int i = 0; i < rk->nops; i++)
-        if (rk->ops[i].launch_s > 0) return 1;
+        if (rk->ops[i].launch_s > 0 || rk->ops[i].host_sync) return 1;
     return 0;
 }
 

@@ -379,6 +379,53 @@ Test(engine, overlap_comes_from_the_schedule)
     plat_topo_release(&t);
 }
 
+/* Two ranks all-reduce 64 MiB on stream 1 while rank 0 runs a 50 us kernel on stream 0, marked
+ * host_sync or not, with no launch cost anywhere. Returns the kernel's end; *ar its all-reduce's.
+ */
+static double kernel_beside_all_reduce(bool sync, double *ar)
+{
+    struct plat_topo t;
+    platform("dgx-a100", 0, NULL, &t);
+    struct mdl_program p;
+    cr_assert(eq(int, mdl_program_init(&p, 2), 0));
+    int g01[] = {0, 1};
+    int g = mdl_program_group(&p, 2, g01), nm = mdl_program_name(&p, "k");
+    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE,
+                       .stream = 1,
+                       .name = nm,
+                       .layer = -1,
+                       .mb = -1,
+                       .group = g,
+                       .bytes = 64.0 * 1024 * 1024};
+    struct mdl_op k = {.kind = MDL_OP_MEM,
+                       .name = nm,
+                       .group = -1,
+                       .layer = -1,
+                       .mb = -1,
+                       .dur_s = 50e-6,
+                       .host_sync = sync};
+    cr_assert(ge(int, mdl_program_add(&p, 0, &a), 0));
+    cr_assert(ge(int, mdl_program_add(&p, 0, &k), 0));
+    cr_assert(ge(int, mdl_program_add(&p, 1, &a), 0));
+    struct timing st;
+    run_program_keep(&p, &t, &st);
+    *ar = timing_op(&st, 0, 0)->end;
+    double end = timing_op(&st, 0, 1)->end;
+    timing_release(&st);
+    mdl_program_release(&p);
+    plat_topo_release(&t);
+    return end;
+}
+
+Test(engine, a_host_sync_holds_back_a_kernel_without_launch_costs)
+{
+    double ar, end = kernel_beside_all_reduce(false, &ar);
+    cr_assert(gt(dbl, ar, 100e-6), "the all-reduce outlasts the kernel: %g s", ar);
+    cr_assert(le(dbl, fabs(end - 50e-6), 1e-12), "alone, it runs at once: %g s", end);
+    end = kernel_beside_all_reduce(true, &ar);
+    cr_assert(le(dbl, fabs(end - (ar + 50e-6)), 1e-12), "synced, it follows: %g s (%g)", end, ar);
+}
+
 Test(engine, mismatched_collective_order_is_reported_as_deadlock)
 {
     struct plat_topo t;
