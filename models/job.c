@@ -300,6 +300,19 @@ static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, do
     return mdl_emitter_op(S->E, &op, name, mb, ph);
 }
 
+/* An empty compute op that waits for the n ops of deps (n <= MDL_MAX_DEPS); the host launches it
+ * at no cost. Returns its index, or -1. */
+static int join_ops(struct stage *S, const int *deps, int n, const char *name, int mb,
+                    enum mdl_phase ph)
+{
+    struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
+    for (int k = 0; k < n; k++)
+        op.deps[op.ndeps++] = deps[k];
+    int x = mdl_emitter_op(S->E, &op, name, mb, ph);
+    if (x >= 0) S->p->ranks[S->rank].ops[x].launch_s = 0;
+    return x;
+}
+
 /* A point-to-point message with a stage neighbour, posted after op `after`; without sequence
  * parallelism the received share is all-gathered over the TP group (its D1 axis). Returns the op
  * the next compute waits for. */
@@ -378,13 +391,8 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
             (g = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_GATHER, G_GATHER, (hi - lo) * lp * wb,
                         fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
             return -1;
-        if (gather) { /* an empty op joins the bucket's gather and what the part waited for */
-            struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
-            op.deps[op.ndeps++] = g;
-            if (x >= 0) op.deps[op.ndeps++] = x;
-            if ((x = mdl_emitter_op(S->E, &op, "wait_params", mb, ph)) < 0) return -1;
-            S->p->ranks[S->rank].ops[x].launch_s = 0;
-        }
+        int wait[2] = {g, x}; /* the bucket's gather and what the part waited for */
+        if (gather && (x = join_ops(S, wait, x >= 0 ? 2 : 1, "wait_params", mb, ph)) < 0) return -1;
         if ((x = chunk_part(S, ph, first, lo, hi - lo, n, mb, x)) < 0) return -1;
         S->ahead[0] = S->ahead[1];
         S->ahead[1] = x;
@@ -393,17 +401,24 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
     return x;
 }
 
-/* Whether stage S's step st receives its input from a neighbour, and sends its output to one. */
-static bool step_recvs(const struct stage *S, const struct mdl_job_step *st)
+/* The virtual stage step st runs on stage S (chunk c of stage s is c pp + s), and the last one. */
+static int step_vs(const struct stage *S, const struct mdl_job_step *st)
 {
-    int vs = st->chunk * S->job->pp + S->s, last = S->job->pp * S->job->virtual_stages - 1;
-    return st->phase == MDL_PHASE_FWD ? vs > 0 : vs < last;
+    return st->chunk * S->job->pp + S->s;
 }
 
-static bool step_sends(const struct stage *S, const struct mdl_job_step *st)
+static int last_vs(const struct stage *S)
 {
-    int vs = st->chunk * S->job->pp + S->s, last = S->job->pp * S->job->virtual_stages - 1;
-    return st->phase == MDL_PHASE_FWD ? vs < last : vs > 0;
+    return S->job->pp * S->job->virtual_stages - 1;
+}
+
+/* Whether step st sends its output (send) or receives its input (!send) over a neighbour: a
+ * forward sends to the next virtual stage and receives from the previous, a backward the other
+ * way round. */
+static bool step_talks(const struct stage *S, const struct mdl_job_step *st, bool send)
+{
+    bool to_next = (st->phase == MDL_PHASE_FWD) == send;
+    return to_next ? step_vs(S, st) < last_vs(S) : step_vs(S, st) > 0;
 }
 
 /* Posts step st's send after op `after` and adds it to the next call. */
@@ -438,8 +453,7 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
 {
     const struct mdl_job_step *st = &steps[i];
     bool fwd = st->phase == MDL_PHASE_FWD, il = S->job->schedule == MDL_SCHED_INTERLEAVED;
-    int p = S->job->pp, vs = st->chunk * p + S->s, last = p * S->job->virtual_stages - 1;
-    int mb = st->mb, x = -1;
+    int vs = step_vs(S, st), last = last_vs(S), mb = st->mb, x = -1;
     if (!(i > 0 && pair_fwd(S, steps, total, i - 1))) { /* the call before the step */
         int join[MDL_MAX_DEPS], n = 0, after = S->cend;
         for (int k = 0; k < S->ncall; k++)
@@ -447,16 +461,12 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
         if (!il && i > 0 && steps[i - 1].phase == st->phase && S->ncall > 0)
             after = S->call[S->ncall - 1]; /* sent first, then received */
         S->ncall = 0;
-        if (step_recvs(S, st) && (join[n++] = p2p_recv(S, st, after)) < 0) return -1;
-        if (pair_fwd(S, steps, total, i) && step_recvs(S, &steps[i + 1]) &&
+        if (step_talks(S, st, false) && (join[n++] = p2p_recv(S, st, after)) < 0) return -1;
+        if (pair_fwd(S, steps, total, i) && step_talks(S, &steps[i + 1], false) &&
             (join[n++] = p2p_recv(S, &steps[i + 1], after)) < 0)
             return -1;
-        if (n > 0) { /* an empty op joins the call's messages; the host waits for them */
-            struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
-            for (int k = 0; k < n; k++)
-                op.deps[op.ndeps++] = join[k];
-            if ((x = mdl_emitter_op(S->E, &op, "wait_p2p", mb, st->phase)) < 0) return -1;
-            S->p->ranks[S->rank].ops[x].launch_s = 0;
+        if (n > 0) { /* the call's messages joined; the host waits for them */
+            if ((x = join_ops(S, join, n, "wait_p2p", mb, st->phase)) < 0) return -1;
             S->p->ranks[S->rank].ops[x].host_sync = 1;
         }
     }
@@ -472,10 +482,10 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
     if (x < 0) return -1;
     S->cend = x;
     if (pair_fwd(S, steps, total, i)) return x; /* its send goes with the backward's */
-    if (i > 0 && pair_fwd(S, steps, total, i - 1) && step_sends(S, &steps[i - 1]) &&
+    if (i > 0 && pair_fwd(S, steps, total, i - 1) && step_talks(S, &steps[i - 1], true) &&
         step_send(S, &steps[i - 1], x) < 0)
         return -1;
-    if (step_sends(S, st) && step_send(S, st, x) < 0) return -1;
+    if (step_talks(S, st, true) && step_send(S, st, x) < 0) return -1;
     return x;
 }
 
