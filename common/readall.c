@@ -48,6 +48,12 @@ char *tps_read_all(int fd, size_t max, size_t *len)
     return NULL;
 }
 
+size_t tps_bom_len(const char *text)
+{
+    const unsigned char *u = (const unsigned char *)text; /* stops at a NUL: no byte past it */
+    return u && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf ? 3 : 0;
+}
+
 char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
                     struct tps_error *err)
 {
@@ -59,7 +65,12 @@ char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
     char *text = tps_read_all(fd, max, len);
     int e = errno;
     close(fd);
-    if (text) return text;
+    if (text) {
+        size_t bom = tps_bom_len(text);
+        memmove(text, text + bom, *len - bom + 1); /* with the NUL */
+        *len -= bom;
+        return text;
+    }
     if (e == EFBIG)
         tps_error_set(err, TPS_EINVAL, path, 0, 0, NULL, "larger than %zu MiB: not %s", max >> 20,
                       what);

@@ -11,9 +11,13 @@ char *tps_read_all(int fd, size_t max, size_t *len);
 
 struct tps_error;
 
-/* The whole file at path, as tps_read_all reads it, or NULL with *err set: cannot open, cannot
- * read (a directory is named as such), out of memory, or larger than `max` bytes ("larger than
- * N MiB: not WHAT"). */
+/* The length of the UTF-8 byte-order mark (EF BB BF) that text starts with, as spreadsheets save
+ * CSV: 3, or 0 when there is none. */
+size_t tps_bom_len(const char *text);
+
+/* The whole file at path, as tps_read_all reads it, less a leading UTF-8 byte-order mark, or
+ * NULL with *err set: cannot open, cannot read (a directory is named as such), out of memory,
+ * or larger than `max` bytes ("larger than N MiB: not WHAT"). */
 char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
                     struct tps_error *err);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/readall.h"
 #include "common/ydoc.h"
 #include "common/grow.h"
 
@@ -129,7 +130,7 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (out->op < 0) out->op = op_from_text(line);
-        char *p = line;
+        char *p = line + (lineno == 1 ? tps_bom_len(line) : 0);
         while (isspace((unsigned char)*p))
             p++;
         if (!*p) continue;

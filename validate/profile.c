@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/readall.h"
 #include "common/stats.h"
 #include "models/compute.h"
 #include "models/strategy.h"
@@ -98,7 +99,7 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
     int lineno = 0, n = 0, cap = 0, rc = TPS_OK;
     struct sub *subs = NULL;
     if (!fgets(line, sizeof line, f) ||
-        strncmp(line, "hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp", 42))
+        strncmp(line + tps_bom_len(line), "hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp", 42))
         rc = tps_error_set(err, TPS_ESYNTAX, csv, 1, 1, "header",
                            "expected the columns hidden,tp,bs,attn_fp,attn_bp,mlp_fp,mlp_bp,...");
     lineno = 1;

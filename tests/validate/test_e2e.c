@@ -70,6 +70,21 @@ Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line
     cr_assert(eq(str, err.field, "num_gpus"), "%s", err.msg);
 }
 
+/* A table saved by a spreadsheet, with a UTF-8 byte-order mark, reads as without one: the same
+ * row is refused at the same cell, not the header at its first column. */
+Test(e2e, a_byte_order_mark_before_the_header_is_skipped)
+{
+    struct tps_error err = {0};
+    run_refused("\xef\xbb\xbf"
+                "model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,pipeline_par,"
+                "data_par,global_batch,micro_batch,pipeline_interleaving,recompute_mode,"
+                "iteration_time_s\n"
+                "m,16,1024,8,512,8,2,2,1,4,1,1,full_recompute,1.0\n",
+                &err);
+    cr_assert(eq(int, err.line, 2), "%s", err.msg);
+    cr_assert(eq(str, err.field, "num_gpus"), "%s", err.msg);
+}
+
 #define WEAK TPSIM_REFDATA "/e2e/megatron_readme_2021_a100_weak_scaling.csv"
 
 /* The weak-scaling table: tensor parallel inside a DGX A100 (at most 8), pipeline parallel beyond,
