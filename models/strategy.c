@@ -742,11 +742,18 @@ static void mlp_fwd(struct lower *L)
 /* Backward of a linear whose input-grad collective runs over `axis`: dgrad, the collective,
  * then wgrad (overlapping the collective unless async_grad_allreduce is off). */
 static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, const char *cname,
-                       double bs, double n_local, double k, int axis)
+                       const char *agname, double bs, double n_local, double k, int axis)
 {
+    /* With sequence parallelism Megatron keeps only this rank's share of the layer's input and
+     * all-gathers it again for the weight gradient, while the data-gradient GEMM runs (its
+     * collectives queue behind it on the stream); `agname` names that all-gather. */
+    int ag = -1;
+    if (agname && mdl_strategy_shards_activations(L->st) && axis == AXIS_D1 && L->last_comp >= 0)
+        ag = coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2, L->last_comp, axis, 0);
     int c = linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
     int saved = L->pending;
     L->pending = L->st->async_grad_allreduce ? -1 : c;
+    L->pending2 = ag;
     gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
     if (L->st->async_grad_allreduce) L->pending = saved;
 }
@@ -761,7 +768,8 @@ static void mlp_bwd(struct lower *L)
     linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, AXIS_D2);
     gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
     mlp_act(L, &D, 1);
-    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", bs, D.u / d1, h / d2, AXIS_D1);
+    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", "ag_mlp_input_bwd", bs, D.u / d1, h / d2,
+               AXIS_D1);
     x = ln_bwd(L, "ln2_bwd", tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
 }
@@ -822,7 +830,8 @@ static void attn_bwd(struct lower *L)
     x = attn_core_bwd(L, &D);
     eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d1);
     extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
-    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", bs, D.q / d1, h / d2, AXIS_D1);
+    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", "ag_attn_input_bwd", bs, D.q / d1,
+               h / d2, AXIS_D1);
     x = ln_bwd(L, "ln1_bwd", tok * h / d2);
     eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);
@@ -1713,8 +1722,8 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
             st_backward(L, "logits", bs, v / d1, h);
             ln_sharded(L, "final_ln_bwd", bs, h / d1, 1);
         } else {
-            column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", bs, v / d1, h / d2,
-                       AXIS_D1);
+            column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", "ag_logits_input_bwd",
+                       bs, v / d1, h / d2, AXIS_D1);
             ln_bwd(L, "final_ln_bwd", tok * h / d2);
         }
     }

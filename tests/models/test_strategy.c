@@ -42,7 +42,8 @@ static void check_volume(int d, bool sp)
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, &p, &err), 0), "%s",
               err.msg);
     double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden;
-    double expect = layers * 8.0 * b * s * h * (d - 1) / d;
+    /* sequence parallelism all-gathers fc1's and qkv's input again in backward */
+    double expect = layers * (sp ? 10.0 : 8.0) * b * s * h * (d - 1) / d;
     for (int r = 0; r < d; r++)
         cr_assert(ieee_ulp_eq(dbl, volume(&p, r, 2), expect, 8), "d=%d sp=%d rank %d", d, sp, r);
     mdl_program_release(&p);
@@ -54,7 +55,10 @@ Test(strategy, comm_volume_per_layer_is_8bsh_d_minus_1_over_d)
         check_volume(d, false);
 }
 
-Test(strategy, sequence_parallel_keeps_the_volume)
+/* Korthikanti et al.: with sequence parallelism the forward's all-gathers and reduce-scatters
+ * move what the all-reduces did, and the backward gathers each column layer's input again (only
+ * this rank's share is kept): 10 b s h (d-1)/d per layer. */
+Test(strategy, sequence_parallel_adds_the_backward_regathers)
 {
     for (int d = 2; d <= 8; d *= 2)
         check_volume(d, true);
@@ -126,6 +130,43 @@ Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
         cr_assert(found);
         mdl_program_release(&p);
     }
+}
+
+/* The backward's re-gather of fc1's input (sequence parallelism) runs beside fc1's data-gradient
+ * GEMM, which does not wait for it, ahead of the input gradient's reduce-scatter on the same
+ * stream; the weight-gradient GEMM waits for it. */
+Test(strategy, the_backward_regather_runs_beside_the_data_gradient)
+{
+    struct mdl_model m = model();
+    struct mdl_device dev;
+    mdl_device_preset("A100-80GB", &dev);
+    struct mdl_strategy st = {
+        .kind = MDL_STRAT_1D, .tp = 4, .sequence_parallel = true, .async_grad_allreduce = true};
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s", err.msg);
+    int ag = -1, dgrad = -1, rs = -1, wgrad = -1;
+    for (int i = 0; i < p.ranks[0].nops; i++) {
+        const char *nm = p.names[p.ranks[0].ops[i].name];
+        if (!strcmp(nm, "ag_mlp_input_bwd")) ag = i;
+        if (!strcmp(nm, "fc1_dgrad")) dgrad = i;
+        if (!strcmp(nm, "ar_mlp_bwd")) rs = i;
+        if (!strcmp(nm, "fc1_wgrad")) wgrad = i;
+    }
+    cr_assert(ag >= 0 && dgrad > ag && rs > dgrad && wgrad > rs, "%d %d %d %d", ag, dgrad, rs,
+              wgrad);
+    const struct mdl_op *o = p.ranks[0].ops;
+    cr_assert(eq(int, o[ag].kind, MDL_OP_ALL_GATHER));
+    cr_assert(eq(int, o[rs].kind, MDL_OP_REDUCE_SCATTER));
+    cr_assert(eq(int, o[ag].stream, o[rs].stream));
+    cr_assert(eq(dbl, o[ag].bytes, 2.0 * m.micro_batch * m.seq * m.hidden));
+    for (int k = 0; k < o[dgrad].ndeps; k++)
+        cr_assert(ne(int, o[dgrad].deps[k], ag));
+    bool waits = false;
+    for (int k = 0; k < o[wgrad].ndeps; k++)
+        waits |= o[wgrad].deps[k] == ag;
+    cr_assert(waits);
+    mdl_program_release(&p);
 }
 
 /* ------------------------------------------------------------------ 2D (ATP) meshes */
