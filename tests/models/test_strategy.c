@@ -29,18 +29,25 @@ static double volume(const struct mdl_program *p, int r, int dtype_bytes)
     return v / dtype_bytes;
 }
 
-static void check_volume(int d, bool sp)
+/* The test model's `layers` layers in 1D over tp ranks, one micro-batch, on an A100. */
+static void lower_1d(int tp, bool sp, bool async, int layers, struct mdl_program *p)
 {
     struct mdl_model m = model();
     struct mdl_device dev;
     mdl_device_preset("A100-80GB", &dev);
     struct mdl_strategy st = {
-        .kind = MDL_STRAT_1D, .tp = d, .sequence_parallel = sp, .async_grad_allreduce = true};
-    struct mdl_program p;
+        .kind = MDL_STRAT_1D, .tp = tp, .sequence_parallel = sp, .async_grad_allreduce = async};
     struct tps_error err = {0};
-    int layers = 3;
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, &p, &err), 0), "%s",
+    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, p, &err), 0), "%s",
               err.msg);
+}
+
+static void check_volume(int d, bool sp)
+{
+    struct mdl_model m = model();
+    struct mdl_program p;
+    int layers = 3;
+    lower_1d(d, sp, true, layers, &p);
     double b = (double)m.micro_batch, s = (double)m.seq, h = (double)m.hidden;
     /* sequence parallelism all-gathers fc1's and qkv's input again in backward */
     double expect = layers * (sp ? 10.0 : 8.0) * b * s * h * (d - 1) / d;
@@ -106,17 +113,9 @@ Test(strategy, refuses_tp_not_dividing_heads)
 
 Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
 {
-    struct mdl_model m = model();
-    struct mdl_device dev;
-    mdl_device_preset("A100-80GB", &dev);
     for (int async = 0; async <= 1; async++) {
-        struct mdl_strategy st = {.kind = MDL_STRAT_1D,
-                                  .tp = 4,
-                                  .sequence_parallel = false,
-                                  .async_grad_allreduce = async};
         struct mdl_program p;
-        struct tps_error err = {0};
-        mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err);
+        lower_1d(4, false, async, 1, &p);
         int ar = -1, found = 0;
         for (int i = 0; i < p.ranks[0].nops; i++) {
             const struct mdl_op *op = &p.ranks[0].ops[i];
@@ -138,13 +137,8 @@ Test(strategy, backward_grad_allreduce_overlaps_wgrad_only_when_async)
 Test(strategy, the_backward_regather_runs_beside_the_data_gradient)
 {
     struct mdl_model m = model();
-    struct mdl_device dev;
-    mdl_device_preset("A100-80GB", &dev);
-    struct mdl_strategy st = {
-        .kind = MDL_STRAT_1D, .tp = 4, .sequence_parallel = true, .async_grad_allreduce = true};
     struct mdl_program p;
-    struct tps_error err = {0};
-    cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s", err.msg);
+    lower_1d(4, true, true, 1, &p);
     int ag = -1, dgrad = -1, rs = -1, wgrad = -1;
     for (int i = 0; i < p.ranks[0].nops; i++) {
         const char *nm = p.names[p.ranks[0].ops[i].name];
