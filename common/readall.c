@@ -67,8 +67,10 @@ char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
     close(fd);
     if (text) {
         size_t bom = tps_bom_len(text);
-        memmove(text, text + bom, *len - bom + 1); /* with the NUL */
-        *len -= bom;
+        if (bom) {
+            memmove(text, text + bom, *len - bom + 1); /* with the NUL */
+            *len -= bom;
+        }
         return text;
     }
     if (e == EFBIG)

@@ -740,15 +740,15 @@ static void mlp_fwd(struct lower *L)
 }
 
 /* Backward of a linear whose input-grad collective runs over `axis`: dgrad, the collective,
- * then wgrad (overlapping the collective unless async_grad_allreduce is off). */
+ * then wgrad (overlapping the collective unless async_grad_allreduce is off). With sequence
+ * parallelism Megatron keeps only this rank's share of the layer's input, so first the
+ * all-gather `agname` collects it again for wgrad, beside dgrad (the input-grad collective
+ * queues behind it on the stream). */
 static void column_bwd(struct lower *L, const char *dgrad, const char *wgrad, const char *cname,
                        const char *agname, double bs, double n_local, double k, int axis)
 {
-    /* With sequence parallelism Megatron keeps only this rank's share of the layer's input and
-     * all-gathers it again for the weight gradient, while the data-gradient GEMM runs (its
-     * collectives queue behind it on the stream); `agname` names that all-gather. */
     int ag = -1;
-    if (agname && mdl_strategy_shards_activations(L->st) && axis == AXIS_D1 && L->last_comp >= 0)
+    if (mdl_strategy_shards_activations(L->st) && axis == AXIS_D1)
         ag = coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2, L->last_comp, axis, 0);
     int c = linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
     int saved = L->pending;
