@@ -653,8 +653,8 @@ static int validate_layers(int argc, char **argv)
 /* ------------------------------------------------------------------ validate e2e */
 
 static const char e2e_help[] =
-    "usage: tpsim validate e2e [CSV] [--device PRESET] [--platform PRESET] [--dtype T]\n"
-    "                          [--max-gpus N] [--json FILE]\n"
+    "usage: tpsim validate e2e [CSV] [--runs FILE] [--device PRESET] [--platform PRESET]\n"
+    "                          [--dtype T] [--max-gpus N] [--json FILE]\n"
     "\n"
     "For each row of an end-to-end table in the format of ../shared/refdata/e2e/\n"
     "korthikanti2022_table5_iteration_time_via_calculon.csv, simulates one\n"
@@ -668,19 +668,27 @@ static const char e2e_help[] =
     "A table in the format of ../shared/refdata/e2e/megatron_readme_2021_a100_weak_scaling.csv\n"
     "(Megatron-LM's weak-scaling runs: model_parallel_size, num_gpus, batch_size and the achieved\n"
     "TFLOP/s per GPU) is read too: tensor parallel inside a machine, pipeline parallel beyond,\n"
-    "data parallel over the rest; micro-batch 1, no interleaving, full recomputation, head\n"
-    "dimension 128, sequence 2048; the measured time is Narayanan et al. 2021's FLOP count over\n"
-    "the achieved FLOP/s (docs/validation.md).\n"
+    "data parallel over the rest; full recomputation, sequence 2048; the measured time is\n"
+    "Narayanan et al. 2021's FLOP count over the achieved FLOP/s (docs/validation.md). How each\n"
+    "row was run comes from its optional columns or from a runs table (--runs), by model_size:\n"
+    "attn_heads (default: head dimension 128), micro_batch (1), pipeline_interleaving (1),\n"
+    "ddp (torch: gradients reduced under the backward; local, the default: after it) and\n"
+    "async_grad_allreduce (true, the default: the TP input gradient's all-reduce beside the\n"
+    "weight-gradient GEMM; false: after it, as Megatron-LM's code before late 2021).\n"
     "\n"
     "Without CSV, both tables of ../shared/refdata/e2e are run (about 4 minutes on 2 cores),\n"
-    "then the median and max |error| over all their rows.\n"
+    "the weak-scaling one with scenarios/validation/megatron-2021-weak-scaling-runs.csv (the\n"
+    "settings of Megatron-LM's examples/sc21/run_table_1.sh), then the median and max |error|\n"
+    "over all their rows.\n"
     "\n"
     "options:\n"
+    "  --runs FILE        how a weak-scaling table's rows were run (see above)\n"
     "  --device PRESET    the GPU (default A100-80GB)\n"
     "  --platform PRESET  the machines (default dgx-a100); nodes= follows from num_gpus\n"
     "  --dtype T          training dtype: fp16 (default, as the table's runs), bf16 or fp32\n"
     "  --max-gpus N       only the rows of at most N GPUs (the largest take minutes)\n"
-    "  --json FILE        write {rows: [{table, name, gpus, tp, pp, dp, measured_s,\n"
+    "  --json FILE        write {rows: [{table, name, gpus, tp, pp, dp, micro_batch,\n"
+    "                     virtual_stages, measured_s,\n"
     "                     simulated_s, err_pct, measured_tflops_per_gpu,\n"
     "                     simulated_tflops_per_gpu, memory_gb_per_gpu}], tables: [{csv, rows,\n"
     "                     median_abs_err_pct, max_abs_err_pct}], median_abs_err_pct,\n"
@@ -702,24 +710,27 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
     printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n,
            v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
     if (res->n == 0) return;
-    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus", "tp",
-           "pp", "dp", "v", "measured", "simulated", "error", "meas.", "sim.", "memory");
-    printf("%-42s %5s %3s %3s %3s %4s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "s",
-           "s", "", "TFLOP/s", "TFLOP/s", "GB/GPU");
+    printf("%-42s %5s %3s %3s %3s %3s %3s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus",
+           "tp", "pp", "dp", "mb", "v", "measured", "simulated", "error", "meas.", "sim.",
+           "memory");
+    printf("%-42s %5s %3s %3s %3s %3s %3s %10s %10s %8s %9s %9s %8s\n", "", "", "", "", "", "", "",
+           "s", "s", "", "TFLOP/s", "TFLOP/s", "GB/GPU");
     for (int i = 0; i < res->n; i++) {
         const struct e2e_row *w = &res->rows[i];
-        printf("%-42s %5ld %3ld %3ld %3ld %4ld %10.3f %10.3f %+7.1f%% %9.1f %9.1f %7.1f%s\n",
-               w->name, w->gpus, w->tp, w->pp, w->dp, w->interleave, w->measured_s, w->simulated_s,
-               w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
+        printf("%-42s %5ld %3ld %3ld %3ld %3ld %3ld %10.3f %10.3f %+7.1f%% %9.1f %9.1f %7.1f%s\n",
+               w->name, w->gpus, w->tp, w->pp, w->dp, w->micro_batch, w->interleave, w->measured_s,
+               w->simulated_s, w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
                w->memory_fits ? "" : "!");
         json_array_append_new(
             rows,
-            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "table",
-                      csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
-                      (int)w->pp, "dp", (int)w->dp, "measured_s", w->measured_s, "simulated_s",
-                      w->simulated_s, "err_pct", w->err_pct, "measured_tflops_per_gpu",
-                      w->measured_tflops, "simulated_tflops_per_gpu", w->simulated_tflops,
-                      "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits));
+            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
+                      "table", csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
+                      (int)w->pp, "dp", (int)w->dp, "micro_batch", (int)w->micro_batch,
+                      "virtual_stages", (int)w->interleave, "measured_s", w->measured_s,
+                      "simulated_s", w->simulated_s, "err_pct", w->err_pct,
+                      "measured_tflops_per_gpu", w->measured_tflops, "simulated_tflops_per_gpu",
+                      w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits",
+                      w->memory_fits));
         abs_err[(*nerr)++] = fabs(w->err_pct);
     }
     printf(
@@ -728,21 +739,29 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
         res->median_abs_err_pct, res->max_abs_err_pct, res->n);
 }
 
-/* The tables `validate e2e` runs without an argument, under the reference data's e2e/. */
+/* The tables `validate e2e` runs without an argument, under the reference data's e2e/, and the
+ * runs table of each (NULL: none), under the project. */
 static const char *const e2e_tables[] = {
     "korthikanti2022_table5_iteration_time_via_calculon.csv",
     "megatron_readme_2021_a100_weak_scaling.csv",
+};
+static const char *const e2e_runs[] = {
+    NULL,
+    "scenarios/validation/megatron-2021-weak-scaling-runs.csv",
 };
 #define E2E_NTABLES ((int)(sizeof e2e_tables / sizeof e2e_tables[0]))
 
 static int validate_e2e(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"device", required_argument, NULL, 'd'},   {"platform", required_argument, NULL, 'p'},
-        {"dtype", required_argument, NULL, 't'},    {"json", required_argument, NULL, 'j'},
-        {"max-gpus", required_argument, NULL, 'g'}, {0}};
-    char csvbuf[E2E_NTABLES][1024];
-    const char *v[26] = {0}, *csv = NULL, *csvs[E2E_NTABLES];
+    static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
+                                          {"platform", required_argument, NULL, 'p'},
+                                          {"dtype", required_argument, NULL, 't'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {"max-gpus", required_argument, NULL, 'g'},
+                                          {"runs", required_argument, NULL, 'r'},
+                                          {0}};
+    char csvbuf[E2E_NTABLES][1024], runbuf[E2E_NTABLES][1024];
+    const char *v[26] = {0}, *csv = NULL, *csvs[E2E_NTABLES], *runs[E2E_NTABLES] = {0};
     long max_gpus = 0;
     v['d' - 'a'] = "A100-80GB";
     v['p' - 'a'] = "dgx-a100";
@@ -752,10 +771,17 @@ static int validate_e2e(int argc, char **argv)
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     int ntables = csv ? 1 : E2E_NTABLES;
     csvs[0] = csv;
+    runs[0] = v['r' - 'a'];
+    if (!csv && v['r' - 'a'])
+        return cli_usage_error("validate e2e",
+                               "%s goes with the weak-scaling CSV it describes (without a CSV, "
+                               "each table has its own)",
+                               "--runs");
     for (int k = 0; !csv && k < E2E_NTABLES; k++) {
         char rel[256];
         snprintf(rel, sizeof rel, "%s/e2e/%s", TPSIM_REFDATA_DEFAULT, e2e_tables[k]);
         csvs[k] = cli_project_path(rel, csvbuf[k], sizeof csvbuf[k]);
+        runs[k] = e2e_runs[k] ? cli_project_path(e2e_runs[k], runbuf[k], sizeof runbuf[k]) : NULL;
     }
     struct mdl_device d;
     if (mdl_device_preset(v['d' - 'a'], &d) != 0)
@@ -774,7 +800,8 @@ static int validate_e2e(int argc, char **argv)
     for (int k = 0; !rc && k < ntables; k++) {
         if (ntables > 1 && isatty(2))
             fprintf(stderr, "\rtable %d of %d: %s\n", k + 1, ntables, csvs[k]);
-        rc = e2e_run(csvs[k], &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res[k], &err);
+        rc = e2e_run(csvs[k], runs[k], &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res[k],
+                     &err);
         if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
     }
     int total = 0;

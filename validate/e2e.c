@@ -56,6 +56,127 @@ static const char *const wcols[W_N] = {"model_size",
 #define WEAK_VOCAB 51200
 #define WEAK_HD    128 /* head dimension: not in the table; GPT-3's from 6.7B up */
 
+/* How a weak-scaling row was run, where its table does not say (weak_row's defaults otherwise):
+ * optional columns of the table itself, or the row of a runs table (e2e_run's `runs`) whose
+ * model_size names it, which overrides them. Empty cells keep the default. */
+enum { R_HEADS, R_MB, R_INTERLEAVE, R_DDP, R_ASYNC, R_N };
+static const char *const rcols[R_N] = {"attn_heads", "micro_batch", "pipeline_interleaving", "ddp",
+                                       "async_grad_allreduce"};
+
+struct run_cell {
+    long value;       /* whole number; ddp: 1 torch, 0 local; async: 1 true, 0 false */
+    int set;          /* the cell gave a value */
+    const char *path; /* where: the table's own or the runs table's file, line and column */
+    int line, col;
+};
+
+struct run_row {
+    char name[64]; /* model_size */
+    struct run_cell c[R_N];
+    int line, used;
+};
+
+struct runs {
+    const char *path;
+    int n;
+    struct run_row *rows;
+};
+
+/* Reads `text`, cell (line, col) of `path`, into *cell as setting c; an empty cell sets nothing. */
+static int run_cell_read(const char *text, int c, const char *path, int line, int col,
+                         struct run_cell *cell, struct tps_error *err)
+{
+    memset(cell, 0, sizeof *cell);
+    if (!text[0]) return 0;
+    *cell = (struct run_cell){.set = 1, .path = path, .line = line, .col = col};
+    if (c == R_DDP || c == R_ASYNC) {
+        const char *yes = c == R_DDP ? "torch" : "true", *no = c == R_DDP ? "local" : "false";
+        if (!strcmp(text, yes) || (c == R_ASYNC && !strcmp(text, "1")))
+            cell->value = 1;
+        else if (!strcmp(text, no) || (c == R_ASYNC && !strcmp(text, "0")))
+            cell->value = 0;
+        else
+            return tps_error_set(err, TPS_EINVAL, path, line, col, rcols[c],
+                                 "expected %s or %s, got '%s'", yes, no, text);
+        return 0;
+    }
+    char *e;
+    errno = 0;
+    long v = strtol(text, &e, 10);
+    if (e == text || *e || errno || v <= 0 || v > 1000000)
+        return tps_error_set(err, TPS_EINVAL, path, line, col, rcols[c],
+                             "expected a positive whole number, got '%s'", text);
+    cell->value = v;
+    return 0;
+}
+
+/* Reads the runs table at `path` into *r: a header with model_size and any of rcols, then one
+ * row per model; lines starting with '#' are comments. */
+static int runs_read(const char *path, struct runs *r, struct tps_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    size_t len = 0;
+    char *text = tps_read_file(path, 1 << 20, "a runs table", &len, err);
+    if (!text) return err->code ? err->code : TPS_EIO;
+    const char *p = text, *end = text + len;
+    char store[4096], *f[MAX_FIELDS];
+    int line = 0, at[R_N], key = -1, last = 0, cap = 0, rc = 0, header = 0;
+    while (!rc && p < end) {
+        if (*p == '#' || *p == '\n' || *p == '\r') { /* a comment or a blank line */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            p = nl ? nl + 1 : end;
+            line++;
+            continue;
+        }
+        int nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, header ? last : -1, path,
+                             &line, err);
+        if (nf <= 0) {
+            rc = nf < 0 ? err->code : 0;
+            break;
+        }
+        if (!header) {
+            header = 1;
+            if ((key = tps_csv_column(f, nf, "model_size")) < 0)
+                rc = tps_error_set(err, TPS_EINVAL, path, line, 1, "header",
+                                   "missing column 'model_size'");
+            last = key;
+            for (int c = 0; c < R_N; c++)
+                if ((at[c] = tps_csv_column(f, nf, rcols[c])) > last) last = at[c];
+            continue;
+        }
+        for (int i = 0; !rc && i < r->n; i++)
+            if (!strcmp(r->rows[i].name, f[key]))
+                rc = tps_error_set(err, TPS_EINVAL, path, line, key + 1, "model_size",
+                                   "'%s' is already given on line %d", f[key], r->rows[i].line);
+        if (rc) break;
+        if (r->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct run_row *nr = realloc(r->rows, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                rc = tps_error_oom(err);
+                break;
+            }
+            r->rows = nr;
+        }
+        struct run_row *w = &r->rows[r->n++];
+        memset(w, 0, sizeof *w);
+        snprintf(w->name, sizeof w->name, "%s", f[key]);
+        w->line = line;
+        for (int c = 0; !rc && c < R_N; c++)
+            if (at[c] >= 0) rc = run_cell_read(f[at[c]], c, path, line, at[c] + 1, &w->c[c], err);
+    }
+    if (!rc && !header) rc = tps_error_set(err, TPS_EINVAL, path, 1, 1, "header", "no header line");
+    free(text);
+    return rc;
+}
+
+static void runs_release(struct runs *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
 /* A weak-scaling row as a row of the first format (read_weak checked that it divides): tensor
  * parallel inside a machine (at most its `per_machine` GPUs) and pipeline parallel beyond,
  * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); micro-batch 1, no
@@ -108,7 +229,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->strategy = (struct mdl_strategy){.kind = MDL_STRAT_1D,
                                         .tp = (int)v[C_TP],
                                         .sequence_parallel = strstr(w->mode, "seq_par") != NULL,
-                                        .async_grad_allreduce = true,
+                                        .async_grad_allreduce = w->async_grad_allreduce,
                                         .chunks = 1,
                                         .recompute = full,
                                         .selective = sel && !full};
@@ -122,6 +243,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
                          .schedule = v[C_INTERLEAVE] > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
                          .virtual_stages = (int)v[C_INTERLEAVE],
                          .micro_batches = (int)(per > 0 ? v[C_GB] / per : 0)};
+    s->job.overlap_grad_reduce = w->overlap_grad_reduce;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)
@@ -185,15 +307,91 @@ static int row_number(const char *text, int col, const char *name, bool count, c
     return 0;
 }
 
-/* Reads row `line` of a weak-scaling table (fields f, columns at) into w and v. */
-static int read_weak(char **f, const int *at, const char *csv, int line, long per_machine,
-                     struct e2e_row *w, long *v, struct tps_error *err)
+/* The settings of a weak-scaling row (fields f, named by column name_col): the table's own
+ * optional columns (ropt, -1 where absent), then its runs table's row, if any. */
+static int weak_settings(char **f, int name_col, const int *ropt, const char *csv, int line,
+                         struct runs *runs, struct run_cell *cell, struct tps_error *err)
+{
+    for (int c = 0; c < R_N; c++) {
+        memset(&cell[c], 0, sizeof cell[c]);
+        int rc =
+            ropt[c] < 0 ? 0 : run_cell_read(f[ropt[c]], c, csv, line, ropt[c] + 1, &cell[c], err);
+        if (rc) return rc;
+    }
+    for (int i = 0; runs && i < runs->n; i++)
+        if (!strcmp(runs->rows[i].name, f[name_col])) {
+            runs->rows[i].used = 1;
+            for (int c = 0; c < R_N; c++)
+                if (runs->rows[i].c[c].set) cell[c] = runs->rows[i].c[c];
+        }
+    return 0;
+}
+
+/* An error at the cell that gave setting c. */
+static int cell_error(const struct run_cell *cell, int c, const char *msg, struct tps_error *err)
+{
+    return tps_error_set(err, TPS_EINVAL, cell[c].path, cell[c].line, cell[c].col, rcols[c], "%s",
+                         msg);
+}
+
+/* Applies the settings cell[] to row w and its values v (weak_row's defaults), checking each
+ * against the row at the cell that gave it. */
+static int weak_apply(const struct run_cell *cell, struct e2e_row *w, long *v,
+                      struct tps_error *err)
+{
+    char msg[320];
+    if (cell[R_HEADS].set) {
+        long a = cell[R_HEADS].value;
+        if (v[C_HIDDEN] % a || a % v[C_TP]) {
+            snprintf(msg, sizeof msg,
+                     "%ld heads must divide hidden_size %ld and be a multiple of the tensor "
+                     "parallel degree %ld",
+                     a, v[C_HIDDEN], v[C_TP]);
+            return cell_error(cell, R_HEADS, msg, err);
+        }
+        v[C_HEADS] = a;
+    }
+    if (cell[R_MB].set) {
+        long b = cell[R_MB].value;
+        if (v[C_GB] % (v[C_DP] * b)) {
+            snprintf(msg, sizeof msg,
+                     "%ld does not divide the %ld sequences of each of the %ld replicas", b,
+                     v[C_GB] / v[C_DP], v[C_DP]);
+            return cell_error(cell, R_MB, msg, err);
+        }
+        v[C_MB] = b;
+    }
+    if (cell[R_INTERLEAVE].set && cell[R_INTERLEAVE].value > 1) {
+        long iv = cell[R_INTERLEAVE].value, m = v[C_GB] / (v[C_DP] * v[C_MB]);
+        if (v[C_PP] < 2 || v[C_LAYERS] % (v[C_PP] * iv) || m % v[C_PP]) {
+            snprintf(msg, sizeof msg,
+                     "%ld virtual stages need 2 or more pipeline stages (%ld), layers (%ld) that "
+                     "divide into stages x virtual stages and micro-batches (%ld) a multiple of "
+                     "the stages",
+                     iv, v[C_PP], v[C_LAYERS], m);
+            return cell_error(cell, R_INTERLEAVE, msg, err);
+        }
+        v[C_INTERLEAVE] = iv;
+    }
+    w->overlap_grad_reduce = cell[R_DDP].set && cell[R_DDP].value;
+    w->async_grad_allreduce = !cell[R_ASYNC].set || cell[R_ASYNC].value;
+    return 0;
+}
+
+/* Reads row `line` of a weak-scaling table (fields f, columns at, optional columns ropt) into w
+ * and v, with the row's settings from runs (may be NULL). */
+static int read_weak(char **f, const int *at, const int *ropt, const char *csv, int line,
+                     long per_machine, struct runs *runs, struct e2e_row *w, long *v,
+                     struct tps_error *err)
 {
     double x[W_N] = {0};
     for (int c = W_HIDDEN; c < W_N; c++) {
         int rc = row_number(f[at[c]], at[c], wcols[c], c != W_TFLOPS, csv, line, &x[c], err);
         if (rc) return rc;
     }
+    struct run_cell cell[R_N];
+    int rc = weak_settings(f, at[W_NAME], ropt, csv, line, runs, cell, err);
+    if (rc) return rc;
     long mp = (long)x[W_MP], tp = mp < per_machine ? mp : per_machine;
     if (mp % tp)
         return tps_error_set(err, TPS_EINVAL, csv, line, at[W_MP] + 1, wcols[W_MP],
@@ -204,11 +402,12 @@ static int read_weak(char **f, const int *at, const char *csv, int line, long pe
         return tps_error_set(err, TPS_EINVAL, csv, line, at[W_GPUS] + 1, wcols[W_GPUS],
                              "%ld GPUs are not a multiple of model_parallel_size %ld",
                              (long)x[W_GPUS], mp);
-    if ((long)x[W_HIDDEN] % WEAK_HD)
+    if (!cell[R_HEADS].set && (long)x[W_HIDDEN] % WEAK_HD)
         return tps_error_set(err, TPS_EINVAL, csv, line, at[W_HIDDEN] + 1, wcols[W_HIDDEN],
-                             "%ld is not a multiple of the head dimension %d", (long)x[W_HIDDEN],
-                             WEAK_HD);
+                             "%ld is not a multiple of the head dimension %d (give attn_heads)",
+                             (long)x[W_HIDDEN], WEAK_HD);
     weak_row(x, per_machine, v, &w->measured_s);
+    if ((rc = weak_apply(cell, w, v, err))) return rc;
     snprintf(w->mode, sizeof w->mode, "full_recompute");
     snprintf(w->name, sizeof w->name, "%.30s weak scaling", f[at[W_NAME]]);
     return 0;
@@ -237,22 +436,38 @@ static int read_table5(char **f, const int *at, const char *csv, int line, struc
     return 0;
 }
 
-int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
-            enum mdl_dtype dtype, long max_gpus,
+int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
+            const char *platform, enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *res,
             struct tps_error *err)
 {
     memset(res, 0, sizeof *res);
+    struct runs runs = {0};
     size_t len = 0;
+    if (runs_csv && runs_read(runs_csv, &runs, err)) {
+        runs_release(&runs);
+        return err->code ? err->code : TPS_EINVAL;
+    }
     char *text = tps_read_file(csv, MAX_CSV, "an end-to-end table", &len, err);
-    if (!text) return err->code ? err->code : TPS_EIO;
+    if (!text) {
+        runs_release(&runs);
+        return err->code ? err->code : TPS_EIO;
+    }
     char store[4096], *f[MAX_FIELDS];
     const char *next, *end = text + len;
-    int at[C_N], nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
+    int at[C_N], ropt[R_N],
+        nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     int last = 0;
     /* the weak-scaling table's format, told by its model_parallel_size column */
     bool weak = !rc && tps_csv_column(f, nf, wcols[W_MP]) >= 0;
+    if (!rc && runs_csv && !weak)
+        rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header",
+                           "a runs table (%s) applies to a weak-scaling table (model_size, "
+                           "model_parallel_size, ...), not to this one",
+                           runs_csv);
+    for (int c = 0; c < R_N; c++)
+        ropt[c] = weak && !rc ? tps_csv_column(f, nf, rcols[c]) : -1;
     int ncols = weak ? W_N : C_N;
     const char *const *names = weak ? wcols : cols;
     for (int c = 0; !rc && c < ncols; c++) {
@@ -262,6 +477,8 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
         else if (at[c] > last)
             last = at[c];
     }
+    for (int c = 0; c < R_N; c++)
+        if (ropt[c] > last) last = ropt[c];
     long per_machine = 1; /* GPUs per machine of the platform */
     if (!rc) {
         struct plat_topo one = {0};
@@ -290,8 +507,10 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
         }
         struct e2e_row *w = &res->rows[res->n];
         memset(w, 0, sizeof *w);
+        w->async_grad_allreduce = true; /* Megatron-LM's default since late 2021 */
         long v[C_N] = {0};
-        rc = weak ? read_weak(f, at, csv, line, per_machine, w, v, err)
+        rc = weak ? read_weak(f, at, ropt, csv, line, per_machine, runs_csv ? &runs : NULL, w, v,
+                              err)
                   : read_table5(f, at, csv, line, w, v, err);
         if (rc) break;
         w->gpus = v[C_GPUS];
@@ -319,6 +538,11 @@ int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
     }
     if (!rc && res->n == 0 && res->skipped == 0)
         rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "no rows");
+    for (int i = 0; !rc && i < runs.n; i++)
+        if (!runs.rows[i].used)
+            rc = tps_error_set(err, TPS_EINVAL, runs_csv, runs.rows[i].line, 1, "model_size",
+                               "'%s' names no row of %s", runs.rows[i].name, csv);
+    runs_release(&runs);
     if (!rc) tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
     free(abs_err);
     free(text);

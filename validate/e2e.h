@@ -9,6 +9,8 @@
 #ifndef VALIDATE_E2E_H
 #define VALIDATE_E2E_H
 
+#include <stdbool.h>
+
 #include "common/error.h"
 #include "models/device.h"
 
@@ -16,6 +18,9 @@ struct e2e_row {
     char name[64]; /* model and recompute mode */
     char mode[48]; /* recompute mode as the table says */
     long gpus, tp, pp, dp, global_batch, micro_batch, interleave;
+    bool overlap_grad_reduce;  /* data-parallel gradients reduced under the backward (PyTorch's
+                                  DDP); else after it (Megatron-LM's local DDP) */
+    bool async_grad_allreduce; /* TP input gradient's all-reduce beside the weight gradient */
     double measured_s, simulated_s, err_pct;  /* (simulated - measured) / measured, % */
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
     double memory_gb;                         /* simulated memory per GPU */
@@ -29,10 +34,14 @@ struct e2e_result {
 };
 
 /* Simulates every row of csv (those of at most max_gpus GPUs when max_gpus > 0; r->skipped
- * counts the others) with device dev on `platform` machines (a preset name such as
- * "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's training dtype.
+ * counts the others). runs (may be NULL): a runs table for a weak-scaling csv, how each row was
+ * run where the table does not say (model_size, then any of attn_heads, micro_batch,
+ * pipeline_interleaving, ddp: torch | local, async_grad_allreduce: true | false; '#' starts a
+ * comment line); the weak-scaling csv may carry the same columns itself, which runs overrides.
+ * Every runs row must name a row of csv. with device dev on `platform` machines (a preset name such
+ * as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's training dtype.
  * progress (may be NULL) is called before each row. */
-int e2e_run(const char *csv, const struct mdl_device *dev, const char *platform,
+int e2e_run(const char *csv, const char *runs, const struct mdl_device *dev, const char *platform,
             enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *r,
             struct tps_error *err);

@@ -3,6 +3,7 @@
 #include <criterion/new/assert.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../testdir.h"
 #include "validate/e2e.h"
@@ -13,11 +14,17 @@ TestSuite(e2e, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
 /* e2e_run on table `csv` (rows of at most max_gpus GPUs; 0: all) with the A100-80GB preset on
  * dgx-a100 machines, in fp16. */
-static int run_table(const char *csv, long max_gpus, struct e2e_result *r, struct tps_error *err)
+static int run_runs(const char *csv, const char *runs, long max_gpus, struct e2e_result *r,
+                    struct tps_error *err)
 {
     struct mdl_device d;
     cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
-    return e2e_run(csv, &d, "dgx-a100", MDL_FP16, max_gpus, NULL, NULL, r, err);
+    return e2e_run(csv, runs, &d, "dgx-a100", MDL_FP16, max_gpus, NULL, NULL, r, err);
+}
+
+static int run_table(const char *csv, long max_gpus, struct e2e_result *r, struct tps_error *err)
+{
+    return run_runs(csv, NULL, max_gpus, r, err);
 }
 
 Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_more)
@@ -42,20 +49,35 @@ Test(e2e, the_8_gpu_rows_simulate_within_ten_percent_and_full_recompute_costs_mo
     e2e_release(&r);
 }
 
-/* Runs e2e on a table of `text` in a directory of its own; the run must fail, *err says why. */
-static void run_refused(const char *text, struct tps_error *err)
+/* Writes `text` to dir/name into path (300 bytes). */
+static void write_file(const char *dir, const char *name, const char *text, char *path)
 {
-    char dir[256], path[300];
-    testdir_make(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/t.csv", dir);
+    snprintf(path, 300, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     cr_assert(f != NULL);
     fputs(text, f);
     fclose(f);
+}
+
+/* Runs e2e on a table of `text`, with a runs table of `runs` unless NULL, in a directory of its
+ * own; the run must fail, *err says why (its path's file name in *file, 16 bytes). */
+static void run_refused_with(const char *text, const char *runs, struct tps_error *err, char *file)
+{
+    char dir[256], path[300], rpath[300];
+    testdir_make(dir, sizeof dir);
+    write_file(dir, "t.csv", text, path);
+    if (runs) write_file(dir, "runs.csv", runs, rpath);
     struct e2e_result r;
-    cr_assert(ne(int, run_table(path, 0, &r, err), 0));
+    cr_assert(ne(int, run_runs(path, runs ? rpath : NULL, 0, &r, err), 0));
+    const char *slash = strrchr(err->path, '/');
+    if (file) snprintf(file, 16, "%.15s", slash ? slash + 1 : err->path);
     e2e_release(&r);
     testdir_remove(dir);
+}
+
+static void run_refused(const char *text, struct tps_error *err)
+{
+    run_refused_with(text, NULL, err, NULL);
 }
 
 Test(e2e, a_row_whose_degrees_do_not_multiply_to_its_gpus_is_refused_at_its_line)
@@ -128,4 +150,98 @@ Test(e2e, a_weak_scaling_row_that_cannot_be_split_is_refused_at_its_cell)
     cr_assert(eq(int, err.line, 2));
     cr_assert(eq(int, err.col, 5));
     cr_assert(eq(str, err.field, "model_parallel_size"), "%s", err.msg);
+}
+
+#define RUNS TPSIM_SOURCE_DIR "/scenarios/validation/megatron-2021-weak-scaling-runs.csv"
+
+/* With the runs table of Megatron-LM's own script (examples/sc21/run_table_1.sh), the rows of at
+ * most 128 GPUs run as they were run: 16 sequences per micro-batch (one micro-batch per replica),
+ * PyTorch's DDP reducing the gradients under the backward, the TP all-reduce after the backward
+ * GEMMs; their measured times do not change, and each simulates within 10%. */
+Test(e2e, a_runs_table_sets_how_the_weak_scaling_rows_ran)
+{
+    struct e2e_result r, plain;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_runs(WEAK, RUNS, 128, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, run_table(WEAK, 128, &plain, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.n, 3));
+    for (int i = 0; i < r.n; i++) {
+        cr_assert(eq(long, r.rows[i].micro_batch, 16));
+        cr_assert(eq(long, r.rows[i].interleave, 1));
+        cr_assert(r.rows[i].overlap_grad_reduce);
+        cr_assert(not(r.rows[i].async_grad_allreduce));
+        cr_assert(not(plain.rows[i].overlap_grad_reduce));
+        cr_assert(plain.rows[i].async_grad_allreduce);
+        cr_assert(eq(dbl, r.rows[i].measured_s, plain.rows[i].measured_s));
+        cr_assert(ne(dbl, r.rows[i].simulated_s, plain.rows[i].simulated_s));
+        cr_assert(lt(dbl, fabs(r.rows[i].err_pct), 10), "%s: %g%%", r.rows[i].name,
+                  r.rows[i].err_pct);
+    }
+    e2e_release(&r);
+    e2e_release(&plain);
+}
+
+#define WEAK_HEAD                                                                                  \
+    "model_size,hidden_size,num_layers,num_params_billion,model_parallel_size,num_gpus,"           \
+    "batch_size,achieved_tflops_per_gpu,pct_of_theoretical_peak,achieved_aggregate_pflops"
+#define WEAK_ROW "1B,1024,4,1,16,16,8,100,32,1.6\n"
+
+/* A runs table is checked cell by cell against the rows it describes, and refused at its own
+ * file, line, column and field: a bad value, a micro-batch that does not divide a replica's
+ * sequences, an interleaving the pipeline cannot take, a model the table does not have. */
+Test(e2e, a_runs_table_is_refused_at_its_own_cells)
+{
+    struct tps_error err = {0};
+    char file[16];
+    run_refused_with(WEAK_HEAD "\n" WEAK_ROW, "# comment\nmodel_size,ddp\n1B,fast\n", &err, file);
+    cr_assert(eq(str, file, "runs.csv"));
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(int, err.col, 2));
+    cr_assert(eq(str, err.field, "ddp"), "%s", err.msg);
+
+    memset(&err, 0, sizeof err);
+    run_refused_with(WEAK_HEAD "\n" WEAK_ROW, "model_size,micro_batch\n1B,3\n", &err, file);
+    cr_assert(eq(str, file, "runs.csv"));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(str, err.field, "micro_batch"), "%s", err.msg);
+
+    memset(&err, 0, sizeof err);
+    run_refused_with(WEAK_HEAD "\n" WEAK_ROW, "model_size,pipeline_interleaving\n1B,4\n", &err,
+                     file);
+    cr_assert(eq(str, file, "runs.csv"));
+    cr_assert(eq(str, err.field, "pipeline_interleaving"), "%s", err.msg);
+
+    memset(&err, 0, sizeof err);
+    run_refused_with(WEAK_HEAD "\n" WEAK_ROW, "model_size,micro_batch\n1B,1\n2B,1\n", &err, file);
+    cr_assert(eq(str, file, "runs.csv"));
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(str, err.field, "model_size"), "%s", err.msg);
+
+    memset(&err, 0, sizeof err);
+    run_refused_with(WEAK_HEAD "\n" WEAK_ROW, "model_size,micro_batch\n1B,1\n1B,2\n", &err, file);
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(str, err.field, "model_size"), "%s", err.msg);
+
+    /* a runs table belongs to a weak-scaling table */
+    memset(&err, 0, sizeof err);
+    run_refused_with("model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,pipeline_par,"
+                     "data_par,global_batch,micro_batch,pipeline_interleaving,recompute_mode,"
+                     "iteration_time_s\n"
+                     "m,16,1024,8,512,8,8,1,1,4,1,1,full_recompute,1.0\n",
+                     "model_size,micro_batch\nm,1\n", &err, file);
+    cr_assert(eq(str, file, "t.csv"));
+    cr_assert(eq(str, err.field, "header"), "%s", err.msg);
+}
+
+/* The same settings may be columns of the weak-scaling table itself: read there, refused there. */
+Test(e2e, a_weak_scaling_table_may_carry_its_settings)
+{
+    struct tps_error err = {0};
+    char file[16];
+    run_refused_with(WEAK_HEAD ",attn_heads\n1B,1024,4,1,16,16,8,100,32,1.6,12\n", NULL, &err,
+                     file);
+    cr_assert(eq(str, file, "t.csv"));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 11));
+    cr_assert(eq(str, err.field, "attn_heads"), "%s", err.msg);
 }
