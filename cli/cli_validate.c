@@ -676,7 +676,7 @@ static const char e2e_help[] =
     "async_grad_allreduce (true, the default: the TP input gradient's all-reduce beside the\n"
     "weight-gradient GEMM; false: after it, as Megatron-LM's code before late 2021).\n"
     "\n"
-    "Without CSV, both tables of ../shared/refdata/e2e are run (about 4 minutes on 2 cores),\n"
+    "Without CSV, both tables of ../shared/refdata/e2e are run (about 5 minutes on 2 cores),\n"
     "the weak-scaling one with scenarios/validation/megatron-2021-weak-scaling-runs.csv (the\n"
     "settings of Megatron-LM's examples/sc21/run_table_1.sh), then the median and max |error|\n"
     "over all their rows.\n"
