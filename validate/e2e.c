@@ -171,6 +171,26 @@ static int runs_read(const char *path, struct runs *r, struct tps_error *err)
     return rc;
 }
 
+/* Before any row is simulated: every row of runs must name a row of the table (data from p to
+ * end, names in column name_col). A table that cannot be read is left to the reader's errors. */
+static int runs_match(struct runs *r, const char *p, const char *end, int name_col, int last,
+                      const char *csv, struct tps_error *err)
+{
+    char store[4096], *f[MAX_FIELDS];
+    int line = 1, nf;
+    struct tps_error ignored = {0};
+    while ((nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line,
+                             &ignored)) > 0)
+        for (int i = 0; i < r->n; i++)
+            if (!strcmp(r->rows[i].name, f[name_col])) r->rows[i].used = 1;
+    if (nf < 0) return 0;
+    for (int i = 0; i < r->n; i++)
+        if (!r->rows[i].used)
+            return tps_error_set(err, TPS_EINVAL, r->path, r->rows[i].line, 1, "model_size",
+                                 "'%s' names no row of %s", r->rows[i].name, csv);
+    return 0;
+}
+
 static void runs_release(struct runs *r)
 {
     free(r->rows);
@@ -320,7 +340,6 @@ static int weak_settings(char **f, int name_col, const int *ropt, const char *cs
     }
     for (int i = 0; runs && i < runs->n; i++)
         if (!strcmp(runs->rows[i].name, f[name_col])) {
-            runs->rows[i].used = 1;
             for (int c = 0; c < R_N; c++)
                 if (runs->rows[i].c[c].set) cell[c] = runs->rows[i].c[c];
         }
@@ -486,6 +505,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         per_machine = one.ngpus > 0 ? one.ngpus : 1;
         plat_topo_release(&one);
     }
+    if (!rc && weak && runs.n) rc = runs_match(&runs, next, end, at[W_NAME], last, csv, err);
     double *abs_err = NULL;
     int cap = 0, line = 1;
     for (const char *p = next; !rc;) {
@@ -538,10 +558,6 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     }
     if (!rc && res->n == 0 && res->skipped == 0)
         rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "no rows");
-    for (int i = 0; !rc && i < runs.n; i++)
-        if (!runs.rows[i].used)
-            rc = tps_error_set(err, TPS_EINVAL, runs_csv, runs.rows[i].line, 1, "model_size",
-                               "'%s' names no row of %s", runs.rows[i].name, csv);
     runs_release(&runs);
     if (!rc) tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
     free(abs_err);
