@@ -171,26 +171,6 @@ static int runs_read(const char *path, struct runs *r, struct tps_error *err)
     return rc;
 }
 
-/* Before any row is simulated: every row of runs must name a row of the table (data from p to
- * end, names in column name_col). A table that cannot be read is left to the reader's errors. */
-static int runs_match(struct runs *r, const char *p, const char *end, int name_col, int last,
-                      const char *csv, struct tps_error *err)
-{
-    char store[4096], *f[MAX_FIELDS];
-    int line = 1, nf;
-    struct tps_error ignored = {0};
-    while ((nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line,
-                             &ignored)) > 0)
-        for (int i = 0; i < r->n; i++)
-            if (!strcmp(r->rows[i].name, f[name_col])) r->rows[i].used = 1;
-    if (nf < 0) return 0;
-    for (int i = 0; i < r->n; i++)
-        if (!r->rows[i].used)
-            return tps_error_set(err, TPS_EINVAL, r->path, r->rows[i].line, 1, "model_size",
-                                 "'%s' names no row of %s", r->rows[i].name, csv);
-    return 0;
-}
-
 static void runs_release(struct runs *r)
 {
     free(r->rows);
@@ -340,6 +320,7 @@ static int weak_settings(char **f, int name_col, const int *ropt, const char *cs
     }
     for (int i = 0; runs && i < runs->n; i++)
         if (!strcmp(runs->rows[i].name, f[name_col])) {
+            runs->rows[i].used = 1;
             for (int c = 0; c < R_N; c++)
                 if (runs->rows[i].c[c].set) cell[c] = runs->rows[i].c[c];
         }
@@ -505,9 +486,11 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         per_machine = one.ngpus > 0 ? one.ngpus : 1;
         plat_topo_release(&one);
     }
-    if (!rc && weak && runs.n) rc = runs_match(&runs, next, end, at[W_NAME], last, csv, err);
+    /* every row is read and checked before any is simulated (minutes): a bad cell anywhere
+     * costs nothing */
     double *abs_err = NULL;
-    int cap = 0, line = 1;
+    long(*vs)[C_N] = NULL;
+    int *lines = NULL, cap = 0, line = 1;
     for (const char *p = next; !rc;) {
         nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line, err);
         if (nf <= 0) {
@@ -518,9 +501,13 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
             cap = cap ? 2 * cap : 16;
             struct e2e_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
             double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
+            long(*nv)[C_N] = realloc(vs, (size_t)cap * sizeof *nv);
+            int *nl = realloc(lines, (size_t)cap * sizeof *nl);
             if (nr) res->rows = nr;
             if (ne) abs_err = ne;
-            if (!nr || !ne) {
+            if (nv) vs = nv;
+            if (nl) lines = nl;
+            if (!nr || !ne || !nv || !nl) {
                 rc = tps_error_oom(err);
                 break;
             }
@@ -528,7 +515,8 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         struct e2e_row *w = &res->rows[res->n];
         memset(w, 0, sizeof *w);
         w->async_grad_allreduce = true; /* Megatron-LM's default since late 2021 */
-        long v[C_N] = {0};
+        long *v = vs[res->n];
+        memset(v, 0, C_N * sizeof *v);
         rc = weak ? read_weak(f, at, ropt, csv, line, per_machine, runs_csv ? &runs : NULL, w, v,
                               err)
                   : read_table5(f, at, csv, line, w, v, err);
@@ -544,8 +532,10 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
             res->skipped++;
             continue;
         }
-        if (progress) progress(res->n, w->name, ctx);
-        if ((rc = simulate_row(w, v, dev, platform, per_machine, dtype, err))) {
+        struct scn_scenario sc;
+        rc = row_scenario(w, v, dev, platform, per_machine, dtype, &sc, err);
+        scn_release(&sc);
+        if (rc) {
             if (!err->path[0]) {
                 /* a row the job model refuses: say which */
                 snprintf(err->path, sizeof err->path, "%s", csv);
@@ -553,14 +543,31 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
             }
             break;
         }
-        abs_err[res->n] = fabs(w->err_pct);
-        res->n++;
+        lines[res->n++] = line;
     }
     if (!rc && res->n == 0 && res->skipped == 0)
         rc = tps_error_set(err, TPS_EINVAL, csv, line, 1, NULL, "no rows");
+    for (int i = 0; !rc && i < runs.n; i++)
+        if (!runs.rows[i].used)
+            rc = tps_error_set(err, TPS_EINVAL, runs_csv, runs.rows[i].line, 1, "model_size",
+                               "'%s' names no row of %s", runs.rows[i].name, csv);
+    for (int i = 0; !rc && i < res->n; i++) {
+        struct e2e_row *w = &res->rows[i];
+        if (progress) progress(i, w->name, ctx);
+        if ((rc = simulate_row(w, vs[i], dev, platform, per_machine, dtype, err))) {
+            if (!err->path[0]) {
+                snprintf(err->path, sizeof err->path, "%s", csv);
+                err->line = lines[i];
+            }
+            break;
+        }
+        abs_err[i] = fabs(w->err_pct);
+    }
     runs_release(&runs);
     if (!rc) tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
     free(abs_err);
+    free(vs);
+    free(lines);
     free(text);
     return rc;
 }

@@ -245,3 +245,32 @@ Test(e2e, a_weak_scaling_table_may_carry_its_settings)
     cr_assert(eq(int, err.col, 11));
     cr_assert(eq(str, err.field, "attn_heads"), "%s", err.msg);
 }
+
+static void count_progress(int i, const char *name, void *ctx)
+{
+    (void)i;
+    (void)name;
+    ++*(int *)ctx;
+}
+
+/* Every row is read and checked before any is simulated: a runs table wrong for the sixth row
+ * (76B: 56 sequences per replica) is refused before the first row's minutes of simulation. */
+Test(e2e, a_bad_cell_in_a_late_row_is_refused_before_any_row_runs)
+{
+    char dir[256], path[300];
+    testdir_make(dir, sizeof dir);
+    write_file(dir, "runs.csv", "model_size,micro_batch\n1.7B,16\n76B,3\n", path);
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &d), 0));
+    struct e2e_result r;
+    struct tps_error err = {0};
+    int calls = 0;
+    cr_assert(ne(int,
+                 e2e_run(WEAK, path, &d, "dgx-a100", MDL_FP16, 0, count_progress, &calls, &r, &err),
+                 0));
+    cr_assert(eq(int, calls, 0));
+    cr_assert(eq(int, err.line, 3));
+    cr_assert(eq(str, err.field, "micro_batch"), "%s", err.msg);
+    e2e_release(&r);
+    testdir_remove(dir);
+}
