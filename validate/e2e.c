@@ -56,6 +56,22 @@ static const char *const wcols[W_N] = {"model_size",
 #define WEAK_VOCAB 51200
 #define WEAK_HD    128 /* head dimension: not in the table; GPT-3's from 6.7B up */
 
+/* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
+ * whole one when `count`; an error at that cell otherwise. */
+static int row_number(const char *text, int col, const char *name, bool count, const char *csv,
+                      int line, double *x, struct tps_error *err)
+{
+    char *e;
+    errno = 0;
+    *x = strtod(text, &e);
+    if (e == text || *e || errno || !isfinite(*x) || *x <= 0 || *x > 1e9 ||
+        (count && *x != floor(*x)))
+        return tps_error_set(err, TPS_EINVAL, csv, line, col + 1, name,
+                             "expected a positive %s, got '%s'", count ? "whole number" : "number",
+                             text);
+    return 0;
+}
+
 /* How a weak-scaling row was run, where its table does not say (weak_row's defaults otherwise):
  * optional columns of the table itself, or the row of a runs table (e2e_run's `runs`) whose
  * model_size names it, which overrides them. Empty cells keep the default. */
@@ -100,14 +116,10 @@ static int run_cell_read(const char *text, int c, const char *path, int line, in
                                  "expected %s or %s, got '%s'", yes, no, text);
         return 0;
     }
-    char *e;
-    errno = 0;
-    long v = strtol(text, &e, 10);
-    if (e == text || *e || errno || v <= 0 || v > 1000000)
-        return tps_error_set(err, TPS_EINVAL, path, line, col, rcols[c],
-                             "expected a positive whole number, got '%s'", text);
-    cell->value = v;
-    return 0;
+    double x;
+    int rc = row_number(text, col - 1, rcols[c], true, path, line, &x, err);
+    cell->value = (long)x;
+    return rc;
 }
 
 /* Reads the runs table at `path` into *r: a header with model_size and any of rcols, then one
@@ -179,10 +191,10 @@ static void runs_release(struct runs *r)
 
 /* A weak-scaling row as a row of the first format (read_weak checked that it divides): tensor
  * parallel inside a machine (at most its `per_machine` GPUs) and pipeline parallel beyond,
- * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); micro-batch 1, no
- * interleaving, full recomputation (the paper's FLOP count, 96 B s l h^2 (1 + s/6h + V/16lh),
- * includes the recomputed forward); the measured iteration time is that count over the achieved
- * FLOP/s of all GPUs. */
+ * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); by default (weak_apply
+ * replaces them with the row's settings) micro-batch 1, no interleaving; full recomputation (the
+ * paper's FLOP count, 96 B s l h^2 (1 + s/6h + V/16lh), includes the recomputed forward); the
+ * measured iteration time is that count over the achieved FLOP/s of all GPUs. */
 static void weak_row(const double *x, long per_machine, long *v, double *measured_s)
 {
     long mp = (long)x[W_MP], gpus = (long)x[W_GPUS], h = (long)x[W_HIDDEN];
@@ -289,22 +301,6 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
     mdl_program_release(&p);
     scn_release(&s);
     return rc;
-}
-
-/* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
- * whole one when `count`; an error at that cell otherwise. */
-static int row_number(const char *text, int col, const char *name, bool count, const char *csv,
-                      int line, double *x, struct tps_error *err)
-{
-    char *e;
-    errno = 0;
-    *x = strtod(text, &e);
-    if (e == text || *e || errno || !isfinite(*x) || *x <= 0 || *x > 1e9 ||
-        (count && *x != floor(*x)))
-        return tps_error_set(err, TPS_EINVAL, csv, line, col + 1, name,
-                             "expected a positive %s, got '%s'", count ? "whole number" : "number",
-                             text);
-    return 0;
 }
 
 /* The settings of a weak-scaling row (fields f, named by column name_col): the table's own
