@@ -81,6 +81,15 @@ int tune_channel_pos(const struct tune_hier *h, int j, int i)
 }
 
 /* Pairs of the ring channels of a group (h->channels >= 2). */
+const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_shape *sh)
+{
+    if (h->local >= 2 && h->nodes >= 2 &&
+        !mdl_tree_shape_machines(sh, h->nodes, h->local, h->channels > 0 ? h->channels : 1))
+        return h->member;
+    mdl_tree_shape_flat(sh, n);
+    return NULL;
+}
+
 static int channel_pairs(const struct mdl_group *g, const struct tune_hier *h, int (*out)[2])
 {
     int n = g->n, k = 0;
@@ -233,6 +242,22 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
             np += ring_pairs(groups[k], &hs[k], which, one_way, pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
     }
+    if (!rc && hs[0].local) { /* tree heads: pair p's head of machine j to machine j + 1's */
+        int np = 0;
+        for (int k = 0; k < ng; k++) {
+            struct mdl_tree_shape sh;
+            const int *M = tune_tree_shape(&hs[k], groups[k]->n, &sh);
+            if (!M) continue;
+            int L = hs[k].local, N = hs[k].nodes;
+            for (int tr = 0; tr < sh.trees; tr += 2)
+                for (int j = 0; j < N; j++, np++) {
+                    int h = mdl_tree_head(&sh, tr);
+                    pairs[np][0] = groups[k]->ranks[M[j * L + h]];
+                    pairs[np][1] = groups[k]->ranks[M[(j + 1) % N * L + h]];
+                }
+        }
+        rc = path_stats(t, (const int(*)[2])pairs, np, &e->heads) ? 1 : 0;
+    }
     if (!rc && hs[0].channels > 1) {
         int np = 0;
         for (int k = 0; k < ng; k++)
@@ -286,6 +311,8 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->inter = tune_coll_path(&ge->inter, hop, eff);
     out->channels = ge->hier.channels > 1 ? ge->hier.channels : 1;
     out->chan = tune_coll_path(&ge->chan, hop, eff);
+    out->pairs = ge->hier.channels > 1 ? ge->hier.channels : 1;
+    out->heads = tune_coll_path(&ge->heads, hop, eff);
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
@@ -460,17 +487,27 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, R[i], R[j]);
         }
         break;
-    case MDL_ALGO_TREE:
-        for (int tr = 0; tr < 2; tr++)
+    case MDL_ALGO_TREE: {
+        struct tune_hier h;
+        struct mdl_tree_shape sh;
+        if (tune_hier_layout(t, g, &h) != 0) {
+            ps->oom = 1;
+            return;
+        }
+        const int *M = tune_tree_shape(&h, n, &sh); /* shape position -> member */
+        for (int tr = 0; tr < sh.trees; tr++)
             for (int i = 0; i < n; i++) {
-                int parent, ch[2];
-                mdl_tree_links(n, tr, i, &parent, ch);
+                int parent, ch[MDL_TREE_ARITY];
+                mdl_tree_links(&sh, tr, i, &parent, ch);
                 if (parent >= 0) {
-                    pair_add(ps, R[i], R[parent]);
-                    pair_add(ps, R[parent], R[i]);
+                    int a = R[M ? M[i] : i], b = R[M ? M[parent] : parent];
+                    pair_add(ps, a, b);
+                    pair_add(ps, b, a);
                 }
             }
+        tune_hier_release(&h);
         break;
+    }
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE: {
         struct tune_hier h;
@@ -487,9 +524,11 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, me, R[h.member[((j + 1) % N) * L + l]]);
                     continue;
                 }
+                struct mdl_tree_shape rail;
+                mdl_tree_shape_flat(&rail, N);
                 for (int tr = 0; tr < 2; tr++) { /* the rail's trees over the machines */
-                    int parent, ch[2];
-                    mdl_tree_links(N, tr, j, &parent, ch);
+                    int parent, ch[MDL_TREE_ARITY];
+                    mdl_tree_links(&rail, tr, j, &parent, ch);
                     if (parent < 0) continue;
                     pair_add(ps, me, R[h.member[parent * L + l]]);
                     pair_add(ps, R[h.member[parent * L + l]], me);

@@ -36,6 +36,11 @@ int tune_channel_member(const struct tune_hier *h, int j, int p);
 /* The position of member i in ring channel j (the inverse of tune_channel_member). */
 int tune_channel_pos(const struct tune_hier *h, int j, int i);
 void tune_hier_release(struct tune_hier *h);
+/* The shape of the group's tree all-reduce (mdl_tree_shape): NCCL's tree across machines, a
+ * pair of trees per ring channel, where the layout is regular over 2 or more machines (returns
+ * h->member: shape position j * local + l is member h->member[j * local + l]); else a flat
+ * double binary tree over the n members (returns NULL: position i is member i). */
+const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_shape *sh);
 
 /* Route figures of one phase's transfers, protocol-free: the largest latency and the smallest
  * bandwidth (what a step waiting for all its messages costs), and the mean latency and the
@@ -55,6 +60,7 @@ struct tune_group_env {
     struct tune_routes intra; /* inside machines (hierarchical) */
     struct tune_routes inter; /* rails across machines (hierarchical) */
     struct tune_routes chan;  /* the ring channels across machines, all at once */
+    struct tune_routes heads; /* the tree heads of consecutive machines, every pair at once */
     int nvls;                 /* the platform has NVLS and the group lies in one NVSwitch machine */
     int spans;                /* the group's members lie in more than one machine */
 };

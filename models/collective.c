@@ -9,8 +9,11 @@
  *   broadcast chain       k+m-2 steps of S/k along root -> root+1 -> ... (k pipeline chunks);
  *                         reduce: the same chain the other way, ending at the root (each
  *                         member adds its own chunk before passing it on)
- *   double binary tree    reduce up both trees then broadcast down, each tree carrying S/2 in
- *                         k chunks: 2(k+H-1) steps, H = tree height
+ *   trees                 reduced up and broadcast down in one pipeline of k chunks per tree
+ *                         (k+2H-1 steps, H = tree height): a double binary tree over the
+ *                         members carrying S/2 each, or NCCL's tree across machines (chains in
+ *                         the machines, double binary trees between their heads, a pair of
+ *                         trees per NIC channel carrying S/2P each; mdl_tree_shape)
  *   hierarchical          ring inside each machine, ring across machines on each rail of S/L,
  *                         ring inside again (all-reduce: RS, AR, AG; all-gather: AG rail then
  *                         local; reduce-scatter: RS local then rail)
@@ -133,148 +136,255 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
     return mdl_coll_chunks(bytes, c);
 }
 
-/* position of member i in tree t, and back */
-static int tree_pos(int n, int t, int i)
+/* Position of machine v in node tree `kind` (0: a heap over 0..N-1, 1: the same over N-1..0),
+ * and back. */
+static int heap_pos(int N, int kind, int v)
 {
-    return t == 0 ? i : n - 1 - i;
+    return kind == 0 ? v : N - 1 - v;
 }
 
-int mdl_tree_links(int n, int tree, int i, int *parent, int children[2])
+/* Parent machine of v in node tree `kind` (-1 at the root) and its child machines (0..2). */
+static int heap_links(int N, int kind, int v, int *parent, int children[2])
 {
-    int p = tree_pos(n, tree, i), nc = 0;
-    *parent = p == 0 ? -1 : tree_pos(n, tree, (p - 1) / 2);
+    int p = heap_pos(N, kind, v), nc = 0;
+    *parent = p == 0 ? -1 : heap_pos(N, kind, (p - 1) / 2);
     for (int c = 2 * p + 1; c <= 2 * p + 2; c++)
-        if (c < n) children[nc++] = tree_pos(n, tree, c);
+        if (c < N) children[nc++] = heap_pos(N, kind, c);
     return nc;
 }
 
-int mdl_tree_height(int n, int tree, int i)
+static int heap_height(int N, int kind, int v)
 {
     /* the deepest descendant of heap position p lies on its leftmost path */
-    int p = tree_pos(n, tree, i), h = 0;
-    for (long c = 2L * p + 1; c < n; c = 2 * c + 1)
+    int p = heap_pos(N, kind, v), h = 0;
+    for (long c = 2L * p + 1; c < N; c = 2 * c + 1)
         h++;
     return h;
 }
 
-int mdl_tree_depth(int n, int tree, int i)
+static int heap_depth(int N, int kind, int v)
 {
-    int p = tree_pos(n, tree, i), d = 0;
+    int p = heap_pos(N, kind, v), d = 0;
     for (; p > 0; p = (p - 1) / 2)
         d++;
     return d;
 }
 
-/* A member's transfers in a tree all-reduce, as (first step, count) events: it sends `count`
- * transfers at steps first .. first+k-1 (and likewise receives). Members with equal events load
- * the links alike, so loads are computed once per distinct signature (O(log^2 n) of them). */
-#define TREE_EV 8 /* in: up to 2 children per tree at 2 heights, a parent per tree */
-struct tree_sig {
-    int out[TREE_EV][2], in[TREE_EV][2];
+void mdl_tree_shape_flat(struct mdl_tree_shape *s, int n)
+{
+    *s = (struct mdl_tree_shape){.n = n, .local = 1, .trees = 2};
+}
+
+int mdl_tree_shape_machines(struct mdl_tree_shape *s, int nodes, int local, int pairs)
+{
+    if (nodes < 1 || local < 1 || pairs < 1 || pairs > local || pairs > MDL_MAX_TREES / 2)
+        return -1;
+    *s = (struct mdl_tree_shape){.n = nodes * local, .local = local, .trees = 2 * pairs};
+    return 0;
+}
+
+int mdl_tree_head(const struct mdl_tree_shape *s, int t)
+{
+    return t / 2 * s->local / (s->trees / 2);
+}
+
+/* Machine, node tree and chain position of member i in tree t. */
+struct tree_at {
+    int N, L, v, kind, h, q;
 };
 
-static void sig_add(int ev[TREE_EV][2], int first, int count)
+static struct tree_at tree_at(const struct mdl_tree_shape *s, int t, int i)
 {
-    for (int i = 0; i < TREE_EV; i++) {
-        if (ev[i][1] && ev[i][0] == first) {
-            ev[i][1] += count;
-            return;
-        }
-        if (!ev[i][1]) {
-            ev[i][0] = first;
-            ev[i][1] = count;
-            return;
-        }
+    struct tree_at a = {.L = s->local, .N = s->n / s->local, .kind = t % 2};
+    a.v = i / a.L;
+    a.h = mdl_tree_head(s, t);
+    a.q = (i % a.L - a.h + a.L) % a.L;
+    return a;
+}
+
+int mdl_tree_links(const struct mdl_tree_shape *s, int t, int i, int *parent,
+                   int children[MDL_TREE_ARITY])
+{
+    struct tree_at a = tree_at(s, t, i);
+    int nc = 0, base = a.v * a.L;
+    *parent = -1;
+    if (a.q > 0) *parent = base + (a.h + a.q - 1) % a.L;
+    if (a.q < a.L - 1) children[nc++] = base + (a.h + a.q + 1) % a.L; /* along the chain */
+    if (a.q == 0) {                                                   /* the machine's head */
+        int pv, cv[2];
+        int ncv = heap_links(a.N, a.kind, a.v, &pv, cv);
+        if (pv >= 0) *parent = pv * a.L + a.h;
+        for (int j = 0; j < ncv; j++)
+            children[nc++] = cv[j] * a.L + a.h;
+    }
+    return nc;
+}
+
+int mdl_tree_height(const struct mdl_tree_shape *s, int t, int i)
+{
+    struct tree_at a = tree_at(s, t, i);
+    return a.q > 0 ? a.L - 1 - a.q : a.L - 1 + heap_height(a.N, a.kind, a.v);
+}
+
+int mdl_tree_depth(const struct mdl_tree_shape *s, int t, int i)
+{
+    struct tree_at a = tree_at(s, t, i);
+    return heap_depth(a.N, a.kind, a.v) + a.q;
+}
+
+int mdl_tree_top(const struct mdl_tree_shape *s)
+{
+    int N = s->n / s->local;
+    return s->local - 1 + heap_height(N, 0, 0);
+}
+
+/* Whether the link between members i and j crosses machines (class 1) or runs along a chain
+ * inside one (class 0). */
+static int link_class(const struct mdl_tree_shape *s, int i, int j)
+{
+    return s->local < 2 || i / s->local != j / s->local;
+}
+
+/* What decides a machine's transfers in the node trees: per tree kind, its height, depth,
+ * child machines and their heights. Machines with equal keys load their members alike. */
+struct node_key {
+    int k[2][5];
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(struct node_key));
+}
+
+static void node_key(int N, int v, struct node_key *key)
+{
+    memset(key, 0, sizeof *key);
+    for (int kind = 0; kind < 2; kind++) {
+        int pv, cv[2];
+        int nc = heap_links(N, kind, v, &pv, cv);
+        int *k = key->k[kind];
+        k[0] = heap_height(N, kind, v);
+        k[1] = heap_depth(N, kind, v);
+        k[2] = nc;
+        for (int j = 0; j < nc; j++)
+            k[3 + j] = heap_height(N, kind, cv[j]) + 1;
     }
 }
 
-static int sig_cmp(const void *a, const void *b)
+/* Adds `count` transfers per chunk from step `first` on (k chunks) to a difference array. */
+static void ev_add(int *d, int first, int count, int k)
 {
-    return memcmp(a, b, sizeof(struct tree_sig));
+    d[first] += count;
+    d[first + k] -= count;
 }
 
-static int ev_cmp(const void *a, const void *b)
+int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *out)
 {
-    const int *x = a, *y = b;
-    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-static int ev_at(const int ev[TREE_EV][2], int s, int k)
-{
-    int n = 0;
-    for (int i = 0; i < TREE_EV && ev[i][1]; i++)
-        if (s - ev[i][0] >= 0 && s - ev[i][0] < k) n += ev[i][1];
-    return n;
-}
-
-static int ev_total(const int ev[TREE_EV][2])
-{
-    int n = 0;
-    for (int i = 0; i < TREE_EV; i++)
-        n += ev[i][1];
-    return n;
-}
-
-int mdl_tree_load(int n, int k, int *flow_load)
-{
-    int H = mdl_tree_height(n, 0, 0), steps = k + 2 * H - 1;
-    struct tree_sig *sg = calloc((size_t)n + 1, sizeof *sg);
-    if (!sg) {
-        *flow_load = 4;
-        return 4 * steps;
+    memset(out, 0, sizeof *out);
+    int L = s->local, N = s->n / L, H = mdl_tree_top(s), steps = k + 2 * H - 1;
+    out->levels[0] = L - 1;
+    out->levels[1] = H - (L - 1);
+    /* one machine per distinct node key stands for all the machines with that key */
+    struct node_key *keys = malloc((size_t)N * sizeof *keys);
+    int *rep = malloc((size_t)N * sizeof *rep);
+    /* per class: out and in transfers per step (difference arrays, then prefix sums) */
+    int *d = calloc(4 * ((size_t)steps + k + 1), sizeof *d);
+    int *best = calloc(2 * (size_t)steps, sizeof *best);
+    if (!keys || !rep || !d || !best) {
+        free(keys);
+        free(rep);
+        free(d);
+        free(best);
+        return -1;
     }
-    /* events: going up, i sends at height(i) to its parent, which receives then; coming down,
-     * i sends at H + depth(i) to its children, each receiving then */
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < n; i++) {
-            int parent, ch[2];
-            int nc = mdl_tree_links(n, t, i, &parent, ch);
-            if (parent >= 0) {
-                int h = mdl_tree_height(n, t, i);
-                sig_add(sg[i].out, h, 1);
-                sig_add(sg[parent].in, h, 1);
+    for (int v = 0; v < N; v++)
+        node_key(N, v, &keys[v]);
+    /* sort machine indices by key (keys[] reordered alongside through an index sort) */
+    struct kv {
+        struct node_key key;
+        int v;
+    } *kvs = malloc((size_t)N * sizeof *kvs);
+    int nrep = 0;
+    if (kvs) {
+        for (int v = 0; v < N; v++)
+            kvs[v] = (struct kv){keys[v], v};
+        qsort(kvs, (size_t)N, sizeof *kvs, key_cmp); /* the key leads the struct */
+        for (int v = 0; v < N; v++)
+            if (v == 0 || key_cmp(&kvs[v], &kvs[v - 1])) rep[nrep++] = kvs[v].v;
+        free(kvs);
+    } else {
+        for (int v = 0; v < N; v++)
+            rep[nrep++] = v;
+    }
+    size_t span = (size_t)steps + k + 1;
+    for (int r = 0; r < nrep; r++)
+        for (int l = 0; l < L; l++) {
+            int i = rep[r] * L + l;
+            memset(d, 0, 4 * span * sizeof *d);
+            int *ev[2][2] = {{d, d + span}, {d + 2 * span, d + 3 * span}}; /* [class][out, in] */
+            int tot[2][2] = {{0, 0}, {0, 0}};
+            for (int t = 0; t < s->trees; t++) {
+                int parent, ch[MDL_TREE_ARITY];
+                int nc = mdl_tree_links(s, t, i, &parent, ch);
+                int hi = mdl_tree_height(s, t, i), di = mdl_tree_depth(s, t, i);
+                if (parent >= 0) { /* up to the parent; down from it */
+                    int c = link_class(s, i, parent);
+                    ev_add(ev[c][0], hi, 1, k);
+                    ev_add(ev[c][1], H + di - 1, 1, k);
+                    tot[c][0]++;
+                    tot[c][1]++;
+                }
+                for (int j = 0; j < nc; j++) { /* up from each child; down to them */
+                    int c = link_class(s, i, ch[j]);
+                    ev_add(ev[c][1], mdl_tree_height(s, t, ch[j]), 1, k);
+                    ev_add(ev[c][0], H + di, 1, k);
+                    tot[c][0]++;
+                    tot[c][1]++;
+                }
             }
-            if (nc) {
-                int d = H + mdl_tree_depth(n, t, i);
-                sig_add(sg[i].out, d, nc);
-                for (int c = 0; c < nc; c++)
-                    sig_add(sg[ch[c]].in, d, 1);
+            for (int c = 0; c < 2; c++) {
+                int o = 0, n = 0;
+                for (int st = 0; st < steps; st++) {
+                    o += ev[c][0][st];
+                    n += ev[c][1][st];
+                    int m = o > n ? o : n;
+                    if (m > best[c * steps + st]) best[c * steps + st] = m;
+                }
+                for (int w = 0; w < 2; w++)
+                    if (tot[c][w] > out->flow[c]) out->flow[c] = tot[c][w];
             }
         }
-    for (int i = 0; i < n; i++) {
-        qsort(sg[i].out, TREE_EV, sizeof sg[i].out[0], ev_cmp);
-        qsort(sg[i].in, TREE_EV, sizeof sg[i].in[0], ev_cmp);
-        /* empty events (count 0) sort first: move them last for ev_at's early stop */
-        struct tree_sig z = {0};
-        int o = 0, q = 0;
-        for (int e = 0; e < TREE_EV; e++) {
-            if (sg[i].out[e][1]) memcpy(z.out[o++], sg[i].out[e], sizeof z.out[0]);
-            if (sg[i].in[e][1]) memcpy(z.in[q++], sg[i].in[e], sizeof z.in[0]);
-        }
-        sg[i] = z;
-    }
-    qsort(sg, (size_t)n, sizeof *sg, sig_cmp);
-    int u = 0;
-    for (int i = 0; i < n; i++)
-        if (u == 0 || sig_cmp(&sg[i], &sg[u - 1])) sg[u++] = sg[i];
-    int sum = 0, fl = 0;
-    for (int s = 0; s < steps; s++) {
-        int m = 0;
-        for (int i = 0; i < u; i++) {
-            int o = ev_at(sg[i].out, s, k), r = ev_at(sg[i].in, s, k);
-            if (o > m) m = o;
-            if (r > m) m = r;
-        }
-        sum += m;
-    }
-    for (int i = 0; i < u; i++) {
-        int o = ev_total(sg[i].out), r = ev_total(sg[i].in);
-        if (o > fl) fl = o;
-        if (r > fl) fl = r;
-    }
-    free(sg);
-    *flow_load = fl;
-    return sum;
+    for (int c = 0; c < 2; c++)
+        for (int st = 0; st < steps; st++)
+            out->sum[c] += best[c * steps + st];
+    free(keys);
+    free(rep);
+    free(d);
+    free(best);
+    return 0;
+}
+
+double mdl_tree_time(const struct mdl_tree_cost *tc, int k, double c,
+                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree)
+{
+    double tc0 = tc->levels[0] ? c / chain->bw_Bps : 0, tc1 = c / tree->bw_Bps;
+    double a0 = tc->levels[0] ? chain->alpha_s : 0;
+    double step = tc0 > tc1 ? tc0 : tc1;
+    double path =
+        2 * (tc->levels[0] * (a0 + tc0) + tc->levels[1] * (tree->alpha_s + tc1)) + (k - 1) * step;
+    double b0 = tc->levels[0] ? tc->sum[0] * tc0 : 0, b1 = tc->sum[1] * tc1;
+    double busy = tc->levels[0] * a0 + tc->levels[1] * tree->alpha_s + (b0 > b1 ? b0 : b1);
+    return path > busy ? path : busy;
+}
+
+/* The flow-level twin of mdl_tree_time: what a member's flows take beyond the bulk of its
+ * busiest class (flows of one connection carry all its chunks). */
+double mdl_tree_flow_bulk(const struct mdl_tree_cost *tc, int k, double c,
+                          const struct mdl_coll_path *chain, const struct mdl_coll_path *tree)
+{
+    double b0 = tc->levels[0] ? tc->flow[0] * k * c / chain->bw_Bps : 0;
+    double b1 = tc->flow[1] * k * c / tree->bw_Bps;
+    return b0 > b1 ? b0 : b1;
 }
 
 double mdl_coll_ring(int steps, double chunk, const struct mdl_coll_path *p)
@@ -289,21 +399,18 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
     return mdl_coll_ring(steps, bytes / m, p);
 }
 
-double mdl_tree_time(int H, int k, int sum, double c, double alpha, double bw)
+/* Tree all-reduce of S in shape sh (chains on path `chain`, tree links on path `tree`): each of
+ * its trees carries S / trees in pipelined chunks, reduced going up and broadcast coming down as
+ * soon as the root has it; latency is paid per level, bandwidth per step at its most loaded
+ * member. */
+static double tree(const struct mdl_tree_shape *sh, double S, double chunk_bytes,
+                   const struct mdl_coll_path *chain, const struct mdl_coll_path *link)
 {
-    double path = 2 * H * alpha + (k + 2 * H - 1) * c / bw, busy = H * alpha + sum * c / bw;
-    return path > busy ? path : busy;
-}
-
-/* Double binary tree all-reduce of S over m members on path p: each tree carries S/2 in
- * pipelined chunks, reduced going up and broadcast coming down as soon as the root has it;
- * latency is paid per level (2H), bandwidth per step at its most loaded member. */
-static double tree(int m, double S, double chunk_bytes, const struct mdl_coll_path *p)
-{
-    int H = mdl_tree_height(m, 0, 0), fl;
-    int ch = mdl_tree_chunks(S / 2, chunk_bytes, H);
-    double c = S / 2 / ch;
-    return mdl_tree_time(H, ch, mdl_tree_load(m, ch, &fl), c, p->alpha_s, p->bw_Bps);
+    double b = S / sh->trees;
+    int k = mdl_tree_chunks(b, chunk_bytes, mdl_tree_top(sh));
+    struct mdl_tree_cost tc;
+    if (mdl_tree_cost(sh, k, &tc)) return -1;
+    return mdl_tree_time(&tc, k, b / k, chain, link);
 }
 
 static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)
@@ -311,9 +418,12 @@ static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const str
     int L = e->local, N = e->nodes;
     if (L < 2 || N < 2 || L * N != e->n) return -1;
     double rs_local = ring(L - 1, L, S, &e->intra);
-    if (a == MDL_ALGO_HTREE)
-        return k == MDL_OP_ALL_REDUCE ? 2 * rs_local + tree(N, S / L, e->chunk_bytes, &e->inter)
-                                      : -1;
+    if (a == MDL_ALGO_HTREE) {
+        struct mdl_tree_shape sh;
+        mdl_tree_shape_flat(&sh, N);
+        double tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter);
+        return k == MDL_OP_ALL_REDUCE && tr >= 0 ? 2 * rs_local + tr : -1;
+    }
     switch (k) {
     case MDL_OP_ALL_REDUCE:
         return 2 * rs_local + ring(2 * (N - 1), N, S / L, &e->inter);
@@ -352,9 +462,19 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         else /* every step waits for all its messages: the slowest route sets its pace */
             t = (k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1) * (p->alpha_s + S / m / p->bw_Bps);
         break;
-    case MDL_ALGO_TREE:
-        t = tree(m, S, e->chunk_bytes, p);
+    case MDL_ALGO_TREE: {
+        /* NCCL's tree across machines (chains inside, trees between their heads), else a flat
+         * double binary tree over the members */
+        struct mdl_tree_shape sh;
+        if (e->local >= 2 && e->nodes >= 2 &&
+            !mdl_tree_shape_machines(&sh, e->nodes, e->local, e->pairs > 0 ? e->pairs : 1)) {
+            t = tree(&sh, S, e->chunk_bytes, &e->intra, &e->heads);
+        } else {
+            mdl_tree_shape_flat(&sh, m);
+            t = tree(&sh, S, e->chunk_bytes, p, p);
+        }
         break;
+    }
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
         t = hier(k, a, S, e);

@@ -97,6 +97,8 @@ struct mdl_coll_env {
     struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
     int channels;                      /* rings a ring runs at once across machines (>= 1) */
     struct mdl_coll_path chan;         /* their routes, when channels >= 2 */
+    int pairs;                         /* tree pairs across machines (one per NIC channel) */
+    struct mdl_coll_path heads;        /* routes between machines' tree heads, all at once */
     double base_s;                     /* per-collective latency */
     int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
     double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
@@ -111,25 +113,57 @@ int mdl_coll_chunks(double bytes, double chunk_bytes);
  * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then mdl_coll_chunks. */
 int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
 
-/* Double binary tree over n ranks (tree 0 or 1): parent of member i (-1 at the root) and its
- * children (returns how many, 0..2). Tree 0 is a heap over 0..n-1, tree 1 the same heap over
- * n-1..0, so no member is inside both trees. */
-int mdl_tree_links(int n, int tree, int i, int *parent, int children[2]);
-/* Height of member i in a tree (0 for leaves; the root's is the tree's), and its depth (0 at
- * the root). */
-int mdl_tree_height(int n, int tree, int i);
-int mdl_tree_depth(int n, int tree, int i);
-/* Loads of the double binary tree all-reduce with k chunks per tree, reduced going up and
- * broadcast coming down in one pipeline (chunk j leaves member i for its parent at step
- * j + height(i), for its children at step j + H + depth(i); k + 2H - 1 steps, H the trees'
- * height): for each step, the most transfers one member sends or receives in it, summed over
- * the steps (per-step cost is steps * alpha + sum * chunk / B); *flow_load receives the most
- * transfers one member sends or receives in all (flow-level cost of the bytes). */
-int mdl_tree_load(int n, int k, int *flow_load);
-/* The pipelined trees' time for chunks of c bytes (k per tree, height H, loads `sum` from
- * mdl_tree_load) on routes of latency alpha and bandwidth bw: the longer of the last chunk's
- * path over 2H levels and the busiest member's steps after its first H latencies. */
-double mdl_tree_time(int H, int k, int sum, double c, double alpha, double bw);
+/* The shape of a tree all-reduce. A flat double binary tree over n members (local 1, 2
+ * trees: tree 0 a heap over members 0..n-1, tree 1 the same heap over n-1..0, so no member is
+ * inside both), or NCCL's tree across machines (local >= 2 members per machine, member i on
+ * machine i / local at local index i % local): in every machine a chain through its members,
+ * between machines a double binary tree joining the chains' first members (the heads), as
+ * NCCL's trees run (NCCL_TOPO_PATTERN_TREE: all of a machine's network traffic of a tree on its
+ * head). Trees come in pairs, one per NIC channel: tree 2p is the heap over machines 0..N-1,
+ * tree 2p+1 over N-1..0, and both enter every machine at local index p * local / pairs and chain
+ * on through local + 1, local + 2, ... (mod local). Each tree carries 1 / trees of the buffer. */
+struct mdl_tree_shape {
+    int n;     /* members */
+    int local; /* members per machine (>= 2: NCCL's tree), or 1 (flat) */
+    int trees; /* 2, or twice the pairs */
+};
+#define MDL_MAX_TREES  (2 * MDL_MAX_CHANNELS)
+#define MDL_TREE_ARITY 3 /* the next member of the chain and two child machines' heads */
+void mdl_tree_shape_flat(struct mdl_tree_shape *s, int n);
+/* -1 unless 1 <= pairs <= local and pairs <= MDL_MAX_TREES / 2. */
+int mdl_tree_shape_machines(struct mdl_tree_shape *s, int nodes, int local, int pairs);
+/* Local index at which tree t enters every machine. */
+int mdl_tree_head(const struct mdl_tree_shape *s, int t);
+/* Parent of member i in tree t (-1 at the root) and its children (returns how many, 0..3:
+ * the chain's next member first, then child machines' heads). */
+int mdl_tree_links(const struct mdl_tree_shape *s, int t, int i, int *parent,
+                   int children[MDL_TREE_ARITY]);
+/* Height of member i in tree t (0 for leaves), its depth (0 at the root), and the trees'
+ * height H (all trees of a shape have the same). */
+int mdl_tree_height(const struct mdl_tree_shape *s, int t, int i);
+int mdl_tree_depth(const struct mdl_tree_shape *s, int t, int i);
+int mdl_tree_top(const struct mdl_tree_shape *s);
+/* Loads of a tree all-reduce with k chunks per tree, reduced going up and broadcast coming
+ * down in one pipeline (chunk j leaves member i for its parent at step j + height(i), for its
+ * children at step j + H + depth(i); k + 2H - 1 steps), per class of link: [0] along the
+ * chains inside machines, [1] the tree links (between machines; every link of a flat tree):
+ * sum: for each step, the most transfers one member sends or receives in it on that class,
+ * summed over the steps (the per-step cost is sum * chunk / B); flow: the most one member sends
+ * or receives in all (the flow-level cost of the bytes); levels: the chain and tree levels on
+ * the path from a leaf to the root. */
+struct mdl_tree_cost {
+    int sum[2], flow[2], levels[2];
+};
+int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *out);
+/* The pipelined trees' time for chunks of c bytes (k per tree) on the chain and tree-link
+ * paths: the longer of the last chunk's path over every level up and down and the busiest
+ * member's steps after its first latencies (on the busier class). */
+double mdl_tree_time(const struct mdl_tree_cost *tc, int k, double c,
+                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree);
+/* Bytes time of a member's flows at flow level: its busiest class's flows, one per connection
+ * carrying its k chunks. */
+double mdl_tree_flow_bulk(const struct mdl_tree_cost *tc, int k, double c,
+                          const struct mdl_coll_path *chain, const struct mdl_coll_path *tree);
 
 /* Closed-form time of collective k of `bytes` (full buffer, as in struct mdl_op) with
  * algorithm a; -1 when a does not implement k or the group does not suit it. */

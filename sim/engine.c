@@ -276,7 +276,7 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     c->hier = calloc((size_t)p->ngroups + 1, sizeof *c->hier);
     c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
     c->rings = calloc((size_t)p->ngroups + 1, sizeof *c->rings);
-    c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS * TUNE_MAX_CHANNELS, sizeof *c->wires);
+    c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *c->wires);
     if (!c->hosts || !c->rs || !c->mb || !c->hier || !c->pos || !c->rings || !c->wires) return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {

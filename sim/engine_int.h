@@ -12,7 +12,11 @@
 #include "core/tune.h"
 #include "models/program.h"
 
-#define SIM_SLOTS 16 /* mailboxes per group member, see replay.c */
+/* Mailboxes per group member (replay.c): rings and ring channels, then 4 per tree (3 children
+ * and the parent), then one for a tree's flows at flow level. */
+#define SIM_SLOTS (8 + TUNE_MAX_CHANNELS + 4 * MDL_MAX_TREES + 1)
+/* Wires per rank stream: a ring channel each, or 4 per tree (to the parent, to 3 children). */
+#define SIM_WIRES (4 * MDL_MAX_TREES)
 
 enum { SIM_WATCHED = 1, SIM_STARTED = 2 };
 
@@ -55,7 +59,9 @@ struct sim_wire {
 
 #define SIM_TREE_MEMO 16
 struct sim_tree_memo {
-    int n, k, sum, flow;
+    struct mdl_tree_shape shape;
+    int k;
+    struct mdl_tree_cost cost;
 };
 
 struct sim_ctx {
@@ -69,7 +75,8 @@ struct sim_ctx {
     struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
     int **pos;                  /* [group][rank]: member index of rank, -1 if not a member */
     struct sim_rank_state *rs;  /* per rank */
-    struct sim_wire *wires;     /* [(rank * MDL_MAX_STREAMS + stream) * TUNE_MAX_CHANNELS + ch] */
+    struct sim_wire **wires;    /* [rank * MDL_MAX_STREAMS + stream]: SIM_WIRES wires, allocated
+                                 * on the stream's first send on a wire */
     struct tune_routes **rings; /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
                                  * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
                                  * local + ch ring channel ch; each transfer alone), mean_lat

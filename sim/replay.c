@@ -21,6 +21,7 @@
 #include <simgrid/engine.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <xbt/asserts.h>
 #include <xbt/log.h>
 
@@ -28,19 +29,23 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_coll, "tpsim collectives");
 
 static char token = 't'; /* SimGrid needs a non-NULL payload */
 
-/* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); trees (also those
- * across machines of hierarchical_tree, whose rings inside machines keep slot 0) receive from
- * child j of tree t on 2 + 2t + j and from the parent of tree t on 6 + t; ring channels 8 and
- * up. Wires (wire_send): rings use channel 0 (channel ch across machines), trees 2 + t to the
- * parent of tree t and 4 + 2t + j to its child j. */
+/* Mailbox slots of a member: rings and direct use 0 (hierarchical rails 1); ring channels 8 and
+ * up; tree t (also the trees across machines of hierarchical_tree, whose rings inside machines
+ * keep slot 0) receives from its child j on SLOT_TREE + 4t + j and from its parent on
+ * SLOT_TREE + 4t + 3; a tree's flows at flow level all arrive on SLOT_TFLOW. Wires (wire_send):
+ * rings use channel 0 (channel ch across machines), tree t 4t to its parent and 4t + 1 + j to
+ * its child j. */
+/* The most distinct peers a tree member exchanges with: its chain neighbours and, heading at
+ * most one pair of trees, a parent and two children in each (a flat tree: 6). */
+#define TREE_PEERS (2 + 2 * (1 + 2))
+
 enum {
     SLOT_MAIN = 0,
     SLOT_RAIL = 1,
-    SLOT_UP = 2,
-    SLOT_DOWN = 6,
-    SLOT_CHAN = 8 /* ring channel ch: SLOT_CHAN + ch */
+    SLOT_CHAN = 8, /* ring channel ch: SLOT_CHAN + ch */
+    SLOT_TREE = 8 + TUNE_MAX_CHANNELS,
+    SLOT_TFLOW = SLOT_TREE + 4 * MDL_MAX_TREES
 };
-enum { WIRE_UP = 2, WIRE_DOWN = 4 };
 
 struct xfer {
     struct sim_ctx *c;
@@ -195,8 +200,12 @@ static void wire_actor(int argc, char **argv)
  * leaving `delay` from now. */
 static void wire_send(struct xfer *x, int ch, int member, int slot, double payload, double delay)
 {
-    struct sim_wire *w =
-        &x->c->wires[(x->rank * MDL_MAX_STREAMS + x->stream) * TUNE_MAX_CHANNELS + ch];
+    struct sim_wire **ws = &x->c->wires[x->rank * MDL_MAX_STREAMS + x->stream];
+    if (!*ws) {
+        *ws = calloc(SIM_WIRES, sizeof **ws);
+        xbt_assert(*ws, "out of memory");
+    }
+    struct sim_wire *w = &(*ws)[ch];
     if (!w->mtx) {
         w->mtx = sg_mutex_init();
         w->cond = sg_cond_init();
@@ -391,105 +400,64 @@ static void chain(struct xfer *x, int m, int me, double bytes, int root, int tow
     }
 }
 
-/* Tree loads (mdl_tree_load), remembered per (n, k): every rank asks. */
-static int tree_load(struct sim_ctx *c, int n, int k, int *flow_load)
+/* Tree loads (mdl_tree_cost), remembered per (shape, k): every rank asks. */
+static void tree_cost(struct sim_ctx *c, const struct mdl_tree_shape *sh, int k,
+                      struct mdl_tree_cost *tc)
 {
     for (int i = 0; i < c->ntree_memo; i++) {
         const struct sim_tree_memo *m = &c->tree_memo[i];
-        if (m->n == n && m->k == k) {
-            *flow_load = m->flow;
-            return m->sum;
+        if (m->k == k && !memcmp(&m->shape, sh, sizeof *sh)) {
+            *tc = m->cost;
+            return;
         }
     }
-    int sum = mdl_tree_load(n, k, flow_load);
+    xbt_assert(!mdl_tree_cost(sh, k, tc), "out of memory");
     if (c->ntree_memo < SIM_TREE_MEMO)
-        c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){n, k, sum, *flow_load};
-    return sum;
+        c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){*sh, k, *tc};
 }
 
-/* Double binary tree all-reduce over n members (member of tree position i: mem[i * stride], or i
- * when mem is NULL), this rank at position me: each tree carries half the buffer in k chunks,
- * reduced going up and broadcast coming down in one pipeline, as NCCL's trees run (the root
- * sends chunk j down in the step after it has reduced it). Sends go on wires, one per
- * connection, so a route's latency delays a chunk without spacing the next ones out: the
- * pipeline pays latency per level of the tree, bandwidth per chunk. */
-static void tree(struct xfer *x, const int *mem, int n, int stride, int me, double bytes)
+/* The per-step pipeline of tree(): driven by arrivals, chunk i goes up once every child's
+ * chunk i has arrived, and down once reduced (root) or received from the parent; a receive is
+ * outstanding per connection, at most two chunks ahead. Queue 4t + j: from child j of tree t;
+ * 4t + 3: from its parent. Apart from tree() so that the flow-level path, which every rank of
+ * a large group runs, keeps a small stack frame. */
+static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, double c,
+                                                 const int *mem, int stride, int me,
+                                                 const int *parent, const int *nch,
+                                                 const int (*ch)[MDL_TREE_ARITY], const int *at)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
-    int H = mdl_tree_height(n, 0, 0);
-    int k = mdl_tree_chunks(bytes / 2, x->c->p_nccl->chunk_bytes, H);
-    double c = bytes / 2 / k;
-    int parent[2], nch[2], ch[2][2], at[2];
-    for (int t = 0; t < 2; t++) {
-        nch[t] = mdl_tree_links(n, t, me, &parent[t], ch[t]);
-        at[t] = 0; /* this rank's index among its parent's children */
-        if (parent[t] >= 0) {
-            int pp, pc[2];
-            int pn = mdl_tree_links(n, t, parent[t], &pp, pc);
-            at[t] = pn == 2 && pc[1] == me;
-        }
-    }
-    if (flow_level(x, n)) {
-        /* one phase: the closed form's time (mdl_coll_time) less the bulk bytes at flow load,
-         * then every transfer of the pipeline as one flow */
-        int fl, sum = tree_load(x->c, n, k, &fl);
-        double lat = 0;
-        for (int t = 0; t < 2; t++)
-            for (int j = -1; j < nch[t]; j++) {
-                int peer = j < 0 ? parent[t] : ch[t][j];
-                if (peer < 0) continue;
-                double bw = bw_to(x, M(peer)), a = alpha_to(x, M(peer));
-                if (!(bw > 0)) continue;
-                double l = mdl_tree_time(H, k, sum, c, a, bw) - fl * k * c / bw;
-                if (l > lat) lat = l;
-            }
-        for (int t = 0; t < 2; t++) {
-            for (int j = 0; j < nch[t]; j++)
-                post_recv(x, SLOT_UP + 2 * t + j);
-            if (parent[t] >= 0) post_recv(x, SLOT_DOWN + t);
-        }
-        sleep_for(lat);
-        for (int t = 0; t < 2; t++) {
-            if (parent[t] >= 0) post_send(x, M(parent[t]), SLOT_UP + 2 * t + at[t], k * c);
-            for (int j = 0; j < nch[t]; j++)
-                post_send(x, M(ch[t][j]), SLOT_DOWN + t, k * c);
-        }
-        finish(x);
-        return;
-    }
-    /* a pipeline driven by arrivals: chunk i goes up once every child's chunk i has arrived,
-     * and down once reduced (root) or received from the parent; a receive is outstanding per
-     * connection, at most two chunks ahead */
-    enum { NQ = 6 };
+    enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
+    enum { NQ = 4 * NT };
     sg_mailbox_t in[NQ];
     sg_comm_t q[NQ][2], list[NQ];
     void *sink[NQ][2];
     int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ];
-    int up_sent[2] = {0, 0}, down_sent[2] = {0, 0};
-    for (int t = 0; t < 2; t++) {
-        for (int j = 0; j < 2; j++) {
-            expect[2 * t + j] = j < nch[t] ? k : 0;
-            in[2 * t + j] = mailbox(x->c, x->group, M(me), SLOT_UP + 2 * t + j);
+    int up_sent[NT] = {0}, down_sent[NT] = {0};
+    for (int t = 0; t < T; t++) {
+        for (int j = 0; j < A; j++) {
+            expect[4 * t + j] = j < nch[t] ? k : 0;
+            in[4 * t + j] = mailbox(x->c, x->group, M(me), SLOT_TREE + 4 * t + j);
         }
-        expect[4 + t] = parent[t] >= 0 ? k : 0;
-        in[4 + t] = mailbox(x->c, x->group, M(me), SLOT_DOWN + t);
+        expect[4 * t + 3] = parent[t] >= 0 ? k : 0;
+        in[4 * t + 3] = mailbox(x->c, x->group, M(me), SLOT_TREE + 4 * t + 3);
     }
     for (;;) {
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < T; t++) {
             int reduced = k; /* chunks whose children's parts have all arrived */
             for (int j = 0; j < nch[t]; j++)
-                if (got[2 * t + j] < reduced) reduced = got[2 * t + j];
+                if (got[4 * t + j] < reduced) reduced = got[4 * t + j];
             for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++)
-                wire_send(x, WIRE_UP + t, M(parent[t]), SLOT_UP + 2 * t + at[t], c,
+                wire_send(x, 4 * t, M(parent[t]), SLOT_TREE + 4 * t + at[t], c,
                           alpha_to(x, M(parent[t])));
-            int down = parent[t] >= 0 ? got[4 + t] : reduced;
+            int down = parent[t] >= 0 ? got[4 * t + 3] : reduced;
             for (; nch[t] && down_sent[t] < down; down_sent[t]++)
                 for (int j = 0; j < nch[t]; j++)
-                    wire_send(x, WIRE_DOWN + 2 * t + j, M(ch[t][j]), SLOT_DOWN + t, c,
+                    wire_send(x, 4 * t + 1 + j, M(ch[t][j]), SLOT_TREE + 4 * t + 3, c,
                               alpha_to(x, M(ch[t][j])));
         }
         int cnt = 0;
-        for (int i = 0; i < NQ; i++) {
+        for (int i = 0; i < 4 * T; i++) {
             for (; posted[i] < expect[i] && posted[i] - got[i] < 2; posted[i]++)
                 q[i][posted[i] & 1] = sg_mailbox_get_async(in[i], &sink[i][posted[i] & 1]);
             if (got[i] < expect[i]) {
@@ -503,6 +471,85 @@ static void tree(struct xfer *x, const int *mem, int n, int stride, int me, doub
 #undef M
 }
 
+/* Tree all-reduce in shape sh (member of shape position i: mem[i * stride], or i when mem is
+ * NULL), this rank at position me: each tree carries 1 / trees of the buffer in k chunks,
+ * reduced going up and broadcast coming down in one pipeline, as NCCL's trees run (the root
+ * sends chunk j down in the step after it has reduced it). Sends go on wires, one per
+ * connection, so a route's latency delays a chunk without spacing the next ones out: the
+ * pipeline pays latency per level of the tree, bandwidth per chunk. */
+static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem, int stride,
+                 int me, double bytes)
+{
+#define M(i) (mem ? mem[(i)*stride] : (i))
+    enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
+    int T = sh->trees, H = mdl_tree_top(sh);
+    int k = mdl_tree_chunks(bytes / T, x->c->p_nccl->chunk_bytes, H);
+    double c = bytes / T / k;
+    int parent[NT], nch[NT], ch[NT][A], at[NT];
+    for (int t = 0; t < T; t++) {
+        nch[t] = mdl_tree_links(sh, t, me, &parent[t], ch[t]);
+        at[t] = 0; /* this rank's index among its parent's children */
+        if (parent[t] >= 0) {
+            int pp, pc[A];
+            int pn = mdl_tree_links(sh, t, parent[t], &pp, pc);
+            for (int j = 0; j < pn; j++)
+                if (pc[j] == me) at[t] = j;
+        }
+    }
+    if (flow_level(x, sh->n)) {
+        /* one phase: the closed form's time (mdl_tree_time on this member's routes, per class
+         * of link) less the bytes of its busiest class at flow load, then one flow per peer
+         * carrying every chunk of every tree it exchanges with that peer */
+        struct mdl_tree_cost tc;
+        tree_cost(x->c, sh, k, &tc);
+        struct mdl_coll_path path[2];
+        memset(path, 0, sizeof path);
+        int peer[TREE_PEERS], np = 0;
+        double load[TREE_PEERS];
+        for (int t = 0; t < T; t++)
+            for (int j = -1; j < nch[t]; j++) {
+                int q = j < 0 ? parent[t] : ch[t][j];
+                if (q < 0) continue;
+                int cl = sh->local < 2 || q / sh->local != me / sh->local;
+                double bw = bw_to(x, M(q)), a = alpha_to(x, M(q));
+                if (a > path[cl].alpha_s) path[cl].alpha_s = a;
+                if (bw > 0 && (path[cl].bw_Bps == 0 || bw < path[cl].bw_Bps)) path[cl].bw_Bps = bw;
+                int u = 0;
+                while (u < np && peer[u] != q)
+                    u++;
+                if (u == np) {
+                    xbt_assert(np < TREE_PEERS, "tree member with more than %d peers", TREE_PEERS);
+                    peer[np] = q;
+                    load[np++] = 0;
+                }
+                load[u] += k * c;
+            }
+        for (int cl = 0; cl < 2; cl++)
+            if (!(path[cl].bw_Bps > 0)) path[cl] = path[1 - cl];
+        /* per peer, its own route on its class (the other class at its worst): the longest */
+        double lat = 0;
+        for (int u = 0; u < np; u++) {
+            int q = peer[u], cl = sh->local < 2 || q / sh->local != me / sh->local;
+            struct mdl_coll_path p[2] = {path[0], path[1]};
+            p[cl].alpha_s = alpha_to(x, M(q));
+            p[cl].bw_Bps = bw_to(x, M(q));
+            if (!(p[cl].bw_Bps > 0)) continue;
+            double l = mdl_tree_time(&tc, k, c, &p[0], &p[1]) -
+                       mdl_tree_flow_bulk(&tc, k, c, &p[0], &p[1]);
+            if (l > lat) lat = l;
+        }
+        for (int u = 0; u < np; u++)
+            post_recv(x, SLOT_TFLOW);
+        sleep_for(lat);
+        for (int u = 0; u < np; u++)
+            post_send(x, M(peer[u]), SLOT_TFLOW, load[u]);
+        finish(x);
+        return;
+    }
+    tree_steps(x, T, k, c, mem, stride, me, parent, nch, ch, at);
+#undef M
+}
+
 /* Hierarchical algorithms a (rings or, for HTREE, trees across machines) */
 static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind k, int me, double S)
 {
@@ -511,9 +558,11 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     const int *local = &h->member[j * L], *rail = &h->member[l];
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
     int rail_steps = k == MDL_OP_ALL_REDUCE ? 2 * (N - 1) : N - 1;
-    if (a == MDL_ALGO_HTREE)
-        tree(x, rail, N, L, j, S / L);
-    else
+    if (a == MDL_ALGO_HTREE) {
+        struct mdl_tree_shape sh;
+        mdl_tree_shape_flat(&sh, N);
+        tree(x, &sh, rail, L, j, S / L);
+    } else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
 }
@@ -536,8 +585,9 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.gran = op->gran;
     if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE)
         x.machines = c->hier[op->group].nodes;
-    /* at most 2 * TUNE_MAX_CHANNELS comms pend at once, except in a direct exchange (2(n-1)) */
-    enum { FIXED = 2 * TUNE_MAX_CHANNELS + 4 };
+    /* at most 2 * TUNE_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
+     * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)) */
+    enum { FIXED = 2 * TUNE_MAX_CHANNELS + 2 * TREE_PEERS };
     sg_comm_t comms[FIXED];
     void *sink[FIXED];
     x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8 : FIXED;
@@ -547,9 +597,13 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     sleep_for(nc->base_s[pr]);
     double S = op->bytes;
     switch (op->algo) {
-    case MDL_ALGO_TREE:
-        tree(&x, NULL, n, 1, me, S);
+    case MDL_ALGO_TREE: {
+        const struct tune_hier *h = &c->hier[op->group];
+        struct mdl_tree_shape sh;
+        const int *mem = tune_tree_shape(h, n, &sh);
+        tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S);
         break;
+    }
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
         hierarchical(&x, (enum mdl_coll_algo)op->algo, k, me, S);

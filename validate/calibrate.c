@@ -81,6 +81,7 @@ static double bw_time(const struct model *m, int op, int algo, double S)
     e.all.alpha_s = e.intra.alpha_s = e.inter.alpha_s = 0;
     e.all.ring_alpha_s = e.intra.ring_alpha_s = e.inter.ring_alpha_s = 0;
     e.chan.alpha_s = e.chan.ring_alpha_s = 0;
+    e.heads.alpha_s = e.heads.ring_alpha_s = 0;
     return mdl_coll_time((enum mdl_op_kind)op, (enum mdl_coll_algo)algo, S, &e);
 }
 

@@ -55,3 +55,98 @@ Test(collective, a_tree_halves_its_chunk_until_its_levels_fill_the_pipeline)
     /* a chunk set below the floors is kept */
     cr_assert(eq(int, mdl_tree_chunks(1 * M, 16 * K, 2), MDL_MAX_CHUNKS));
 }
+
+/* Every tree of a shape: one root, each other member its parent's child, heights and depths
+ * consistent with the links; returns the root. */
+static int tree_check(const struct mdl_tree_shape *s, int t)
+{
+    int root = -1, top = 0;
+    for (int i = 0; i < s->n; i++) {
+        int parent, ch[MDL_TREE_ARITY];
+        int nc = mdl_tree_links(s, t, i, &parent, ch);
+        cr_assert(le(int, nc, MDL_TREE_ARITY));
+        if (parent < 0) {
+            cr_assert(eq(int, root, -1), "tree %d has two roots", t);
+            root = i;
+            cr_assert(eq(int, mdl_tree_depth(s, t, i), 0));
+        } else {
+            int pp, pc[MDL_TREE_ARITY], found = 0;
+            int pn = mdl_tree_links(s, t, parent, &pp, pc);
+            for (int j = 0; j < pn; j++)
+                found |= pc[j] == i;
+            cr_assert(found, "member %d is not a child of its parent %d in tree %d", i, parent, t);
+            cr_assert(eq(int, mdl_tree_depth(s, t, i), mdl_tree_depth(s, t, parent) + 1));
+        }
+        int h = 0;
+        for (int j = 0; j < nc; j++) {
+            int hc = mdl_tree_height(s, t, ch[j]) + 1;
+            if (hc > h) h = hc;
+        }
+        cr_assert(eq(int, mdl_tree_height(s, t, i), h), "member %d of tree %d", i, t);
+        if (h > top) top = h;
+    }
+    cr_assert(ge(int, root, 0));
+    cr_assert(eq(int, mdl_tree_top(s), top));
+    return root;
+}
+
+Test(collective, ncclS_tree_chains_each_machine_and_joins_the_heads_across_machines)
+{
+    for (int N = 2; N <= 9; N += 7)
+        for (int L = 2; L <= 8; L *= 2)
+            for (int P = 1; P <= L && P <= 4; P *= 2) {
+                struct mdl_tree_shape s;
+                cr_assert(eq(int, mdl_tree_shape_machines(&s, N, L, P), 0));
+                cr_assert(eq(int, s.trees, 2 * P));
+                for (int t = 0; t < s.trees; t++) {
+                    int h = mdl_tree_head(&s, t), root = tree_check(&s, t);
+                    /* both trees of a pair enter every machine at the same member; tree A's root
+                     * is machine 0's head, tree B's machine N-1's */
+                    cr_assert(eq(int, h, mdl_tree_head(&s, t ^ 1)));
+                    cr_assert(eq(int, root, (t % 2 ? N - 1 : 0) * L + h));
+                    /* the trees' height: a chain through L members, then the machines' heap */
+                    cr_assert(eq(int, mdl_tree_top(&s), L - 1 + (N == 2 ? 1 : 3)));
+                    for (int i = 0; i < s.n; i++) {
+                        int parent, ch[MDL_TREE_ARITY];
+                        int nc = mdl_tree_links(&s, t, i, &parent, ch);
+                        /* only heads cross machines: to the parent machine's head and to up to
+                         * two child machines' heads */
+                        for (int j = -1; j < nc; j++) {
+                            int q = j < 0 ? parent : ch[j];
+                            if (q < 0 || q / L == i / L) continue;
+                            cr_assert(eq(int, i % L, h));
+                            cr_assert(eq(int, q % L, h));
+                        }
+                    }
+                }
+                /* pairs enter machines at distinct members */
+                for (int p = 1; p < P; p++)
+                    cr_assert(ne(int, mdl_tree_head(&s, 2 * p), mdl_tree_head(&s, 2 * p - 2)));
+            }
+    struct mdl_tree_shape s;
+    cr_assert(eq(int, mdl_tree_shape_machines(&s, 4, 2, 3), -1)); /* more pairs than members */
+    mdl_tree_shape_flat(&s, 7);
+    cr_assert(eq(int, tree_check(&s, 0), 0));
+    cr_assert(eq(int, tree_check(&s, 1), 6));
+}
+
+Test(collective, a_tree_costs_its_chains_and_its_links_between_machines_apart)
+{
+    /* 2 machines of 4, one pair: a chain of 4 in each machine, the heads joined. Tree A: machine
+     * 0's head is the root, machine 1's head its child; B the other way. Per chunk the heads
+     * exchange one transfer each way per tree, so the links between machines carry at most 2
+     * per step and 2 in all per member and direction (the flows) */
+    struct mdl_tree_shape s;
+    cr_assert(eq(int, mdl_tree_shape_machines(&s, 2, 4, 1), 0));
+    struct mdl_tree_cost c;
+    cr_assert(eq(int, mdl_tree_cost(&s, 1, &c), 0));
+    cr_assert(eq(int, c.levels[0], 3));
+    cr_assert(eq(int, c.levels[1], 1));
+    cr_assert(eq(int, c.flow[1], 2));
+    /* a middle member of the chain sends up and down in both trees: 4 transfers */
+    cr_assert(eq(int, c.flow[0], 4));
+    /* time: with one chunk the path dominates: 2 (3 chain + 1 link) levels */
+    struct mdl_coll_path chain = {1e-6, 100e9, 1e-6, 100e9}, link = {5e-6, 10e9, 5e-6, 10e9};
+    double t = mdl_tree_time(&c, 1, 1e3, &chain, &link);
+    near(t, 2 * (3 * (1e-6 + 1e3 / 100e9) + (5e-6 + 1e3 / 10e9)));
+}
