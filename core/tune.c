@@ -80,7 +80,6 @@ int tune_channel_pos(const struct tune_hier *h, int j, int i)
     return h->node_of[i] * L + (h->local_of[i] - channel_shift(h, j) + L) % L;
 }
 
-/* Pairs of the ring channels of a group (h->channels >= 2). */
 const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_shape *sh)
 {
     if (h->local >= 2 && h->nodes >= 2 &&
@@ -90,6 +89,7 @@ const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_sha
     return NULL;
 }
 
+/* Pairs of the ring channels of a group (h->channels >= 2). */
 static int channel_pairs(const struct mdl_group *g, const struct tune_hier *h, int (*out)[2])
 {
     int n = g->n, k = 0;

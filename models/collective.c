@@ -284,38 +284,32 @@ int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *o
     int L = s->local, N = s->n / L, H = mdl_tree_top(s), steps = k + 2 * H - 1;
     out->levels[0] = L - 1;
     out->levels[1] = H - (L - 1);
-    /* one machine per distinct node key stands for all the machines with that key */
-    struct node_key *keys = malloc((size_t)N * sizeof *keys);
+    /* one machine per distinct node key stands for all the machines with that key: sorted by
+     * key (which leads struct machine), the first of each run */
+    struct machine {
+        struct node_key key;
+        int v;
+    } *ms = malloc((size_t)N * sizeof *ms);
     int *rep = malloc((size_t)N * sizeof *rep);
     /* per class: out and in transfers per step (difference arrays, then prefix sums) */
     int *d = calloc(4 * ((size_t)steps + k + 1), sizeof *d);
     int *best = calloc(2 * (size_t)steps, sizeof *best);
-    if (!keys || !rep || !d || !best) {
-        free(keys);
+    if (!ms || !rep || !d || !best) {
+        free(ms);
         free(rep);
         free(d);
         free(best);
         return -1;
     }
-    for (int v = 0; v < N; v++)
-        node_key(N, v, &keys[v]);
-    /* sort machine indices by key (keys[] reordered alongside through an index sort) */
-    struct kv {
-        struct node_key key;
-        int v;
-    } *kvs = malloc((size_t)N * sizeof *kvs);
-    int nrep = 0;
-    if (kvs) {
-        for (int v = 0; v < N; v++)
-            kvs[v] = (struct kv){keys[v], v};
-        qsort(kvs, (size_t)N, sizeof *kvs, key_cmp); /* the key leads the struct */
-        for (int v = 0; v < N; v++)
-            if (v == 0 || key_cmp(&kvs[v], &kvs[v - 1])) rep[nrep++] = kvs[v].v;
-        free(kvs);
-    } else {
-        for (int v = 0; v < N; v++)
-            rep[nrep++] = v;
+    for (int v = 0; v < N; v++) {
+        node_key(N, v, &ms[v].key);
+        ms[v].v = v;
     }
+    qsort(ms, (size_t)N, sizeof *ms, key_cmp);
+    int nrep = 0;
+    for (int v = 0; v < N; v++)
+        if (v == 0 || key_cmp(&ms[v], &ms[v - 1])) rep[nrep++] = ms[v].v;
+    free(ms);
     size_t span = (size_t)steps + k + 1;
     for (int r = 0; r < nrep; r++)
         for (int l = 0; l < L; l++) {
@@ -357,7 +351,6 @@ int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *o
     for (int c = 0; c < 2; c++)
         for (int st = 0; st < steps; st++)
             out->sum[c] += best[c * steps + st];
-    free(keys);
     free(rep);
     free(d);
     free(best);
