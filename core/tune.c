@@ -242,7 +242,8 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
             np += ring_pairs(groups[k], &hs[k], which, one_way, pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, phase[which]) ? 1 : 0;
     }
-    if (!rc && hs[0].local) { /* tree heads: pair p's head of machine j to machine j + 1's */
+    /* the tree heads (trees run all-reduces only): pair p's head of machine j to j + 1's */
+    if (!rc && hs[0].local && kind == MDL_OP_ALL_REDUCE) {
         int np = 0;
         for (int k = 0; k < ng; k++) {
             struct mdl_tree_shape sh;

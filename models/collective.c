@@ -238,9 +238,7 @@ int mdl_tree_top(const struct mdl_tree_shape *s)
     return s->local - 1 + heap_height(N, 0, 0);
 }
 
-/* Whether the link between members i and j crosses machines (class 1) or runs along a chain
- * inside one (class 0). */
-static int link_class(const struct mdl_tree_shape *s, int i, int j)
+int mdl_tree_crosses(const struct mdl_tree_shape *s, int i, int j)
 {
     return s->local < 2 || i / s->local != j / s->local;
 }
@@ -322,14 +320,14 @@ int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *o
                 int nc = mdl_tree_links(s, t, i, &parent, ch);
                 int hi = mdl_tree_height(s, t, i), di = mdl_tree_depth(s, t, i);
                 if (parent >= 0) { /* up to the parent; down from it */
-                    int c = link_class(s, i, parent);
+                    int c = mdl_tree_crosses(s, i, parent);
                     ev_add(ev[c][0], hi, 1, k);
                     ev_add(ev[c][1], H + di - 1, 1, k);
                     tot[c][0]++;
                     tot[c][1]++;
                 }
                 for (int j = 0; j < nc; j++) { /* up from each child; down to them */
-                    int c = link_class(s, i, ch[j]);
+                    int c = mdl_tree_crosses(s, i, ch[j]);
                     ev_add(ev[c][1], mdl_tree_height(s, t, ch[j]), 1, k);
                     ev_add(ev[c][0], H + di, 1, k);
                     tot[c][0]++;

@@ -143,6 +143,9 @@ int mdl_tree_links(const struct mdl_tree_shape *s, int t, int i, int *parent,
 int mdl_tree_height(const struct mdl_tree_shape *s, int t, int i);
 int mdl_tree_depth(const struct mdl_tree_shape *s, int t, int i);
 int mdl_tree_top(const struct mdl_tree_shape *s);
+/* The class of the link between members i and j: 1 when it crosses machines (every link of a
+ * flat tree), 0 along a chain inside one. */
+int mdl_tree_crosses(const struct mdl_tree_shape *s, int i, int j);
 /* Loads of a tree all-reduce with k chunks per tree, reduced going up and broadcast coming
  * down in one pipeline (chunk j leaves member i for its parent at step j + height(i), for its
  * children at step j + H + depth(i); k + 2H - 1 steps), per class of link: [0] along the

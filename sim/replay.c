@@ -502,38 +502,43 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
          * carrying every chunk of every tree it exchanges with that peer */
         struct mdl_tree_cost tc;
         tree_cost(x->c, sh, k, &tc);
-        struct mdl_coll_path path[2];
-        memset(path, 0, sizeof path);
         int peer[TREE_PEERS], np = 0;
-        double load[TREE_PEERS];
+        double load[TREE_PEERS], pa[TREE_PEERS], pb[TREE_PEERS];
         for (int t = 0; t < T; t++)
             for (int j = -1; j < nch[t]; j++) {
                 int q = j < 0 ? parent[t] : ch[t][j];
                 if (q < 0) continue;
-                int cl = sh->local < 2 || q / sh->local != me / sh->local;
-                double bw = bw_to(x, M(q)), a = alpha_to(x, M(q));
-                if (a > path[cl].alpha_s) path[cl].alpha_s = a;
-                if (bw > 0 && (path[cl].bw_Bps == 0 || bw < path[cl].bw_Bps)) path[cl].bw_Bps = bw;
                 int u = 0;
                 while (u < np && peer[u] != q)
                     u++;
-                if (u == np) {
+                if (u == np) { /* a new peer: its route, looked up once */
                     xbt_assert(np < TREE_PEERS, "tree member with more than %d peers", TREE_PEERS);
                     peer[np] = q;
+                    pa[np] = alpha_to(x, M(q));
+                    pb[np] = bw_to(x, M(q));
                     load[np++] = 0;
                 }
                 load[u] += k * c;
             }
+        /* per class, the worst route of this member's peers */
+        struct mdl_coll_path path[2];
+        memset(path, 0, sizeof path);
+        for (int u = 0; u < np; u++) {
+            int cl = mdl_tree_crosses(sh, me, peer[u]);
+            if (pa[u] > path[cl].alpha_s) path[cl].alpha_s = pa[u];
+            if (pb[u] > 0 && (path[cl].bw_Bps == 0 || pb[u] < path[cl].bw_Bps))
+                path[cl].bw_Bps = pb[u];
+        }
         for (int cl = 0; cl < 2; cl++)
             if (!(path[cl].bw_Bps > 0)) path[cl] = path[1 - cl];
         /* per peer, its own route on its class (the other class at its worst): the longest */
         double lat = 0;
         for (int u = 0; u < np; u++) {
-            int q = peer[u], cl = sh->local < 2 || q / sh->local != me / sh->local;
+            if (!(pb[u] > 0)) continue;
+            int cl = mdl_tree_crosses(sh, me, peer[u]);
             struct mdl_coll_path p[2] = {path[0], path[1]};
-            p[cl].alpha_s = alpha_to(x, M(q));
-            p[cl].bw_Bps = bw_to(x, M(q));
-            if (!(p[cl].bw_Bps > 0)) continue;
+            p[cl].alpha_s = pa[u];
+            p[cl].bw_Bps = pb[u];
             double l = mdl_tree_time(&tc, k, c, &p[0], &p[1]) -
                        mdl_tree_flow_bulk(&tc, k, c, &p[0], &p[1]);
             if (l > lat) lat = l;
