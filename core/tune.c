@@ -17,7 +17,8 @@ void tune_hier_release(struct tune_hier *h)
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h)
 {
     memset(h, 0, sizeof *h);
-    if (t->xml_path[0] || t->machines < 2 || g->n < 4) return 0;
+    h->machines = 1;
+    if (t->xml_path[0] || t->machines < 2 || g->n < 2) return 0;
     int n = g->n, nm = t->machines;
     int *order = malloc((size_t)nm * sizeof *order), *count = calloc((size_t)nm, sizeof *count);
     h->node_of = malloc((size_t)n * sizeof *h->node_of);
@@ -37,7 +38,8 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
         h->node_of[i] = order[m];
         h->local_of[i] = count[order[m]]++;
     }
-    int local = nodes ? n / nodes : 0;
+    int machines = nodes > 1 ? nodes : 1;
+    int local = nodes && n >= 4 ? n / nodes : 0;
     for (int j = 0; j < nodes; j++)
         if (count[j] != local) local = 0;
     if (!rc && nodes >= 2 && local >= 2) {
@@ -57,8 +59,10 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
     free(count);
     if (rc || !h->local) {
         tune_hier_release(h);
+        h->machines = machines;
         return rc;
     }
+    h->machines = machines;
     return 0;
 }
 
@@ -268,6 +272,8 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     if (!rc && hs[0].local) {
         e->hier = hs[0];
         memset(&hs[0], 0, sizeof hs[0]);
+    } else if (hs) {
+        e->hier.machines = hs[0].machines;
     }
     for (int k = 0; hs && k < ng; k++)
         tune_hier_release(&hs[k]);
@@ -314,21 +320,22 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->chan = tune_coll_path(&ge->chan, hop, eff);
     out->pairs = ge->hier.channels > 1 ? ge->hier.channels : 1;
     out->heads = tune_coll_path(&ge->heads, hop, eff);
+    out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines) * (eff > 0 ? eff : 1);
+    out->tree_whole = p == MDL_PROTO_SIMPLE;
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
- * chooses among. All-reduce: ring or, across machines, tree, where NCCL's tree is
- * hierarchical_tree's shape (trees between machines, a chain or ring inside each; inside one
- * machine NCCL's tree is a chain, which tpsim does not model, so rings run there); all-gather,
- * reduce-scatter and broadcast: ring; all-to-all and send/recv: point to point (direct).
- * hierarchical (rings on rails) and direct all-reduce/gather/scatter are not NCCL's: they run
- * only when a platform or an op asks for them. */
+ * chooses among. All-reduce: ring or, across machines, NCCL's tree (chains inside machines,
+ * trees between them; inside one machine NCCL's tree is a chain, which tpsim does not model, so
+ * rings run there), or NVLS inside one NVSwitch machine; all-gather, reduce-scatter and
+ * broadcast: ring; all-to-all and send/recv: point to point (direct). hierarchical (rings on
+ * rails), hierarchical_tree (its trees on rails between phases inside machines) and direct
+ * all-reduce/gather/scatter are not NCCL's: they run only when a platform or an op asks. */
 static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, int a)
 {
     switch (k) {
     case MDL_OP_ALL_REDUCE:
-        return a == MDL_ALGO_RING ||
-               (ge->spans && a == (ge->hier.local ? MDL_ALGO_HTREE : MDL_ALGO_TREE)) ||
+        return a == MDL_ALGO_RING || (ge->spans && a == MDL_ALGO_TREE) ||
                (a == MDL_ALGO_NVLS && ge->nvls);
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:

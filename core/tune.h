@@ -25,6 +25,7 @@ struct tune_hier {
                        * channels): one per NIC of a machine, at most `local`, the platform's
                        * nccl.channels and TUNE_MAX_CHANNELS; 1 inside one machine or with
                        * one NIC */
+    int machines;     /* distinct machines of the group's members (1 on a user XML) */
 };
 #define TUNE_MAX_CHANNELS MDL_MAX_CHANNELS
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);

@@ -49,6 +49,16 @@ void mdl_nccl_default(struct mdl_nccl *n)
     n->chunk_bytes = 512 << 10; /* NCCL's Simple step: its 4 MiB buffer in 8 slots */
     n->flow_threshold = 32;
     n->nvls_eff = 1;
+    /* NCCL's per-channel tree bus bandwidth on Ampere (its tuning model, src/graph/tuning.cc:
+     * 24.0, 23.6 and 17.8 GB/s over one, two and more machines) is a pair of trees (two
+     * channels) at half their bus bandwidth in buffer bytes: a quarter each */
+    const double ampere[3] = {24.0e9 / 4, 23.6e9 / 4, 17.8e9 / 4};
+    memcpy(n->tree_rate_Bps, ampere, sizeof ampere);
+}
+
+double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines)
+{
+    return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2];
 }
 
 static int parse_name(const char *s, const char *const *names, int n)
@@ -133,7 +143,8 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
     for (int i = 0; i < 3 && c > 0; i++)
         while (bytes / c < per_level[i] * d && c > floor_bytes[i])
             c /= 2;
-    return mdl_coll_chunks(bytes, c);
+    double k = ceil(bytes / c);
+    return k < 1 ? 1 : k > MDL_MAX_TREE_CHUNKS ? MDL_MAX_TREE_CHUNKS : (int)k;
 }
 
 /* Position of machine v in node tree `kind` (0: a heap over 0..N-1, 1: the same over N-1..0),
@@ -356,13 +367,17 @@ int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *o
 }
 
 double mdl_tree_time(const struct mdl_tree_cost *tc, int k, double c,
-                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree)
+                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree,
+                     double rate, bool whole)
 {
     double tc0 = tc->levels[0] ? c / chain->bw_Bps : 0, tc1 = c / tree->bw_Bps;
     double a0 = tc->levels[0] ? chain->alpha_s : 0;
+    double u = rate > 0 ? c / rate : 0; /* a channel's time per chunk */
     double step = tc0 > tc1 ? tc0 : tc1;
-    double path =
-        2 * (tc->levels[0] * (a0 + tc0) + tc->levels[1] * (tree->alpha_s + tc1)) + (k - 1) * step;
+    if (u > step) step = u;
+    int levels = tc->levels[0] + tc->levels[1];
+    double path = 2 * (tc->levels[0] * (a0 + tc0) + tc->levels[1] * (tree->alpha_s + tc1)) +
+                  (whole ? 2 * levels * u : 0) + (k - 1) * step;
     double b0 = tc->levels[0] ? tc->sum[0] * tc0 : 0, b1 = tc->sum[1] * tc1;
     double busy = tc->levels[0] * a0 + tc->levels[1] * tree->alpha_s + (b0 > b1 ? b0 : b1);
     return path > busy ? path : busy;
@@ -395,13 +410,14 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
  * soon as the root has it; latency is paid per level, bandwidth per step at its most loaded
  * member. */
 static double tree(const struct mdl_tree_shape *sh, double S, double chunk_bytes,
-                   const struct mdl_coll_path *chain, const struct mdl_coll_path *link)
+                   const struct mdl_coll_path *chain, const struct mdl_coll_path *link, double rate,
+                   bool whole)
 {
     double b = S / sh->trees;
     int k = mdl_tree_chunks(b, chunk_bytes, mdl_tree_top(sh));
     struct mdl_tree_cost tc;
     if (mdl_tree_cost(sh, k, &tc)) return -1;
-    return mdl_tree_time(&tc, k, b / k, chain, link);
+    return mdl_tree_time(&tc, k, b / k, chain, link, rate, whole);
 }
 
 static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)
@@ -412,7 +428,7 @@ static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const str
     if (a == MDL_ALGO_HTREE) {
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, N);
-        double tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter);
+        double tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter, 0, true);
         return k == MDL_OP_ALL_REDUCE && tr >= 0 ? 2 * rs_local + tr : -1;
     }
     switch (k) {
@@ -459,10 +475,10 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         struct mdl_tree_shape sh;
         if (e->local >= 2 && e->nodes >= 2 &&
             !mdl_tree_shape_machines(&sh, e->nodes, e->local, e->pairs > 0 ? e->pairs : 1)) {
-            t = tree(&sh, S, e->chunk_bytes, &e->intra, &e->heads);
+            t = tree(&sh, S, e->chunk_bytes, &e->intra, &e->heads, e->tree_rate_Bps, e->tree_whole);
         } else {
             mdl_tree_shape_flat(&sh, m);
-            t = tree(&sh, S, e->chunk_bytes, p, p);
+            t = tree(&sh, S, e->chunk_bytes, p, p, e->tree_rate_Bps, e->tree_whole);
         }
         break;
     }

@@ -35,9 +35,12 @@ enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_S
 enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
 #define MDL_ALGO_N       7
 #define MDL_PROTO_N      4
-#define MDL_MAX_CHUNKS   64 /* pipeline chunks of trees and broadcast chains */
+#define MDL_MAX_CHUNKS   64 /* pipeline chunks of broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
 #define MDL_MAX_CHANNELS 8  /* ring channels across machines */
+/* Chunks of each tree: NCCL's 512 KiB step up to 512 MiB, so that the pipeline's fill (a chunk
+ * per level through every channel) stays what NCCL's is. */
+#define MDL_MAX_TREE_CHUNKS 1024
 
 /* Collective tuning of a platform: what NCCL's tuner and protocols cost there. Per-protocol
  * arrays are indexed by enum mdl_coll_proto (entry 0 unused). */
@@ -52,9 +55,16 @@ struct mdl_nccl {
     int algo, proto, gran;      /* forced choices, or *_AUTO */
     bool nvls;                  /* NVLink SHARP in the NVSwitch machines (Hopper and later) */
     double nvls_eff;            /* fraction of the ring's link bandwidth NVLS delivers, (0, 1] */
+    /* The most one tree forwards per second in each direction at a member: every tree runs on
+     * its own NCCL channel, one thread block that reduces and forwards its chunks going up and
+     * copies them on going down. Per machine count of the group: [0] one, [1] two, [2] more
+     * (NCCL measures the three apart); 0: unlimited. */
+    double tree_rate_Bps[3];
 };
 
 void mdl_nccl_default(struct mdl_nccl *n);
+/* A tree's channel rate on a group over `machines` machines (tree_rate_Bps's bucket). */
+double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines);
 
 /* The names, NULL-terminated, in enum order. */
 extern const char *const mdl_algo_names[];
@@ -103,6 +113,9 @@ struct mdl_coll_env {
     int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
     double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
     double chunk_bytes;                /* pipeline chunk */
+    double tree_rate_Bps;              /* a tree channel's rate (mdl_nccl_tree_rate) times the
+                                        * protocol's efficiency; 0: none */
+    bool tree_whole;                   /* a chunk passes a channel whole (Simple) */
 };
 
 /* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
@@ -110,7 +123,8 @@ int mdl_coll_chunks(double bytes, double chunk_bytes);
 
 /* Pipeline chunks of a tree of the given height carrying `bytes`: as NCCL does for its trees,
  * the chunk (from chunk_bytes) halves while the tree would get fewer than 8 chunks per level
- * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then mdl_coll_chunks. */
+ * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then ceil(bytes / chunk)
+ * clamped to 1..MDL_MAX_TREE_CHUNKS. */
 int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
 
 /* The shape of a tree all-reduce. A flat double binary tree over n members (local 1, 2
@@ -159,10 +173,16 @@ struct mdl_tree_cost {
 };
 int mdl_tree_cost(const struct mdl_tree_shape *s, int k, struct mdl_tree_cost *out);
 /* The pipelined trees' time for chunks of c bytes (k per tree) on the chain and tree-link
- * paths: the longer of the last chunk's path over every level up and down and the busiest
- * member's steps after its first latencies (on the busier class). */
+ * paths, with each tree's channel forwarding at most `rate` bytes/s (0: unlimited): a member's
+ * channel takes c / rate for each chunk it sends on (going up, every member but the root; going
+ * down, the root and every member with children), one chunk after another. With `whole`
+ * (Simple, whose steps are flagged whole), a chunk leaves once its channel is through with it;
+ * else (LL, LL128: a flag per line) it leaves as the channel starts on it. The longer of the
+ * last chunk's path over every level up and down and the busiest member's steps after its first
+ * latencies (on the busier class). */
 double mdl_tree_time(const struct mdl_tree_cost *tc, int k, double c,
-                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree);
+                     const struct mdl_coll_path *chain, const struct mdl_coll_path *tree,
+                     double rate, bool whole);
 /* Bytes time of a member's flows at flow level: its busiest class's flows, one per connection
  * carrying its k chunks. */
 double mdl_tree_flow_bulk(const struct mdl_tree_cost *tc, int k, double c,

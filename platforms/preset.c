@@ -109,6 +109,12 @@ void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
     memcpy(nc->eff, ft->eff, sizeof nc->eff);
     nc->nvls = ft->nvls;
     nc->nvls_eff = ft->nvls_eff;
+    if (!strcmp(preset, "dgx-h100")) {
+        /* NCCL's per-channel tree bus bandwidth on Hopper over one, two and more machines
+         * (38.7, 41.4, 36.0 GB/s), a quarter per tree as on Ampere (mdl_nccl_default) */
+        const double hopper[3] = {38.7e9 / 4, 41.4e9 / 4, 36.0e9 / 4};
+        memcpy(nc->tree_rate_Bps, hopper, sizeof hopper);
+    }
 }
 
 struct builder {

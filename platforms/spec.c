@@ -210,6 +210,17 @@ static int read_efficiencies(const struct tps_ydoc *d, int v, const char *f, voi
     return read_per_proto(d, v, f, 0, dst, err);
 }
 
+/* tree_rate: one rate for groups over any number of machines */
+static int read_tree_rate(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                          struct tps_error *err)
+{
+    double r, *out = dst;
+    int rc = tps_ydoc_rate(d, v, f, &r, err);
+    if (rc) return rc;
+    out[0] = out[1] = out[2] = r;
+    return TPS_OK;
+}
+
 #define NC(field) offsetof(struct mdl_nccl, field)
 static const struct tps_ykey nccl_keys[] = {
     {"algorithm", TPS_YK_ENUM, NC(algo), 0, {.names = mdl_algo_names}},
@@ -223,6 +234,7 @@ static const struct tps_ykey nccl_keys[] = {
     {"efficiency", TPS_YK_FN, NC(eff), 0, {.fn = read_efficiencies}},
     {"nvls", TPS_YK_BOOL, NC(nvls), 0, {NULL}},
     {"nvls_efficiency", TPS_YK_POSITIVE, NC(nvls_eff), 1, {NULL}},
+    {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 

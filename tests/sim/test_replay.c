@@ -96,8 +96,9 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
         /* the trees' pipeline (docs/collectives.md): its closed form takes the longer of the
          * last chunk's path and the busiest member's steps after its first latencies; where a
          * member's links carry several pipelines at once, the simulated path is slowed by that
-         * sharing: allow one route latency and two chunk times. The trees of
-         * hierarchical_tree carry S / (GPUs per machine) between machines. */
+         * sharing: allow one route latency and two chunk times, on the route and through a
+         * tree's channel. The trees of hierarchical_tree carry S / (GPUs per machine) between
+         * machines, at no channel rate. */
         int local = a == MDL_ALGO_HTREE ? t->ngpus / t->machines : 1;
         struct plat_route r;
         cr_assert(eq(int, plat_topo_route(t, 0, local == 1 ? 1 : local, &r), 0));
@@ -105,7 +106,9 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, a == MDL_ALGO_HTREE ? t->machines : n);
         double c = b / mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_top(&sh));
-        slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]);
+        double rate = a == MDL_ALGO_TREE ? mdl_nccl_tree_rate(&t->nccl, 1) : 0;
+        slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]) +
+                (rate > 0 ? 2 * c / rate : 0);
     }
     cr_assert(gt(dbl, f, 0), "%s/%s has no closed form", mdl_op_kind_name(k), mdl_algo_name(a));
     for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
@@ -258,9 +261,9 @@ Test(coll, hierarchical_tree_pays_log_machines_latency_steps_not_a_ring_of_them)
     double ring = formula(&t, MDL_OP_ALL_REDUCE, 512, S, MDL_ALGO_HIER, MDL_PROTO_LL);
     double tree = formula(&t, MDL_OP_ALL_REDUCE, 512, S, MDL_ALGO_HTREE, MDL_PROTO_LL);
     cr_assert(lt(dbl, 4 * tree, ring), "tree %g ring %g", tree, ring);
-    /* the tuner takes the trees there */
+    /* the tuner takes a tree there: NCCL's, whose trees between machines have the same height */
     enum mdl_coll_algo a = tuner_algo(&t, MDL_OP_ALL_REDUCE, 512, S);
-    cr_assert(eq(int, a, MDL_ALGO_HTREE), "%s", mdl_algo_name(a));
+    cr_assert(eq(int, a, MDL_ALGO_TREE), "%s", mdl_algo_name(a));
     plat_topo_release(&t);
 }
 
@@ -300,9 +303,11 @@ Test(coll, ncclS_tree_on_two_machines_sends_half_what_a_ring_sends_out_of_each)
     /* one HDR NIC per machine, 2 machines: in the pair of trees each machine's head sends S/2
      * down (the root of one tree) and S/2 up (the child in the other), S per direction, where a
      * ring sends 2(n-1)/n S out of every machine; the NIC (25 GB/s) bounds both, so the tree
-     * takes about S / 25 GB/s and the ring 1.94 times that */
+     * takes about S / 25 GB/s and the ring 1.94 times that (with the trees' channels
+     * unlimited: they are not what this measures) */
     struct plat_topo t;
     platform("dgx-a100 nodes=2 nics_per_node=1", &t);
+    memset(t.nccl.tree_rate_Bps, 0, sizeof t.nccl.tree_rate_Bps);
     double S = 1 << 30;
     double tree =
         sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_TREE, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
@@ -317,6 +322,45 @@ Test(coll, ncclS_tree_on_two_machines_sends_half_what_a_ring_sends_out_of_each)
     double small_ring =
         sim_one(&t, MDL_OP_ALL_REDUCE, 16, 8, MDL_ALGO_RING, MDL_PROTO_LL, MDL_GRAN_STEP);
     cr_assert(lt(dbl, small_tree, 0.7 * small_ring), "tree %g ring %g", small_tree, small_ring);
+    plat_topo_release(&t);
+}
+
+Test(coll, a_trees_channel_forwards_at_most_its_rate)
+{
+    /* 2 machines, one NIC each: one pair of trees, each tree's channel at 5.9 GB/s (NCCL's
+     * Ampere figure for two machines, a quarter per tree), far below the NIC. 256 MiB: each tree
+     * carries 128 MiB in k = 256 chunks of 512 KiB, which its channels pass one after another, a
+     * chunk per level to fill the pipeline (2 x 8 levels: 7 along the chain, 1 between the
+     * machines): (k + 16 - 1) chunk times, per step and at flow level; twice the rate, half */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=2 nics_per_node=1", &t);
+    double S = 256 << 20, rate = mdl_nccl_tree_rate(&t.nccl, 2), c = 512 << 10;
+    cr_assert(eq(dbl, rate, 23.6e9 / 4));
+    double want = (256 + 16 - 1) * c / rate;
+    for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
+        double tree = sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_TREE, MDL_PROTO_SIMPLE, gran);
+        cr_assert(le(dbl, fabs(tree - want), 0.02 * want), "%s: tree %g s, want %g",
+                  mdl_gran_name((enum mdl_coll_gran)gran), tree, want);
+    }
+    for (int i = 0; i < 3; i++)
+        t.nccl.tree_rate_Bps[i] = 2 * rate;
+    double fast =
+        sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_TREE, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+    cr_assert(le(dbl, fabs(fast - want / 2), 0.02 * want / 2), "tree %g s", fast);
+    plat_topo_release(&t);
+}
+
+Test(coll, the_tuner_takes_ncclS_tree_across_machines_where_it_is_faster_than_the_ring)
+{
+    /* 16 machines of 8 GPUs (8 NICs each): a ring of 128 GPUs pays 254 steps, the trees 2 x (7
+     * + 4) levels, so 1 MiB runs on the trees; at 1 GiB their channels (16 trees x 4.45 GB/s
+     * over more than two machines) are slower than the ring, which runs */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=16", &t);
+    cr_assert(eq(int, tuner_algo(&t, MDL_OP_ALL_REDUCE, 128, 1 << 20), MDL_ALGO_TREE));
+    cr_assert(eq(int, tuner_algo(&t, MDL_OP_ALL_REDUCE, 128, 1 << 30), MDL_ALGO_RING));
+    /* inside one machine the ring (NCCL's tree there is a chain, not modelled) */
+    cr_assert(eq(int, tuner_algo(&t, MDL_OP_ALL_REDUCE, 8, 1 << 20), MDL_ALGO_RING));
     plat_topo_release(&t);
 }
 
