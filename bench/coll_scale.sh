@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/coll_scale.sh - wall time and peak memory of one 1 GiB all-reduce on large fabrics:
 # dgx-a100 x512 nodes (4096 GPUs) and x2048 nodes (16384 GPUs), one NIC per GPU, non-blocking
-# fat-tree, with the tuner's choices (hierarchical_tree; flow-level past 32 nodes). Also times the
+# fat-tree, with the tuner's choices (NCCL's tree; flow-level past 32 nodes). Also times the
 # 4096-GPU case with per-node zones in a 2:1 oversubscribed fat-tree. Prints every run and medians
 # of wall time, CPU time (user + system) and peak RSS.
 #   bench/coll_scale.sh [RUNS=3]

@@ -6,6 +6,7 @@
 
 #include "platforms/preset.h"
 #include "platforms/spec.h"
+#include "tests/testdir.h"
 
 TestSuite(topo);
 
@@ -172,4 +173,42 @@ Test(topo, a_platform_file_takes_overrides_as_a_preset_does)
     cr_assert(ne(int, plat_spec_from_args("x.xml", 1, kv, &t, &err), 0));
     cr_assert(strstr(err.msg, "SimGrid XML") != NULL, "%s", err.msg);
     plat_topo_release(&t);
+}
+
+Test(topo, a_trees_channel_rate_follows_the_gpu_and_the_machines_and_nccl_tree_rate_sets_it)
+{
+    /* NCCL's per-channel tree bus bandwidth over one, two and more machines, a quarter per tree */
+    struct plat_topo t;
+    build("dgx-a100", 0, NULL, &t);
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1), 24.0e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2), 23.6e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 9), 17.8e9 / 4));
+    plat_topo_release(&t);
+    build("dgx-h100", 0, NULL, &t);
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1), 38.7e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2), 41.4e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 3), 36.0e9 / 4));
+    plat_topo_release(&t);
+    /* one rate for every machine count; a value that is no rate is refused where it stands */
+    char dir[256], path[512];
+    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
+    testdir_path(path, sizeof path, dir, "p.yaml");
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fprintf(f, "preset: dgx-a100\nnodes: 2\nnccl: {tree_rate: 10GB/s}\n");
+    fclose(f);
+    build(path, 0, NULL, &t);
+    for (int m = 1; m <= 3; m++)
+        cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, m), 10e9));
+    plat_topo_release(&t);
+    f = fopen(path, "w");
+    fprintf(f, "preset: dgx-a100\nnccl: {tree_rate: fast}\n");
+    fclose(f);
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 19));
+    cr_assert(eq(str, err.field, "nccl.tree_rate"), "%s", err.field);
+    cr_assert(ne(ptr, strstr(err.msg, "rate"), NULL), "%s", err.msg);
+    testdir_remove(dir);
 }
