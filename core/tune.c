@@ -57,13 +57,9 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
     }
     free(order);
     free(count);
-    if (rc || !h->local) {
-        tune_hier_release(h);
-        h->machines = machines;
-        return rc;
-    }
+    if (rc || !h->local) tune_hier_release(h);
     h->machines = machines;
-    return 0;
+    return rc;
 }
 
 /* Channel j enters every machine at its member j * local / channels. */
@@ -320,7 +316,7 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->chan = tune_coll_path(&ge->chan, hop, eff);
     out->pairs = ge->hier.channels > 1 ? ge->hier.channels : 1;
     out->heads = tune_coll_path(&ge->heads, hop, eff);
-    out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines) * (eff > 0 ? eff : 1);
+    out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines, p);
     out->tree_whole = p == MDL_PROTO_SIMPLE;
 }
 

@@ -56,9 +56,10 @@ void mdl_nccl_default(struct mdl_nccl *n)
     memcpy(n->tree_rate_Bps, ampere, sizeof ampere);
 }
 
-double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines)
+double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p)
 {
-    return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2];
+    double eff = n->eff[p] > 0 ? n->eff[p] : 1;
+    return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
 }
 
 static int parse_name(const char *s, const char *const *names, int n)

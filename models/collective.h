@@ -63,8 +63,9 @@ struct mdl_nccl {
 };
 
 void mdl_nccl_default(struct mdl_nccl *n);
-/* A tree's channel rate on a group over `machines` machines (tree_rate_Bps's bucket). */
-double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines);
+/* A tree's channel rate under protocol p on a group over `machines` machines: tree_rate_Bps's
+ * bucket times p's efficiency (1 where it is 0, as a forced protocol runs). */
+double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p);
 
 /* The names, NULL-terminated, in enum order. */
 extern const char *const mdl_algo_names[];
@@ -113,8 +114,8 @@ struct mdl_coll_env {
     int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
     double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
     double chunk_bytes;                /* pipeline chunk */
-    double tree_rate_Bps;              /* a tree channel's rate (mdl_nccl_tree_rate) times the
-                                        * protocol's efficiency; 0: none */
+    double tree_rate_Bps;              /* a tree channel's rate under the protocol
+                                        * (mdl_nccl_tree_rate); 0: none */
     bool tree_whole;                   /* a chunk passes a channel whole (Simple) */
 };
 

@@ -449,22 +449,24 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
         in[4 * t + 3] = mailbox(x->c, x->group, M(me), SLOT_TREE + 4 * t + 3);
     }
     for (;;) {
+        double now = simgrid_get_clock();
         for (int t = 0; t < T; t++) {
             int reduced = k; /* chunks whose children's parts have all arrived */
             for (int j = 0; j < nch[t]; j++)
                 if (got[4 * t + j] < reduced) reduced = got[4 * t + j];
-            double now = simgrid_get_clock();
             for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++) {
-                up_free[t] = (up_free[t] > now ? up_free[t] : now) + u;
+                double start = up_free[t] > now ? up_free[t] : now;
+                up_free[t] = start + u;
                 wire_send(x, 4 * t, M(parent[t]), SLOT_TREE + 4 * t + at[t], c,
-                          up_free[t] - u + lag - now + alpha_to(x, M(parent[t])));
+                          start + lag - now + alpha_to(x, M(parent[t])));
             }
             int down = parent[t] >= 0 ? got[4 * t + 3] : reduced;
             for (; nch[t] && down_sent[t] < down; down_sent[t]++) {
-                down_free[t] = (down_free[t] > now ? down_free[t] : now) + u;
+                double start = down_free[t] > now ? down_free[t] : now;
+                down_free[t] = start + u;
                 for (int j = 0; j < nch[t]; j++)
                     wire_send(x, 4 * t + 1 + j, M(ch[t][j]), SLOT_TREE + 4 * t + 3, c,
-                              down_free[t] - u + lag - now + alpha_to(x, M(ch[t][j])));
+                              start + lag - now + alpha_to(x, M(ch[t][j])));
             }
         }
         int cnt = 0;
@@ -620,7 +622,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         struct mdl_tree_shape sh;
         const int *mem = tune_tree_shape(h, n, &sh);
         tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S,
-             mdl_nccl_tree_rate(nc, h->machines) * x.eff, pr == MDL_PROTO_SIMPLE);
+             mdl_nccl_tree_rate(nc, h->machines, pr), pr == MDL_PROTO_SIMPLE);
         break;
     }
     case MDL_ALGO_HIER:

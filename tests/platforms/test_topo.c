@@ -180,14 +180,14 @@ Test(topo, a_trees_channel_rate_follows_the_gpu_and_the_machines_and_nccl_tree_r
     /* NCCL's per-channel tree bus bandwidth over one, two and more machines, a quarter per tree */
     struct plat_topo t;
     build("dgx-a100", 0, NULL, &t);
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1), 24.0e9 / 4));
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2), 23.6e9 / 4));
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 9), 17.8e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1, MDL_PROTO_SIMPLE), 24.0e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2, MDL_PROTO_SIMPLE), 23.6e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 9, MDL_PROTO_SIMPLE), 17.8e9 / 4));
     plat_topo_release(&t);
     build("dgx-h100", 0, NULL, &t);
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1), 38.7e9 / 4));
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2), 41.4e9 / 4));
-    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 3), 36.0e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 1, MDL_PROTO_SIMPLE), 38.7e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 2, MDL_PROTO_SIMPLE), 41.4e9 / 4));
+    cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, 3, MDL_PROTO_SIMPLE), 36.0e9 / 4));
     plat_topo_release(&t);
     /* one rate for every machine count; a value that is no rate is refused where it stands */
     char dir[256], path[512];
@@ -199,7 +199,7 @@ Test(topo, a_trees_channel_rate_follows_the_gpu_and_the_machines_and_nccl_tree_r
     fclose(f);
     build(path, 0, NULL, &t);
     for (int m = 1; m <= 3; m++)
-        cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, m), 10e9));
+        cr_assert(eq(dbl, mdl_nccl_tree_rate(&t.nccl, m, MDL_PROTO_SIMPLE), 10e9));
     plat_topo_release(&t);
     f = fopen(path, "w");
     fprintf(f, "preset: dgx-a100\nnccl: {tree_rate: fast}\n");

@@ -106,7 +106,7 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, a == MDL_ALGO_HTREE ? t->machines : n);
         double c = b / mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_top(&sh));
-        double rate = a == MDL_ALGO_TREE ? mdl_nccl_tree_rate(&t->nccl, 1) : 0;
+        double rate = a == MDL_ALGO_TREE ? mdl_nccl_tree_rate(&t->nccl, 1, MDL_PROTO_SIMPLE) : 0;
         slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]) +
                 (rate > 0 ? 2 * c / rate : 0);
     }
@@ -334,7 +334,7 @@ Test(coll, a_trees_channel_forwards_at_most_its_rate)
      * machines): (k + 16 - 1) chunk times, per step and at flow level; twice the rate, half */
     struct plat_topo t;
     platform("dgx-a100 nodes=2 nics_per_node=1", &t);
-    double S = 256 << 20, rate = mdl_nccl_tree_rate(&t.nccl, 2), c = 512 << 10;
+    double S = 256 << 20, rate = mdl_nccl_tree_rate(&t.nccl, 2, MDL_PROTO_SIMPLE), c = 512 << 10;
     cr_assert(eq(dbl, rate, 23.6e9 / 4));
     double want = (256 + 16 - 1) * c / rate;
     for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
