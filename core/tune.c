@@ -174,6 +174,33 @@ static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
     return 1;
 }
 
+/* Whether group g, laid out regularly over machines (h), can run NVLS-tree: the platform
+ * enables NVLS and NVLS-tree, its machines hold 2..MDL_NVLS_TREE_MAX_LOCAL members each, and
+ * every member reaches its machine's first over NVLink through a switch. */
+static int nvls_tree_group(const struct plat_topo *t, const struct mdl_group *g,
+                           const struct tune_hier *h)
+{
+    if (!t->nccl.nvls || !t->nccl.nvls_tree || h->local < 2 || h->nodes < 2 ||
+        h->local > MDL_NVLS_TREE_MAX_LOCAL)
+        return 0;
+    for (int i = 0; i < g->n; i++) {
+        int first = h->member[h->node_of[i] * h->local];
+        if (i == first) continue;
+        struct plat_route r;
+        if (plat_topo_route(t, g->ranks[first], g->ranks[i], &r)) return 0;
+        int switched = 0;
+        for (int k = 0; k < r.nhops; k++) {
+            const struct plat_hop *hp = &r.hops[k];
+            if (hp->link < 0) continue;
+            const struct plat_link *l = &t->links[hp->link];
+            if (l->level != PLAT_LVL_NVLINK) return 0;
+            switched |= t->nodes[hp->up ? l->b : l->a].kind == PLAT_SWITCH;
+        }
+        if (!switched) return 0;
+    }
+    return 1;
+}
+
 void tune_group_env_release(struct tune_group_env *e)
 {
     tune_hier_release(&e->hier);
@@ -266,6 +293,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         rc = path_stats(t, (const int(*)[2])pairs, np, &e->chan) ? 1 : 0;
     }
     if (!rc && hs[0].local) {
+        e->nvls_tree = nvls_tree_group(t, g, &hs[0]);
         e->hier = hs[0];
         memset(&hs[0], 0, sizeof hs[0]);
     } else if (hs) {
@@ -308,6 +336,7 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->chunk_bytes = nc->chunk_bytes;
     out->nvls = ge->nvls;
     out->nvls_eff = nc->nvls_eff;
+    out->nvls_tree = ge->nvls_tree;
     double hop = nc->hop_s[p], eff = nc->eff[p];
     out->all = tune_coll_path(&ge->flat, hop, eff);
     out->intra = tune_coll_path(&ge->intra, hop, eff);
@@ -332,7 +361,7 @@ static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, 
     switch (k) {
     case MDL_OP_ALL_REDUCE:
         return a == MDL_ALGO_RING || (ge->spans && a == MDL_ALGO_TREE) ||
-               (a == MDL_ALGO_NVLS && ge->nvls);
+               (a == MDL_ALGO_NVLS && ge->nvls) || (a == MDL_ALGO_NVLS_TREE && ge->nvls_tree);
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:
         return a == MDL_ALGO_DIRECT;
@@ -359,8 +388,9 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             mdl_coll_supports(k, MDL_ALGO_RING))
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
-            if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue;   /* 0 disables */
-            if (a == MDL_ALGO_NVLS && p != MDL_PROTO_SIMPLE) continue; /* NVLS runs Simple */
+            if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
+            if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE) && p != MDL_PROTO_SIMPLE)
+                continue; /* NVLS runs Simple */
             struct mdl_coll_env e;
             tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
@@ -384,6 +414,10 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         else if (fa == MDL_ALGO_NVLS)
             why = " (NVLS needs 'nvls: true' in the platform's nccl section, the Simple protocol "
                   "and a group inside one NVSwitch machine)";
+        else if (fa == MDL_ALGO_NVLS_TREE)
+            why = " (NVLS-tree needs 'nvls: true' and 'nvls_tree: true' in the platform's nccl "
+                  "section, the Simple protocol, and a group of 2 or more NVSwitch machines with "
+                  "the same number of members, 2 to 16 each)";
         tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
                       "algorithm '%s' cannot run %s over %d ranks%s",
                       fa ? mdl_algo_name(fa) : "auto", mdl_op_kind_name(k), ge->n, why);
@@ -513,7 +547,8 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         break;
     }
     case MDL_ALGO_HIER:
-    case MDL_ALGO_HTREE: {
+    case MDL_ALGO_HTREE:
+    case MDL_ALGO_NVLS_TREE: {
         struct tune_hier h;
         if (tune_hier_layout(t, g, &h) != 0) {
             ps->oom = 1;
@@ -523,7 +558,9 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         for (int j = 0; j < N; j++)
             for (int l = 0; l < L; l++) {
                 int me = R[h.member[j * L + l]];
-                pair_add(ps, me, R[h.member[j * L + (l + 1) % L]]);
+                /* NVLS-tree: every member of the machine, through the switch */
+                for (int q = 1; q < (algo == MDL_ALGO_NVLS_TREE ? L : 2); q++)
+                    pair_add(ps, me, R[h.member[j * L + (l + q) % L]]);
                 if (algo == MDL_ALGO_HIER) {
                     pair_add(ps, me, R[h.member[((j + 1) % N) * L + l]]);
                     continue;

@@ -29,8 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mdl_algo_names[MDL_ALGO_N + 1] = {
-    "auto", "ring", "tree", "direct", "hierarchical", "hierarchical_tree", "nvls", NULL};
+const char *const mdl_algo_names[MDL_ALGO_N + 1] = {"auto",   "ring",         "tree",
+                                                    "direct", "hierarchical", "hierarchical_tree",
+                                                    "nvls",   "nvls_tree",    NULL};
 const char *const mdl_proto_names[MDL_PROTO_N + 1] = {"auto", "LL", "LL128", "Simple", NULL};
 const char *const mdl_gran_names[4] = {"auto", "step", "flow", NULL};
 
@@ -49,6 +50,7 @@ void mdl_nccl_default(struct mdl_nccl *n)
     n->chunk_bytes = 512 << 10; /* NCCL's Simple step: its 4 MiB buffer in 8 slots */
     n->flow_threshold = 32;
     n->nvls_eff = 1;
+    n->nvls_tree = true;
     /* NCCL's per-channel tree bus bandwidth on Ampere (its tuning model, src/graph/tuning.cc:
      * 24.0, 23.6 and 17.8 GB/s over one, two and more machines) is a pair of trees (two
      * channels) at half their bus bandwidth in buffer bytes: a quarter each */
@@ -443,6 +445,36 @@ static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const str
     }
 }
 
+/* NVLS-tree all-reduce of S (collective.h): per rail, the flat double binary tree over the
+ * machines carries the slice S / L in k chunks per tree; the chunks' NVLS portions (L c bytes of
+ * the buffer each, a GPU's link carrying c (L + 1) of them each way) come through the switch one
+ * after another, each chunk entering its tree once its portion is reduced, and the last one's
+ * multicast closes. The longer of the trees behind the first portion and the portions behind
+ * which the last chunk climbs and comes down its tree. */
+static double nvls_tree(double S, const struct mdl_coll_env *e)
+{
+    int L = e->local, N = e->nodes;
+    if (!e->nvls_tree || !(e->nvls_eff > 0) || L < 2 || L > MDL_NVLS_TREE_MAX_LOCAL || N < 2 ||
+        L * N != e->n)
+        return -1;
+    struct mdl_tree_shape sh;
+    mdl_tree_shape_flat(&sh, N);
+    double b = S / L / sh.trees;
+    int H = mdl_tree_top(&sh), k = mdl_tree_chunks(b, e->chunk_bytes, H);
+    double c = b / k, tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter, 0, true);
+    if (tr < 0) return -1;
+    /* a portion through the switch takes u on the links; the last of P is through after all
+     * their bytes, or, where each round trip outlasts MDL_NVLS_STEPS portions' bytes, after a
+     * round trip for every MDL_NVLS_STEPS of them */
+    double u = c * (L + 1) / (e->intra.bw_Bps * e->nvls_eff);
+    int P = sh.trees * k, W = MDL_NVLS_STEPS;
+    double through = P * u, trips = u + (P - 1) / W * (e->intra.alpha_s + u) + (P - 1) % W * u;
+    if (trips > through) through = trips;
+    double first = u + tr;
+    double last = through + 2 * H * (e->inter.alpha_s + c / e->inter.bw_Bps);
+    return 2 * e->intra.alpha_s + (first > last ? first : last);
+}
+
 double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
                      const struct mdl_coll_env *e)
 {
@@ -490,6 +522,9 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
     case MDL_ALGO_NVLS: /* the reduction through the switch, then its multicast: two steps */
         if (!e->nvls || !(e->nvls_eff > 0)) return -1;
         t = 2 * p->alpha_s + S * (m + 1) / m / (p->bw_Bps * e->nvls_eff);
+        break;
+    case MDL_ALGO_NVLS_TREE:
+        t = nvls_tree(S, e);
         break;
     default:
         return -1;

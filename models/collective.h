@@ -21,7 +21,11 @@
  * to all; a GPU's link carries S (1 + 1/n) each way, where a ring's carries 2 S (n-1)/n.
  * HTREE: the hierarchical shape with a double binary tree across machines on each rail (the
  * inter-node structure of NCCL's tree and NVLS-tree algorithms: log2 of the machines in latency
- * steps instead of a ring's 2(N-1)); all-reduce only */
+ * steps instead of a ring's 2(N-1)); all-reduce only.
+ * NVLS_TREE: NCCL's NVLS-tree across NVSwitch machines with NVLS (all-reduce only): inside each
+ * machine NVLS reduces the buffer into one slice per GPU and multicasts the result back; the
+ * slices are all-reduced across machines by a double binary tree on each rail (GPU l of every
+ * machine), chunk by chunk, so the switch's work and the network's overlap as one pipeline */
 enum mdl_coll_algo {
     MDL_ALGO_AUTO,
     MDL_ALGO_RING,
@@ -29,11 +33,12 @@ enum mdl_coll_algo {
     MDL_ALGO_DIRECT,
     MDL_ALGO_HIER,
     MDL_ALGO_HTREE,
-    MDL_ALGO_NVLS
+    MDL_ALGO_NVLS,
+    MDL_ALGO_NVLS_TREE
 };
 enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
 enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
-#define MDL_ALGO_N       7
+#define MDL_ALGO_N       8
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
@@ -41,6 +46,11 @@ enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
 /* Chunks of each tree: NCCL's 512 KiB step up to 512 MiB, so that the pipeline's fill (a chunk
  * per level through every channel) stays what NCCL's is. */
 #define MDL_MAX_TREE_CHUNKS 1024
+/* NVLS-tree's machines: at most this many GPUs each (every GPU exchanges with every other of its
+ * machine at once in the replay) */
+#define MDL_NVLS_TREE_MAX_LOCAL 16
+/* NVLS-tree's portions in flight through the switch at once: NCCL's 8 steps per connection */
+#define MDL_NVLS_STEPS 8
 
 /* Collective tuning of a platform: what NCCL's tuner and protocols cost there. Per-protocol
  * arrays are indexed by enum mdl_coll_proto (entry 0 unused). */
@@ -55,6 +65,7 @@ struct mdl_nccl {
     int algo, proto, gran;      /* forced choices, or *_AUTO */
     bool nvls;                  /* NVLink SHARP in the NVSwitch machines (Hopper and later) */
     double nvls_eff;            /* fraction of the ring's link bandwidth NVLS delivers, (0, 1] */
+    bool nvls_tree;             /* with nvls, NVLS-tree across machines (default true) */
     /* The most one tree forwards per second in each direction at a member: every tree runs on
      * its own NCCL channel, one thread block that reduces and forwards its chunks going up and
      * copies them on going down. Per machine count of the group: [0] one, [1] two, [2] more
@@ -112,6 +123,8 @@ struct mdl_coll_env {
     struct mdl_coll_path heads;        /* routes between machines' tree heads, all at once */
     double base_s;                     /* per-collective latency */
     int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
+    int nvls_tree;                     /* ... or NVLS-tree (local GPUs in each of nodes NVLS
+                                        * machines) */
     double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
     double chunk_bytes;                /* pipeline chunk */
     double tree_rate_Bps;              /* a tree channel's rate under the protocol

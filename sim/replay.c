@@ -34,14 +34,17 @@ static char token = 't'; /* SimGrid needs a non-NULL payload */
  * keep slot 0) receives from its child j on SLOT_TREE + 4t + j and from its parent on
  * SLOT_TREE + 4t + 3; a tree's flows at flow level all arrive on SLOT_TFLOW. Wires (wire_send):
  * rings use channel 0 (channel ch across machines), tree t 4t to its parent and 4t + 1 + j to
- * its child j. */
+ * its child j; NVLS-tree's flows to the p-th other GPU of the machine on NVLS_WIRE + p. */
 /* The most distinct peers a tree member exchanges with: its chain neighbours and, heading at
  * most one pair of trees, a parent and two children in each (a flat tree: 6). */
 #define TREE_PEERS (2 + 2 * (1 + 2))
+#define NVLS_WIRE  8 /* after the wires of a rail's two trees */
+_Static_assert(NVLS_WIRE + MDL_NVLS_TREE_MAX_LOCAL - 1 <= SIM_WIRES, "NVLS-tree's wires");
 
 enum {
     SLOT_MAIN = 0,
     SLOT_RAIL = 1,
+    SLOT_NVLS = 2, /* NVLS-tree's flows through the switch */
     SLOT_CHAN = 8, /* ring channel ch: SLOT_CHAN + ch */
     SLOT_TREE = 8 + TUNE_MAX_CHANNELS,
     SLOT_TFLOW = SLOT_TREE + 4 * MDL_MAX_TREES
@@ -416,27 +419,44 @@ static void tree_cost(struct sim_ctx *c, const struct mdl_tree_shape *sh, int k,
         c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){*sh, k, *tc};
 }
 
+/* What feeds each chunk of NVLS-tree's trees at a member: its portion of the buffer reduced
+ * through the switch (nvls_tree). */
+struct nvls_feed {
+    int peers;                             /* the machine's other GPUs */
+    int peer[MDL_NVLS_TREE_MAX_LOCAL - 1]; /* their member indices */
+    double alpha[MDL_NVLS_TREE_MAX_LOCAL - 1];
+    double flow; /* bytes to each per portion */
+    double eff;  /* NVLS's delivered fraction */
+};
+
 /* The per-step pipeline of tree(): driven by arrivals, chunk i goes up once every child's
  * chunk i has arrived, and down once reduced (root) or received from the parent; a receive is
- * outstanding per connection, at most two chunks ahead. Each tree's channel at this member
- * forwards one chunk after another, c / rate each (rate 0: at once), up and down apart: a
- * chunk leaves when the channel is through with it (whole) or as it starts on it, and the
- * route's latency follows on the wire (mdl_tree_time).
- * Queue 4t + j: from child j of tree t; 4t + 3: from its parent. Apart from tree() so that the
- * flow-level path, which every rank of a large group runs, keeps a small stack frame. */
+ * outstanding per connection, at most two chunks ahead. With an NVLS feed nf, chunk i of tree t
+ * is this member's own only once portion i T + t has come through the switch: every portion
+ * sends nf->flow to each other GPU of the machine, at most MDL_NVLS_STEPS portions ahead of the
+ * last one received from all of them, and is through once all of theirs have arrived. Each tree's
+ * channel at this member forwards one chunk after another, c / rate each (rate 0: at once), up and
+ * down apart: a chunk leaves when the channel is through with it (whole) or as it starts on it, and
+ * the route's latency follows on the wire (mdl_tree_time). Queue 4t + j: from child j of tree t; 4t
+ * + 3: from its parent. Apart from tree() so that the flow-level path, which every rank of a large
+ * group runs, keeps a small stack frame. */
 static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, double c,
                                                  double rate, bool whole, const int *mem,
                                                  int stride, int me, const int *parent,
                                                  const int *nch, const int (*ch)[MDL_TREE_ARITY],
-                                                 const int *at)
+                                                 const int *at, const struct nvls_feed *nf)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
-    enum { NQ = 4 * NT };
-    sg_mailbox_t in[NQ];
-    sg_comm_t q[NQ][2], list[NQ];
-    void *sink[NQ][2];
-    int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ];
+    enum { NQ = 4 * NT, NV = MDL_NVLS_STEPS * (MDL_NVLS_TREE_MAX_LOCAL - 1) };
+    sg_mailbox_t in[NQ], nv_in = NULL;
+    sg_comm_t q[NQ][2], list[NQ + NV], nv_q[NV];
+    void *sink[NQ][2], *nv_sink[NV];
+    int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ + NV];
+    /* NVLS portions sent, flows expected, posted (nv_out of them outstanding) and arrived */
+    int R = nf ? nf->peers : 0, nv_sent = 0, nv_expect = nf ? T * k * R : 0;
+    int nv_posted = 0, nv_out = 0, nv_got = 0;
+    if (nf) nv_in = mailbox(x->c, x->group, x->c->pos[x->group][x->rank], SLOT_NVLS);
     int up_sent[NT] = {0}, down_sent[NT] = {0};
     double up_free[NT] = {0}, down_free[NT] = {0};           /* when each channel is done */
     double u = rate > 0 ? c / rate : 0, lag = whole ? u : 0; /* from start to leaving */
@@ -450,8 +470,18 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
     }
     for (;;) {
         double now = simgrid_get_clock();
+        int through = R ? nv_got / R : 0; /* portions reduced through the switch */
+        for (; nf && nv_sent < T * k && nv_sent < through + MDL_NVLS_STEPS; nv_sent++) {
+            double e = x->eff;
+            x->eff *= nf->eff;
+            for (int p = 0; p < R; p++)
+                wire_send(x, NVLS_WIRE + p, nf->peer[p], SLOT_NVLS, nf->flow, nf->alpha[p]);
+            x->eff = e;
+        }
         for (int t = 0; t < T; t++) {
             int reduced = k; /* chunks whose children's parts have all arrived */
+            if (nf)          /* and whose own portion is through */
+                reduced = through > t ? (through - 1 - t) / T + 1 : 0;
             for (int j = 0; j < nch[t]; j++)
                 if (got[4 * t + j] < reduced) reduced = got[4 * t + j];
             for (; parent[t] >= 0 && up_sent[t] < reduced; up_sent[t]++) {
@@ -478,8 +508,22 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
                 map[cnt++] = i;
             }
         }
+        /* a receive per flow of the portions in flight, whichever GPU's comes first */
+        for (; nv_posted < nv_expect && nv_out < NV && nv_out < MDL_NVLS_STEPS * R;
+             nv_posted++, nv_out++)
+            nv_q[nv_out] = sg_mailbox_get_async(nv_in, &nv_sink[nv_out]);
+        for (int j = 0; j < nv_out; j++) {
+            list[cnt] = nv_q[j];
+            map[cnt++] = NQ + j;
+        }
         if (!cnt) break;
-        got[map[sg_comm_wait_any(list, (size_t)cnt)]]++;
+        int i = map[sg_comm_wait_any(list, (size_t)cnt)];
+        if (i < NQ) {
+            got[i]++;
+        } else { /* an NVLS flow: its receive leaves the set (the payloads are never read) */
+            nv_q[i - NQ] = nv_q[--nv_out];
+            nv_got++;
+        }
     }
 #undef M
 }
@@ -493,7 +537,7 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
  * forwards at most `rate` bytes/s at every member (0: unlimited, as hierarchical_tree's trees
  * on rails run), passing each chunk on whole or as it starts on it (tree_steps). */
 static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem, int stride,
-                 int me, double bytes, double rate, bool whole)
+                 int me, double bytes, double rate, bool whole, const struct nvls_feed *nf)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
@@ -566,8 +610,78 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
         finish(x);
         return;
     }
-    tree_steps(x, T, k, c, rate, whole, mem, stride, me, parent, nch, ch, at);
+    tree_steps(x, T, k, c, rate, whole, mem, stride, me, parent, nch, ch, at, nf);
 #undef M
+}
+
+/* NVLS-tree all-reduce of S (collective.h, mdl_coll_time): this member's rail runs the flat
+ * double binary tree over the machines on the slice S / L, fed chunk by chunk by NVLS inside its
+ * machine. SimGrid cannot reduce or multicast inside a switch, so as in nvls() the switch's work
+ * is carried by the load it puts on the links: a portion of L c bytes of the buffer (a chunk c
+ * of every GPU's slice) puts c (L + 1) on a GPU's link each way (its reads by the reduction and,
+ * paid here too, the multicast of the result), as a flow of c (L + 1) / (L - 1) to every other
+ * GPU of the machine. The reduction's latency is the flows'; the last chunk's multicast closes
+ * the collective. At flow level the NVLS flows of the whole buffer run beside the trees'. */
+static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
+{
+    const struct tune_hier *h = &x->c->hier[x->group];
+    int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
+    xbt_assert(L >= 2 && L <= MDL_NVLS_TREE_MAX_LOCAL, "NVLS-tree over %d GPUs per machine", L);
+    struct nvls_feed nf = {.peers = L - 1, .eff = nvls_eff};
+    double alpha = 0;
+    for (int p = 0; p < L - 1; p++) {
+        nf.peer[p] = h->member[j * L + (l + 1 + p) % L];
+        nf.alpha[p] = alpha_to(x, nf.peer[p]);
+        if (nf.alpha[p] > alpha) alpha = nf.alpha[p];
+    }
+    struct mdl_tree_shape sh;
+    mdl_tree_shape_flat(&sh, N);
+    int H = mdl_tree_top(&sh), P = sh.trees;
+    int k = mdl_tree_chunks(S / L / sh.trees, x->c->p_nccl->chunk_bytes, H);
+    double c = S / L / sh.trees / k;
+    nf.flow = c * (L + 1) / (L - 1);
+    if (!flow_level(x, N)) {
+        tree(x, &sh, &h->member[l], L, j, S / L, 0, true, &nf);
+        sleep_for(alpha); /* the last chunk's multicast */
+        return;
+    }
+    /* Flow level: the switch's flows of every portion at once, and the trees' flows from when
+     * the first portion would be through; then, as the closed form's other bound, until the last
+     * portion would be through (mdl_coll_time: its bytes or its round trips) and its chunk would
+     * have climbed and come down the tree on this member's worst tree route. */
+    double t0 = simgrid_get_clock(), bw = 0, ta = 0, tb = 0;
+    for (int p = 0; p < L - 1; p++) {
+        double b = bw_to(x, nf.peer[p]);
+        if (b > 0 && (bw == 0 || b < bw)) bw = b;
+    }
+    for (int t = 0; t < sh.trees; t++) {
+        int parent, ch[MDL_TREE_ARITY], nc = mdl_tree_links(&sh, t, j, &parent, ch);
+        for (int q = -1; q < nc; q++) {
+            int m = q < 0 ? parent : ch[q];
+            if (m < 0) continue;
+            double a = alpha_to(x, h->member[m * L + l]), b = bw_to(x, h->member[m * L + l]);
+            if (a > ta) ta = a;
+            if (b > 0 && (tb == 0 || b < tb)) tb = b;
+        }
+    }
+    P *= k;
+    double u = bw > 0 ? c * (L + 1) / (bw * nvls_eff) : 0;
+    double through = P * u,
+           trips = u + (P - 1) / MDL_NVLS_STEPS * (alpha + u) + (P - 1) % MDL_NVLS_STEPS * u;
+    if (trips > through) through = trips;
+    double tail = 2 * H * (ta + (tb > 0 ? c / tb : 0));
+    for (int p = 0; p < L - 1; p++)
+        post_recv(x, SLOT_NVLS);
+    sleep_for(alpha);
+    double e = x->eff;
+    x->eff *= nvls_eff;
+    for (int p = 0; p < L - 1; p++)
+        post_send(x, nf.peer[p], SLOT_NVLS, P * nf.flow);
+    x->eff = e;
+    sleep_for(u);
+    tree(x, &sh, &h->member[l], L, j, S / L, 0, true, NULL); /* finishes the flows too */
+    sleep_for(t0 + alpha + through + tail - simgrid_get_clock());
+    sleep_for(alpha); /* the last chunk's multicast */
 }
 
 /* Hierarchical algorithms a (rings or, for HTREE, trees across machines) */
@@ -581,7 +695,7 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     if (a == MDL_ALGO_HTREE) {
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, N);
-        tree(x, &sh, rail, L, j, S / L, 0, true);
+        tree(x, &sh, rail, L, j, S / L, 0, true, NULL);
     } else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
@@ -603,14 +717,17 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.hop = nc->hop_s[pr];
     x.eff = nc->eff[pr] > 0 ? nc->eff[pr] : 1;
     x.gran = op->gran;
-    if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE)
+    if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE || op->algo == MDL_ALGO_NVLS_TREE)
         x.machines = c->hier[op->group].nodes;
     /* at most 2 * TUNE_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
-     * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)) */
+     * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)) and NVLS-tree at flow
+     * level (its trees' and 2(L-1) through the switch) */
     enum { FIXED = 2 * TUNE_MAX_CHANNELS + 2 * TREE_PEERS };
     sg_comm_t comms[FIXED];
     void *sink[FIXED];
-    x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8 : FIXED;
+    x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8
+            : op->algo == MDL_ALGO_NVLS_TREE ? FIXED + 2 * MDL_NVLS_TREE_MAX_LOCAL
+                                             : FIXED;
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
@@ -622,7 +739,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         struct mdl_tree_shape sh;
         const int *mem = tune_tree_shape(h, n, &sh);
         tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S,
-             mdl_nccl_tree_rate(nc, h->machines, pr), pr == MDL_PROTO_SIMPLE);
+             mdl_nccl_tree_rate(nc, h->machines, pr), pr == MDL_PROTO_SIMPLE, NULL);
         break;
     }
     case MDL_ALGO_HIER:
@@ -632,6 +749,9 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     case MDL_ALGO_NVLS:
         x.eff *= nc->nvls_eff > 0 ? nc->nvls_eff : 1;
         nvls(&x, n, me, S);
+        break;
+    case MDL_ALGO_NVLS_TREE:
+        nvls_tree(&x, me, S, nc->nvls_eff > 0 ? nc->nvls_eff : 1);
         break;
     case MDL_ALGO_DIRECT:
         if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {

@@ -212,3 +212,30 @@ Test(topo, a_trees_channel_rate_follows_the_gpu_and_the_machines_and_nccl_tree_r
     cr_assert(ne(ptr, strstr(err.msg, "rate"), NULL), "%s", err.msg);
     testdir_remove(dir);
 }
+
+Test(topo, nvls_tree_follows_nvls_and_nccl_nvls_tree_turns_it_off)
+{
+    struct plat_topo t;
+    build("dgx-h100", 0, NULL, &t);
+    cr_assert(t.nccl.nvls && t.nccl.nvls_tree);
+    plat_topo_release(&t);
+    char dir[256], path[512];
+    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
+    testdir_path(path, sizeof path, dir, "p.yaml");
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fprintf(f, "preset: dgx-h100\nnodes: 2\nnccl: {nvls_tree: false}\n");
+    fclose(f);
+    build(path, 0, NULL, &t);
+    cr_assert(t.nccl.nvls && !t.nccl.nvls_tree);
+    plat_topo_release(&t);
+    f = fopen(path, "w");
+    fprintf(f, "preset: dgx-h100\nnccl: {nvls_tree: 2}\n");
+    fclose(f);
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 19));
+    cr_assert(eq(str, err.field, "nccl.nvls_tree"), "%s", err.field);
+    testdir_remove(dir);
+}

@@ -92,23 +92,31 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
                   enum mdl_coll_algo a, enum mdl_coll_proto pr, double tol)
 {
     double f = formula(t, k, n, S, a, pr), slack = 0;
-    if (a == MDL_ALGO_TREE || a == MDL_ALGO_HTREE) {
+    if (a == MDL_ALGO_TREE || a == MDL_ALGO_HTREE || a == MDL_ALGO_NVLS_TREE) {
         /* the trees' pipeline (docs/collectives.md): its closed form takes the longer of the
          * last chunk's path and the busiest member's steps after its first latencies; where a
          * member's links carry several pipelines at once, the simulated path is slowed by that
          * sharing: allow one route latency and two chunk times, on the route and through a
          * tree's channel. The trees of hierarchical_tree carry S / (GPUs per machine) between
-         * machines, at no channel rate. */
-        int local = a == MDL_ALGO_HTREE ? t->ngpus / t->machines : 1;
+         * machines, at no channel rate, and so do NVLS-tree's, whose chunks also wait for
+         * their portions through the switch: allow two of those (its portions feed the two trees
+         * in turn). */
+        bool rails = a == MDL_ALGO_HTREE || a == MDL_ALGO_NVLS_TREE;
+        int local = rails ? t->ngpus / t->machines : 1;
         struct plat_route r;
         cr_assert(eq(int, plat_topo_route(t, 0, local == 1 ? 1 : local, &r), 0));
         double b = S / local / 2;
         struct mdl_tree_shape sh;
-        mdl_tree_shape_flat(&sh, a == MDL_ALGO_HTREE ? t->machines : n);
+        mdl_tree_shape_flat(&sh, rails ? t->machines : n);
         double c = b / mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_top(&sh));
         double rate = a == MDL_ALGO_TREE ? mdl_nccl_tree_rate(&t->nccl, 1, MDL_PROTO_SIMPLE) : 0;
         slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]) +
                 (rate > 0 ? 2 * c / rate : 0);
+        if (a == MDL_ALGO_NVLS_TREE) {
+            struct plat_route q;
+            cr_assert(eq(int, plat_topo_route(t, 0, 1, &q), 0));
+            slack += 2 * c * (local + 1) / (q.bw_Bps * t->nccl.eff[pr] * t->nccl.nvls_eff);
+        }
     }
     cr_assert(gt(dbl, f, 0), "%s/%s has no closed form", mdl_op_kind_name(k), mdl_algo_name(a));
     for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
@@ -525,4 +533,78 @@ Test(coll, nvls_runs_where_an_nvswitch_reduces_and_wins_at_eight_gpus)
     plat_topo_release(&a);
     plat_topo_release(&h2);
     plat_topo_release(&off);
+}
+
+Test(coll, nvls_tree_matches_its_closed_form_across_nvswitch_machines)
+{
+    /* the datasheet H100 boxes, 2 and 4 of them: from latency-bound to the switch's and the
+     * NICs' bandwidth (check: per step within a route latency and two chunk times on the tree,
+     * and two portions through the switch; flow level as closed) */
+    for (int nodes = 2; nodes <= 4; nodes *= 2) {
+        char spec[48];
+        snprintf(spec, sizeof spec, "dgx-h100 nodes=%d", nodes);
+        struct plat_topo t;
+        platform(spec, &t);
+        const double sizes[] = {4096, 3 << 20, 256 << 20, 1 << 30};
+        for (int si = 0; si < 4; si++)
+            check(&t, MDL_OP_ALL_REDUCE, t.ngpus, sizes[si], MDL_ALGO_NVLS_TREE, MDL_PROTO_SIMPLE,
+                  TOL);
+        plat_topo_release(&t);
+    }
+    /* 2 machines at 1 GiB, bound by the switch: a GPU's link carries S (1 + 1/8) each way at
+     * 450 GB/s times the efficiencies, after the reduction's and the multicast's latency, plus
+     * the last chunk's (512 KiB of each GPU's slice) way up and down its 2-machine tree */
+    struct plat_topo t;
+    platform("dgx-h100 nodes=2", &t);
+    double S = 1 << 30, e = t.nccl.nvls_eff * t.nccl.eff[MDL_PROTO_SIMPLE];
+    double s =
+        sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_NVLS_TREE, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+    struct plat_route in, out; /* to the machine's next GPU; to the next machine's first */
+    cr_assert(eq(int, plat_topo_route(&t, 0, 1, &in), 0));
+    cr_assert(eq(int, plat_topo_route(&t, 0, 8, &out), 0));
+    double hop = t.nccl.hop_s[MDL_PROTO_SIMPLE], c = 512 << 10;
+    double expect = t.nccl.base_s[MDL_PROTO_SIMPLE] + 2 * (in.lat_s + hop) +
+                    S * 9 / 8 / (450e9 * e) +
+                    2 * (out.lat_s + hop + c / (out.bw_Bps * t.nccl.eff[MDL_PROTO_SIMPLE]));
+    cr_assert(le(dbl, fabs(s - expect), 2e-3 * expect), "simulated %.9g expected %.9g", s, expect);
+    plat_topo_release(&t);
+}
+
+Test(coll, the_tuner_takes_nvls_tree_across_nvswitch_machines_where_it_wins)
+{
+    struct plat_topo h2, off, a2;
+    struct tps_error err = {0};
+    char *kv2[] = {"nodes=2"};
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 1, kv2, &h2, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 1, kv2, &off, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-a100", 1, kv2, &a2, &err), 0), "%s", err.msg);
+    off.nccl.nvls_tree = false;
+    double G = 1 << 30;
+    /* at 1 GiB the switch halves what leaves each GPU for the NICs: NVLS-tree; at 64 KiB its
+     * two switch steps lose to NCCL's tree */
+    cr_assert(eq(int, tuner_algo(&h2, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS_TREE));
+    cr_assert(ne(int, tuner_algo(&h2, MDL_OP_ALL_REDUCE, 16, 64 << 10), MDL_ALGO_NVLS_TREE));
+    /* all-reduce only; not inside one machine (NVLS), not without NVLS, not when turned off */
+    cr_assert(eq(int, tuner_algo(&h2, MDL_OP_ALL_GATHER, 16, G), MDL_ALGO_RING));
+    cr_assert(eq(int, tuner_algo(&h2, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_NVLS));
+    cr_assert(ne(int, tuner_algo(&off, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS_TREE));
+    cr_assert(ne(int, tuner_algo(&a2, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS_TREE));
+    /* faster than the ring and NCCL's tree there, as the switch and the NICs share the work */
+    struct pipeline_coll_how how = {MDL_ALGO_NVLS_TREE, 0, 0};
+    double nt = 0, ring = 0;
+    cr_assert(eq(int, pipeline_collective(&h2, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0), "%s",
+              err.msg);
+    how = (struct pipeline_coll_how){MDL_ALGO_RING, 0, 0};
+    cr_assert(eq(int, pipeline_collective(&h2, MDL_OP_ALL_REDUCE, 16, G, &how, &ring, &err), 0),
+              "%s", err.msg);
+    cr_assert(lt(dbl, nt, 0.9 * ring), "nvls_tree %.9g ring %.9g", nt, ring);
+    /* forcing it where it cannot run is an error that says what it needs */
+    how = (struct pipeline_coll_how){MDL_ALGO_NVLS_TREE, 0, 0};
+    cr_assert(ne(int, pipeline_collective(&off, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0));
+    cr_assert(ne(ptr, strstr(err.msg, "NVLS-tree needs"), NULL), "%s", err.msg);
+    cr_assert(ne(int, pipeline_collective(&a2, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0));
+    cr_assert(ne(int, pipeline_collective(&h2, MDL_OP_ALL_REDUCE, 8, G, &how, &nt, &err), 0));
+    plat_topo_release(&h2);
+    plat_topo_release(&off);
+    plat_topo_release(&a2);
 }
