@@ -2,7 +2,8 @@
 # bench/coll_scale.sh - wall time and peak memory of one 1 GiB all-reduce on large fabrics:
 # dgx-a100 x512 nodes (4096 GPUs) and x2048 nodes (16384 GPUs), one NIC per GPU, non-blocking
 # fat-tree, with the tuner's choices (NCCL's tree; flow-level past 32 nodes). Also times the
-# 4096-GPU case with per-node zones in a 2:1 oversubscribed fat-tree. Prints every run and medians
+# 4096-GPU case with per-node zones in a 2:1 oversubscribed fat-tree, and dgx-h100 x512 nodes
+# (4096 GPUs, where the tuner takes NVLS-tree). Prints every run and medians
 # of wall time, CPU time (user + system) and peak RSS.
 #   bench/coll_scale.sh [RUNS=3]
 # Needs a built tpsim in build/ (scripts/setup.sh) and GNU time (/usr/bin/time).
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-for plat in "dgx-a100 nodes=512" "dgx-a100 nodes=512 oversubscription=2" "dgx-a100 nodes=2048"; do
+for plat in "dgx-a100 nodes=512" "dgx-a100 nodes=512 oversubscription=2" "dgx-a100 nodes=2048" "dgx-h100 nodes=512"; do
   walls=() ; mems=() ; cpus=()
   for i in $(seq "$runs"); do
     out=$( { /usr/bin/time -f '%e %M %U %S' ./build/tpsim collective --platform "$plat" --bytes 1G; } 2>&1 )
