@@ -306,7 +306,7 @@ static const char coll_help[] =
     "  --min/--max SIZE   size range; --factor F multiplies the size each row (default 2)\n"
     "  --algorithm A      auto (default) | ring | tree | direct | hierarchical |\n"
     "                     hierarchical_tree | nvls (NVSwitch machines with nvls: true) |\n"
-    "                     nvls_tree (across such machines)\n"
+    "                     nvls_tree (across such machines) | collnet (nccl collnet: true)\n"
     "  --protocol P       auto (default) | LL | LL128 | Simple\n"
     "  --granularity G    auto (default: flow-level above the platform's flow_threshold ranks,\n"
     "                     and everywhere past flow_threshold machines) | step | flow\n"
@@ -330,7 +330,8 @@ static const char *gran_used(const struct plat_topo *t, const struct pipeline_co
         int fo = mdl_coll_flow_level(MDL_GRAN_AUTO, outer, outer, thr);
         return fi == fo ? (fi ? "flow" : "step") : fi ? "flow+step" : "step+flow";
     }
-    if (how->algo == MDL_ALGO_NVLS_TREE && t->machines > 1) { /* as its trees across machines */
+    if ((how->algo == MDL_ALGO_NVLS_TREE || how->algo == MDL_ALGO_COLLNET) && t->machines > 1) {
+        /* as its stage across machines */
         int outer = (ranks + t->ngpus / t->machines - 1) / (t->ngpus / t->machines);
         return mdl_coll_flow_level(MDL_GRAN_AUTO, outer, outer, thr) ? "flow" : "step";
     }

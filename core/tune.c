@@ -175,13 +175,13 @@ static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
 }
 
 /* Whether group g, laid out regularly over machines (h), can run NVLS-tree: the platform
- * enables NVLS and NVLS-tree, its machines hold 2..MDL_NVLS_TREE_MAX_LOCAL members each, and
+ * enables NVLS and NVLS-tree, its machines hold 2..MDL_PIPE_MAX_LOCAL members each, and
  * every member reaches its machine's first over NVLink through a switch. */
 static int nvls_tree_group(const struct plat_topo *t, const struct mdl_group *g,
                            const struct tune_hier *h)
 {
     if (!t->nccl.nvls || !t->nccl.nvls_tree || h->local < 2 || h->nodes < 2 ||
-        h->local > MDL_NVLS_TREE_MAX_LOCAL)
+        h->local > MDL_PIPE_MAX_LOCAL)
         return 0;
     for (int i = 0; i < g->n; i++) {
         int first = h->member[h->node_of[i] * h->local];
@@ -292,6 +292,11 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
             if (hs[k].channels > 1) np += channel_pairs(groups[k], &hs[k], pairs + np);
         rc = path_stats(t, (const int(*)[2])pairs, np, &e->chan) ? 1 : 0;
     }
+    /* CollNet: the network reduces, between machines of equal member counts (2..16 each, or
+     * one) */
+    e->collnet =
+        !rc && t->nccl.collnet && e->spans &&
+        ((hs[0].local >= 2 && hs[0].local <= MDL_PIPE_MAX_LOCAL) || hs[0].machines == g->n);
     if (!rc && hs[0].local) {
         e->nvls_tree = nvls_tree_group(t, g, &hs[0]);
         e->hier = hs[0];
@@ -337,6 +342,8 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->nvls = ge->nvls;
     out->nvls_eff = nc->nvls_eff;
     out->nvls_tree = ge->nvls_tree;
+    out->collnet = ge->collnet;
+    out->machines = ge->hier.machines;
     double hop = nc->hop_s[p], eff = nc->eff[p];
     out->all = tune_coll_path(&ge->flat, hop, eff);
     out->intra = tune_coll_path(&ge->intra, hop, eff);
@@ -361,7 +368,8 @@ static bool nccl_candidate(const struct tune_group_env *ge, enum mdl_op_kind k, 
     switch (k) {
     case MDL_OP_ALL_REDUCE:
         return a == MDL_ALGO_RING || (ge->spans && a == MDL_ALGO_TREE) ||
-               (a == MDL_ALGO_NVLS && ge->nvls) || (a == MDL_ALGO_NVLS_TREE && ge->nvls_tree);
+               (a == MDL_ALGO_NVLS && ge->nvls) || (a == MDL_ALGO_NVLS_TREE && ge->nvls_tree) ||
+               (a == MDL_ALGO_COLLNET && ge->collnet);
     case MDL_OP_ALL_TO_ALL:
     case MDL_OP_SEND_RECV:
         return a == MDL_ALGO_DIRECT;
@@ -389,8 +397,9 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
-            if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE) && p != MDL_PROTO_SIMPLE)
-                continue; /* NVLS runs Simple */
+            if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE || a == MDL_ALGO_COLLNET) &&
+                p != MDL_PROTO_SIMPLE)
+                continue; /* NVLS and CollNet run Simple */
             struct mdl_coll_env e;
             tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);
@@ -418,6 +427,10 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             why = " (NVLS-tree needs 'nvls: true' and 'nvls_tree: true' in the platform's nccl "
                   "section, the Simple protocol, and a group of 2 or more NVSwitch machines with "
                   "the same number of members, 2 to 16 each)";
+        else if (fa == MDL_ALGO_COLLNET)
+            why = " (CollNet needs 'collnet: true' in the platform's nccl section, the Simple "
+                  "protocol, and a group over 2 or more machines with the same number of members, "
+                  "1 to 16 each)";
         tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "algorithm",
                       "algorithm '%s' cannot run %s over %d ranks%s",
                       fa ? mdl_algo_name(fa) : "auto", mdl_op_kind_name(k), ge->n, why);
@@ -525,6 +538,23 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, R[i], R[j]);
         }
         break;
+    case MDL_ALGO_COLLNET: { /* every member of a machine; the next machine on its rail */
+        struct tune_hier h;
+        if (tune_hier_layout(t, g, &h) != 0) {
+            ps->oom = 1;
+            return;
+        }
+        int L = h.local ? h.local : 1, N = h.local ? h.nodes : n;
+        for (int j = 0; j < N; j++)
+            for (int l = 0; l < L; l++) {
+                int me = h.local ? R[h.member[j * L + l]] : R[j];
+                for (int q = 1; q < L; q++)
+                    pair_add(ps, me, R[h.member[j * L + (l + q) % L]]);
+                pair_add(ps, me, h.local ? R[h.member[(j + 1) % N * L + l]] : R[(j + 1) % N]);
+            }
+        tune_hier_release(&h);
+        break;
+    }
     case MDL_ALGO_TREE: {
         struct tune_hier h;
         struct mdl_tree_shape sh;

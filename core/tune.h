@@ -64,6 +64,7 @@ struct tune_group_env {
     struct tune_routes heads; /* the tree heads of consecutive machines, every pair at once */
     int nvls;                 /* the platform has NVLS and the group lies in one NVSwitch machine */
     int nvls_tree;            /* ... or NVLS-tree runs across the group's NVSwitch machines */
+    int collnet;              /* CollNet runs across the group's machines (the network reduces) */
     int spans;                /* the group's members lie in more than one machine */
 };
 int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct tune_group_env *e,

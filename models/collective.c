@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mdl_algo_names[MDL_ALGO_N + 1] = {"auto",   "ring",         "tree",
-                                                    "direct", "hierarchical", "hierarchical_tree",
-                                                    "nvls",   "nvls_tree",    NULL};
+const char *const mdl_algo_names[MDL_ALGO_N + 1] = {
+    "auto", "ring",      "tree",    "direct", "hierarchical", "hierarchical_tree",
+    "nvls", "nvls_tree", "collnet", NULL};
 const char *const mdl_proto_names[MDL_PROTO_N + 1] = {"auto", "LL", "LL128", "Simple", NULL};
 const char *const mdl_gran_names[4] = {"auto", "step", "flow", NULL};
 
@@ -454,7 +454,7 @@ static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const str
 static double nvls_tree(double S, const struct mdl_coll_env *e)
 {
     int L = e->local, N = e->nodes;
-    if (!e->nvls_tree || !(e->nvls_eff > 0) || L < 2 || L > MDL_NVLS_TREE_MAX_LOCAL || N < 2 ||
+    if (!e->nvls_tree || !(e->nvls_eff > 0) || L < 2 || L > MDL_PIPE_MAX_LOCAL || N < 2 ||
         L * N != e->n)
         return -1;
     struct mdl_tree_shape sh;
@@ -464,15 +464,50 @@ static double nvls_tree(double S, const struct mdl_coll_env *e)
     double c = b / k, tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter, 0, true);
     if (tr < 0) return -1;
     /* a portion through the switch takes u on the links; the last of P is through after all
-     * their bytes, or, where each round trip outlasts MDL_NVLS_STEPS portions' bytes, after a
-     * round trip for every MDL_NVLS_STEPS of them */
+     * their bytes, or, where each round trip outlasts MDL_NCCL_STEPS portions' bytes, after a
+     * round trip for every MDL_NCCL_STEPS of them */
     double u = c * (L + 1) / (e->intra.bw_Bps * e->nvls_eff);
-    int P = sh.trees * k, W = MDL_NVLS_STEPS;
+    int P = sh.trees * k, W = MDL_NCCL_STEPS;
     double through = P * u, trips = u + (P - 1) / W * (e->intra.alpha_s + u) + (P - 1) % W * u;
     if (trips > through) through = trips;
     double first = u + tr;
     double last = through + 2 * H * (e->inter.alpha_s + c / e->inter.bw_Bps);
     return 2 * e->intra.alpha_s + (first > last ? first : last);
+}
+
+int mdl_collnet_chunks(double bytes, double chunk_bytes)
+{
+    double k = ceil(bytes / chunk_bytes);
+    return k < 1 ? 1 : k > MDL_MAX_TREE_CHUNKS ? MDL_MAX_TREE_CHUNKS : (int)k;
+}
+
+/* CollNet all-reduce of S (collective.h): L GPUs in each of N machines (L = 1: the group's
+ * members each in its own machine, on the flat routes), each GPU's slice S / L in k chunks c
+ * through three stages: its parts of the others' slices to them ((L-1) c on its link each way),
+ * the reduced chunk into the network and the machines' sum back (c on its NIC each way), the sum
+ * to the others ((L-1) c again). The first chunk passes every stage; then a chunk per step, the
+ * scatter and the gather sharing the GPU's link, and no stage faster than its round trip per
+ * MDL_NCCL_STEPS chunks. */
+static double collnet(double S, const struct mdl_coll_env *e)
+{
+    int L = 1;
+    const struct mdl_coll_path *net = &e->all;
+    if (!e->collnet) return -1;
+    if (e->local >= 2 && e->nodes >= 2 && e->local * e->nodes == e->n) {
+        L = e->local;
+        net = &e->inter;
+    } else if (e->machines != e->n || e->n < 2) {
+        return -1;
+    }
+    if (L > MDL_PIPE_MAX_LOCAL) return -1;
+    int k = mdl_collnet_chunks(S / L, e->chunk_bytes), W = MDL_NCCL_STEPS;
+    double c = S / L / k;
+    double ua = L > 1 ? (L - 1) * c / e->intra.bw_Bps : 0, aa = L > 1 ? e->intra.alpha_s : 0;
+    double ub = c / net->bw_Bps, ab = net->alpha_s;
+    double step = 2 * ua > ub ? 2 * ua : ub;
+    if ((aa + ua) / W > step) step = (aa + ua) / W;
+    if ((ab + ub) / W > step) step = (ab + ub) / W;
+    return 2 * aa + ab + 2 * ua + ub + (k - 1) * step;
 }
 
 double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
@@ -525,6 +560,9 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         break;
     case MDL_ALGO_NVLS_TREE:
         t = nvls_tree(S, e);
+        break;
+    case MDL_ALGO_COLLNET:
+        t = collnet(S, e);
         break;
     default:
         return -1;

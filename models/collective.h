@@ -25,7 +25,11 @@
  * NVLS_TREE: NCCL's NVLS-tree across NVSwitch machines with NVLS (all-reduce only): inside each
  * machine NVLS reduces the buffer into one slice per GPU and multicasts the result back; the
  * slices are all-reduced across machines by a double binary tree on each rail (GPU l of every
- * machine), chunk by chunk, so the switch's work and the network's overlap as one pipeline */
+ * machine), chunk by chunk, so the switch's work and the network's overlap as one pipeline.
+ * COLLNET: NCCL's CollNet with in-network reduction (SHARP) in the InfiniBand switches
+ * (all-reduce only): each GPU scatters its buffer's slices to the GPUs of its machine, its NIC
+ * sends the reduced slice into the network once and gets the machines' sum back once, and it
+ * gathers the sum to the others, chunk by chunk in one pipeline */
 enum mdl_coll_algo {
     MDL_ALGO_AUTO,
     MDL_ALGO_RING,
@@ -34,11 +38,12 @@ enum mdl_coll_algo {
     MDL_ALGO_HIER,
     MDL_ALGO_HTREE,
     MDL_ALGO_NVLS,
-    MDL_ALGO_NVLS_TREE
+    MDL_ALGO_NVLS_TREE,
+    MDL_ALGO_COLLNET
 };
 enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
 enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
-#define MDL_ALGO_N       8
+#define MDL_ALGO_N       9
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of broadcast chains */
 #define MDL_DIRECT_MAX_N 64 /* direct algorithms need a route per pair: small groups only */
@@ -46,11 +51,12 @@ enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
 /* Chunks of each tree: NCCL's 512 KiB step up to 512 MiB, so that the pipeline's fill (a chunk
  * per level through every channel) stays what NCCL's is. */
 #define MDL_MAX_TREE_CHUNKS 1024
-/* NVLS-tree's machines: at most this many GPUs each (every GPU exchanges with every other of its
- * machine at once in the replay) */
-#define MDL_NVLS_TREE_MAX_LOCAL 16
-/* NVLS-tree's portions in flight through the switch at once: NCCL's 8 steps per connection */
-#define MDL_NVLS_STEPS 8
+/* NVLS-tree's and CollNet's machines: at most this many GPUs each (every GPU exchanges with every
+ * other of its machine at once in the replay) */
+#define MDL_PIPE_MAX_LOCAL 16
+/* Chunks in flight at once on a connection of NVLS-tree's switch stage and CollNet's stages:
+ * NCCL's 8 steps per connection */
+#define MDL_NCCL_STEPS 8
 
 /* Collective tuning of a platform: what NCCL's tuner and protocols cost there. Per-protocol
  * arrays are indexed by enum mdl_coll_proto (entry 0 unused). */
@@ -66,6 +72,7 @@ struct mdl_nccl {
     bool nvls;                  /* NVLink SHARP in the NVSwitch machines (Hopper and later) */
     double nvls_eff;            /* fraction of the ring's link bandwidth NVLS delivers, (0, 1] */
     bool nvls_tree;             /* with nvls, NVLS-tree across machines (default true) */
+    bool collnet;               /* the network's switches reduce (SHARP): CollNet across machines */
     /* The most one tree forwards per second in each direction at a member: every tree runs on
      * its own NCCL channel, one thread block that reduces and forwards its chunks going up and
      * copies them on going down. Per machine count of the group: [0] one, [1] two, [2] more
@@ -115,6 +122,7 @@ struct mdl_coll_path {
 struct mdl_coll_env {
     int n;                    /* ranks */
     int local, nodes;         /* hierarchical: local * nodes == n with nodes >= 2, else 0 */
+    int machines;             /* distinct machines of the members */
     struct mdl_coll_path all; /* ring neighbour (flat) routes */
     struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
     int channels;                      /* rings a ring runs at once across machines (>= 1) */
@@ -125,6 +133,8 @@ struct mdl_coll_env {
     int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
     int nvls_tree;                     /* ... or NVLS-tree (local GPUs in each of nodes NVLS
                                         * machines) */
+    int collnet;                       /* ... or CollNet (local GPUs in each of nodes machines,
+                                        * or one in each of n) */
     double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
     double chunk_bytes;                /* pipeline chunk */
     double tree_rate_Bps;              /* a tree channel's rate under the protocol
@@ -140,6 +150,10 @@ int mdl_coll_chunks(double bytes, double chunk_bytes);
  * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then ceil(bytes / chunk)
  * clamped to 1..MDL_MAX_TREE_CHUNKS. */
 int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
+
+/* Chunks of each GPU's slice of `bytes` in CollNet: ceil(bytes / chunk) clamped to
+ * 1..MDL_MAX_TREE_CHUNKS. */
+int mdl_collnet_chunks(double bytes, double chunk_bytes);
 
 /* The shape of a tree all-reduce. A flat double binary tree over n members (local 1, 2
  * trees: tree 0 a heap over members 0..n-1, tree 1 the same heap over n-1..0, so no member is

@@ -235,6 +235,7 @@ static const struct tps_ykey nccl_keys[] = {
     {"nvls", TPS_YK_BOOL, NC(nvls), 0, {NULL}},
     {"nvls_efficiency", TPS_YK_POSITIVE, NC(nvls_eff), 1, {NULL}},
     {"nvls_tree", TPS_YK_BOOL, NC(nvls_tree), 0, {NULL}},
+    {"collnet", TPS_YK_BOOL, NC(collnet), 0, {NULL}},
     {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC

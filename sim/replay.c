@@ -34,17 +34,20 @@ static char token = 't'; /* SimGrid needs a non-NULL payload */
  * keep slot 0) receives from its child j on SLOT_TREE + 4t + j and from its parent on
  * SLOT_TREE + 4t + 3; a tree's flows at flow level all arrive on SLOT_TFLOW. Wires (wire_send):
  * rings use channel 0 (channel ch across machines), tree t 4t to its parent and 4t + 1 + j to
- * its child j; NVLS-tree's flows to the p-th other GPU of the machine on NVLS_WIRE + p. */
+ * its child j; NVLS-tree's flows to the p-th other GPU of the machine on NVLS_WIRE + p; CollNet's
+ * on p (scatter) and P + p (gather), P = MDL_PIPE_MAX_LOCAL - 1, and to the network on 2P. */
 /* The most distinct peers a tree member exchanges with: its chain neighbours and, heading at
  * most one pair of trees, a parent and two children in each (a flat tree: 6). */
 #define TREE_PEERS (2 + 2 * (1 + 2))
 #define NVLS_WIRE  8 /* after the wires of a rail's two trees */
-_Static_assert(NVLS_WIRE + MDL_NVLS_TREE_MAX_LOCAL - 1 <= SIM_WIRES, "NVLS-tree's wires");
+_Static_assert(NVLS_WIRE + MDL_PIPE_MAX_LOCAL - 1 <= SIM_WIRES, "NVLS-tree's wires");
+_Static_assert(2 * MDL_PIPE_MAX_LOCAL - 1 <= SIM_WIRES, "CollNet's wires");
 
 enum {
     SLOT_MAIN = 0,
     SLOT_RAIL = 1,
     SLOT_NVLS = 2, /* NVLS-tree's flows through the switch */
+    SLOT_CN = 3,   /* CollNet's stages: SLOT_CN + stage */
     SLOT_CHAN = 8, /* ring channel ch: SLOT_CHAN + ch */
     SLOT_TREE = 8 + TUNE_MAX_CHANNELS,
     SLOT_TFLOW = SLOT_TREE + 4 * MDL_MAX_TREES
@@ -419,12 +422,57 @@ static void tree_cost(struct sim_ctx *c, const struct mdl_tree_shape *sh, int k,
         c->tree_memo[c->ntree_memo++] = (struct sim_tree_memo){*sh, k, *tc};
 }
 
+/* The receives of one pipelined stage's flows (NVLS-tree's switch stage, CollNet's stages) on
+ * one mailbox: `expect` in all, `per` a chunk, at most MDL_NCCL_STEPS chunks' worth outstanding,
+ * whichever sender's comes first (the payloads are never read). */
+#define RSET_MAX (MDL_NCCL_STEPS * (MDL_PIPE_MAX_LOCAL - 1))
+struct rset {
+    sg_mailbox_t mb;
+    int per, expect, posted, got, out;
+    sg_comm_t q[RSET_MAX];
+    void *sink[RSET_MAX];
+};
+
+static void rset_init(struct rset *r, sg_mailbox_t mb, int per, int chunks)
+{
+    r->mb = mb;
+    r->per = per;
+    r->expect = per * chunks;
+    r->posted = r->got = r->out = 0;
+}
+
+/* Chunks whose flows have all arrived. */
+static int rset_chunks(const struct rset *r)
+{
+    return r->per ? r->got / r->per : 0;
+}
+
+/* Posts what may be outstanding and lists the outstanding receives in list/map (map entries
+ * tag + index); returns the new count. */
+static int rset_list(struct rset *r, sg_comm_t *list, int *map, int cnt, int tag)
+{
+    for (; r->posted < r->expect && r->out < MDL_NCCL_STEPS * r->per; r->posted++, r->out++)
+        r->q[r->out] = sg_mailbox_get_async(r->mb, &r->sink[r->out]);
+    for (int j = 0; j < r->out; j++) {
+        list[cnt] = r->q[j];
+        map[cnt++] = tag + j;
+    }
+    return cnt;
+}
+
+/* Receive j has arrived: it leaves the set. */
+static void rset_arrived(struct rset *r, int j)
+{
+    r->q[j] = r->q[--r->out];
+    r->got++;
+}
+
 /* What feeds each chunk of NVLS-tree's trees at a member: its portion of the buffer reduced
  * through the switch (nvls_tree). */
 struct nvls_feed {
-    int peers;                             /* the machine's other GPUs */
-    int peer[MDL_NVLS_TREE_MAX_LOCAL - 1]; /* their member indices */
-    double alpha[MDL_NVLS_TREE_MAX_LOCAL - 1];
+    int peers;                        /* the machine's other GPUs */
+    int peer[MDL_PIPE_MAX_LOCAL - 1]; /* their member indices */
+    double alpha[MDL_PIPE_MAX_LOCAL - 1];
     double flow; /* bytes to each per portion */
     double eff;  /* NVLS's delivered fraction */
 };
@@ -433,7 +481,7 @@ struct nvls_feed {
  * chunk i has arrived, and down once reduced (root) or received from the parent; a receive is
  * outstanding per connection, at most two chunks ahead. With an NVLS feed nf, chunk i of tree t
  * is this member's own only once portion i T + t has come through the switch: every portion
- * sends nf->flow to each other GPU of the machine, at most MDL_NVLS_STEPS portions ahead of the
+ * sends nf->flow to each other GPU of the machine, at most MDL_NCCL_STEPS portions ahead of the
  * last one received from all of them, and is through once all of theirs have arrived. Each tree's
  * channel at this member forwards one chunk after another, c / rate each (rate 0: at once), up and
  * down apart: a chunk leaves when the channel is through with it (whole) or as it starts on it, and
@@ -448,15 +496,15 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
-    enum { NQ = 4 * NT, NV = MDL_NVLS_STEPS * (MDL_NVLS_TREE_MAX_LOCAL - 1) };
-    sg_mailbox_t in[NQ], nv_in = NULL;
-    sg_comm_t q[NQ][2], list[NQ + NV], nv_q[NV];
-    void *sink[NQ][2], *nv_sink[NV];
-    int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ + NV];
-    /* NVLS portions sent, flows expected, posted (nv_out of them outstanding) and arrived */
-    int R = nf ? nf->peers : 0, nv_sent = 0, nv_expect = nf ? T * k * R : 0;
-    int nv_posted = 0, nv_out = 0, nv_got = 0;
-    if (nf) nv_in = mailbox(x->c, x->group, x->c->pos[x->group][x->rank], SLOT_NVLS);
+    enum { NQ = 4 * NT };
+    sg_mailbox_t in[NQ];
+    sg_comm_t q[NQ][2], list[NQ + RSET_MAX];
+    void *sink[NQ][2];
+    int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ + RSET_MAX];
+    /* NVLS portions sent, and the flows of every portion from the machine's other GPUs */
+    int R = nf ? nf->peers : 0, nv_sent = 0;
+    struct rset nv;
+    rset_init(&nv, mailbox(x->c, x->group, x->c->pos[x->group][x->rank], SLOT_NVLS), R, T * k);
     int up_sent[NT] = {0}, down_sent[NT] = {0};
     double up_free[NT] = {0}, down_free[NT] = {0};           /* when each channel is done */
     double u = rate > 0 ? c / rate : 0, lag = whole ? u : 0; /* from start to leaving */
@@ -470,8 +518,8 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
     }
     for (;;) {
         double now = simgrid_get_clock();
-        int through = R ? nv_got / R : 0; /* portions reduced through the switch */
-        for (; nf && nv_sent < T * k && nv_sent < through + MDL_NVLS_STEPS; nv_sent++) {
+        int through = rset_chunks(&nv); /* portions reduced through the switch */
+        for (; nf && nv_sent < T * k && nv_sent < through + MDL_NCCL_STEPS; nv_sent++) {
             double e = x->eff;
             x->eff *= nf->eff;
             for (int p = 0; p < R; p++)
@@ -508,22 +556,13 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
                 map[cnt++] = i;
             }
         }
-        /* a receive per flow of the portions in flight, whichever GPU's comes first */
-        for (; nv_posted < nv_expect && nv_out < NV && nv_out < MDL_NVLS_STEPS * R;
-             nv_posted++, nv_out++)
-            nv_q[nv_out] = sg_mailbox_get_async(nv_in, &nv_sink[nv_out]);
-        for (int j = 0; j < nv_out; j++) {
-            list[cnt] = nv_q[j];
-            map[cnt++] = NQ + j;
-        }
+        cnt = rset_list(&nv, list, map, cnt, NQ);
         if (!cnt) break;
         int i = map[sg_comm_wait_any(list, (size_t)cnt)];
-        if (i < NQ) {
+        if (i < NQ)
             got[i]++;
-        } else { /* an NVLS flow: its receive leaves the set (the payloads are never read) */
-            nv_q[i - NQ] = nv_q[--nv_out];
-            nv_got++;
-        }
+        else
+            rset_arrived(&nv, i - NQ);
     }
 #undef M
 }
@@ -626,7 +665,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
 {
     const struct tune_hier *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
-    xbt_assert(L >= 2 && L <= MDL_NVLS_TREE_MAX_LOCAL, "NVLS-tree over %d GPUs per machine", L);
+    xbt_assert(L >= 2 && L <= MDL_PIPE_MAX_LOCAL, "NVLS-tree over %d GPUs per machine", L);
     struct nvls_feed nf = {.peers = L - 1, .eff = nvls_eff};
     double alpha = 0;
     for (int p = 0; p < L - 1; p++) {
@@ -667,7 +706,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
     P *= k;
     double u = bw > 0 ? c * (L + 1) / (bw * nvls_eff) : 0;
     double through = P * u,
-           trips = u + (P - 1) / MDL_NVLS_STEPS * (alpha + u) + (P - 1) % MDL_NVLS_STEPS * u;
+           trips = u + (P - 1) / MDL_NCCL_STEPS * (alpha + u) + (P - 1) % MDL_NCCL_STEPS * u;
     if (trips > through) through = trips;
     double tail = 2 * H * (ta + (tb > 0 ? c / tb : 0));
     for (int p = 0; p < L - 1; p++)
@@ -682,6 +721,107 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
     tree(x, &sh, &h->member[l], L, j, S / L, 0, true, NULL); /* finishes the flows too */
     sleep_for(t0 + alpha + through + tail - simgrid_get_clock());
     sleep_for(alpha); /* the last chunk's multicast */
+}
+
+/* CollNet all-reduce of S (collective.h, mdl_coll_time) at member me: L GPUs per machine on
+ * N machines, or L = 1 where every member is in a machine of its own. This GPU's slice S / L goes
+ * in k chunks of c through three stages, at most MDL_NCCL_STEPS chunks in flight in each: it
+ * sends its part of chunk i of every other GPU's slice to that GPU (stage 0), and once theirs of
+ * its own have all arrived, the reduced chunk into the network (stage 1); once the machines' sum
+ * of it is back, it sends the sum to every other GPU (stage 2), and is done once theirs have all
+ * arrived. SimGrid cannot reduce in a switch, so the network's aggregation is carried by its load:
+ * a flow of c from every GPU to its rail's next machine, so that each NIC sends the chunk once and
+ * gets the sum once, the switches between neighbours carry one stream each way, and the flow
+ * waits the longest route latency of the rail (up to the aggregation's top and down). At flow
+ * level every stage's flows of the whole slice run at once; from what the network's and the
+ * machine's took, a chunk's time in each stage, and the rank then waits for the closed form on
+ * those. */
+static void collnet(struct xfer *x, int me, double S)
+{
+    enum { W = MDL_NCCL_STEPS, P = MDL_PIPE_MAX_LOCAL - 1 };
+    const struct tune_hier *h = &x->c->hier[x->group];
+    int L = h->local ? h->local : 1, N = h->local ? h->nodes : x->g->n;
+    int j = h->local ? h->node_of[me] : me, l = h->local ? h->local_of[me] : 0;
+    xbt_assert(L <= MDL_PIPE_MAX_LOCAL, "CollNet over %d GPUs per machine", L);
+    const int *rail = h->local ? &h->member[l] : NULL;
+    int stride = h->local ? L : 1, next = rail ? rail[(j + 1) % N * stride] : (j + 1) % N;
+    int peer[P], R = L - 1, k = mdl_collnet_chunks(S / L, x->c->p_nccl->chunk_bytes);
+    double c = S / L / k, pa[P], aa = 0;
+    for (int p = 0; p < R; p++) {
+        peer[p] = h->member[j * L + (l + 1 + p) % L];
+        pa[p] = alpha_to(x, peer[p]);
+        if (pa[p] > aa) aa = pa[p];
+    }
+    double ab = ring_routes(x, rail, stride, N, -1, rail ? 1 + N + l : 0)->lat + x->hop;
+    int me_pos = x->c->pos[x->group][x->rank];
+    if (flow_level(x, N)) {
+        /* the stages' flows of the whole slice at once, the network's first; what they take
+         * (under whatever else shares their links) sets a chunk's time in each stage */
+        double t0 = simgrid_get_clock();
+        post_recv(x, SLOT_CN + 1);
+        for (int p = 0; p < R; p++) {
+            post_recv(x, SLOT_CN);
+            post_recv(x, SLOT_CN + 2);
+        }
+        sleep_for(aa);
+        double ts = simgrid_get_clock(), tb = ts, ta = ts;
+        int first = x->ncomms;
+        post_send(x, next, SLOT_CN + 1, S / L);
+        for (int p = 0; p < R; p++) {
+            post_send(x, peer[p], SLOT_CN, S / L);
+            post_send(x, peer[p], SLOT_CN + 2, S / L);
+        }
+        int n = x->ncomms, id[2 * MDL_PIPE_MAX_LOCAL + 2];
+        sg_comm_t left[2 * MDL_PIPE_MAX_LOCAL + 2];
+        for (int i = 0; i < n; i++) {
+            left[i] = x->comms[i];
+            id[i] = i;
+        }
+        for (int m = n; m > 0;) {
+            int i = (int)sg_comm_wait_any(left, (size_t)m), who = id[i];
+            double now = simgrid_get_clock();
+            if (who == 0 || who == first) /* the network's, in or out */
+                tb = now;
+            else
+                ta = now;
+            left[i] = left[--m];
+            id[i] = id[m];
+        }
+        x->ncomms = 0;
+        double ua = (ta - ts) / (2 * k), ub = (tb - ts) / k;
+        double step = 2 * ua > ub ? 2 * ua : ub;
+        if ((aa + ua) / W > step) step = (aa + ua) / W;
+        if ((ab + ub) / W > step) step = (ab + ub) / W;
+        sleep_for(t0 + 2 * aa + ab + 2 * ua + ub + (k - 1) * step - simgrid_get_clock());
+        return;
+    }
+    struct rset in[3];
+    for (int st = 0; st < 3; st++)
+        rset_init(&in[st], mailbox(x->c, x->group, me_pos, SLOT_CN + st), st == 1 ? 1 : R, k);
+    sg_comm_t list[3 * RSET_MAX];
+    int map[3 * RSET_MAX], sent[3] = {0};
+    for (;;) {
+        int done[3];
+        for (int st = 0; st < 3; st++)
+            done[st] = st != 1 && !R ? k : rset_chunks(&in[st]);
+        /* stage 0 from the start, stage 1 once scattered, stage 2 once summed */
+        int ready[3] = {k, done[0], done[1]};
+        for (int st = 0; st < 3; st++)
+            for (; (st == 1 || R) && sent[st] < ready[st] && sent[st] < done[st] + W; sent[st]++) {
+                if (st == 1) {
+                    wire_send(x, 2 * P, next, SLOT_CN + 1, c, ab);
+                    continue;
+                }
+                for (int p = 0; p < R; p++)
+                    wire_send(x, st / 2 * P + p, peer[p], SLOT_CN + st, c, pa[p]);
+            }
+        int cnt = 0;
+        for (int st = 0; st < 3; st++)
+            cnt = rset_list(&in[st], list, map, cnt, st * RSET_MAX);
+        if (!cnt) break;
+        int i = map[sg_comm_wait_any(list, (size_t)cnt)];
+        rset_arrived(&in[i / RSET_MAX], i % RSET_MAX);
+    }
 }
 
 /* Hierarchical algorithms a (rings or, for HTREE, trees across machines) */
@@ -719,6 +859,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.gran = op->gran;
     if (op->algo == MDL_ALGO_HIER || op->algo == MDL_ALGO_HTREE || op->algo == MDL_ALGO_NVLS_TREE)
         x.machines = c->hier[op->group].nodes;
+    if (op->algo == MDL_ALGO_COLLNET)
+        x.machines = c->hier[op->group].local ? c->hier[op->group].nodes : n;
     /* at most 2 * TUNE_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
      * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)) and NVLS-tree at flow
      * level (its trees' and 2(L-1) through the switch) */
@@ -726,8 +868,9 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     sg_comm_t comms[FIXED];
     void *sink[FIXED];
     x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8
-            : op->algo == MDL_ALGO_NVLS_TREE ? FIXED + 2 * MDL_NVLS_TREE_MAX_LOCAL
-                                             : FIXED;
+            : op->algo == MDL_ALGO_NVLS_TREE || op->algo == MDL_ALGO_COLLNET
+                ? FIXED + 4 * MDL_PIPE_MAX_LOCAL
+                : FIXED;
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
@@ -752,6 +895,9 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         break;
     case MDL_ALGO_NVLS_TREE:
         nvls_tree(&x, me, S, nc->nvls_eff > 0 ? nc->nvls_eff : 1);
+        break;
+    case MDL_ALGO_COLLNET:
+        collnet(&x, me, S);
         break;
     case MDL_ALGO_DIRECT:
         if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {

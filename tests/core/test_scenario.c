@@ -124,6 +124,7 @@ static const struct bad_case cases[] = {
     {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "at most 1"},
     {"bad_nvls.yaml", 5, 21, "collectives.nvls", "true or false"},
     {"bad_nvls_tree.yaml", 5, 26, "collectives.nvls_tree", "true or false"},
+    {"bad_collnet.yaml", 5, 24, "collectives.collnet", "true or false"},
     {"bad_tree_rate.yaml", 5, 26, "collectives.tree_rate", "must be greater than 0"},
     {"fabric_jobs_not_list.yaml", 3, 7, "jobs", "expected a list of 1 to 64 jobs"},
     {"fabric_jobs_empty.yaml", 3, 7, "jobs", "expected a list of 1 to 64 jobs"},

@@ -239,3 +239,30 @@ Test(topo, nvls_tree_follows_nvls_and_nccl_nvls_tree_turns_it_off)
     cr_assert(eq(str, err.field, "nccl.nvls_tree"), "%s", err.field);
     testdir_remove(dir);
 }
+
+Test(topo, collnet_is_off_unless_nccl_collnet_says_the_switches_reduce)
+{
+    struct plat_topo t;
+    build("dgx-a100", 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.collnet, 0));
+    plat_topo_release(&t);
+    char dir[256], path[512];
+    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
+    testdir_path(path, sizeof path, dir, "p.yaml");
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fprintf(f, "preset: dgx-a100\nnodes: 4\nnccl: {collnet: true}\n");
+    fclose(f);
+    build(path, 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.collnet, 1));
+    plat_topo_release(&t);
+    f = fopen(path, "w");
+    fprintf(f, "preset: dgx-a100\nnccl: {collnet: sharp}\n");
+    fclose(f);
+    struct tps_error err = {0};
+    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 17));
+    cr_assert(eq(str, err.field, "nccl.collnet"), "%s", err.field);
+    testdir_remove(dir);
+}

@@ -50,6 +50,37 @@ static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, doub
     return time;
 }
 
+/* Simulated time of an all-reduce over the m ranks `members` of a platform's GPUs. */
+static double sim_members(const struct plat_topo *t, const int *members, int m, double bytes,
+                          enum mdl_coll_algo a, enum mdl_coll_gran gran)
+{
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_program_init(&p, t->ngpus), 0));
+    int g = mdl_program_group(&p, m, members), nm = mdl_program_name(&p, "all_reduce");
+    cr_assert(g >= 0 && nm >= 0);
+    for (int i = 0; i < m; i++) {
+        struct mdl_op o = {.kind = MDL_OP_ALL_REDUCE,
+                           .stream = MDL_STREAM_COMM,
+                           .phase = MDL_PHASE_OTHER,
+                           .name = nm,
+                           .layer = -1,
+                           .mb = -1,
+                           .group = g,
+                           .bytes = bytes,
+                           .algo = (uint8_t)a,
+                           .proto = MDL_PROTO_SIMPLE,
+                           .gran = (uint8_t)gran};
+        cr_assert(mdl_program_add(&p, members[i], &o) >= 0);
+    }
+    struct timing tm = {0};
+    cr_assert(eq(int, pipeline_run_program(&p, t, &tm, &err), 0), "%s", err.msg);
+    double time = tm.end_s;
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return time;
+}
+
 /* Closed form for the same collective, from the routes the planner measures. */
 /* The tuner's view of GPUs 0..n-1 (release with tune_group_env_release). */
 static void group_env(const struct plat_topo *t, int n, struct tune_group_env *ge)
@@ -607,4 +638,104 @@ Test(coll, the_tuner_takes_nvls_tree_across_nvswitch_machines_where_it_wins)
     plat_topo_release(&h2);
     plat_topo_release(&off);
     plat_topo_release(&a2);
+}
+
+Test(coll, collnet_matches_its_closed_form_across_machines)
+{
+    /* datasheet A100 boxes with 8 NICs, and with one NIC that the 8 rails share: per step
+     * within the first chunk's way through the three stages (scatter, network, gather), flow
+     * level as closed */
+    const char *specs[] = {"dgx-a100 nodes=2", "dgx-a100 nodes=4",
+                           "dgx-a100 nodes=4 nics_per_node=1"};
+    for (int i = 0; i < 3; i++) {
+        struct plat_topo t;
+        platform(specs[i], &t);
+        t.nccl.collnet = true;
+        struct tune_group_env ge;
+        group_env(&t, t.ngpus, &ge);
+        struct mdl_coll_env e;
+        tune_coll_env(&ge, &t.nccl, MDL_PROTO_SIMPLE, &e);
+        tune_group_env_release(&ge);
+        const double sizes[] = {4096, 3 << 20, 256 << 20, 1 << 30};
+        for (int si = 0; si < 4; si++) {
+            double S = sizes[si], L = 8;
+            double c = S / L / mdl_collnet_chunks(S / L, t.nccl.chunk_bytes);
+            double fill = 2 * (L - 1) * c / e.intra.bw_Bps + c / e.inter.bw_Bps;
+            double f = mdl_coll_time(MDL_OP_ALL_REDUCE, MDL_ALGO_COLLNET, S, &e);
+            cr_assert(gt(dbl, f, 0));
+            for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
+                double s = sim_one(&t, MDL_OP_ALL_REDUCE, t.ngpus, S, MDL_ALGO_COLLNET,
+                                   MDL_PROTO_SIMPLE, (enum mdl_coll_gran)gran);
+                double tol = TOL * f + (gran == MDL_GRAN_STEP ? fill : 0);
+                cr_assert(le(dbl, fabs(s - f), tol), "%s S=%.0f %s: simulated %.9g formula %.9g",
+                          specs[i], S, mdl_gran_name((enum mdl_coll_gran)gran), s, f);
+            }
+        }
+        /* one NIC per machine binds: it sends S once and gets the sum once (a ring's would
+         * carry 2(N-1)/N S each way) */
+        if (i == 2) {
+            double S = 1 << 30, nic = 25e9 * t.nccl.eff[MDL_PROTO_SIMPLE];
+            double s = sim_one(&t, MDL_OP_ALL_REDUCE, t.ngpus, S, MDL_ALGO_COLLNET,
+                               MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+            cr_assert(le(dbl, fabs(s - S / nic), 0.01 * S / nic), "simulated %.9g, S/NIC %.9g", s,
+                      S / nic);
+        }
+        plat_topo_release(&t);
+    }
+    /* one GPU in each of 4 machines (a data-parallel group): the network stage alone */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=4", &t);
+    t.nccl.collnet = true;
+    int members[] = {0, 8, 16, 24};
+    struct mdl_group g = {.n = 4, .ranks = members};
+    struct tune_group_env ge;
+    struct tps_error err = {0};
+    cr_assert(eq(int, tune_group_env(&t, &g, &ge, &err), 0), "%s", err.msg);
+    struct mdl_coll_env e;
+    tune_coll_env(&ge, &t.nccl, MDL_PROTO_SIMPLE, &e);
+    tune_group_env_release(&ge);
+    for (double S = 4096; S <= 1 << 30; S *= 512) {
+        double f = mdl_coll_time(MDL_OP_ALL_REDUCE, MDL_ALGO_COLLNET, S, &e);
+        cr_assert(gt(dbl, f, 0));
+        for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
+            double s = sim_members(&t, members, 4, S, MDL_ALGO_COLLNET, (enum mdl_coll_gran)gran);
+            cr_assert(le(dbl, fabs(s - f), TOL * f), "S=%.0f: simulated %.9g formula %.9g", S, s,
+                      f);
+        }
+    }
+    plat_topo_release(&t);
+}
+
+Test(coll, the_tuner_takes_collnet_only_where_the_network_reduces)
+{
+    struct plat_topo a, on;
+    struct tps_error err = {0};
+    char *kv[] = {"nodes=4", "nics_per_node=1"};
+    cr_assert(eq(int, plat_spec_from_args("dgx-a100", 2, kv, &a, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plat_spec_from_args("dgx-a100", 2, kv, &on, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, a.nccl.collnet, 0));
+    on.nccl.collnet = true;
+    double G = 1 << 30;
+    /* off unless the platform says its switches reduce */
+    cr_assert(ne(int, tuner_algo(&a, MDL_OP_ALL_REDUCE, 32, G), MDL_ALGO_COLLNET));
+    /* on, it halves what the one NIC carries against the ring: chosen at 1 GiB; not inside one
+     * machine, not for other collectives */
+    cr_assert(eq(int, tuner_algo(&on, MDL_OP_ALL_REDUCE, 32, G), MDL_ALGO_COLLNET));
+    cr_assert(ne(int, tuner_algo(&on, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_COLLNET));
+    cr_assert(eq(int, tuner_algo(&on, MDL_OP_ALL_GATHER, 32, G), MDL_ALGO_RING));
+    struct pipeline_coll_how how = {MDL_ALGO_COLLNET, 0, 0};
+    double cn = 0, ring = 0;
+    cr_assert(eq(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 32, G, &how, &cn, &err), 0), "%s",
+              err.msg);
+    how = (struct pipeline_coll_how){MDL_ALGO_RING, 0, 0};
+    cr_assert(eq(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 32, G, &how, &ring, &err), 0),
+              "%s", err.msg);
+    cr_assert(lt(dbl, cn, 0.6 * ring), "collnet %.9g ring %.9g", cn, ring);
+    /* forced where the switches do not reduce: an error that says what it needs */
+    how = (struct pipeline_coll_how){MDL_ALGO_COLLNET, 0, 0};
+    cr_assert(ne(int, pipeline_collective(&a, MDL_OP_ALL_REDUCE, 32, G, &how, &cn, &err), 0));
+    cr_assert(ne(ptr, strstr(err.msg, "CollNet needs"), NULL), "%s", err.msg);
+    cr_assert(ne(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 8, G, &how, &cn, &err), 0));
+    plat_topo_release(&a);
+    plat_topo_release(&on);
 }
