@@ -733,7 +733,8 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
  * a flow of c from every GPU to its rail's next machine, so that each NIC sends the chunk once and
  * gets the sum once, the switches between neighbours carry one stream each way, and the flow
  * waits the longest route latency of the rail (up to the aggregation's top and down). At flow
- * level every stage's flows of the whole slice run at once; from what the network's and the
+ * level every stage's flows of the whole slice run at once (the scatter's and the gather's to a
+ * peer as one); from what the network's and the
  * machine's took, a chunk's time in each stage, and the rank then waits for the closed form on
  * those. */
 static void collnet(struct xfer *x, int me, double S)
@@ -759,20 +760,16 @@ static void collnet(struct xfer *x, int me, double S)
          * (under whatever else shares their links) sets a chunk's time in each stage */
         double t0 = simgrid_get_clock();
         post_recv(x, SLOT_CN + 1);
-        for (int p = 0; p < R; p++) {
+        for (int p = 0; p < R; p++) /* the scatter's and the gather's in one flow per peer */
             post_recv(x, SLOT_CN);
-            post_recv(x, SLOT_CN + 2);
-        }
         sleep_for(aa);
         double ts = simgrid_get_clock(), tb = ts, ta = ts;
         int first = x->ncomms;
         post_send(x, next, SLOT_CN + 1, S / L);
-        for (int p = 0; p < R; p++) {
-            post_send(x, peer[p], SLOT_CN, S / L);
-            post_send(x, peer[p], SLOT_CN + 2, S / L);
-        }
-        int n = x->ncomms, id[2 * MDL_PIPE_MAX_LOCAL + 2];
-        sg_comm_t left[2 * MDL_PIPE_MAX_LOCAL + 2];
+        for (int p = 0; p < R; p++)
+            post_send(x, peer[p], SLOT_CN, 2 * S / L);
+        int n = x->ncomms, id[2 * MDL_PIPE_MAX_LOCAL];
+        sg_comm_t left[2 * MDL_PIPE_MAX_LOCAL];
         for (int i = 0; i < n; i++) {
             left[i] = x->comms[i];
             id[i] = i;
