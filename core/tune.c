@@ -149,6 +149,23 @@ static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n,
     return rc;
 }
 
+/* Whether GPU a reaches GPU b over NVLink only, through a switch (NVSwitch), not over PCIe or
+ * bridges. */
+static int nvlink_switched(const struct plat_topo *t, int a, int b)
+{
+    struct plat_route r;
+    if (plat_topo_route(t, a, b, &r)) return 0;
+    int switched = 0;
+    for (int h = 0; h < r.nhops; h++) {
+        const struct plat_hop *hp = &r.hops[h];
+        if (hp->link < 0) continue;
+        const struct plat_link *l = &t->links[hp->link];
+        if (l->level != PLAT_LVL_NVLINK) return 0;
+        switched |= t->nodes[hp->up ? l->b : l->a].kind == PLAT_SWITCH;
+    }
+    return switched;
+}
+
 /* Whether group g can run NVLS: the platform enables it, all its members are GPUs of one machine,
  * and they reach each other over NVLink through a switch (NVSwitch), not over PCIe or bridges. */
 static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
@@ -157,20 +174,8 @@ static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
     int m0 = t->nodes[t->gpu_node[g->ranks[0]]].machine;
     for (int i = 1; i < g->n; i++)
         if (t->nodes[t->gpu_node[g->ranks[i]]].machine != m0) return 0;
-    for (int i = 1; i < g->n; i++) {
-        struct plat_route r;
-        if (plat_topo_route(t, g->ranks[0], g->ranks[i], &r)) return 0;
-        int switched = 0;
-        for (int h = 0; h < r.nhops; h++) {
-            const struct plat_hop *hp = &r.hops[h];
-            if (hp->link < 0) continue;
-            const struct plat_link *l = &t->links[hp->link];
-            if (l->level != PLAT_LVL_NVLINK) return 0;
-            int far = hp->up ? l->b : l->a;
-            switched |= t->nodes[far].kind == PLAT_SWITCH;
-        }
-        if (!switched) return 0;
-    }
+    for (int i = 1; i < g->n; i++)
+        if (!nvlink_switched(t, g->ranks[0], g->ranks[i])) return 0;
     return 1;
 }
 
@@ -185,18 +190,7 @@ static int nvls_tree_group(const struct plat_topo *t, const struct mdl_group *g,
         return 0;
     for (int i = 0; i < g->n; i++) {
         int first = h->member[h->node_of[i] * h->local];
-        if (i == first) continue;
-        struct plat_route r;
-        if (plat_topo_route(t, g->ranks[first], g->ranks[i], &r)) return 0;
-        int switched = 0;
-        for (int k = 0; k < r.nhops; k++) {
-            const struct plat_hop *hp = &r.hops[k];
-            if (hp->link < 0) continue;
-            const struct plat_link *l = &t->links[hp->link];
-            if (l->level != PLAT_LVL_NVLINK) return 0;
-            switched |= t->nodes[hp->up ? l->b : l->a].kind == PLAT_SWITCH;
-        }
-        if (!switched) return 0;
+        if (i != first && !nvlink_switched(t, g->ranks[first], g->ranks[i])) return 0;
     }
     return 1;
 }

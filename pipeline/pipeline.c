@@ -530,18 +530,27 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
 int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
                         struct pipeline_coll_how *how, double *time_s, struct tps_error *err)
 {
-    struct mdl_program p;
     int *members = malloc((size_t)ranks * sizeof *members);
-    if (!members || mdl_program_init(&p, ranks) != 0) {
-        free(members);
-        return tps_error_oom(err);
-    }
+    if (!members) return tps_error_oom(err);
     for (int r = 0; r < ranks; r++)
         members[r] = r;
-    int g = mdl_program_group(&p, ranks, members), nm = mdl_program_name(&p, mdl_op_kind_name(k));
+    int rc = pipeline_collective_on(t, k, members, ranks, bytes, how, time_s, err);
     free(members);
+    return rc;
+}
+
+int pipeline_collective_on(const struct plat_topo *t, enum mdl_op_kind k, const int *members, int m,
+                           double bytes, struct pipeline_coll_how *how, double *time_s,
+                           struct tps_error *err)
+{
+    struct mdl_program p;
+    int ranks = 0; /* the program's: up to the highest member */
+    for (int i = 0; i < m; i++)
+        if (members[i] + 1 > ranks) ranks = members[i] + 1;
+    if (mdl_program_init(&p, ranks) != 0) return tps_error_oom(err);
+    int g = mdl_program_group(&p, m, members), nm = mdl_program_name(&p, mdl_op_kind_name(k));
     int rc = g < 0 || nm < 0;
-    for (int r = 0; !rc && r < ranks; r++) {
+    for (int i = 0; !rc && i < m; i++) {
         struct mdl_op o = {.kind = (uint8_t)k,
                            .stream = MDL_STREAM_COMM,
                            .phase = MDL_PHASE_OTHER,
@@ -553,16 +562,17 @@ int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks
                            .algo = (uint8_t)how->algo,
                            .proto = (uint8_t)how->proto,
                            .gran = (uint8_t)how->gran};
-        rc = mdl_program_add(&p, r, &o) < 0;
+        rc = mdl_program_add(&p, members[i], &o) < 0;
     }
     struct timing tm = {0};
     if (rc)
         rc = tps_error_oom(err);
     else if ((rc = pipeline_run_program(&p, t, &tm, err)) == 0) {
+        const struct mdl_op *o = &p.ranks[members[0]].ops[0];
         *time_s = tm.end_s;
-        how->algo = p.ranks[0].ops[0].algo;
-        how->proto = p.ranks[0].ops[0].proto;
-        how->gran = p.ranks[0].ops[0].gran;
+        how->algo = o->algo;
+        how->proto = o->proto;
+        how->gran = o->gran;
     }
     timing_release(&tm);
     mdl_program_release(&p);

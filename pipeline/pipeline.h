@@ -113,5 +113,9 @@ struct pipeline_coll_how {
  * forced choices and receives those made. */
 int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,
                         struct pipeline_coll_how *how, double *time_s, struct tps_error *err);
+/* The same over the m GPUs `members` of the platform (a data-parallel group: one per machine). */
+int pipeline_collective_on(const struct plat_topo *t, enum mdl_op_kind k, const int *members, int m,
+                           double bytes, struct pipeline_coll_how *how, double *time_s,
+                           struct tps_error *err);
 
 #endif

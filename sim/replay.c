@@ -734,9 +734,8 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
  * gets the sum once, the switches between neighbours carry one stream each way, and the flow
  * waits the longest route latency of the rail (up to the aggregation's top and down). At flow
  * level every stage's flows of the whole slice run at once (the scatter's and the gather's to a
- * peer as one); from what the network's and the
- * machine's took, a chunk's time in each stage, and the rank then waits for the closed form on
- * those. */
+ * peer as one flow); what the network's and the machine's flows took gives a chunk's time in each
+ * stage, and the rank then waits for the closed form on those times. */
 static void collnet(struct xfer *x, int me, double S)
 {
     enum { W = MDL_NCCL_STEPS, P = MDL_PIPE_MAX_LOCAL - 1 };
@@ -859,8 +858,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     if (op->algo == MDL_ALGO_COLLNET)
         x.machines = c->hier[op->group].local ? c->hier[op->group].nodes : n;
     /* at most 2 * TUNE_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
-     * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)) and NVLS-tree at flow
-     * level (its trees' and 2(L-1) through the switch) */
+     * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)), and NVLS-tree and
+     * CollNet at flow level (their trees' or network's, and 2(L-1) inside the machine) */
     enum { FIXED = 2 * TUNE_MAX_CHANNELS + 2 * TREE_PEERS };
     sg_comm_t comms[FIXED];
     void *sink[FIXED];

@@ -213,31 +213,42 @@ Test(topo, a_trees_channel_rate_follows_the_gpu_and_the_machines_and_nccl_tree_r
     testdir_remove(dir);
 }
 
+/* Builds the platform file text `good` into *t (the caller checks and releases it), then checks
+ * that the file text `bad` is refused at line 2, column col, in `field`. */
+static void nccl_key(const char *good, const char *bad, int col, const char *field,
+                     struct plat_topo *t)
+{
+    char dir[256], path[512];
+    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
+    testdir_path(path, sizeof path, dir, "p.yaml");
+    FILE *f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs(bad, f);
+    fclose(f);
+    struct tps_error err = {0};
+    struct plat_topo b;
+    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &b, &err), TPS_EINVAL));
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, col));
+    cr_assert(eq(str, err.field, (char *)field), "%s", err.field);
+    f = fopen(path, "w");
+    cr_assert(ne(ptr, f, NULL));
+    fputs(good, f);
+    fclose(f);
+    build(path, 0, NULL, t);
+    testdir_remove(dir);
+}
+
 Test(topo, nvls_tree_follows_nvls_and_nccl_nvls_tree_turns_it_off)
 {
     struct plat_topo t;
     build("dgx-h100", 0, NULL, &t);
     cr_assert(t.nccl.nvls && t.nccl.nvls_tree);
     plat_topo_release(&t);
-    char dir[256], path[512];
-    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
-    testdir_path(path, sizeof path, dir, "p.yaml");
-    FILE *f = fopen(path, "w");
-    cr_assert(ne(ptr, f, NULL));
-    fprintf(f, "preset: dgx-h100\nnodes: 2\nnccl: {nvls_tree: false}\n");
-    fclose(f);
-    build(path, 0, NULL, &t);
+    nccl_key("preset: dgx-h100\nnodes: 2\nnccl: {nvls_tree: false}\n",
+             "preset: dgx-h100\nnccl: {nvls_tree: 2}\n", 19, "nccl.nvls_tree", &t);
     cr_assert(t.nccl.nvls && !t.nccl.nvls_tree);
     plat_topo_release(&t);
-    f = fopen(path, "w");
-    fprintf(f, "preset: dgx-h100\nnccl: {nvls_tree: 2}\n");
-    fclose(f);
-    struct tps_error err = {0};
-    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
-    cr_assert(eq(int, err.line, 2));
-    cr_assert(eq(int, err.col, 19));
-    cr_assert(eq(str, err.field, "nccl.nvls_tree"), "%s", err.field);
-    testdir_remove(dir);
 }
 
 Test(topo, collnet_is_off_unless_nccl_collnet_says_the_switches_reduce)
@@ -246,23 +257,8 @@ Test(topo, collnet_is_off_unless_nccl_collnet_says_the_switches_reduce)
     build("dgx-a100", 0, NULL, &t);
     cr_assert(eq(int, t.nccl.collnet, 0));
     plat_topo_release(&t);
-    char dir[256], path[512];
-    cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
-    testdir_path(path, sizeof path, dir, "p.yaml");
-    FILE *f = fopen(path, "w");
-    cr_assert(ne(ptr, f, NULL));
-    fprintf(f, "preset: dgx-a100\nnodes: 4\nnccl: {collnet: true}\n");
-    fclose(f);
-    build(path, 0, NULL, &t);
+    nccl_key("preset: dgx-a100\nnodes: 4\nnccl: {collnet: true}\n",
+             "preset: dgx-a100\nnccl: {collnet: sharp}\n", 17, "nccl.collnet", &t);
     cr_assert(eq(int, t.nccl.collnet, 1));
     plat_topo_release(&t);
-    f = fopen(path, "w");
-    fprintf(f, "preset: dgx-a100\nnccl: {collnet: sharp}\n");
-    fclose(f);
-    struct tps_error err = {0};
-    cr_assert(eq(int, plat_spec_from_args(path, 0, NULL, &t, &err), TPS_EINVAL));
-    cr_assert(eq(int, err.line, 2));
-    cr_assert(eq(int, err.col, 17));
-    cr_assert(eq(str, err.field, "nccl.collnet"), "%s", err.field);
-    testdir_remove(dir);
 }

@@ -50,37 +50,6 @@ static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, doub
     return time;
 }
 
-/* Simulated time of an all-reduce over the m ranks `members` of a platform's GPUs. */
-static double sim_members(const struct plat_topo *t, const int *members, int m, double bytes,
-                          enum mdl_coll_algo a, enum mdl_coll_gran gran)
-{
-    struct mdl_program p;
-    struct tps_error err = {0};
-    cr_assert(eq(int, mdl_program_init(&p, t->ngpus), 0));
-    int g = mdl_program_group(&p, m, members), nm = mdl_program_name(&p, "all_reduce");
-    cr_assert(g >= 0 && nm >= 0);
-    for (int i = 0; i < m; i++) {
-        struct mdl_op o = {.kind = MDL_OP_ALL_REDUCE,
-                           .stream = MDL_STREAM_COMM,
-                           .phase = MDL_PHASE_OTHER,
-                           .name = nm,
-                           .layer = -1,
-                           .mb = -1,
-                           .group = g,
-                           .bytes = bytes,
-                           .algo = (uint8_t)a,
-                           .proto = MDL_PROTO_SIMPLE,
-                           .gran = (uint8_t)gran};
-        cr_assert(mdl_program_add(&p, members[i], &o) >= 0);
-    }
-    struct timing tm = {0};
-    cr_assert(eq(int, pipeline_run_program(&p, t, &tm, &err), 0), "%s", err.msg);
-    double time = tm.end_s;
-    timing_release(&tm);
-    mdl_program_release(&p);
-    return time;
-}
-
 /* Closed form for the same collective, from the routes the planner measures. */
 /* The tuner's view of GPUs 0..n-1 (release with tune_group_env_release). */
 static void group_env(const struct plat_topo *t, int n, struct tune_group_env *ge)
@@ -698,7 +667,12 @@ Test(coll, collnet_matches_its_closed_form_across_machines)
         double f = mdl_coll_time(MDL_OP_ALL_REDUCE, MDL_ALGO_COLLNET, S, &e);
         cr_assert(gt(dbl, f, 0));
         for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
-            double s = sim_members(&t, members, 4, S, MDL_ALGO_COLLNET, (enum mdl_coll_gran)gran);
+            struct pipeline_coll_how how = {MDL_ALGO_COLLNET, MDL_PROTO_SIMPLE, gran};
+            double s = 0;
+            cr_assert(
+                eq(int,
+                   pipeline_collective_on(&t, MDL_OP_ALL_REDUCE, members, 4, S, &how, &s, &err), 0),
+                "%s", err.msg);
             cr_assert(le(dbl, fabs(s - f), TOL * f), "S=%.0f: simulated %.9g formula %.9g", S, s,
                       f);
         }
