@@ -131,11 +131,17 @@ bool mdl_coll_flow_level(enum mdl_coll_gran g, int members, int machines, int th
            (g != MDL_GRAN_STEP && (members > threshold || machines > threshold));
 }
 
-int mdl_coll_chunks(double bytes, double chunk_bytes)
+/* ceil(bytes / chunk_bytes) clamped to 1..most. */
+static int chunks_of(double bytes, double chunk_bytes, int most)
 {
     if (!(chunk_bytes > 0)) return 1;
     double k = ceil(bytes / chunk_bytes);
-    return k < 1 ? 1 : k > MDL_MAX_CHUNKS ? MDL_MAX_CHUNKS : (int)k;
+    return k < 1 ? 1 : k > most ? most : (int)k;
+}
+
+int mdl_coll_chunks(double bytes, double chunk_bytes)
+{
+    return chunks_of(bytes, chunk_bytes, MDL_MAX_CHUNKS);
 }
 
 int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
@@ -146,8 +152,7 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
     for (int i = 0; i < 3 && c > 0; i++)
         while (bytes / c < per_level[i] * d && c > floor_bytes[i])
             c /= 2;
-    double k = ceil(bytes / c);
-    return k < 1 ? 1 : k > MDL_MAX_TREE_CHUNKS ? MDL_MAX_TREE_CHUNKS : (int)k;
+    return chunks_of(bytes, c, MDL_MAX_TREE_CHUNKS);
 }
 
 /* Position of machine v in node tree `kind` (0: a heap over 0..N-1, 1: the same over N-1..0),
@@ -463,22 +468,32 @@ static double nvls_tree(double S, const struct mdl_coll_env *e)
     int H = mdl_tree_top(&sh), k = mdl_tree_chunks(b, e->chunk_bytes, H);
     double c = b / k, tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter, 0, true);
     if (tr < 0) return -1;
-    /* a portion through the switch takes u on the links; the last of P is through after all
-     * their bytes, or, where each round trip outlasts MDL_NCCL_STEPS portions' bytes, after a
-     * round trip for every MDL_NCCL_STEPS of them */
-    double u = c * (L + 1) / (e->intra.bw_Bps * e->nvls_eff);
-    int P = sh.trees * k, W = MDL_NCCL_STEPS;
-    double through = P * u, trips = u + (P - 1) / W * (e->intra.alpha_s + u) + (P - 1) % W * u;
-    if (trips > through) through = trips;
+    double u = c * (L + 1) / (e->intra.bw_Bps * e->nvls_eff); /* a portion through the switch */
     double first = u + tr;
-    double last = through + 2 * H * (e->inter.alpha_s + c / e->inter.bw_Bps);
+    double last = mdl_nvls_portions(sh.trees * k, u, e->intra.alpha_s) +
+                  2 * H * (e->inter.alpha_s + c / e->inter.bw_Bps);
     return 2 * e->intra.alpha_s + (first > last ? first : last);
+}
+
+double mdl_nvls_portions(int P, double u, double alpha)
+{
+    int W = MDL_NCCL_STEPS;
+    double bytes = P * u, trips = u + (P - 1) / W * (alpha + u) + (P - 1) % W * u;
+    return bytes > trips ? bytes : trips;
 }
 
 int mdl_collnet_chunks(double bytes, double chunk_bytes)
 {
-    double k = ceil(bytes / chunk_bytes);
-    return k < 1 ? 1 : k > MDL_MAX_TREE_CHUNKS ? MDL_MAX_TREE_CHUNKS : (int)k;
+    return chunks_of(bytes, chunk_bytes, MDL_MAX_TREE_CHUNKS);
+}
+
+double mdl_collnet_pipe(int k, double aa, double ua, double ab, double ub)
+{
+    int W = MDL_NCCL_STEPS;
+    double step = 2 * ua > ub ? 2 * ua : ub;
+    if ((aa + ua) / W > step) step = (aa + ua) / W;
+    if ((ab + ub) / W > step) step = (ab + ub) / W;
+    return 2 * aa + ab + 2 * ua + ub + (k - 1) * step;
 }
 
 /* CollNet all-reduce of S (collective.h): L GPUs in each of N machines (L = 1: the group's
@@ -500,14 +515,10 @@ static double collnet(double S, const struct mdl_coll_env *e)
         return -1;
     }
     if (L > MDL_PIPE_MAX_LOCAL) return -1;
-    int k = mdl_collnet_chunks(S / L, e->chunk_bytes), W = MDL_NCCL_STEPS;
+    int k = mdl_collnet_chunks(S / L, e->chunk_bytes);
     double c = S / L / k;
     double ua = L > 1 ? (L - 1) * c / e->intra.bw_Bps : 0, aa = L > 1 ? e->intra.alpha_s : 0;
-    double ub = c / net->bw_Bps, ab = net->alpha_s;
-    double step = 2 * ua > ub ? 2 * ua : ub;
-    if ((aa + ua) / W > step) step = (aa + ua) / W;
-    if ((ab + ub) / W > step) step = (ab + ub) / W;
-    return 2 * aa + ab + 2 * ua + ub + (k - 1) * step;
+    return mdl_collnet_pipe(k, aa, ua, net->alpha_s, c / net->bw_Bps);
 }
 
 double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,

@@ -155,6 +155,17 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
  * 1..MDL_MAX_TREE_CHUNKS. */
 int mdl_collnet_chunks(double bytes, double chunk_bytes);
 
+/* NVLS-tree's switch stage: when the last of P portions is through, each taking u on the links
+ * and a round trip of alpha + u, at most MDL_NCCL_STEPS in flight: after all their bytes, or,
+ * where a round trip outlasts MDL_NCCL_STEPS portions' bytes, a round trip per MDL_NCCL_STEPS. */
+double mdl_nvls_portions(int P, double u, double alpha);
+
+/* CollNet's pipeline of k chunks, base latency aside: the scatter and the gather inside the
+ * machine (ua a chunk each on a GPU's link, latency aa; both 0 with one GPU per machine) and the
+ * network (ub, ab). The first chunk passes every stage; then a chunk per step, the scatter and
+ * the gather sharing the link, no stage faster than its round trip per MDL_NCCL_STEPS chunks. */
+double mdl_collnet_pipe(int k, double aa, double ua, double ab, double ub);
+
 /* The shape of a tree all-reduce. A flat double binary tree over n members (local 1, 2
  * trees: tree 0 a heap over members 0..n-1, tree 1 the same heap over n-1..0, so no member is
  * inside both), or NCCL's tree across machines (local >= 2 members per machine, member i on

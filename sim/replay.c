@@ -503,8 +503,9 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
     int expect[NQ] = {0}, posted[NQ] = {0}, got[NQ] = {0}, map[NQ + RSET_MAX];
     /* NVLS portions sent, and the flows of every portion from the machine's other GPUs */
     int R = nf ? nf->peers : 0, nv_sent = 0;
-    struct rset nv;
-    rset_init(&nv, mailbox(x->c, x->group, x->c->pos[x->group][x->rank], SLOT_NVLS), R, T * k);
+    struct rset nv; /* empty for a plain tree */
+    rset_init(&nv, nf ? mailbox(x->c, x->group, x->c->pos[x->group][x->rank], SLOT_NVLS) : NULL, R,
+              T * k);
     int up_sent[NT] = {0}, down_sent[NT] = {0};
     double up_free[NT] = {0}, down_free[NT] = {0};           /* when each channel is done */
     double u = rate > 0 ? c / rate : 0, lag = whole ? u : 0; /* from start to leaving */
@@ -675,8 +676,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
     }
     struct mdl_tree_shape sh;
     mdl_tree_shape_flat(&sh, N);
-    int H = mdl_tree_top(&sh), P = sh.trees;
-    int k = mdl_tree_chunks(S / L / sh.trees, x->c->p_nccl->chunk_bytes, H);
+    int H = mdl_tree_top(&sh), k = mdl_tree_chunks(S / L / sh.trees, x->c->p_nccl->chunk_bytes, H);
     double c = S / L / sh.trees / k;
     nf.flow = c * (L + 1) / (L - 1);
     if (!flow_level(x, N)) {
@@ -703,11 +703,9 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
             if (b > 0 && (tb == 0 || b < tb)) tb = b;
         }
     }
-    P *= k;
+    int P = sh.trees * k;
     double u = bw > 0 ? c * (L + 1) / (bw * nvls_eff) : 0;
-    double through = P * u,
-           trips = u + (P - 1) / MDL_NCCL_STEPS * (alpha + u) + (P - 1) % MDL_NCCL_STEPS * u;
-    if (trips > through) through = trips;
+    double through = mdl_nvls_portions(P, u, alpha);
     double tail = 2 * H * (ta + (tb > 0 ? c / tb : 0));
     for (int p = 0; p < L - 1; p++)
         post_recv(x, SLOT_NVLS);
@@ -785,10 +783,7 @@ static void collnet(struct xfer *x, int me, double S)
         }
         x->ncomms = 0;
         double ua = (ta - ts) / (2 * k), ub = (tb - ts) / k;
-        double step = 2 * ua > ub ? 2 * ua : ub;
-        if ((aa + ua) / W > step) step = (aa + ua) / W;
-        if ((ab + ub) / W > step) step = (ab + ub) / W;
-        sleep_for(t0 + 2 * aa + ab + 2 * ua + ub + (k - 1) * step - simgrid_get_clock());
+        sleep_for(t0 + mdl_collnet_pipe(k, aa, ua, ab, ub) - simgrid_get_clock());
         return;
     }
     struct rset in[3];

@@ -590,16 +590,11 @@ Test(coll, the_tuner_takes_nvls_tree_across_nvswitch_machines_where_it_wins)
     cr_assert(ne(int, tuner_algo(&off, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS_TREE));
     cr_assert(ne(int, tuner_algo(&a2, MDL_OP_ALL_REDUCE, 16, G), MDL_ALGO_NVLS_TREE));
     /* faster than the ring and NCCL's tree there, as the switch and the NICs share the work */
-    struct pipeline_coll_how how = {MDL_ALGO_NVLS_TREE, 0, 0};
-    double nt = 0, ring = 0;
-    cr_assert(eq(int, pipeline_collective(&h2, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0), "%s",
-              err.msg);
-    how = (struct pipeline_coll_how){MDL_ALGO_RING, 0, 0};
-    cr_assert(eq(int, pipeline_collective(&h2, MDL_OP_ALL_REDUCE, 16, G, &how, &ring, &err), 0),
-              "%s", err.msg);
+    double nt = sim_one(&h2, MDL_OP_ALL_REDUCE, 16, G, MDL_ALGO_NVLS_TREE, 0, 0);
+    double ring = sim_one(&h2, MDL_OP_ALL_REDUCE, 16, G, MDL_ALGO_RING, 0, 0);
     cr_assert(lt(dbl, nt, 0.9 * ring), "nvls_tree %.9g ring %.9g", nt, ring);
     /* forcing it where it cannot run is an error that says what it needs */
-    how = (struct pipeline_coll_how){MDL_ALGO_NVLS_TREE, 0, 0};
+    struct pipeline_coll_how how = {MDL_ALGO_NVLS_TREE, 0, 0};
     cr_assert(ne(int, pipeline_collective(&off, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0));
     cr_assert(ne(ptr, strstr(err.msg, "NVLS-tree needs"), NULL), "%s", err.msg);
     cr_assert(ne(int, pipeline_collective(&a2, MDL_OP_ALL_REDUCE, 16, G, &how, &nt, &err), 0));
@@ -697,16 +692,11 @@ Test(coll, the_tuner_takes_collnet_only_where_the_network_reduces)
     cr_assert(eq(int, tuner_algo(&on, MDL_OP_ALL_REDUCE, 32, G), MDL_ALGO_COLLNET));
     cr_assert(ne(int, tuner_algo(&on, MDL_OP_ALL_REDUCE, 8, G), MDL_ALGO_COLLNET));
     cr_assert(eq(int, tuner_algo(&on, MDL_OP_ALL_GATHER, 32, G), MDL_ALGO_RING));
-    struct pipeline_coll_how how = {MDL_ALGO_COLLNET, 0, 0};
-    double cn = 0, ring = 0;
-    cr_assert(eq(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 32, G, &how, &cn, &err), 0), "%s",
-              err.msg);
-    how = (struct pipeline_coll_how){MDL_ALGO_RING, 0, 0};
-    cr_assert(eq(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 32, G, &how, &ring, &err), 0),
-              "%s", err.msg);
+    double cn = sim_one(&on, MDL_OP_ALL_REDUCE, 32, G, MDL_ALGO_COLLNET, 0, 0);
+    double ring = sim_one(&on, MDL_OP_ALL_REDUCE, 32, G, MDL_ALGO_RING, 0, 0);
     cr_assert(lt(dbl, cn, 0.6 * ring), "collnet %.9g ring %.9g", cn, ring);
     /* forced where the switches do not reduce: an error that says what it needs */
-    how = (struct pipeline_coll_how){MDL_ALGO_COLLNET, 0, 0};
+    struct pipeline_coll_how how = {MDL_ALGO_COLLNET, 0, 0};
     cr_assert(ne(int, pipeline_collective(&a, MDL_OP_ALL_REDUCE, 32, G, &how, &cn, &err), 0));
     cr_assert(ne(ptr, strstr(err.msg, "CollNet needs"), NULL), "%s", err.msg);
     cr_assert(ne(int, pipeline_collective(&on, MDL_OP_ALL_REDUCE, 8, G, &how, &cn, &err), 0));
