@@ -286,10 +286,16 @@ static void ring_channels(struct xfer *x, int me, int steps, double S)
     for (int j = 0; j < C; j++)
         next[j] = tune_channel_member(h, j, (tune_channel_pos(h, j, me) + 1) % n);
     if (flow_level(x, n)) {
+        /* own: the longest this rank's flows take, those of the channels with the same next
+         * member sharing its route (a member that no channel leaves the machine from sends
+         * every channel to its neighbour) */
         double t = 0, own = 0;
         for (int j = 0; j < C; j++) {
             double tj = ring_time(x, ring_routes(x, NULL, 1, n, j, 1 + N + L + j), steps, chunk);
-            double bw = bw_to(x, next[j]), fj = bw > 0 ? steps * chunk / bw : 0;
+            int same = 0;
+            for (int i = 0; i < C; i++)
+                same += next[i] == next[j];
+            double bw = bw_to(x, next[j]), fj = bw > 0 ? same * steps * chunk / bw : 0;
             if (tj > t) t = tj;
             if (fj > own) own = fj;
             post_recv(x, SLOT_CHAN + j);

@@ -259,6 +259,29 @@ Test(coll, a_ring_across_machines_runs_one_channel_per_nic)
     plat_topo_release(&t);
 }
 
+Test(coll, a_ring_in_fewer_channels_than_members_is_as_fast_at_flow_level_as_per_step)
+{
+    /* two dgx-a100 machines with 2 or 4 NICs: 2 or 4 channels, and members that no channel
+     * leaves the machine from send every channel's flow to their neighbour at once. At flow
+     * level those flows share the route and must start early enough: 1 GiB takes what it takes
+     * per step (2 and 4 NICs' 25 GB/s of bus bandwidth), not a neighbour's flows later */
+    const char *specs[] = {"dgx-a100 nodes=2 nics_per_node=2", "dgx-a100 nodes=2 nics_per_node=4"};
+    for (int i = 0; i < 2; i++) {
+        struct plat_topo t;
+        platform(specs[i], &t);
+        double S = 1 << 30;
+        double step =
+            sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+        double flow =
+            sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_FLOW);
+        double busbw = 2.0 * 15 / 16 * S / flow, nic = (2 << i) * 25e9;
+        cr_assert(le(dbl, fabs(flow - step), 0.01 * step), "%s: flow %g step %g", specs[i], flow,
+                  step);
+        cr_assert(ge(dbl, busbw, 0.99 * nic), "%s: %.4g GB/s", specs[i], busbw / 1e9);
+        plat_topo_release(&t);
+    }
+}
+
 Test(coll, hierarchical_tree_pays_log_machines_latency_steps_not_a_ring_of_them)
 {
     /* small all-reduce on 64 machines: the ring across machines takes 2 * 63 latency steps, the
