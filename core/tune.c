@@ -10,6 +10,7 @@ void tune_hier_release(struct tune_hier *h)
 {
     free(h->node_of);
     free(h->local_of);
+    free(h->first);
     free(h->member);
     memset(h, 0, sizeof *h);
 }
@@ -38,46 +39,57 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
         h->node_of[i] = order[m];
         h->local_of[i] = count[order[m]]++;
     }
-    int machines = nodes > 1 ? nodes : 1;
-    int local = nodes && n >= 4 ? n / nodes : 0;
-    for (int j = 0; j < nodes; j++)
-        if (count[j] != local) local = 0;
-    if (!rc && nodes >= 2 && local >= 2) {
-        h->local = local;
+    int machines = nodes > 1 ? nodes : 1, least = nodes ? count[0] : 0, regular = 1;
+    for (int j = 1; j < nodes; j++) {
+        if (count[j] < least) least = count[j];
+        regular &= count[j] == count[0];
+    }
+    if (!rc && nodes >= 2 && least >= 2) {
+        h->first = malloc((size_t)(nodes + 1) * sizeof *h->first);
+        rc = h->first ? 0 : -1;
+    }
+    if (!rc && h->first) {
+        h->local = regular ? count[0] : 0;
         h->nodes = nodes;
+        h->first[0] = 0;
+        for (int j = 0; j < nodes; j++)
+            h->first[j + 1] = h->first[j] + count[j];
         for (int i = 0; i < n; i++)
-            h->member[h->node_of[i] * local + h->local_of[i]] = i;
+            h->member[h->first[h->node_of[i]] + h->local_of[i]] = i;
         int m0 = t->nodes[t->gpu_node[g->ranks[0]]].machine, nics = 0;
         for (int i = 0; i < t->nnodes; i++)
             nics += t->nodes[i].kind == PLAT_NIC && t->nodes[i].machine == m0;
-        h->channels = nics < local ? nics : local;
+        h->channels = nics < least ? nics : least;
         int most = t->nccl.channels > 0 ? t->nccl.channels : TUNE_MAX_CHANNELS;
         if (h->channels > most) h->channels = most;
         if (h->channels < 2) h->channels = 1;
     }
     free(order);
     free(count);
-    if (rc || !h->local) tune_hier_release(h);
+    /* an irregular layout is kept for its ring channels only */
+    if (rc || !h->first || (!h->local && h->channels < 2)) tune_hier_release(h);
     h->machines = machines;
     return rc;
 }
 
-/* Channel j enters every machine at its member j * local / channels. */
-static int channel_shift(const struct tune_hier *h, int j)
+/* Channel j enters machine `node` at its member j * (m / channels), m its member count. */
+static int channel_shift(const struct tune_hier *h, int j, int node)
 {
-    return j * (h->local / h->channels) % h->local;
+    int m = h->first[node + 1] - h->first[node];
+    return j * (m / h->channels) % m;
 }
 
 int tune_channel_member(const struct tune_hier *h, int j, int p)
 {
-    int L = h->local, node = p / L, q = p % L;
-    return h->member[node * L + (q + channel_shift(h, j)) % L];
+    int node = h->node_of[h->member[p]], q = p - h->first[node];
+    int m = h->first[node + 1] - h->first[node];
+    return h->member[h->first[node] + (q + channel_shift(h, j, node)) % m];
 }
 
 int tune_channel_pos(const struct tune_hier *h, int j, int i)
 {
-    int L = h->local;
-    return h->node_of[i] * L + (h->local_of[i] - channel_shift(h, j) + L) % L;
+    int node = h->node_of[i], m = h->first[node + 1] - h->first[node];
+    return h->first[node] + (h->local_of[i] - channel_shift(h, j, node) + m) % m;
 }
 
 const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_shape *sh)
@@ -291,7 +303,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
     e->collnet =
         !rc && t->nccl.collnet && e->spans &&
         ((hs[0].local >= 2 && hs[0].local <= MDL_PIPE_MAX_LOCAL) || hs[0].machines == g->n);
-    if (!rc && hs[0].local) {
+    if (!rc && hs[0].nodes) {
         e->nvls_tree = nvls_tree_group(t, g, &hs[0]);
         e->hier = hs[0];
         memset(&hs[0], 0, sizeof hs[0]);

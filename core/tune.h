@@ -17,22 +17,26 @@
 
 /* Machine layout of a group for the hierarchical algorithm. */
 struct tune_hier {
-    int local, nodes; /* members per machine and machines; 0 when irregular or one machine */
+    int local, nodes; /* members per machine (0 when machines hold different counts) and
+                       * machines; both 0 on one machine, or when irregular without channels */
     int *node_of;     /* owned, per member: machine order (0..nodes-1) */
     int *local_of;    /* owned, per member: index among its machine's members */
-    int *member;      /* owned, [node * local + l]: member index */
+    int *first;       /* owned, [node]: position of the machine's first member in machine
+                       * order ([nodes]: n); node * local when regular */
+    int *member;      /* owned, [first[node] + l]: member index */
     int channels;     /* rings a ring collective across the machines runs at once (NCCL's
-                       * channels): one per NIC of a machine, at most `local`, the platform's
-                       * nccl.channels and TUNE_MAX_CHANNELS; 1 inside one machine or with
-                       * one NIC */
+                       * channels): one per NIC of a machine, at most the fewest members of a
+                       * machine, the platform's nccl.channels and TUNE_MAX_CHANNELS; 1 inside
+                       * one machine or with one NIC */
     int machines;     /* distinct machines of the group's members (1 on a user XML) */
 };
 #define TUNE_MAX_CHANNELS MDL_MAX_CHANNELS
 int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h);
 /* Member at position p (0..n-1) of ring channel j (h->channels >= 2): machine after machine,
- * each machine's members from its (j * local / channels)-th on, so that channel j enters every
- * machine at that member and leaves the one before from the member before it: with one NIC per
- * local / channels members, every NIC carries one channel each way. */
+ * the members of a machine holding m of them from its (j * (m / channels))-th on, so that
+ * channel j enters every machine at that member and leaves the one before from the member before
+ * it: with one NIC per m / channels members, every NIC carries one channel each way. Machines
+ * may hold different counts (12 GPUs as 8 + 4). */
 int tune_channel_member(const struct tune_hier *h, int j, int p);
 /* The position of member i in ring channel j (the inverse of tune_channel_member). */
 int tune_channel_pos(const struct tune_hier *h, int j, int i);

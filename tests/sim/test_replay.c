@@ -282,6 +282,50 @@ Test(coll, a_ring_in_fewer_channels_than_members_is_as_fast_at_flow_level_as_per
     }
 }
 
+Test(coll, an_irregular_group_across_machines_runs_a_channel_per_member_of_its_smaller_machine)
+{
+    /* 12 GPUs of two dgx-a100 machines (8 + 4) and 10 (8 + 2): the ring runs in as many channels
+     * as the smaller machine has members (each enters and leaves it on a GPU of its own, so on a
+     * NIC of its own), not in one channel through one NIC: 4 and 2 NICs' 25 GB/s of bus
+     * bandwidth at 1 GiB, per step and at flow level, as the closed form says. Every channel
+     * visits each member once, machine after machine. */
+    struct plat_topo t;
+    platform("dgx-a100 nodes=2", &t);
+    double S = 1 << 30;
+    const int ns[] = {12, 10}, want[] = {4, 2};
+    for (int c = 0; c < 2; c++) {
+        int n = ns[c];
+        struct tune_group_env ge;
+        group_env(&t, n, &ge);
+        const struct tune_hier *h = &ge.hier;
+        cr_assert(eq(int, h->channels, want[c]), "%d GPUs: %d channels", n, h->channels);
+        cr_assert(eq(int, h->local, 0));
+        for (int j = 0; j < h->channels; j++) {
+            int seen[16] = {0};
+            for (int p = 0; p < n; p++) {
+                int i = tune_channel_member(h, j, p);
+                cr_assert(eq(int, tune_channel_pos(h, j, i), p));
+                cr_assert(eq(int, h->node_of[i], p < 8 ? 0 : 1));
+                seen[i]++;
+            }
+            for (int i = 0; i < n; i++)
+                cr_assert(eq(int, seen[i], 1));
+        }
+        tune_group_env_release(&ge);
+        double f = formula(&t, MDL_OP_ALL_REDUCE, n, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE);
+        double nic = want[c] * 25e9, bus = 2.0 * (n - 1) / n * S;
+        cr_assert(ge(dbl, bus / f, 0.99 * nic), "%d GPUs: formula %.4g GB/s", n, bus / f / 1e9);
+        cr_assert(le(dbl, bus / f, nic), "%d GPUs: formula %.4g GB/s", n, bus / f / 1e9);
+        for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
+            double tm = sim_one(&t, MDL_OP_ALL_REDUCE, n, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE,
+                                (enum mdl_coll_gran)gran);
+            cr_assert(le(dbl, fabs(tm - f), 0.01 * f), "%d GPUs gran %d: %g formula %g", n, gran,
+                      tm, f);
+        }
+    }
+    plat_topo_release(&t);
+}
+
 Test(coll, hierarchical_tree_pays_log_machines_latency_steps_not_a_ring_of_them)
 {
     /* small all-reduce on 64 machines: the ring across machines takes 2 * 63 latency steps, the
