@@ -636,18 +636,23 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
         }
         for (int cl = 0; cl < 2; cl++)
             if (!(path[cl].bw_Bps > 0)) path[cl] = path[1 - cl];
-        /* per peer, its own route on its class (the other class at its worst): the longest */
-        double lat = 0;
+        /* per peer, its own route on its class (the other class at its worst): the flows start
+         * together, so that the longest bulk ends when the longest closed form does (a member
+         * whose peers' routes differ, as a flat tree's across machines, waits for neither's
+         * time less the other's bulk) */
+        double most = 0, bulk = 0;
         for (int u = 0; u < np; u++) {
             if (!(pb[u] > 0)) continue;
             int cl = mdl_tree_crosses(sh, me, peer[u]);
             struct mdl_coll_path p[2] = {path[0], path[1]};
             p[cl].alpha_s = pa[u];
             p[cl].bw_Bps = pb[u];
-            double l = mdl_tree_time(&tc, k, c, &p[0], &p[1], rate, whole) -
-                       mdl_tree_flow_bulk(&tc, k, c, &p[0], &p[1]);
-            if (l > lat) lat = l;
+            double tu = mdl_tree_time(&tc, k, c, &p[0], &p[1], rate, whole);
+            double bu = mdl_tree_flow_bulk(&tc, k, c, &p[0], &p[1]);
+            if (tu > most) most = tu;
+            if (bu > bulk) bulk = bu;
         }
+        double lat = most - bulk;
         for (int u = 0; u < np; u++)
             post_recv(x, SLOT_TFLOW);
         sleep_for(lat);
