@@ -15,7 +15,9 @@
 #include "models/program.h"
 #include "platforms/topo.h"
 
-/* Machine layout of a group for the hierarchical algorithm. */
+/* Machine layout of a group for the algorithms across machines: ring channels (any layout
+ * whose machines hold 2 or more members each), NCCL's tree, NVLS-tree, CollNet and the
+ * hierarchical ones (regular layouts: `local` members in every machine). */
 struct tune_hier {
     int local, nodes; /* members per machine (0 when machines hold different counts) and
                        * machines; both 0 on one machine, or when irregular without channels */

@@ -636,10 +636,11 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
         }
         for (int cl = 0; cl < 2; cl++)
             if (!(path[cl].bw_Bps > 0)) path[cl] = path[1 - cl];
-        /* per peer, its own route on its class (the other class at its worst): the flows start
-         * together, so that the longest bulk ends when the longest closed form does (a member
-         * whose peers' routes differ, as a flat tree's across machines, waits for neither's
-         * time less the other's bulk) */
+        /* per peer, its own route on its class (the other class at its worst). The flows start
+         * together, so that the longest bulk ends when the longest closed form does: where the
+         * peers' routes differ (a flat tree across machines: NVLink and network peers), taking
+         * the longest of each peer's time less its own bulk would wait an NVLink peer's time
+         * before starting the network peers' long flows */
         double most = 0, bulk = 0;
         for (int u = 0; u < np; u++) {
             if (!(pb[u] > 0)) continue;

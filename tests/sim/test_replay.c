@@ -50,6 +50,14 @@ static double sim_one(const struct plat_topo *t, enum mdl_op_kind k, int n, doub
     return time;
 }
 
+/* One all-reduce of S bytes over GPUs 0..n-1 (Simple), per step and at flow level. */
+static void step_and_flow(const struct plat_topo *t, int n, double S, enum mdl_coll_algo a,
+                          double *step, double *flow)
+{
+    *step = sim_one(t, MDL_OP_ALL_REDUCE, n, S, a, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
+    *flow = sim_one(t, MDL_OP_ALL_REDUCE, n, S, a, MDL_PROTO_SIMPLE, MDL_GRAN_FLOW);
+}
+
 /* Closed form for the same collective, from the routes the planner measures. */
 /* The tuner's view of GPUs 0..n-1 (release with tune_group_env_release). */
 static void group_env(const struct plat_topo *t, int n, struct tune_group_env *ge)
@@ -270,10 +278,8 @@ Test(coll, a_ring_in_fewer_channels_than_members_is_as_fast_at_flow_level_as_per
         struct plat_topo t;
         platform(specs[i], &t);
         double S = 1 << 30;
-        double step =
-            sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
-        double flow =
-            sim_one(&t, MDL_OP_ALL_REDUCE, 16, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_FLOW);
+        double step, flow;
+        step_and_flow(&t, 16, S, MDL_ALGO_RING, &step, &flow);
         double busbw = 2.0 * 15 / 16 * S / flow, nic = (2 << i) * 25e9;
         cr_assert(le(dbl, fabs(flow - step), 0.01 * step), "%s: flow %g step %g", specs[i], flow,
                   step);
@@ -335,10 +341,8 @@ Test(coll, a_flat_tree_across_machines_takes_at_flow_level_what_it_takes_per_ste
     struct plat_topo t;
     platform("dgx-a100 nodes=2", &t);
     double S = 256 << 20;
-    double step =
-        sim_one(&t, MDL_OP_ALL_REDUCE, 12, S, MDL_ALGO_TREE, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
-    double flow =
-        sim_one(&t, MDL_OP_ALL_REDUCE, 12, S, MDL_ALGO_TREE, MDL_PROTO_SIMPLE, MDL_GRAN_FLOW);
+    double step, flow;
+    step_and_flow(&t, 12, S, MDL_ALGO_TREE, &step, &flow);
     cr_assert(le(dbl, fabs(flow - step), 0.05 * step), "flow %g step %g", flow, step);
     plat_topo_release(&t);
 }
@@ -462,10 +466,8 @@ Test(coll, flow_level_still_slows_down_on_shared_links)
     struct plat_topo t;
     platform("pcie-8gpu", &t);
     double S = 256 << 20;
-    double step =
-        sim_one(&t, MDL_OP_ALL_REDUCE, 8, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_STEP);
-    double flow =
-        sim_one(&t, MDL_OP_ALL_REDUCE, 8, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE, MDL_GRAN_FLOW);
+    double step, flow;
+    step_and_flow(&t, 8, S, MDL_ALGO_RING, &step, &flow);
     /* uncontended: each route alone would carry B; two flows share the root complex at B */
     struct plat_route r;
     cr_assert(eq(int, plat_topo_route(&t, 0, 1, &r), 0));
