@@ -39,7 +39,7 @@ int man_log_shape(const struct ncl_log *l, const char *path, int *op, int *ranks
         if (rc) return rc;
     }
     if (*op < 0) *op = l->op >= 0 ? l->op : m.op;
-    if (*ranks <= 0) *ranks = l->ranks ? l->ranks : m.nodes * m.gpus_per_node;
+    if (*ranks <= 0) *ranks = l->ranks ? l->ranks : m.ranks;
     if (*op < 0)
         return tps_error_set(err, TPS_EINVAL, path, 0, 0, "op",
                              "the log does not say which collective it measured: give --op");

@@ -124,6 +124,7 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, header = 0, trailer = 0, table_done = 0, devices = 0, cap_rows = 0;
+    int preamble = 0; /* nccl-tests' own "# nThread ..." line: a whole run's output */
     int rc = TPS_OK;
     struct layout L = {0};
     while (rc == TPS_OK && getline(&line, &cap, f) >= 0) {
@@ -143,6 +144,7 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
                 devices++;
             if (*p == '#' && n >= 3 && !strcmp(t[0].s, "tpsim:") && !strcmp(t[2].s, "ranks,"))
                 out->ranks = atoi(t[1].s);
+            if (*p == '#' && strstr(p, "nThread")) preamble = 1;
             if (*p == '#' && strstr(p, "Avg bus bandwidth") && out->nrows) {
                 trailer = 1;
                 break; /* what follows is nccl-tests' epilogue */
@@ -207,7 +209,7 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
                            "algbw and busbw");
     else if (rc == TPS_OK && !out->nrows)
         rc = tps_error_set(err, TPS_ESYNTAX, path, header, 1, "size", "the table has no rows");
-    else if (rc == TPS_OK && L.kind != 2 && !trailer)
+    else if (rc == TPS_OK && L.kind != 2 && preamble && !trailer)
         rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, 1, NULL,
                            "truncated log: it ends at line %d without nccl-tests' closing "
                            "'# Avg bus bandwidth' line",
@@ -254,6 +256,16 @@ int ncl_meta_read(const char *path, struct ncl_meta *out, struct tps_error *err)
         goto done;
     }
     out->nodes = (int)v;
+    out->ranks = out->nodes * out->gpus_per_node;
+    if ((id = tps_ydoc_get(&d, root, "gpus_used"))) {
+        if ((rc = tps_ydoc_count(&d, id, "gpus_used", &v, err))) goto done;
+        if (v > out->ranks) {
+            rc = tps_ydoc_fail(&d, id, "gpus_used", err,
+                               "at most nodes x gpus_per_node (%d), got %ld", out->ranks, v);
+            goto done;
+        }
+        out->ranks = (int)v;
+    }
     if ((id = tps_ydoc_get(&d, root, "gpu")) && tps_ydoc_str(&d, id, "gpu", &s, err) == 0)
         snprintf(out->gpu, sizeof out->gpu, "%s", s);
     if ((id = tps_ydoc_get(&d, root, "collective")) &&

@@ -3,11 +3,13 @@
  * Layouts: the current one (size count type redop root time algbw busbw #wrong, then the
  * in-place group), the older one without the root column and with an error column, and
  * hand-trimmed tables of size/time/algbw/busbw only (sizes may carry '_' separators). The column
- * header line decides the layout. A complete log of the first two layouts ends with nccl-tests'
- * "# Avg bus bandwidth" line; a table cut short, a row missing out-of-place fields, a field that
- * is not a number, or an algbw that disagrees with size/time is an error naming file, line,
- * column and field. A row whose in-place group is cut off keeps its out-of-place values
- * (partial copies in ../shared/refdata/nccl do that). Units: bytes, microseconds, GB/s.
+ * header line decides the layout. A run's whole output (nccl-tests' "# nThread ..." line before
+ * its table) ends with its "# Avg bus bandwidth" line, and one without it was cut short; a table
+ * quoted alone (column headers and rows, as posted in a thread) has neither. A table cut short,
+ * a row missing out-of-place fields, a field that is not a number, or an algbw that disagrees
+ * with size/time is an error naming file, line, column and field. A row whose in-place group is
+ * cut off keeps its out-of-place values (partial copies in ../shared/refdata/nccl do that).
+ * Units: bytes, microseconds, GB/s.
  */
 #ifndef VAL_NCCLOG_H
 #define VAL_NCCLOG_H
@@ -36,7 +38,9 @@ void ncl_log_release(struct ncl_log *l);
 struct ncl_meta {
     char gpu[128];
     int gpus_per_node, nodes;
-    int op; /* from `collective: "<op>_perf ..."`, -1 if absent */
+    int ranks; /* GPUs the log ran on: `gpus_used` (fewer than a node has, say), else
+                  nodes x gpus_per_node */
+    int op;    /* from `collective: "<op>_perf ..."`, -1 if absent */
 };
 int ncl_meta_read(const char *path, struct ncl_meta *out, struct tps_error *err);
 
