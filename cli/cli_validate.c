@@ -26,6 +26,7 @@
 #include "cli/cliutil.h"
 #include "models/compute.h"
 #include "core/scenario.h"
+#include "validate/against.h"
 #include "validate/compare.h"
 #include "validate/e2e.h"
 #include "validate/layers.h"
@@ -361,6 +362,7 @@ static int validate_profile(int argc, char **argv)
 
 static const char trace_help[] =
     "usage: tpsim validate trace TRACE_DIR [--platform SPEC | --scenario S] [--out DIR]\n"
+    "                            [--against TRACE_DIR]\n"
     "\n"
     "Replays a recorded trace (tracer output after tpsim trace-merge) on the platform it ran on\n"
     "(--platform, the scenario's platform, or the one the trace records) and compares, op by op,\n"
@@ -368,13 +370,66 @@ static const char trace_help[] =
     "and the ten worst ops. With --scenario, every recorded GEMM and memory-bound kernel is also\n"
     "priced by the scenario's device compute model, to check that model against the hardware.\n"
     "Writes DIR/ops.dat and, with gnuplot, DIR/ops.png and ops.svg (recorded against simulated\n"
-    "duration per op). Default --out: validation-trace.\n";
+    "duration per op). Default --out: validation-trace.\n"
+    "\n"
+    "--against B sets another recording of the same run beside it, op by op: the PyTorch\n"
+    "profiler's trace of the process the tracer recorded (tpsim import kineto), say. The ops both\n"
+    "hold are paired per rank, kind and iteration (the last iterations of each aligned), and the\n"
+    "median difference of their durations is printed, apart for ops B's GPU ran back to back\n"
+    "and for ops it was idle before (waiting for the host). Writes DIR/against.dat.\n";
+
+/* `validate trace A --against B`: A's recorded ops paired with B's, summarised. */
+static int print_against(const struct mdl_program *a, const char *b, const char *out)
+{
+    struct tps_error err = {0};
+    struct agn_result g;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/against.dat", out);
+    int rc = agn_compare(a, b, &g, &err);
+    if (!rc) rc = agn_write(&g, path, &err);
+    if (rc) {
+        agn_release(&g);
+        return cli_report_error(&err);
+    }
+    printf("\nagainst    %s (%d ranks, %d recorded ops): iterations %d-%d here with %d-%d there\n",
+           g.against, g.b_ranks, g.b_recorded, g.a_first, g.a_first + g.niters - 1, g.b_first,
+           g.b_first + g.niters - 1);
+    printf("paired     %d ops", g.npairs);
+    for (int k = 0; k < MDL_OP_NKINDS; k++)
+        if (g.kind[k].n) printf(", %d %s", g.kind[k].n, mdl_op_kind_name((enum mdl_op_kind)k));
+    printf("; %d mismatched (other FLOPs or bytes)\n", g.mismatched);
+    for (int side = 0; side < 2; side++) {
+        const int *only = side ? g.only_b : g.only_a;
+        int any = 0;
+        for (int k = 0; k < MDL_OP_NKINDS; k++)
+            if (only[k])
+                printf("%s %d %s",
+                       any++  ? ","
+                       : side ? "only there"
+                              : "only here ",
+                       only[k], mdl_op_kind_name((enum mdl_op_kind)k));
+        if (any) printf("\n");
+    }
+    static const char *const cls[AGN_NCLASS] = {"all", "back to back", "after an idle GPU"};
+    printf("\n%-18s %6s %14s %10s %12s\n", "op time here - there", "ops", "median us", "median",
+           "max |us|");
+    for (int c = 0; c < AGN_NCLASS + MDL_OP_NKINDS; c++) {
+        const struct agn_stat *st = c < AGN_NCLASS ? &g.cls[c] : &g.kind[c - AGN_NCLASS];
+        if (!st->n) continue;
+        printf("%-20s %6d %+14.3f %+9.2f%% %12.3f\n",
+               c < AGN_NCLASS ? cls[c] : mdl_op_kind_name((enum mdl_op_kind)(c - AGN_NCLASS)),
+               st->n, st->median_s * 1e6, st->median_pct, st->max_abs_s * 1e6);
+    }
+    agn_release(&g);
+    return 0;
+}
 
 static int validate_trace(int argc, char **argv)
 {
     static const struct option longs[] = {{"platform", required_argument, NULL, 'p'},
                                           {"scenario", required_argument, NULL, 's'},
                                           {"out", required_argument, NULL, 'o'},
+                                          {"against", required_argument, NULL, 'g'},
                                           {0}};
     const char *v[26] = {0}, *dir = NULL;
     v['o' - 'a'] = "validation-trace";
@@ -454,8 +509,9 @@ static int validate_trace(int argc, char **argv)
     }
     if (!plotted)
         fprintf(stderr, "tpsim validate trace: gnuplot did not run; %s/ops.gp is written\n", out);
+    rc = v['g' - 'a'] ? print_against(&r.prog, v['g' - 'a'], out) : 0;
     cmp_release(&r);
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ validate layers */
