@@ -12,7 +12,13 @@
 #   host-launch.jsonl   scripts/gpu/layer_host.py: the host's time per layer and per launch
 #   cpu-mhz.txt, gpu-clocks.csv   the pinned core's and the GPU's clocks, sampled each second
 # Usage: scripts/gpu/device-check.sh GPU_TOOLS_DIR [PREBUILT_TRACER.so]
-# GPU_TOOLS_DIR is a copy of ../shared/tools/gpu (the device machine does not see ../shared).
+# GPU_TOOLS_DIR is a copy of ../shared/tools/gpu (the device machine does not see ../shared); the
+# prebuilt tracer is used when gcc cannot build one there. Environment: CORE (the core pinned
+# processes use, default 2), REPS (processes of layer rows, odd ones pinned, default 5),
+# ONLY_TRACES=1 (the recordings alone), HOST_SPEED=1 (scripts/gpu/host_speed.py alone, pinned
+# and unpinned: host-speed-*.csv). On 2026-11-26 it ran on one H100 in about 2.5 minutes:
+#   mkdir .gpu; cp ../shared/tools/gpu/* build/libtpsim_tracer.so .gpu/   (.gpu/ in .git/info/exclude)
+#   device run, carrying .gpu: bash scripts/gpu/device-check.sh .gpu .gpu/libtpsim_tracer.so
 set -u
 tools=${1:?usage: device-check.sh GPU_TOOLS_DIR [PREBUILT_TRACER.so]}
 prebuilt=${2:-}
@@ -41,6 +47,15 @@ step "the machine"
 } >"$OUT/host.txt" 2>&1
 grep -m1 "model name" /proc/cpuinfo
 
+if [ "${HOST_SPEED:-0}" = 1 ]; then
+    step "host speed over time: pinned to core $CORE, then unpinned"
+    timeout 100 taskset -c "$CORE" python3 scripts/gpu/host_speed.py --seconds 40 --out "$OUT/host-speed-pinned.csv"
+    timeout 100 python3 scripts/gpu/host_speed.py --seconds 40 --out "$OUT/host-speed-unpinned.csv"
+    grep -m1 "model name" /proc/cpuinfo
+    step done
+    sleep 1
+    exit 0
+fi
 step "build the tracer (gcc, no SimGrid)"
 # CUDA's headers from the toolkit, NCCL's (and any missing one) from PyTorch's nvidia packages
 incs=$(python3 - <<'PY' 2>/dev/null
