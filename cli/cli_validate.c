@@ -378,28 +378,18 @@ static const char trace_help[] =
     "median difference of their durations is printed, apart for ops B's GPU ran back to back\n"
     "and for ops it was idle before (waiting for the host). Writes DIR/against.dat.\n";
 
-/* `validate trace A --against B`: A's recorded ops paired with B's, summarised. */
-static int print_against(const struct mdl_program *a, const char *b, const char *out)
+/* `validate trace A --against B`: A's recorded ops paired with B's (agn_compare), summarised. */
+static void print_against(const struct agn_result *g)
 {
-    struct tps_error err = {0};
-    struct agn_result g;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/against.dat", out);
-    int rc = agn_compare(a, b, &g, &err);
-    if (!rc) rc = agn_write(&g, path, &err);
-    if (rc) {
-        agn_release(&g);
-        return cli_report_error(&err);
-    }
     printf("\nagainst    %s (%d ranks, %d recorded ops): iterations %d-%d here with %d-%d there\n",
-           g.against, g.b_ranks, g.b_recorded, g.a_first, g.a_first + g.niters - 1, g.b_first,
-           g.b_first + g.niters - 1);
-    printf("paired     %d ops", g.npairs);
+           g->against, g->b_ranks, g->b_recorded, g->a_first, g->a_first + g->niters - 1,
+           g->b_first, g->b_first + g->niters - 1);
+    printf("paired     %d ops", g->npairs);
     for (int k = 0; k < MDL_OP_NKINDS; k++)
-        if (g.kind[k].n) printf(", %d %s", g.kind[k].n, mdl_op_kind_name((enum mdl_op_kind)k));
-    printf("; %d mismatched (other FLOPs or bytes)\n", g.mismatched);
+        if (g->kind[k].n) printf(", %d %s", g->kind[k].n, mdl_op_kind_name((enum mdl_op_kind)k));
+    printf("; %d mismatched (other FLOPs or bytes)\n", g->mismatched);
     for (int side = 0; side < 2; side++) {
-        const int *only = side ? g.only_b : g.only_a;
+        const int *only = side ? g->only_b : g->only_a;
         int any = 0;
         for (int k = 0; k < MDL_OP_NKINDS; k++)
             if (only[k])
@@ -411,17 +401,15 @@ static int print_against(const struct mdl_program *a, const char *b, const char 
         if (any) printf("\n");
     }
     static const char *const cls[AGN_NCLASS] = {"all", "back to back", "after an idle GPU"};
-    printf("\n%-18s %6s %14s %10s %12s\n", "op time here - there", "ops", "median us", "median",
+    printf("\n%-20s %6s %14s %10s %12s\n", "op time here - there", "ops", "median us", "median",
            "max |us|");
     for (int c = 0; c < AGN_NCLASS + MDL_OP_NKINDS; c++) {
-        const struct agn_stat *st = c < AGN_NCLASS ? &g.cls[c] : &g.kind[c - AGN_NCLASS];
+        const struct agn_stat *st = c < AGN_NCLASS ? &g->cls[c] : &g->kind[c - AGN_NCLASS];
         if (!st->n) continue;
         printf("%-20s %6d %+14.3f %+9.2f%% %12.3f\n",
                c < AGN_NCLASS ? cls[c] : mdl_op_kind_name((enum mdl_op_kind)(c - AGN_NCLASS)),
                st->n, st->median_s * 1e6, st->median_pct, st->max_abs_s * 1e6);
     }
-    agn_release(&g);
-    return 0;
 }
 
 static int validate_trace(int argc, char **argv)
@@ -443,7 +431,16 @@ static int validate_trace(int argc, char **argv)
     rc = cmp_trace(dir, plat, scn_path, &r, &err);
     int plotted = 0;
     if (!rc) rc = cmp_write(&r, out, &plotted, &err);
+    /* --against: the second recording is read and paired before anything is printed */
+    struct agn_result g = {0};
+    if (!rc && v['g' - 'a']) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/against.dat", out);
+        rc = agn_compare(&r.prog, v['g' - 'a'], &g, &err);
+        if (!rc) rc = agn_write(&g, path, &err);
+    }
     if (rc) {
+        agn_release(&g);
         cmp_release(&r);
         return cli_report_error(&err);
     }
@@ -509,9 +506,10 @@ static int validate_trace(int argc, char **argv)
     }
     if (!plotted)
         fprintf(stderr, "tpsim validate trace: gnuplot did not run; %s/ops.gp is written\n", out);
-    rc = v['g' - 'a'] ? print_against(&r.prog, v['g' - 'a'], out) : 0;
+    if (v['g' - 'a']) print_against(&g);
+    agn_release(&g);
     cmp_release(&r);
-    return rc;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ validate layers */
