@@ -525,7 +525,10 @@ static const char layers_help[] =
     "ran it: unfused kernels, the row's attention (bmm or flash) and execution (eager: every\n"
     "kernel launched by the host; graphs: one CUDA graph per layer forward and backward). Prints\n"
     "measured against simulated forward and backward time per layer, each row's error on their\n"
-    "sum, and the median and max |error|.\n"
+    "sum, and the median and max |error|. With the optional columns fwd_s_min and bwd_s_min it\n"
+    "prints each row's spread, (median - min) / median; with spread_reps (rows measured in\n"
+    "several processes, as validate/data/layers/h100_megatron_1d_layer_times_rerun.csv) the\n"
+    "spread between the processes too.\n"
     "\n"
     "options:\n"
     "  --device PRESET  the device (default H100-SXM)\n"
@@ -650,10 +653,11 @@ static int validate_layers(int argc, char **argv)
     printf("layers     %s (%d rows)\ndevice     %s", csv, res.n, v['d' - 'a']);
     if (tab.points) printf(", GEMMs from %s (%d shapes)", tab.path, tab.points);
     printf("\n\n");
-    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s\n", "model", "tp", "batch", "attn",
-           "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error", "spread");
-    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s\n", "", "", "", "", "", "ms", "ms",
-           "ms", "ms", "fwd+bwd", "meas");
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s%s\n", "model", "tp", "batch",
+           "attn", "exec", "meas fwd", "sim fwd", "meas bwd", "sim bwd", "error", "spread",
+           res.has_reps ? "  spread" : "");
+    printf("%-10s %3s %5s %-5s %-6s %10s %10s %10s %10s %8s %7s%s\n", "", "", "", "", "", "ms",
+           "ms", "ms", "ms", "fwd+bwd", "meas", res.has_reps ? "   procs" : "");
     json_t *rows = json_array();
     for (int i = 0; i < res.n; i++) {
         const struct lay_row *w = &res.rows[i];
@@ -661,9 +665,14 @@ static int validate_layers(int argc, char **argv)
                w->batch, w->attn, w->execution, w->meas_fwd_s * 1e3, w->sim_fwd_s * 1e3,
                w->meas_bwd_s * 1e3, w->sim_bwd_s * 1e3, w->err_pct);
         if (w->spread_pct >= 0)
-            printf(" %6.1f%%\n", w->spread_pct);
+            printf(" %6.1f%%", w->spread_pct);
         else
-            printf(" %7s\n", "-");
+            printf(" %7s", "-");
+        if (w->reps_spread_pct >= 0)
+            printf(" %6.1f%%", w->reps_spread_pct);
+        else if (res.has_reps)
+            printf(" %7s", "-");
+        printf("\n");
         json_t *row = json_pack(
             "{s:s, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "name", w->name, "tp",
             (int)w->tp, "batch", (int)w->batch, "attn", w->attn, "execution", w->execution,
@@ -671,6 +680,8 @@ static int validate_layers(int argc, char **argv)
             "err_pct", w->err_pct, "measured_fwd_s", w->meas_fwd_s, "simulated_fwd_s", w->sim_fwd_s,
             "measured_bwd_s", w->meas_bwd_s, "simulated_bwd_s", w->sim_bwd_s);
         if (w->spread_pct >= 0) json_object_set_new(row, "spread_pct", json_real(w->spread_pct));
+        if (w->reps_spread_pct >= 0)
+            json_object_set_new(row, "reps_spread_pct", json_real(w->reps_spread_pct));
         json_array_append_new(rows, row);
     }
     printf("\nmedian |error| %.1f%%, max %.1f%% over %d rows (forward + backward per layer)\n",
@@ -678,6 +689,8 @@ static int validate_layers(int argc, char **argv)
     if (res.median_spread_pct >= 0)
         printf("the measurement's own spread, (median - min) / median per row: median %.1f%%\n",
                res.median_spread_pct);
+    if (res.has_reps)
+        printf("spread procs: the processes' medians, (slowest - fastest) / median per row\n");
     int code = 0, plotted = 0;
     if (v['p' - 'a']) {
         if (lay_write_plot(&res, v['p' - 'a'], &plotted, &err))

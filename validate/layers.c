@@ -37,11 +37,13 @@ enum {
     C_NREQ, /* the columns before are required */
     C_FWD_MIN = C_NREQ,
     C_BWD_MIN,
+    C_SPREAD_REPS, /* rows measured in several processes: (slowest - fastest) / median */
     C_N
 };
-static const char *const cols[C_N] = {
-    "name", "hidden",    "heads",  "seq",          "batch",        "tp",        "dtype",
-    "attn", "execution", "layers", "fwd_s_median", "bwd_s_median", "fwd_s_min", "bwd_s_min"};
+static const char *const cols[C_N] = {"name",      "hidden",    "heads",        "seq",
+                                      "batch",     "tp",        "dtype",        "attn",
+                                      "execution", "layers",    "fwd_s_median", "bwd_s_median",
+                                      "fwd_s_min", "bwd_s_min", "spread_reps"};
 
 static int parse_dtype(const char *s, enum mdl_dtype *t)
 {
@@ -195,7 +197,13 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
         w->layers = (long)v[C_LAYERS];
         w->meas_fwd_s = v[C_FWD];
         w->meas_bwd_s = v[C_BWD];
-        w->spread_pct = -1;
+        w->spread_pct = w->reps_spread_pct = -1;
+        if (at[C_SPREAD_REPS] >= 0) {
+            double sr;
+            if ((rc = num(csv, line, f, at, C_SPREAD_REPS, 0, &sr, err))) break;
+            w->reps_spread_pct = sr * 100;
+            res->has_reps = 1;
+        }
         if (mins) {
             double lo[2];
             for (int c = C_FWD_MIN; !rc && c <= C_BWD_MIN; c++)

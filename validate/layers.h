@@ -26,6 +26,9 @@ struct lay_row {
     /* the measurement's own scatter: (median - min) / median of forward + backward, %, from
      * the optional fwd_s_min and bwd_s_min columns; -1 without them */
     double spread_pct;
+    /* rows measured in several processes (the optional spread_reps column): (slowest - fastest)
+     * / median of the processes' forward + backward, %; -1 without it */
+    double reps_spread_pct;
 };
 
 struct lay_result {
@@ -33,6 +36,7 @@ struct lay_result {
     struct lay_row *rows; /* owned */
     double median_abs_err_pct, max_abs_err_pct;
     double median_spread_pct; /* over the rows that have one; -1 if none */
+    int has_reps;             /* the CSV has spread_reps */
 };
 
 /* Simulates every row of `csv` on device *dev. Release *r even on failure. */

@@ -253,10 +253,19 @@ Test(layers, h100_rows_measured_again_within_fifteen_percent)
     cr_assert(eq(int, r.n, 26));
     cr_assert(le(dbl, r.median_abs_err_pct, 5.0), "median %.1f%%", r.median_abs_err_pct);
     cr_assert(le(dbl, r.max_abs_err_pct, 15.0), "max %.1f%%", r.max_abs_err_pct);
+    cr_assert(eq(int, r.has_reps, 1), "the spread between processes is read");
     int host_bound = 0;
     for (int i = 0; i < r.n; i++) {
         const struct lay_row *w = &r.rows[i];
-        if (!strcmp(w->execution, "eager") && w->tp >= 4 && w->batch == 1) host_bound++;
+        cr_assert(ge(dbl, w->reps_spread_pct, 0), "row %d", i);
+        /* the host's two speeds: the host-bound rows scatter between processes, a long GPU
+         * row does not */
+        if (!strcmp(w->execution, "eager") && w->tp >= 4 && w->batch == 1) {
+            host_bound++;
+            cr_assert(ge(dbl, w->reps_spread_pct, 20.0), "%s tp %ld", w->name, w->tp);
+        }
+        if (!strcmp(w->name, "gpt3-6.7b") && w->tp == 1)
+            cr_assert(le(dbl, w->reps_spread_pct, 5.0), "%s %s", w->attn, w->execution);
     }
     cr_assert(eq(int, host_bound, 8), "gpt3-1.3b and 6.7b at tp 4 and 8, bmm and flash");
     lay_release(&r);
