@@ -1,7 +1,8 @@
 /* engine.c - forked SimGrid replay of a per-rank program (see engine.h).
  *
  * Parent: writes the platform XML (routes only for the GPU pairs that talk), forks, reads op
- * times from a pipe, reaps the child. Child: simgrid_init with the GPU-fabric network settings
+ * times from a pipe, reaps the child; the child dies with the parent (a signal that ends tpsim
+ * ends its simulation too). Child: simgrid_init with the GPU-fabric network settings
  * of ../shared/design/simgrid.md (CM02, no cross-traffic, TCP-gamma 0), one actor per (rank,
  * stream); streams are in order, cross-stream dependencies wait on the rank's state, each
  * blocked actor on a condition variable of its own, woken once what it waits for holds. Units:
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
@@ -524,7 +526,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struc
         fprintf(stderr, "tpsim timing: routes and platform XML %.3f s (%d pairs)\n",
                 tps_clock_now() - w1, npairs);
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -533,6 +535,9 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struc
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "fork failed: %s", strerror(errno));
     }
     if (pid == 0) {
+        /* the simulation dies with tpsim: a signal that ends the parent leaves no orphan */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(4);
         close(fds[0]);
         child_main(p, t, xml, pairs, npairs, tm, fds[1]);
     }

@@ -4,6 +4,9 @@
  * Fixtures: tests/data/hardening, and inputs generated into a private scratch directory. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,4 +352,70 @@ Test(hardening_gen, 13_overflows_positions_and_echoes)
     const char *p = put("ctl.yaml", "model: \"gpt\\e[31mred\"\n");
     snprintf(cmd, sizeof cmd, T " run %s", p);
     expect(cmd, 2, W("gpt\\x1b[31mred"));
+}
+
+/* A process's parent and state from /proc/PID/stat (0 when it is gone). */
+static int proc_stat(pid_t pid, int *ppid, char *state)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = '\0';
+    char *rp = strrchr(buf, ')'); /* the command name may hold spaces */
+    return rp && sscanf(rp + 2, "%c %d", state, ppid) == 2;
+}
+
+/* A child of ppid that is running (not a zombie), or 0. */
+static pid_t child_of(pid_t ppid)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        int pp;
+        char st;
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid > 0 && proc_stat(pid, &pp, &st) && pp == ppid && st != 'Z') found = pid;
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* A signal to tpsim ends its forked simulation too: no orphan goes on computing after a kill
+ * (the 1,024-GPU job simulates for about 6 s; it is killed once its simulation has run 0.5 s). */
+Test(hardening_gen, 14_a_signal_to_tpsim_ends_its_simulation)
+{
+    pid_t pid = fork();
+    cr_assert(ge(int, pid, 0));
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl(TPSIM_BIN, "tpsim", "run", TPSIM_SOURCE_DIR "/bench/gpt3-175b-1024-a100.yaml",
+              (char *)NULL);
+        _exit(127);
+    }
+    pid_t sim = 0;
+    int seen = 0; /* polls in a row that found the same simulation */
+    for (int i = 0; i < 6000 && seen < 50; i++) {
+        usleep(10000);
+        pid_t c = child_of(pid);
+        seen = c && c == sim ? seen + 1 : 0;
+        sim = c;
+    }
+    cr_assert(ge(int, seen, 50), "tpsim ran no simulation for 0.5 s");
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    int pp, alive = 1;
+    char st = 0;
+    for (int i = 0; i < 300 && alive; i++) {
+        usleep(10000);
+        alive = proc_stat(sim, &pp, &st) && st != 'Z';
+    }
+    if (alive) kill(sim, SIGKILL);
+    cr_assert(eq(int, alive, 0), "the simulation (pid %d, state %c) outlived tpsim by 3 s",
+              (int)sim, st);
 }
