@@ -390,14 +390,12 @@ static void print_against(const struct agn_result *g)
     printf("; %d mismatched (other FLOPs or bytes)\n", g->mismatched);
     for (int side = 0; side < 2; side++) {
         const int *only = side ? g->only_b : g->only_a;
+        const char *label = side ? "only there" : "only here ";
         int any = 0;
         for (int k = 0; k < MDL_OP_NKINDS; k++)
             if (only[k])
-                printf("%s %d %s",
-                       any++  ? ","
-                       : side ? "only there"
-                              : "only here ",
-                       only[k], mdl_op_kind_name((enum mdl_op_kind)k));
+                printf("%s %d %s", any++ ? "," : label, only[k],
+                       mdl_op_kind_name((enum mdl_op_kind)k));
         if (any) printf("\n");
     }
     static const char *const cls[AGN_NCLASS] = {"all", "back to back", "after an idle GPU"};

@@ -25,7 +25,8 @@ static int by_slot(const void *x, const void *y)
     return (a->op > b->op) - (a->op < b->op);
 }
 
-/* 1 + the largest iteration of a recorded op (0 without any). */
+/* 1 + the largest iteration of a recorded op (0 without any): A's count, which its caller marked
+ * (B's is rec_mark_iterations' own answer). */
 static int iterations(const struct mdl_program *p)
 {
     int n = 0;
@@ -146,8 +147,8 @@ int agn_compare(const struct mdl_program *a, const char *b_dir, struct agn_resul
     const char *dir = trace_dir_resolve(b_dir, buf, sizeof buf);
     snprintf(r->against, sizeof r->against, "%s", dir);
     struct mdl_program b;
-    int rc = trace_read(dir, &b, NULL, 0, err);
-    if (!rc && rec_mark_iterations(&b) < 0) rc = tps_error_oom(err);
+    int ib = 0, rc = trace_read(dir, &b, NULL, 0, err);
+    if (!rc && (ib = rec_mark_iterations(&b)) < 0) rc = tps_error_oom(err);
     if (!rc) {
         r->b_ranks = b.nranks;
         for (int k = 0; k < b.nranks; k++)
@@ -157,7 +158,7 @@ int agn_compare(const struct mdl_program *a, const char *b_dir, struct agn_resul
             rc = tps_error_set(err, TPS_EINVAL, dir, 0, 0, "rec_start",
                                "the trace has no recorded times: nothing to compare with");
     }
-    int ia = iterations(a), ib = iterations(&b);
+    int ia = iterations(a);
     r->niters = ia < ib ? ia : ib;
     r->a_first = ia - r->niters;
     r->b_first = ib - r->niters;

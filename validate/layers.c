@@ -148,6 +148,7 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     for (int c = 0; !rc && c < C_N; c++)
         if (at[c] > last) last = at[c];
     int mins = !rc && at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0;
+    res->has_reps = !rc && at[C_SPREAD_REPS] >= 0;
     double *abs_err = NULL, *spread = NULL;
     int nspread = 0;
     for (p = next; !rc;) {
@@ -202,7 +203,6 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
             double sr;
             if ((rc = num(csv, line, f, at, C_SPREAD_REPS, 0, &sr, err))) break;
             w->reps_spread_pct = sr * 100;
-            res->has_reps = 1;
         }
         if (mins) {
             double lo[2];
