@@ -25,6 +25,8 @@
  * way to a higher degree, weight gradients all-reduced over a sublayer's replicas. PrimePar's
  * mixed partition: rings smaller than tp side by side, each on its share of the micro-batch.
  * Formulas: ../shared/design/strategies.md sections 1, 2, 3, 4, 7 and 8; docs/scenarios.md.
+ * Each kind is a row of kind.h's table, in a file of its own (kind_megatron.c, kind_atp.c,
+ * kind_primepar.c, kind_block.c); lower.c lowers, strategy.c answers the questions below.
  */
 #ifndef MDL_STRATEGY_H
 #define MDL_STRATEGY_H
@@ -45,6 +47,7 @@ enum mdl_strategy_kind {
     MDL_STRAT_SUMMA2D,
     MDL_STRAT_TESSERACT,
     MDL_STRAT_TP3D
+    /* kinds registered at run time (kind.h) take the values after these */
 };
 enum mdl_placement { MDL_ROW_FIRST, MDL_COLUMN_FIRST };
 
@@ -89,8 +92,6 @@ bool mdl_strategy_shards_activations(const struct mdl_strategy *st);
  * 0, or -1 for an unknown name. */
 const char *mdl_strategy_kind_name(enum mdl_strategy_kind k);
 int mdl_strategy_kind_parse(const char *name, enum mdl_strategy_kind *out);
-/* Whether the kind is one of Colossal-AI's block-mesh baselines (summa2d, tesseract, tp3d). */
-bool mdl_strategy_is_block(const struct mdl_strategy *st);
 /* Mesh of a strategy: (tp, 1) for 1D, (ring, 1) for PrimePar, (q, q) for the block meshes;
  * (0, 0) when tp is no square (summa2d), no square times the depth (tesseract) or no cube
  * (tp3d). */

@@ -1,0 +1,276 @@
+/* kind_megatron.c - Megatron-LM's tensor parallelism (kind 1d, optionally with sequence
+ * parallelism, per-sublayer degrees as Oases' planner gives them) and the layer it shares with
+ * ATP's 2D mesh (kind_atp.c): on a d1 x d2 mesh, activations are sharded on the hidden dim over
+ * d2; QKV and FC1 (weights h/d2 x out/d1) reduce partial sums over d2, proj and FC2 (weights
+ * in/d1 x h/d2) over d1, and backward mirrors it; heads are split over d1. 1D is the mesh
+ * (d, 1). The vocabulary-parallel embedding and logits too. Formulas: strategies.md sections 1,
+ * 2 and 8.
+ */
+#include <stdio.h>
+
+#include "kind.h"
+
+/* ATP's optional all-gather on the hidden dim over the d2 axis. */
+static void extra_ag(struct mdl_lower *L, const char *name, double elems, int after)
+{
+    if (L->st->extra_allgathers) lw_coll(L, MDL_OP_ALL_GATHER, name, elems, after, LW_AXIS_D2);
+}
+
+static void attn_fwd(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_dims(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
+    int x = lw_mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
+    extra_ag(L, "ag_ln1", bs * h, x);
+    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, LW_AXIS_D1);
+    x = lw_linear_reduce(L, "qkv", "ar_qkv", bs, D.q / d1, h / d2, LW_AXIS_D2);
+    extra_ag(L, "ag_attn_in", bs * h / d1, x);
+    x = lw_attn_core_fwd(L, &D);
+    lw_eager_mem(L, "attn_out_copy", 2 * bs * h / d1);
+    extra_ag(L, "ag_attn_out", bs * h / d1, x);
+    lw_linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, LW_AXIS_D1);
+    lw_dropout_add(L, "dropout_add", tok * h / d2);
+}
+
+static void mlp_fwd(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_dims(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
+    int x = lw_mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
+    extra_ag(L, "ag_ln2", bs * h, x);
+    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, LW_AXIS_D1);
+    lw_linear_reduce(L, "fc1", "ar_fc1", bs, D.u / d1, h / d2, LW_AXIS_D2);
+    lw_mlp_act(L, &D, 0);
+    lw_linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, LW_AXIS_D1);
+    lw_dropout_add(L, "dropout_add2", tok * h / d2);
+}
+
+/* Backward of a linear whose input-grad collective runs over `axis`: dgrad, the collective,
+ * then wgrad (overlapping the collective unless async_grad_allreduce is off). With sequence
+ * parallelism Megatron keeps only this rank's share of the layer's input, so first the
+ * all-gather `agname` collects it again for wgrad, beside dgrad (the input-grad collective
+ * queues behind it on the stream). */
+static void column_bwd(struct mdl_lower *L, const char *dgrad, const char *wgrad, const char *cname,
+                       const char *agname, double bs, double n_local, double k, int axis)
+{
+    int ag = -1;
+    if (mdl_strategy_shards_activations(L->st) && axis == LW_AXIS_D1)
+        ag = lw_coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2, L->last_comp, axis, 0);
+    int c = lw_linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
+    int saved = L->pending;
+    L->pending = L->st->async_grad_allreduce ? -1 : c;
+    L->pending2 = ag;
+    lw_gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
+    if (L->st->async_grad_allreduce) L->pending = saved;
+}
+
+static void mlp_bwd(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_dims(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
+    int x = lw_mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
+    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, LW_AXIS_D1);
+    /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
+    lw_linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, LW_AXIS_D2);
+    lw_gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
+    lw_mlp_act(L, &D, 1);
+    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", "ag_mlp_input_bwd", bs, D.u / d1, h / d2,
+               LW_AXIS_D1);
+    x = lw_ln_bwd(L, "ln2_bwd", tok * h / d2);
+    extra_ag(L, "ag_ln2_bwd", bs * h, x);
+}
+
+static void attn_bwd(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_dims(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
+    if (L->st->selective && !L->st->recompute && L->fw->attention != MDL_ATTENTION_FLASH)
+        lw_attn_core_recompute(L);
+    int x = lw_mem(L, "dropout_add_bwd", 2 * tok * h / d2);
+    lw_eager_mem(L, "residual_add_bwd", 3 * tok * h / d2);
+    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, LW_AXIS_D1);
+    lw_linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, LW_AXIS_D2);
+    x = lw_gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
+    extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
+    x = lw_attn_core_bwd(L, &D);
+    lw_eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d1);
+    extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
+    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", "ag_attn_input_bwd", bs, D.q / d1,
+               h / d2, LW_AXIS_D1);
+    x = lw_ln_bwd(L, "ln1_bwd", tok * h / d2);
+    lw_eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
+    extra_ag(L, "ag_ln1_bwd", bs * h, x);
+}
+
+/* Per-sublayer plans (1D): a sublayer of degree t runs on groups of t consecutive ranks, each
+ * group on 1/(tp/t) of the (sub-)batch. Tensors between sublayers are in the layout of the
+ * degree that made them: a rank of a degree-t sublayer holds its group's share of the batch.
+ * Moving to a lower degree keeps a slice (nothing moves); moving to a higher degree T
+ * all-gathers the T/t shares that make up the new group's over the re-layout group, the
+ * T-layout tensor's size (tokens x hidden). */
+static void relayout(struct mdl_lower *L, int *from, int to, const char *name)
+{
+    if (to > *from && !L->no_comm) {
+        double tokens = (double)L->m->micro_batch * L->frac * to / L->st->tp * (double)L->m->seq;
+        int after = L->pending >= 0 ? L->pending : L->last_comp;
+        struct mdl_op op = {.kind = MDL_OP_ALL_GATHER,
+                            .stream = MDL_STREAM_COMM,
+                            .group = MDL_GROUP_RELAYOUT,
+                            .bytes = tokens * (double)L->m->hidden * mdl_dtype_bytes(L->m->dtype)};
+        if (after >= 0) op.deps[op.ndeps++] = after;
+        L->pending = lw_emit(L, &op, name);
+    }
+    *from = to;
+}
+
+/* Enters sublayer `mlp` (0: attention, 1: MLP) forward or backward: its degree, its batch
+ * share, its group, and the tensor it reads moved into its layout. */
+static void sub_enter(struct mdl_lower *L, int mlp, int bwd)
+{
+    if (!mdl_strategy_is_mixed(L->st)) return;
+    int t = mdl_strategy_sub_tp(L->st, mlp);
+    L->d1 = t;
+    L->rep = (double)L->st->tp / t;
+    L->axis1 = t == L->st->tp ? 0 : mlp ? MDL_GROUP_SUB_MLP : MDL_GROUP_SUB_ATTN;
+    if (bwd)
+        relayout(L, &L->glayout[L->sub], t, mlp ? "relayout_mlp_bwd" : "relayout_attn_bwd");
+    else
+        relayout(L, &L->layout[L->sub], t, mlp ? "relayout_mlp" : "relayout_attn");
+}
+
+/* Leaves it; a sublayer of degree below tp all-reduces its weight gradients over its replicas
+ * (wgrad_replicas). */
+static void sub_leave(struct mdl_lower *L, int mlp, int bwd)
+{
+    if (!mdl_strategy_is_mixed(L->st)) return;
+    int t = mdl_strategy_sub_tp(L->st, mlp);
+    L->d1 = L->st->tp;
+    L->rep = 1;
+    L->axis1 = 0;
+    if (bwd && t < L->st->tp)
+        lw_wgrad_replicas(L, mlp, t, mlp ? MDL_GROUP_REP_MLP : MDL_GROUP_REP_ATTN, MDL_STREAM_COMM2,
+                          mlp ? "ar_mlp_wgrad_replicas" : "ar_attn_wgrad_replicas");
+}
+
+/* Sublayer `mlp` forward or backward (f) at its own degree, for per-sublayer plans. */
+static void sub_run(struct mdl_lower *L, int mlp, int bwd, void (*f)(struct mdl_lower *))
+{
+    sub_enter(L, mlp, bwd);
+    f(L);
+    sub_leave(L, mlp, bwd);
+}
+
+void lw_mesh_attn_fwd(struct mdl_lower *L)
+{
+    sub_run(L, 0, 0, attn_fwd);
+}
+
+void lw_mesh_mlp_fwd(struct mdl_lower *L)
+{
+    sub_run(L, 1, 0, mlp_fwd);
+}
+
+void lw_mesh_mlp_bwd(struct mdl_lower *L)
+{
+    sub_run(L, 1, 1, mlp_bwd);
+}
+
+void lw_mesh_attn_bwd(struct mdl_lower *L)
+{
+    sub_run(L, 0, 1, attn_bwd);
+}
+
+void lw_mesh_embedding(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_whole_dims(L);
+    double d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
+    if (L->phase == MDL_PHASE_FWD) {
+        /* each rank looks up the tokens of its vocabulary rows (zeros elsewhere); the partial
+         * embeddings are summed over the group (reduce-scattered with sequence parallelism) */
+        int x = lw_mem(L, "embedding", 2 * bs * h / d2);
+        lw_reduce_out(L, "ar_embedding", bs * h / d2, x, LW_AXIS_D1);
+        lw_dropout_add(L, "embedding_position_dropout", tok * h / d2);
+    } else {
+        int x = lw_mem(L, "embedding_dropout_bwd", 2 * tok * h / d2);
+        if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_embedding_bwd", bs * h, x, LW_AXIS_D1);
+        lw_mem(L, "embedding_wgrad", 3 * bs * h / d2); /* scatter-add into the weight gradient */
+    }
+}
+
+/* The logits split by the vocabulary over d1 (a column-parallel linear), then the loss. */
+void lw_mesh_logits(struct mdl_lower *L)
+{
+    struct mdl_dims D = lw_whole_dims(L);
+    double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok, v = (double)L->m->vocab;
+    if (L->phase == MDL_PHASE_FWD) {
+        int x = lw_mem_k(L, MDL_MEM_NORM, "final_ln", 2 * tok * h / d2);
+        if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_logits", bs * h, x, LW_AXIS_D1);
+        lw_linear_reduce(L, "logits", "ar_logits", bs, v / d1, h / d2, LW_AXIS_D2);
+        lw_ce_fwd(L, bs, d1, LW_AXIS_D1);
+    } else {
+        lw_ce_bwd(L, bs, d1);
+        column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", "ag_logits_input_bwd", bs,
+                   v / d1, h / d2, LW_AXIS_D1);
+        lw_ln_bwd(L, "final_ln_bwd", tok * h / d2);
+    }
+}
+
+static void mesh_1d(const struct mdl_strategy *st, int *d1, int *d2)
+{
+    *d1 = st->tp;
+    *d2 = 1;
+}
+
+/* Per-sublayer degrees: each divides tp, runs without sequence parallelism, and splits the
+ * micro-batch (and Oases' sub-batches) over its replicas. */
+static int check_1d(const struct mdl_strategy *st, const struct mdl_model *m, long *deg,
+                    struct tps_error *err)
+{
+    long d = st->tp;
+    for (int mlp = 0; mlp < 2; mlp++) {
+        int t = mlp ? st->mlp_tp : st->attention_tp;
+        const char *f = mlp ? "mlp_tp" : "attention_tp";
+        if (t == 0) continue;
+        if (t < 1 || d % t)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f, "must divide tp (%ld), got %d", d,
+                                 t);
+        if (t != d && st->sequence_parallel)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f,
+                                 "a sublayer of degree below tp does not combine with "
+                                 "sequence parallelism");
+        long split = d / t * (st->oases ? 2 : 1);
+        if (m->micro_batch % split)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, f,
+                                 "degree %d splits the micro-batch over %ld replicas%s: "
+                                 "model.micro_batch (%ld) must be a multiple of %ld",
+                                 t, d / t, st->oases ? " and Oases' two sub-batches" : "",
+                                 m->micro_batch, split);
+    }
+    *deg = d;
+    return TPS_OK;
+}
+
+static void describe_1d(const struct mdl_strategy *st, const char *opts, char *buf, size_t len)
+{
+    if (mdl_strategy_is_mixed(st))
+        snprintf(buf, len, "1d tp=%d attention tp=%d x%d, mlp tp=%d x%d%s", st->tp,
+                 mdl_strategy_sub_tp(st, 0), st->tp / mdl_strategy_sub_tp(st, 0),
+                 mdl_strategy_sub_tp(st, 1), st->tp / mdl_strategy_sub_tp(st, 1), opts);
+    else
+        snprintf(buf, len, "1d tp=%d%s%s", st->tp,
+                 st->sequence_parallel ? " +sequence-parallel" : "", opts);
+}
+
+const struct mdl_kind mdl_kind_1d = {
+    .name = "1d",
+    .sublayers = true,
+    .mesh = mesh_1d,
+    .check = check_1d,
+    .describe = describe_1d,
+    .attn_fwd = lw_mesh_attn_fwd,
+    .mlp_fwd = lw_mesh_mlp_fwd,
+    .mlp_bwd = lw_mesh_mlp_bwd,
+    .attn_bwd = lw_mesh_attn_bwd,
+    .embedding = lw_mesh_embedding,
+    .logits = lw_mesh_logits,
+};
