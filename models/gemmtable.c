@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/grow.h"
 #include "common/csv.h"
 #include "common/readall.h"
 
@@ -149,14 +150,9 @@ int mdl_gemm_rows_read(const char *csv, enum mdl_dtype t, struct mdl_gemm_row **
         if (rc) break;
         if (itime < 0) /* from TFLOP/s */
             r.time_s = 2 * r.batch * r.m * r.n * r.k / (r.time_s * 1e12);
-        if (*nrows == cap) {
-            cap = cap ? 2 * cap : 256;
-            struct mdl_gemm_row *nr = realloc(*rows, (size_t)cap * sizeof *nr);
-            if (!nr) {
-                rc = tps_error_oom(err);
-                break;
-            }
-            *rows = nr;
+        if (tps_grow(rows, &cap, *nrows + 1, sizeof **rows, 256)) {
+            rc = tps_error_oom(err);
+            break;
         }
         (*rows)[(*nrows)++] = r;
     }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/csv.h"
 #include "common/readall.h"
 #include "common/stats.h"
@@ -162,14 +163,9 @@ static int runs_read(const char *path, struct runs *r, struct tps_error *err)
                 rc = tps_error_set(err, TPS_EINVAL, path, line, key + 1, "model_size",
                                    "'%s' is already given on line %d", f[key], r->rows[i].line);
         if (rc) break;
-        if (r->n == cap) {
-            cap = cap ? 2 * cap : 16;
-            struct run_row *nr = realloc(r->rows, (size_t)cap * sizeof *nr);
-            if (!nr) {
-                rc = tps_error_oom(err);
-                break;
-            }
-            r->rows = nr;
+        if (tps_grow(&r->rows, &cap, r->n + 1, sizeof *r->rows, 16)) {
+            rc = tps_error_oom(err);
+            break;
         }
         struct run_row *w = &r->rows[r->n++];
         memset(w, 0, sizeof *w);
@@ -486,27 +482,20 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
      * costs nothing */
     double *abs_err = NULL;
     long(*vs)[C_N] = NULL;
-    int *lines = NULL, cap = 0, line = 1;
+    int *lines = NULL, cap = 0, ecap = 0, vcap = 0, lcap = 0, line = 1;
     for (const char *p = next; !rc;) {
         nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, last, csv, &line, err);
         if (nf <= 0) {
             rc = nf < 0 ? err->code : 0;
             break;
         }
-        if (res->n == cap) {
-            cap = cap ? 2 * cap : 16;
-            struct e2e_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
-            double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
-            long(*nv)[C_N] = realloc(vs, (size_t)cap * sizeof *nv);
-            int *nl = realloc(lines, (size_t)cap * sizeof *nl);
-            if (nr) res->rows = nr;
-            if (ne) abs_err = ne;
-            if (nv) vs = nv;
-            if (nl) lines = nl;
-            if (!nr || !ne || !nv || !nl) {
-                rc = tps_error_oom(err);
-                break;
-            }
+        int need = res->n + 1;
+        if (tps_grow(&res->rows, &cap, need, sizeof *res->rows, 16) ||
+            tps_grow(&abs_err, &ecap, need, sizeof *abs_err, 16) ||
+            tps_grow(&vs, &vcap, need, sizeof *vs, 16) ||
+            tps_grow(&lines, &lcap, need, sizeof *lines, 16)) {
+            rc = tps_error_oom(err);
+            break;
         }
         struct e2e_row *w = &res->rows[res->n];
         memset(w, 0, sizeof *w);

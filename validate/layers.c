@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "common/csv.h"
 #include "common/gnuplot.h"
 #include "common/readall.h"
@@ -144,7 +145,7 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
     const char *end = text ? text + len : NULL;
     struct plat_topo t = {0};
     if (!rc) rc = plat_spec_from_line("dgx-h100", &t, err); /* one GPU of it is used */
-    int cap = 0, last = 0;                                  /* the rightmost column read */
+    int cap = 0, ecap = 0, scap = 0, last = 0;              /* the rightmost column read */
     for (int c = 0; !rc && c < C_N; c++)
         if (at[c] > last) last = at[c];
     int mins = !rc && at[C_FWD_MIN] >= 0 && at[C_BWD_MIN] >= 0;
@@ -157,18 +158,11 @@ int lay_run(const char *csv, const struct mdl_device *dev, struct lay_result *re
             rc = nf < 0 ? err->code : 0;
             break;
         }
-        if (res->n == cap) {
-            cap = cap ? 2 * cap : 64;
-            struct lay_row *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
-            double *ne = realloc(abs_err, (size_t)cap * sizeof *ne);
-            double *ns = realloc(spread, (size_t)cap * sizeof *ns);
-            if (nr) res->rows = nr;
-            if (ne) abs_err = ne;
-            if (ns) spread = ns;
-            if (!nr || !ne || !ns) {
-                rc = tps_error_oom(err);
-                break;
-            }
+        if (tps_grow(&res->rows, &cap, res->n + 1, sizeof *res->rows, 64) ||
+            tps_grow(&abs_err, &ecap, res->n + 1, sizeof *abs_err, 64) ||
+            tps_grow(&spread, &scap, res->n + 1, sizeof *spread, 64)) {
+            rc = tps_error_oom(err);
+            break;
         }
         struct lay_row *w = &res->rows[res->n];
         memset(w, 0, sizeof *w);
@@ -395,14 +389,9 @@ int lay_kernels(const char *csv, const struct mdl_device *dev, struct lay_kresul
         if (rc) break;
         double t = kernel_time(dev, dt, f[at[K_OP]], v);
         if (t < 0) continue; /* an op this model does not price */
-        if (res->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            struct lay_kernel *nr = realloc(res->rows, (size_t)cap * sizeof *nr);
-            if (!nr) {
-                rc = tps_error_oom(err);
-                break;
-            }
-            res->rows = nr;
+        if (tps_grow(&res->rows, &cap, res->n + 1, sizeof *res->rows, 256)) {
+            rc = tps_error_oom(err);
+            break;
         }
         struct lay_kernel *w = &res->rows[res->n++];
         memset(w, 0, sizeof *w);
