@@ -6,16 +6,7 @@
 
 #include "common/grow.h"
 
-void tune_hier_release(struct tune_hier *h)
-{
-    free(h->node_of);
-    free(h->local_of);
-    free(h->first);
-    free(h->member);
-    memset(h, 0, sizeof *h);
-}
-
-int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struct tune_hier *h)
+int tune_layout(const struct plat_topo *t, const struct mdl_group *g, struct cpl_layout *h)
 {
     memset(h, 0, sizeof *h);
     h->machines = 1;
@@ -60,62 +51,33 @@ int tune_hier_layout(const struct plat_topo *t, const struct mdl_group *g, struc
         for (int i = 0; i < t->nnodes; i++)
             nics += t->nodes[i].kind == PLAT_NIC && t->nodes[i].machine == m0;
         h->channels = nics < least ? nics : least;
-        int most = t->nccl.channels > 0 ? t->nccl.channels : TUNE_MAX_CHANNELS;
+        int most = t->nccl.channels > 0 ? t->nccl.channels : CPL_MAX_CHANNELS;
         if (h->channels > most) h->channels = most;
         if (h->channels < 2) h->channels = 1;
     }
     free(order);
     free(count);
     /* an irregular layout is kept for its ring channels only */
-    if (rc || !h->first || (!h->local && h->channels < 2)) tune_hier_release(h);
+    if (rc || !h->first || (!h->local && h->channels < 2)) cpl_layout_release(h);
     h->machines = machines;
     return rc;
 }
 
-/* Channel j enters machine `node` at its member j * (m / channels), m its member count. */
-static int channel_shift(const struct tune_hier *h, int j, int node)
-{
-    int m = h->first[node + 1] - h->first[node];
-    return j * (m / h->channels) % m;
-}
-
-int tune_channel_member(const struct tune_hier *h, int j, int p)
-{
-    int node = h->node_of[h->member[p]], q = p - h->first[node];
-    int m = h->first[node + 1] - h->first[node];
-    return h->member[h->first[node] + (q + channel_shift(h, j, node)) % m];
-}
-
-int tune_channel_pos(const struct tune_hier *h, int j, int i)
-{
-    int node = h->node_of[i], m = h->first[node + 1] - h->first[node];
-    return h->first[node] + (h->local_of[i] - channel_shift(h, j, node) + m) % m;
-}
-
-const int *tune_tree_shape(const struct tune_hier *h, int n, struct mdl_tree_shape *sh)
-{
-    if (h->local >= 2 && h->nodes >= 2 &&
-        !mdl_tree_shape_machines(sh, h->nodes, h->local, h->channels > 0 ? h->channels : 1))
-        return h->member;
-    mdl_tree_shape_flat(sh, n);
-    return NULL;
-}
-
 /* Pairs of the ring channels of a group (h->channels >= 2). */
-static int channel_pairs(const struct mdl_group *g, const struct tune_hier *h, int (*out)[2])
+static int channel_pairs(const struct mdl_group *g, const struct cpl_layout *h, int (*out)[2])
 {
     int n = g->n, k = 0;
     for (int j = 0; j < h->channels; j++)
         for (int p = 0; p < n; p++, k++) {
-            out[k][0] = g->ranks[tune_channel_member(h, j, p)];
-            out[k][1] = g->ranks[tune_channel_member(h, j, (p + 1) % n)];
+            out[k][0] = g->ranks[cpl_channel_member(h, j, p)];
+            out[k][1] = g->ranks[cpl_channel_member(h, j, (p + 1) % n)];
         }
     return k;
 }
 
-/* Route figures (struct tune_routes) of a set of concurrent transfers. */
+/* Route figures (struct cpl_routes) of a set of concurrent transfers. */
 static int path_stats(const struct plat_topo *t, const int (*pairs)[2], int n,
-                      struct tune_routes *out)
+                      struct cpl_routes *out)
 {
     memset(out, 0, sizeof *out);
     if (n == 0) return 0;
@@ -195,7 +157,7 @@ static int nvls_group(const struct plat_topo *t, const struct mdl_group *g)
  * enables NVLS and NVLS-tree, its machines hold 2..MDL_PIPE_MAX_LOCAL members each, and
  * every member reaches its machine's first over NVLink through a switch. */
 static int nvls_tree_group(const struct plat_topo *t, const struct mdl_group *g,
-                           const struct tune_hier *h)
+                           const struct cpl_layout *h)
 {
     if (!t->nccl.nvls || !t->nccl.nvls_tree || h->local < 2 || h->nodes < 2 ||
         h->local > MDL_PIPE_MAX_LOCAL)
@@ -209,13 +171,13 @@ static int nvls_tree_group(const struct plat_topo *t, const struct mdl_group *g,
 
 void tune_group_env_release(struct tune_group_env *e)
 {
-    tune_hier_release(&e->hier);
+    cpl_layout_release(&e->hier);
 }
 
 /* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails;
  * a one-way group's single message in the flat phase. */
-static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int which, bool one_way,
-                      int (*out)[2])
+static int ring_pairs(const struct mdl_group *g, const struct cpl_layout *h, int which,
+                      bool one_way, int (*out)[2])
 {
     int n = g->n, k = 0;
     if (which == 0 && one_way) {
@@ -241,8 +203,10 @@ static int ring_pairs(const struct mdl_group *g, const struct tune_hier *h, int 
     return k;
 }
 
-int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
-                       enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err)
+/* tune_group_env_set on the groups' layouts hs (borrowed; NULL: computed here). */
+static int env_build(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                     enum mdl_op_kind kind, const struct cpl_layout *given,
+                     struct tune_group_env *e, struct tps_error *err)
 {
     bool one_way = kind == MDL_OP_SEND_RECV; /* its groups have two members (program check) */
     memset(e, 0, sizeof *e);
@@ -261,13 +225,14 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
                    t->nodes[t->gpu_node[g->ranks[0]]].machine;
     int total = 0;
     for (int k = 0; k < ng; k++)
-        total += groups[k]->n * TUNE_MAX_CHANNELS;
+        total += groups[k]->n * CPL_MAX_CHANNELS;
     int(*pairs)[2] = malloc((size_t)total * sizeof *pairs);
-    struct tune_hier *hs = calloc((size_t)ng, sizeof *hs);
+    struct cpl_layout *owned = given ? NULL : calloc((size_t)ng, sizeof *owned);
+    const struct cpl_layout *hs = given ? given : owned;
     int rc = pairs && hs ? 0 : -1;
-    for (int k = 0; !rc && k < ng; k++)
-        rc = tune_hier_layout(t, groups[k], &hs[k]);
-    struct tune_routes *phase[3] = {&e->flat, &e->intra, &e->inter};
+    for (int k = 0; !rc && owned && k < ng; k++)
+        rc = tune_layout(t, groups[k], &owned[k]);
+    struct cpl_routes *phase[3] = {&e->flat, &e->intra, &e->inter};
     for (int which = 0; !rc && which < 3; which++) {
         if (which && !hs[0].local) break;
         int np = 0;
@@ -280,7 +245,7 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         int np = 0;
         for (int k = 0; k < ng; k++) {
             struct mdl_tree_shape sh;
-            const int *M = tune_tree_shape(&hs[k], groups[k]->n, &sh);
+            const int *M = cpl_tree_shape(&hs[k], groups[k]->n, &sh);
             if (!M) continue;
             int L = hs[k].local, N = hs[k].nodes;
             for (int tr = 0; tr < sh.trees; tr += 2)
@@ -305,14 +270,16 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
         ((hs[0].local >= 2 && hs[0].local <= MDL_PIPE_MAX_LOCAL) || hs[0].machines == g->n);
     if (!rc && hs[0].nodes) {
         e->nvls_tree = nvls_tree_group(t, g, &hs[0]);
-        e->hier = hs[0];
-        memset(&hs[0], 0, sizeof hs[0]);
+        e->hier = (struct cpl_layout){.local = hs[0].local,
+                                      .nodes = hs[0].nodes,
+                                      .channels = hs[0].channels,
+                                      .machines = hs[0].machines};
     } else if (hs) {
         e->hier.machines = hs[0].machines;
     }
-    for (int k = 0; hs && k < ng; k++)
-        tune_hier_release(&hs[k]);
-    free(hs);
+    for (int k = 0; owned && k < ng; k++)
+        cpl_layout_release(&owned[k]);
+    free(owned);
     free(pairs);
     if (rc) {
         tune_group_env_release(e);
@@ -328,12 +295,10 @@ int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct 
     return tune_group_env_set(t, &g, 1, MDL_OP_ALL_REDUCE, e, err);
 }
 
-struct mdl_coll_path tune_coll_path(const struct tune_routes *r, double hop, double eff)
+int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
+                       enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err)
 {
-    return (struct mdl_coll_path){.alpha_s = r->lat + hop,
-                                  .bw_Bps = r->bw * eff,
-                                  .ring_alpha_s = r->mean_lat + hop,
-                                  .ring_bw_Bps = r->mean_bw * eff};
+    return env_build(t, groups, ng, kind, NULL, e, err);
 }
 
 void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
@@ -351,13 +316,13 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->collnet = ge->collnet;
     out->machines = ge->hier.machines;
     double hop = nc->hop_s[p], eff = nc->eff[p];
-    out->all = tune_coll_path(&ge->flat, hop, eff);
-    out->intra = tune_coll_path(&ge->intra, hop, eff);
-    out->inter = tune_coll_path(&ge->inter, hop, eff);
+    out->all = cpl_coll_path(&ge->flat, hop, eff);
+    out->intra = cpl_coll_path(&ge->intra, hop, eff);
+    out->inter = cpl_coll_path(&ge->inter, hop, eff);
     out->channels = ge->hier.channels > 1 ? ge->hier.channels : 1;
-    out->chan = tune_coll_path(&ge->chan, hop, eff);
+    out->chan = cpl_coll_path(&ge->chan, hop, eff);
     out->pairs = ge->hier.channels > 1 ? ge->hier.channels : 1;
-    out->heads = tune_coll_path(&ge->heads, hop, eff);
+    out->heads = cpl_coll_path(&ge->heads, hop, eff);
     out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines, p);
     out->tree_whole = p == MDL_PROTO_SIMPLE;
 }
@@ -451,9 +416,30 @@ struct choice {
     int out_algo, out_proto;
 };
 
-int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
+static int plan_pairs(const struct mdl_program *p, struct cpl_plan *plan, struct tps_error *err);
+
+/* Every group's layout, once, into the plan. */
+static int plan_layouts(const struct mdl_program *p, const struct plat_topo *t,
+                        struct cpl_plan *plan, struct tps_error *err)
 {
+    memset(plan, 0, sizeof *plan);
+    if (!(plan->layout = calloc((size_t)p->ngroups + 1, sizeof *plan->layout)))
+        return tps_error_oom(err);
+    plan->ngroups = p->ngroups;
+    for (int g = 0; g < p->ngroups; g++)
+        if (tune_layout(t, &p->groups[g], &plan->layout[g]) != 0) return tps_error_oom(err);
+    return TPS_OK;
+}
+
+int tune_program(struct mdl_program *p, const struct plat_topo *t, struct cpl_plan *plan,
+                 struct tps_error *err)
+{
+    if (plan && plan_layouts(p, t, plan, err)) {
+        cpl_plan_release(plan);
+        return err->code;
+    }
     for (int g = 0; g < p->ngroups; g++) {
+        const struct mdl_group *grp = &p->groups[g];
         struct tune_group_env ge;
         int env_ready = 0, rc = 0, nch = 0, cap = 0;
         struct choice *ch = NULL;
@@ -470,7 +456,9 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
                                    ch[c].algo != op->algo || ch[c].proto != op->proto))
                     c++;
                 if (c == nch) {
-                    if (!env_ready && (rc = tune_group_env(t, &p->groups[g], &ge, err))) break;
+                    if (!env_ready && (rc = env_build(t, &grp, 1, MDL_OP_ALL_REDUCE,
+                                                      plan ? &plan->layout[g] : NULL, &ge, err)))
+                        break;
                     env_ready = 1;
                     enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
                     enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
@@ -495,9 +483,14 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct tps_er
         }
         free(ch);
         if (env_ready) tune_group_env_release(&ge);
-        if (rc) return rc;
+        if (rc) {
+            if (plan) cpl_plan_release(plan);
+            return rc;
+        }
     }
-    return TPS_OK;
+    int rc = plan ? plan_pairs(p, plan, err) : TPS_OK;
+    if (rc) cpl_plan_release(plan);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ message pairs */
@@ -526,8 +519,8 @@ static int pair_cmp(const void *x, const void *y)
     return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
 }
 
-static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, int kind, int algo,
-                        struct pairs *ps)
+static void group_pairs(const struct mdl_group *g, const struct cpl_layout *layout, int kind,
+                        int algo, struct pairs *ps)
 {
     int n = g->n;
     const int *R = g->ranks;
@@ -545,11 +538,7 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
         }
         break;
     case MDL_ALGO_COLLNET: { /* every member of a machine; the next machine on its rail */
-        struct tune_hier h;
-        if (tune_hier_layout(t, g, &h) != 0) {
-            ps->oom = 1;
-            return;
-        }
+        const struct cpl_layout h = *layout;
         int L = h.local ? h.local : 1, N = h.local ? h.nodes : n;
         for (int j = 0; j < N; j++)
             for (int l = 0; l < L; l++) {
@@ -558,17 +547,12 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, me, R[h.member[j * L + (l + q) % L]]);
                 pair_add(ps, me, h.local ? R[h.member[(j + 1) % N * L + l]] : R[(j + 1) % N]);
             }
-        tune_hier_release(&h);
         break;
     }
     case MDL_ALGO_TREE: {
-        struct tune_hier h;
+        const struct cpl_layout h = *layout;
         struct mdl_tree_shape sh;
-        if (tune_hier_layout(t, g, &h) != 0) {
-            ps->oom = 1;
-            return;
-        }
-        const int *M = tune_tree_shape(&h, n, &sh); /* shape position -> member */
+        const int *M = cpl_tree_shape(&h, n, &sh); /* shape position -> member */
         for (int tr = 0; tr < sh.trees; tr++)
             for (int i = 0; i < n; i++) {
                 int parent, ch[MDL_TREE_ARITY];
@@ -579,17 +563,12 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, b, a);
                 }
             }
-        tune_hier_release(&h);
         break;
     }
     case MDL_ALGO_HIER:
     case MDL_ALGO_HTREE:
     case MDL_ALGO_NVLS_TREE: {
-        struct tune_hier h;
-        if (tune_hier_layout(t, g, &h) != 0) {
-            ps->oom = 1;
-            return;
-        }
+        const struct cpl_layout h = *layout;
         int L = h.local, N = h.nodes;
         for (int j = 0; j < N; j++)
             for (int l = 0; l < L; l++) {
@@ -611,16 +590,11 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
                     pair_add(ps, R[h.member[parent * L + l]], me);
                 }
             }
-        tune_hier_release(&h);
         break;
     }
     default: /* ring (in channels across machines) and broadcast chain */
         if (kind != MDL_OP_BROADCAST && kind != MDL_OP_REDUCE) {
-            struct tune_hier h;
-            if (tune_hier_layout(t, g, &h) != 0) {
-                ps->oom = 1;
-                return;
-            }
+            const struct cpl_layout h = *layout;
             int(*cp)[2] = h.channels > 1 ? malloc((size_t)n * h.channels * sizeof *cp) : NULL;
             int np = cp ? channel_pairs(g, &h, cp) : 0;
             for (int i = 0; i < np; i++)
@@ -628,7 +602,6 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
             if (h.channels > 1 && !cp) ps->oom = 1;
             int done = h.channels > 1;
             free(cp);
-            tune_hier_release(&h);
             if (done) break;
         }
         for (int i = 0; i < n; i++)
@@ -636,8 +609,8 @@ static void group_pairs(const struct plat_topo *t, const struct mdl_group *g, in
     }
 }
 
-int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pairs)[2],
-               int *npairs, struct tps_error *err)
+/* The plan's message pairs, from every group's layout under the algorithms chosen. */
+static int plan_pairs(const struct mdl_program *p, struct cpl_plan *plan, struct tps_error *err)
 {
     struct pairs ps = {0};
     /* one entry per (group, kind, algorithm) in use */
@@ -650,7 +623,7 @@ int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pa
             size_t key = ((size_t)op->group * MDL_OP_NKINDS + op->kind) * MDL_ALGO_N + op->algo;
             if (seen[key]) continue;
             seen[key] = 1;
-            group_pairs(t, &p->groups[op->group], op->kind, op->algo, &ps);
+            group_pairs(&p->groups[op->group], &plan->layout[op->group], op->kind, op->algo, &ps);
         }
     free(seen);
     if (ps.oom) {
@@ -661,7 +634,7 @@ int tune_pairs(const struct mdl_program *p, const struct plat_topo *t, int (**pa
     int u = 0;
     for (int i = 0; i < ps.n; i++)
         if (u == 0 || pair_cmp(ps.v[i], ps.v[u - 1]) != 0) memcpy(ps.v[u++], ps.v[i], sizeof *ps.v);
-    *pairs = ps.v;
-    *npairs = u;
+    plan->pairs = ps.v;
+    plan->npairs = u;
     return TPS_OK;
 }

@@ -390,11 +390,13 @@ int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struc
     int rc = mdl_program_check(p, NULL, err);
     timing_note("program check", w0);
     w0 = tps_clock_now();
-    if (!rc) rc = tune_program(p, t, err);
+    struct cpl_plan plan = {0};
+    if (!rc) rc = tune_program(p, t, &plan, err);
     timing_note("collective tuning", w0);
     w0 = tps_clock_now();
-    if (!rc) rc = sim_engine_run(p, t, tm, err);
+    if (!rc) rc = sim_engine_run(p, t, &plan, tm, err);
     timing_note("engine (all)", w0);
+    cpl_plan_release(&plan);
     return rc;
 }
 

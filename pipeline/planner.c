@@ -17,7 +17,7 @@ double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, 
                               struct tps_error *err)
 {
     if (fwd_s) *fwd_s = 0;
-    if (tune_program(p, t, err)) return -1;
+    if (tune_program(p, t, NULL, err)) return -1;
     const struct mdl_rank *rk = &p->ranks[0];
     double *end = calloc((size_t)rk->nops + 1, sizeof *end), free_at[MDL_MAX_STREAMS] = {0};
     struct tune_group_env *env = calloc((size_t)p->ngroups + 1, sizeof *env);

@@ -2,7 +2,9 @@
 # layers.sh - checks that every folder includes only the folders below it (docs/architecture.md):
 #   common <- models <- platforms <- core <- sim <- pipeline <- validate <- cli
 # validate/ and cli/ reach the engine (sim/) only through pipeline/pipeline.h, and only sim/
-# includes SimGrid, and only pipeline_lower calls mdl_strategy_lower. Prints each offending include and exits 1; run by CTest and scripts/test.sh.
+# includes SimGrid, and only pipeline_lower calls mdl_strategy_lower; sim/ reads the tuner's plan
+# (core/commplan.h) but never includes the tuner (core/tune.h). Prints each offending include and
+# exits 1; run by CTest and scripts/test.sh.
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 declare -A allowed=(
@@ -33,6 +35,11 @@ for dir in "${!allowed[@]}"; do
     bad=1
   fi
 done
+# The engine replays the plan the tuner made; it decides nothing itself.
+if grep -n '#include "core/tune.h"' sim/*.[ch]; then
+  echo "layers: sim/ includes the tuner (above): the engine reads core/commplan.h's plan" >&2
+  bad=1
+fi
 # A strategy becomes a program in one place: pipeline_lower.
 if grep -n 'mdl_strategy_lower(' common/*.[ch] platforms/*.[ch] core/*.[ch] sim/*.[ch] \
   validate/*.[ch] cli/*.[ch] pipeline/planner.c; then

@@ -275,11 +275,10 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     c->hosts = calloc((size_t)p->nranks, sizeof *c->hosts);
     c->rs = calloc((size_t)p->nranks, sizeof *c->rs);
     c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
-    c->hier = calloc((size_t)p->ngroups + 1, sizeof *c->hier);
     c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
     c->rings = calloc((size_t)p->ngroups + 1, sizeof *c->rings);
     c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *c->wires);
-    if (!c->hosts || !c->rs || !c->mb || !c->hier || !c->pos || !c->rings || !c->wires) return -1;
+    if (!c->hosts || !c->rs || !c->mb || !c->pos || !c->rings || !c->wires) return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();
@@ -302,12 +301,12 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         const struct mdl_group *gr = &p->groups[g];
         c->mb[g] = calloc((size_t)gr->n * SIM_SLOTS, sizeof *c->mb[g]);
         c->pos[g] = malloc((size_t)p->nranks * sizeof *c->pos[g]);
-        if (!c->mb[g] || !c->pos[g] || tune_hier_layout(t, gr, &c->hier[g]) != 0) return -1;
+        if (!c->mb[g] || !c->pos[g]) return -1;
         for (int r = 0; r < p->nranks; r++)
             c->pos[g][r] = -1;
         for (int i = 0; i < gr->n; i++)
             c->pos[g][gr->ranks[i]] = i;
-        int rings = 1 + c->hier[g].nodes + c->hier[g].local + TUNE_MAX_CHANNELS;
+        int rings = 1 + c->hier[g].nodes + c->hier[g].local + CPL_MAX_CHANNELS;
         c->rings[g] = malloc((size_t)rings * sizeof *c->rings[g]);
         if (!c->rings[g]) return -1;
         for (int i = 0; i < rings; i++)
@@ -330,8 +329,9 @@ static int child_write(int fd, const void *buf, size_t len)
 }
 
 static _Noreturn void child_main(const struct mdl_program *p, const struct plat_topo *t,
-                                 const char *xml, const struct plat_pair *pairs, int npairs,
-                                 struct timing *tm, int fd)
+                                 const struct cpl_plan *plan, const char *xml,
+                                 const struct plat_pair *pairs, int npairs, struct timing *tm,
+                                 int fd)
 {
     /* Stacks are mmap'ed with a guard page, touched only as used; past ~30k actors the
      * mappings run out (simgrid.md), so large runs drop the guard and use small stacks, which
@@ -366,7 +366,12 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
     if (!t->xml_path[0] && !getenv("TPSIM_KEEP_PLATFORM")) unlink(xml);
     double t1 = tps_clock_now();
     struct child_header h = {.status = CHILD_OK};
-    struct sim_ctx c = {.p = p, .tm = tm, .p_nccl = &t->nccl, .pairs = pairs, .npairs = npairs};
+    struct sim_ctx c = {.p = p,
+                        .tm = tm,
+                        .p_nccl = &t->nccl,
+                        .pairs = pairs,
+                        .npairs = npairs,
+                        .hier = plan->layout};
     if (child_setup(&c, t, &h) != 0) {
         h.status = CHILD_SETUP;
         if (!h.msg[0]) snprintf(h.msg, sizeof h.msg, "out of memory");
@@ -448,22 +453,16 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-/* Writes the platform XML for the pairs the chosen algorithms use; *pairs receives them with
+/* Writes the platform XML for the pairs the plan's algorithms use; *pairs receives them with
  * their route latency and bandwidth (sorted by source, then destination). */
-static int write_platform(const struct mdl_program *p, const struct plat_topo *t, char *path,
+static int write_platform(const struct cpl_plan *plan, const struct plat_topo *t, char *path,
                           struct plat_pair **pairs, int *npairs, struct tps_error *err)
 {
-    int(*pr)[2] = NULL, n = 0;
-    int rc = tune_pairs(p, t, &pr, &n, err);
-    if (rc) return rc;
+    int n = plan->npairs, rc;
     *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
-    if (!*pairs) {
-        free(pr);
-        return tps_error_oom(err);
-    }
+    if (!*pairs) return tps_error_oom(err);
     for (int i = 0; i < n; i++)
-        (*pairs)[i] = (struct plat_pair){.src = pr[i][0], .dst = pr[i][1]};
-    free(pr);
+        (*pairs)[i] = (struct plat_pair){.src = plan->pairs[i][0], .dst = plan->pairs[i][1]};
     *npairs = n;
     if (t->xml_path[0]) return TPS_OK;
     snprintf(path, 64, "/tmp/tpsim-platform-XXXXXX");
@@ -481,10 +480,16 @@ static int write_platform(const struct mdl_program *p, const struct plat_topo *t
 }
 
 /* What the engine takes for granted but checks cheaply, since a violation would hang or crash
- * the simulation: ranks fit on the platform, and every collective was tuned. */
+ * the simulation: ranks fit on the platform, every collective was tuned, and the plan is the
+ * program's. */
 static int check_preconditions(const struct mdl_program *p, const struct plat_topo *t,
-                               struct tps_error *err)
+                               const struct cpl_plan *plan, struct tps_error *err)
 {
+    if (plan->ngroups != p->ngroups || (p->ngroups && !plan->layout))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
+                             "internal: the communication plan is not this program's (%d groups, "
+                             "the program has %d)",
+                             plan->ngroups, p->ngroups);
     if (p->nranks > t->ngpus)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL,
                              "the program has %d ranks but the platform only %d GPUs", p->nranks,
@@ -500,18 +505,18 @@ static int check_preconditions(const struct mdl_program *p, const struct plat_to
     return TPS_OK;
 }
 
-int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
-                   struct tps_error *err)
+int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
+                   const struct cpl_plan *plan, struct timing *tm, struct tps_error *err)
 {
     memset(tm, 0, sizeof *tm);
-    int rc = check_preconditions(p, t, err);
+    int rc = check_preconditions(p, t, plan, err);
     if (rc) return rc;
     double w1 = tps_clock_now();
     char tmp[64] = "";
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
     struct plat_pair *pairs = NULL;
     int npairs = 0;
-    if ((rc = write_platform(p, t, tmp, &pairs, &npairs, err))) {
+    if ((rc = write_platform(plan, t, tmp, &pairs, &npairs, err))) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
         return rc;
@@ -539,7 +544,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struc
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(4);
         close(fds[0]);
-        child_main(p, t, xml, pairs, npairs, tm, fds[1]);
+        child_main(p, t, plan, xml, pairs, npairs, tm, fds[1]);
     }
     close(fds[1]);
     struct child_header h;

@@ -3,22 +3,25 @@
  * sim_engine_run() forks; the child loads the platform into SimGrid, starts one actor per
  * (rank, stream), replays every op (compute ops sleep their duration, collectives run their
  * tuned algorithm as messages through SimGrid's network model with contention), and sends the
- * op times back through a pipe. The engine only reads the program: checking it
- * (mdl_program_check) and choosing how each collective runs (tune_program) happen before, in the
- * pipeline (pipeline/pipeline.h). A SimGrid abort or a crash of the child becomes an error here,
- * never a crash of the caller. Rank r runs on GPU r of the topology. Units: seconds, bytes.
+ * op times back through a pipe. The engine only reads the program and its communication plan:
+ * checking it (mdl_program_check), choosing how each collective runs and laying its groups over
+ * the machines (tune_program, which returns the plan) happen before, in the pipeline
+ * (pipeline/pipeline.h); nothing here includes the tuner. A SimGrid abort or a crash of the child
+ * becomes an error here, never a crash of the caller. Rank r runs on GPU r of the topology. Units:
+ * seconds, bytes.
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
 #include "common/error.h"
+#include "core/commplan.h"
 #include "core/timing.h"
 #include "models/program.h"
 #include "platforms/topo.h"
 
-/* Simulates p (checked, every collective tuned) on t and fills *tm (release it with
- * timing_release, even on failure). */
-int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
-                   struct tps_error *err);
+/* Simulates p (checked, every collective tuned) on t with the plan tune_program gave and fills
+ * *tm (release it with timing_release, even on failure). */
+int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
+                   const struct cpl_plan *plan, struct timing *tm, struct tps_error *err);
 
 #endif

@@ -9,12 +9,13 @@
 #include <simgrid/mutex.h>
 
 #include "core/timing.h"
-#include "core/tune.h"
+#include "core/commplan.h"
 #include "models/program.h"
+#include "platforms/topo.h"
 
 /* Mailboxes per group member (replay.c): rings and ring channels, then 4 per tree (3 children
  * and the parent), then one for a tree's flows at flow level. */
-#define SIM_SLOTS (8 + TUNE_MAX_CHANNELS + 4 * MDL_MAX_TREES + 1)
+#define SIM_SLOTS (8 + CPL_MAX_CHANNELS + 4 * MDL_MAX_TREES + 1)
 /* Wires per rank stream: a ring channel each, or 4 per tree (to the parent, to 3 children). */
 #define SIM_WIRES (4 * MDL_MAX_TREES)
 
@@ -72,15 +73,15 @@ struct sim_ctx {
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
     const struct plat_pair *pairs; /* sorted by (src, dst) */
     int npairs;
-    struct tune_hier *hier;     /* per group: machine layout (hierarchical algorithm) */
-    int **pos;                  /* [group][rank]: member index of rank, -1 if not a member */
-    struct sim_rank_state *rs;  /* per rank */
-    struct sim_wire **wires;    /* [rank * MDL_MAX_STREAMS + stream]: SIM_WIRES wires, allocated
-                                 * on the stream's first send on a wire */
-    struct tune_routes **rings; /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
-                                 * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
-                                 * local + ch ring channel ch; each transfer alone), mean_lat
-                                 * NaN until computed */
+    const struct cpl_layout *hier; /* per group: machine layout (the plan's, commplan.h) */
+    int **pos;                     /* [group][rank]: member index of rank, -1 if not a member */
+    struct sim_rank_state *rs;     /* per rank */
+    struct sim_wire **wires;       /* [rank * MDL_MAX_STREAMS + stream]: SIM_WIRES wires, allocated
+                                    * on the stream's first send on a wire */
+    struct cpl_routes **rings;     /* [group][ring]: route figures of a ring (0 the flat ring, 1 + j
+                                    * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
+                                    * local + ch ring channel ch; each transfer alone), mean_lat
+                                    * NaN until computed */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

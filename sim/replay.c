@@ -10,6 +10,7 @@
  * latency, and inflates the bytes on the wire by 1/eff. Route latencies are slept before sending
  * (links carry none, see simxml.h). Units: bytes, seconds.
  */
+#include "common/grow.h"
 #include "common/error.h"
 #include "sim/engine_int.h"
 
@@ -49,7 +50,7 @@ enum {
     SLOT_NVLS = 2, /* NVLS-tree's flows through the switch */
     SLOT_CN = 3,   /* CollNet's stages: SLOT_CN + stage */
     SLOT_CHAN = 8, /* ring channel ch: SLOT_CHAN + ch */
-    SLOT_TREE = 8 + TUNE_MAX_CHANNELS,
+    SLOT_TREE = 8 + CPL_MAX_CHANNELS,
     SLOT_TFLOW = SLOT_TREE + 4 * MDL_MAX_TREES
 };
 
@@ -144,19 +145,19 @@ static void sleep_for(double s)
 
 static int ring_member(struct xfer *x, const int *mem, int stride, int m, int chan, int k)
 {
-    if (chan >= 0) return tune_channel_member(&x->c->hier[x->group], chan, k % m);
+    if (chan >= 0) return cpl_channel_member(&x->c->hier[x->group], chan, k % m);
     return mem ? mem[(k % m) * stride] : k % m;
 }
 
 /* Route figures of a ring (sim_ctx.rings; chan >= 0: ring channel chan, whose id that is),
  * computed once per group. */
-static const struct tune_routes *ring_routes(struct xfer *x, const int *mem, int stride, int m,
-                                             int chan, int id)
+static const struct cpl_routes *ring_routes(struct xfer *x, const int *mem, int stride, int m,
+                                            int chan, int id)
 {
-    struct tune_routes *rg = &x->c->rings[x->group][id];
+    struct cpl_routes *rg = &x->c->rings[x->group][id];
     if (isnan(rg->mean_lat)) {
         double lat = 0, inv = 0;
-        *rg = (struct tune_routes){0};
+        *rg = (struct cpl_routes){0};
         for (int k = 0; k < m; k++) {
             int a = ring_member(x, mem, stride, m, chan, k);
             int b = ring_member(x, mem, stride, m, chan, k + 1);
@@ -174,9 +175,9 @@ static const struct tune_routes *ring_routes(struct xfer *x, const int *mem, int
 }
 
 /* A ring's time on routes rg for this op's protocol (mdl_coll_ring); 0 without routes. */
-static double ring_time(const struct xfer *x, const struct tune_routes *rg, int steps, double chunk)
+static double ring_time(const struct xfer *x, const struct cpl_routes *rg, int steps, double chunk)
 {
-    struct mdl_coll_path p = tune_coll_path(rg, x->hop, x->eff);
+    struct mdl_coll_path p = cpl_coll_path(rg, x->hop, x->eff);
     return p.bw_Bps > 0 ? mdl_coll_ring(steps, chunk, &p) : 0;
 }
 
@@ -223,13 +224,7 @@ static void wire_send(struct xfer *x, int ch, int member, int slot, double paylo
     }
     sg_mutex_lock(w->mtx);
     if (w->n == 0) w->head = 0;
-    if (w->head + w->n == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 64;
-        struct sim_wire_req *q = realloc(w->q, (size_t)cap * sizeof *q);
-        xbt_assert(q, "out of memory");
-        w->q = q;
-        w->cap = cap;
-    }
+    xbt_assert(!tps_grow(&w->q, &w->cap, w->head + w->n + 1, sizeof *w->q, 64), "out of memory");
     w->q[w->head + w->n++] =
         (struct sim_wire_req){simgrid_get_clock() + delay, mailbox(x->c, x->group, member, slot),
                               (long)llround(payload / x->eff)};
@@ -275,16 +270,16 @@ static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int 
 }
 
 /* A ring collective of S bytes across machines in h->channels rings at once (NCCL's channels,
- * tune_channel_member), each of S / channels, on mailbox slots SLOT_CHAN + ch and a wire per
+ * cpl_channel_member), each of S / channels, on mailbox slots SLOT_CHAN + ch and a wire per
  * channel, its steps as in ring(). */
 static void ring_channels(struct xfer *x, int me, int steps, double S)
 {
-    const struct tune_hier *h = &x->c->hier[x->group];
+    const struct cpl_layout *h = &x->c->hier[x->group];
     int C = h->channels, n = x->g->n, L = h->local, N = h->nodes;
     double chunk = S / n / C;
-    int next[TUNE_MAX_CHANNELS];
+    int next[CPL_MAX_CHANNELS];
     for (int j = 0; j < C; j++)
-        next[j] = tune_channel_member(h, j, (tune_channel_pos(h, j, me) + 1) % n);
+        next[j] = cpl_channel_member(h, j, (cpl_channel_pos(h, j, me) + 1) % n);
     if (flow_level(x, n)) {
         /* own: the longest this rank's flows take, those of the channels with the same next
          * member sharing its route (a member that no channel leaves the machine from sends
@@ -307,11 +302,11 @@ static void ring_channels(struct xfer *x, int me, int steps, double S)
         return;
     }
     /* the channels advance independently: whichever's data arrives first is forwarded first */
-    sg_mailbox_t in[TUNE_MAX_CHANNELS];
-    sg_comm_t q[TUNE_MAX_CHANNELS][2], list[TUNE_MAX_CHANNELS];
-    void *sink[TUNE_MAX_CHANNELS][2];
-    double a[TUNE_MAX_CHANNELS];
-    int posted[TUNE_MAX_CHANNELS] = {0}, done[TUNE_MAX_CHANNELS] = {0}, map[TUNE_MAX_CHANNELS];
+    sg_mailbox_t in[CPL_MAX_CHANNELS];
+    sg_comm_t q[CPL_MAX_CHANNELS][2], list[CPL_MAX_CHANNELS];
+    void *sink[CPL_MAX_CHANNELS][2];
+    double a[CPL_MAX_CHANNELS];
+    int posted[CPL_MAX_CHANNELS] = {0}, done[CPL_MAX_CHANNELS] = {0}, map[CPL_MAX_CHANNELS];
     for (int j = 0; j < C; j++) {
         in[j] = mailbox(x->c, x->group, me, SLOT_CHAN + j);
         a[j] = alpha_to(x, next[j]);
@@ -676,7 +671,7 @@ static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem
  * the collective. At flow level the NVLS flows of the whole buffer run beside the trees'. */
 static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
 {
-    const struct tune_hier *h = &x->c->hier[x->group];
+    const struct cpl_layout *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
     xbt_assert(L >= 2 && L <= MDL_PIPE_MAX_LOCAL, "NVLS-tree over %d GPUs per machine", L);
     struct nvls_feed nf = {.peers = L - 1, .eff = nvls_eff};
@@ -749,7 +744,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
 static void collnet(struct xfer *x, int me, double S)
 {
     enum { W = MDL_NCCL_STEPS, P = MDL_PIPE_MAX_LOCAL - 1 };
-    const struct tune_hier *h = &x->c->hier[x->group];
+    const struct cpl_layout *h = &x->c->hier[x->group];
     int L = h->local ? h->local : 1, N = h->local ? h->nodes : x->g->n;
     int j = h->local ? h->node_of[me] : me, l = h->local ? h->local_of[me] : 0;
     xbt_assert(L <= MDL_PIPE_MAX_LOCAL, "CollNet over %d GPUs per machine", L);
@@ -830,7 +825,7 @@ static void collnet(struct xfer *x, int me, double S)
 /* Hierarchical algorithms a (rings or, for HTREE, trees across machines) */
 static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind k, int me, double S)
 {
-    const struct tune_hier *h = &x->c->hier[x->group];
+    const struct cpl_layout *h = &x->c->hier[x->group];
     int L = h->local, N = h->nodes, j = h->node_of[me], l = h->local_of[me];
     const int *local = &h->member[j * L], *rail = &h->member[l];
     if (k != MDL_OP_ALL_GATHER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
@@ -864,10 +859,10 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         x.machines = c->hier[op->group].nodes;
     if (op->algo == MDL_ALGO_COLLNET)
         x.machines = c->hier[op->group].local ? c->hier[op->group].nodes : n;
-    /* at most 2 * TUNE_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
+    /* at most 2 * CPL_MAX_CHANNELS comms pend at once (a ring in channels; a tree member at flow
      * level: 2 * TREE_PEERS), except in a direct exchange or NVLS (2(n-1)), and NVLS-tree and
      * CollNet at flow level (their trees' or network's, and 2(L-1) inside the machine) */
-    enum { FIXED = 2 * TUNE_MAX_CHANNELS + 2 * TREE_PEERS };
+    enum { FIXED = 2 * CPL_MAX_CHANNELS + 2 * TREE_PEERS };
     sg_comm_t comms[FIXED];
     void *sink[FIXED];
     x.cap = op->algo == MDL_ALGO_DIRECT || op->algo == MDL_ALGO_NVLS ? 2 * n + 8
@@ -881,9 +876,9 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     double S = op->bytes;
     switch (op->algo) {
     case MDL_ALGO_TREE: {
-        const struct tune_hier *h = &c->hier[op->group];
+        const struct cpl_layout *h = &c->hier[op->group];
         struct mdl_tree_shape sh;
-        const int *mem = tune_tree_shape(h, n, &sh);
+        const int *mem = cpl_tree_shape(h, n, &sh);
         tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S,
              mdl_nccl_tree_rate(nc, h->machines, pr), pr == MDL_PROTO_SIMPLE, NULL);
         break;

@@ -523,7 +523,7 @@ Test(engine, a_host_sync_waits_for_every_op_before_it)
     cr_assert(le(dbl, fabs(got - (L + 1e-3 + L + 50e-6)), 1e-12), "sync: %.9g", got);
 }
 
-Test(engine, refuses_a_program_whose_collectives_were_not_tuned)
+Test(engine, refuses_a_program_whose_collectives_were_not_tuned_or_another_programs_plan)
 {
     struct plat_topo t;
     platform("dgx-a100", 0, NULL, &t);
@@ -532,14 +532,34 @@ Test(engine, refuses_a_program_whose_collectives_were_not_tuned)
     struct timing st;
     struct tps_error err = {0};
     /* the engine decides nothing: the tuner runs before, in the pipeline */
-    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), TPS_EINVAL));
+    /* the plan of the same program, tuned apart: the ops of p are still untuned */
+    struct mdl_program q;
+    lower(8, false, true, 1, 1, &q);
+    struct cpl_plan plan;
+    cr_assert(eq(int, tune_program(&q, &t, &plan, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sim_engine_run(&p, &t, &plan, &st, &err), TPS_EINVAL));
     cr_assert(strstr(err.msg, "not tuned") != NULL, "%s", err.msg);
     timing_release(&st);
+    cpl_plan_release(&plan);
+    mdl_program_release(&q);
+    /* nor does it replay with another program's plan */
+    struct mdl_program one;
+    lower(1, false, true, 1, 1, &one);
     memset(&err, 0, sizeof err);
-    cr_assert(eq(int, tune_program(&p, &t, &err), 0), "%s", err.msg);
-    cr_assert(eq(int, sim_engine_run(&p, &t, &st, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, tune_program(&one, &t, &plan, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, sim_engine_run(&p, &t, &plan, &st, &err), TPS_EINVAL));
+    cr_assert(strstr(err.msg, "not this program's") != NULL, "%s", err.msg);
+    timing_release(&st);
+    cpl_plan_release(&plan);
+    mdl_program_release(&one);
+    memset(&err, 0, sizeof err);
+    cr_assert(eq(int, tune_program(&p, &t, &plan, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, plan.ngroups, p.ngroups));
+    cr_assert(gt(int, plan.npairs, 0));
+    cr_assert(eq(int, sim_engine_run(&p, &t, &plan, &st, &err), 0), "%s", err.msg);
     cr_assert(gt(dbl, st.end_s, 0));
     timing_release(&st);
+    cpl_plan_release(&plan);
     mdl_program_release(&p);
     plat_topo_release(&t);
 }

@@ -303,14 +303,22 @@ Test(coll, an_irregular_group_across_machines_runs_a_channel_per_member_of_its_s
         int n = ns[c];
         struct tune_group_env ge;
         group_env(&t, n, &ge);
-        const struct tune_hier *h = &ge.hier;
+        cr_assert(eq(int, ge.hier.channels, want[c]), "%d GPUs: %d channels", n, ge.hier.channels);
+        /* the layout the plan gives the engine (the environment keeps its counts) */
+        int ranks[16];
+        for (int r = 0; r < n; r++)
+            ranks[r] = r;
+        struct mdl_group g = {.n = n, .ranks = ranks};
+        struct cpl_layout lay;
+        cr_assert(eq(int, tune_layout(&t, &g, &lay), 0));
+        const struct cpl_layout *h = &lay;
         cr_assert(eq(int, h->channels, want[c]), "%d GPUs: %d channels", n, h->channels);
         cr_assert(eq(int, h->local, 0));
         for (int j = 0; j < h->channels; j++) {
             int seen[16] = {0};
             for (int p = 0; p < n; p++) {
-                int i = tune_channel_member(h, j, p);
-                cr_assert(eq(int, tune_channel_pos(h, j, i), p));
+                int i = cpl_channel_member(h, j, p);
+                cr_assert(eq(int, cpl_channel_pos(h, j, i), p));
                 cr_assert(eq(int, h->node_of[i], p < 8 ? 0 : 1));
                 seen[i]++;
             }
@@ -318,6 +326,7 @@ Test(coll, an_irregular_group_across_machines_runs_a_channel_per_member_of_its_s
                 cr_assert(eq(int, seen[i], 1));
         }
         tune_group_env_release(&ge);
+        cpl_layout_release(&lay);
         double f = formula(&t, MDL_OP_ALL_REDUCE, n, S, MDL_ALGO_RING, MDL_PROTO_SIMPLE);
         double nic = want[c] * 25e9, bus = 2.0 * (n - 1) / n * S;
         cr_assert(ge(dbl, bus / f, 0.99 * nic), "%d GPUs: formula %.4g GB/s", n, bus / f / 1e9);
