@@ -59,29 +59,36 @@ long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
 const char *const mdl_rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                             "pp-tp-dp", "pp-dp-tp", NULL};
 
+void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, struct mdl_mesh *out)
+{
+    /* each enum mdl_rank_order as a full order of the mesh's dimensions, fastest first (those
+     * of size 1 last: where they sit changes no rank) */
+    enum { T = MDL_DIM_TP, D = MDL_DIM_DP, P = MDL_DIM_PP, C = MDL_DIM_CP, E = MDL_DIM_EP };
+    static const int8_t orders[][MDL_NDIMS] = {{T, D, P, C, E}, {T, P, D, C, E}, {D, T, P, C, E},
+                                               {D, P, T, C, E}, {P, T, D, C, E}, {P, D, T, C, E}};
+    int o = job->order >= 0 && job->order <= MDL_ORDER_PP_DP_TP ? (int)job->order : 0;
+    int size[MDL_NDIMS] = {[MDL_DIM_TP] = st->tp, [MDL_DIM_DP] = job->dp, [MDL_DIM_PP] = job->pp};
+    mdl_mesh_init(out, size, orders[o]);
+}
+
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t)
 {
-    /* the dimensions (0 tp, 1 dp, 2 pp) of each order, fastest first */
-    static const int8_t axes[][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
-                                     {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-    int o = job->order >= 0 && job->order <= MDL_ORDER_PP_DP_TP ? (int)job->order : 0;
-    int coord[3] = {t, d, s}, size[3] = {st->tp, job->dp, job->pp}, rank = 0, stride = 1;
-    for (int k = 0; k < 3; k++) {
-        rank += coord[axes[o][k]] * stride;
-        stride *= size[axes[o][k]];
-    }
-    return rank;
+    struct mdl_mesh mesh;
+    mdl_job_mesh(job, st, &mesh);
+    int coord[MDL_NDIMS] = {[MDL_DIM_TP] = t, [MDL_DIM_DP] = d, [MDL_DIM_PP] = s};
+    return mdl_mesh_rank(&mesh, coord);
 }
 
 void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
                     int *d, int *t)
 {
-    /* each coordinate from the rank of the unit vector on its axis */
-    int stride_t = mdl_job_rank(job, st, 0, 0, 1), stride_d = mdl_job_rank(job, st, 0, 1, 0);
-    int stride_s = mdl_job_rank(job, st, 1, 0, 0);
-    *t = st->tp > 1 ? rank / stride_t % st->tp : 0;
-    *d = job->dp > 1 ? rank / stride_d % job->dp : 0;
-    *s = job->pp > 1 ? rank / stride_s % job->pp : 0;
+    struct mdl_mesh mesh;
+    mdl_job_mesh(job, st, &mesh);
+    int coord[MDL_NDIMS];
+    mdl_mesh_coords(&mesh, rank, coord);
+    *t = coord[MDL_DIM_TP];
+    *d = coord[MDL_DIM_DP];
+    *s = coord[MDL_DIM_PP];
 }
 
 double mdl_job_bucket_params(const struct mdl_job *job)

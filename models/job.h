@@ -26,6 +26,7 @@
 #include "common/error.h"
 #include "device.h"
 #include "framework.h"
+#include "mesh.h"
 #include "program.h"
 #include "strategy.h"
 #include "transformer.h"
@@ -91,6 +92,8 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
 
 /* GPUs of the job: tp x pp x dp. */
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st);
+/* The job's GPUs as a mesh (mesh.h): tp x dp x pp, laid in job->order. */
+void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, struct mdl_mesh *out);
 /* Global rank of TP rank t of replica d in stage s, by job->order (tp-dp-pp: t + tp (d + dp s)). */
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t);
 /* The stage, replica and TP rank of a global rank (mdl_job_rank's inverse). */
