@@ -8,6 +8,7 @@
 
 #include "common/ydoc.h"
 #include "models/compute.h"
+#include "models/kind.h"
 #include "platforms/spec.h"
 
 static const char *const top_keys[] = {"name",      "description", "model",    "device",
@@ -319,60 +320,40 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if ((v = tps_ydoc_get(d, id, "kind"))) {
         const char *k;
         if ((rc = tps_ydoc_str(d, v, "strategy.kind", &k, err))) return rc;
-        if (mdl_strategy_kind_parse(k, &st->kind))
-            return tps_ydoc_fail(d, v, "strategy.kind", err,
-                                 "unknown strategy '%s' (expected 1d, 2d, primepar, summa2d, "
-                                 "tesseract or tp3d)",
-                                 k);
-    }
-    int did = tps_ydoc_get(d, id, "depth");
-    if (did && st->kind != MDL_STRAT_TESSERACT)
-        return tps_ydoc_fail(d, did, "strategy.depth", err, "applies to kind: tesseract only");
-    if (st->kind == MDL_STRAT_TESSERACT) {
-        long depth = 0;
-        if (!did) return tps_ydoc_fail(d, id, "strategy.depth", err, "missing: tesseract's slices");
-        if ((rc = tps_ydoc_count(d, did, "strategy.depth", &depth, err))) return rc;
-        if (depth > MDL_MAX_TP) return tps_ydoc_fail(d, did, "strategy.depth", err, "too large");
-        st->depth = (int)depth;
-    }
-    int mid = tps_ydoc_get(d, id, "mesh");
-    static const char *const only_2d[] = {"mesh", "placement", "extra_allgathers", NULL};
-    for (int i = 0; st->kind != MDL_STRAT_2D && only_2d[i]; i++)
-        if ((v = tps_ydoc_get(d, id, only_2d[i]))) {
-            char f[64];
-            snprintf(f, sizeof f, "strategy.%s", only_2d[i]);
-            return tps_ydoc_fail(d, v, f, err, "applies to kind: 2d only");
-        }
-    if (st->kind == MDL_STRAT_2D) {
-        long dims[2];
-        if (!mid) return tps_ydoc_fail(d, id, "strategy.mesh", err, "missing: give [d1, d2]");
-        if (!tps_ydoc_is_seq(d, mid) || tps_ydoc_len(d, mid) != 2)
-            return tps_ydoc_fail(d, mid, "strategy.mesh", err, "expected [d1, d2]");
-        for (int i = 0; i < 2; i++)
-            if ((rc =
-                     tps_ydoc_count(d, tps_ydoc_seq_at(d, mid, i), "strategy.mesh", &dims[i], err)))
-                return rc;
-        if (dims[0] > MDL_MAX_TP || dims[1] > MDL_MAX_TP)
-            return tps_ydoc_fail(d, mid, "strategy.mesh", err, "too large");
-        st->d1 = (int)dims[0];
-        st->d2 = (int)dims[1];
-        st->placement = MDL_ROW_FIRST;
-        if ((v = tps_ydoc_get(d, id, "placement"))) {
-            const char *pl;
-            if ((rc = tps_ydoc_str(d, v, "strategy.placement", &pl, err))) return rc;
-            if (!strcmp(pl, "column-first"))
-                st->placement = MDL_COLUMN_FIRST;
-            else if (strcmp(pl, "row-first"))
-                return tps_ydoc_fail(d, v, "strategy.placement", err,
-                                     "expected row-first or column-first, got '%s'", pl);
+        if (mdl_strategy_kind_parse(k, &st->kind)) {
+            char names[256] = "";
+            size_t n = 0;
+            for (int i = 0; mdl_kind_at(i) && n < sizeof names; i++)
+                n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+                                      !i                   ? ""
+                                      : mdl_kind_at(i + 1) ? ", "
+                                                           : " or ",
+                                      mdl_kind_at(i)->name);
+            return tps_ydoc_fail(d, v, "strategy.kind", err, "unknown strategy '%s' (expected %s)",
+                                 k, names);
         }
     }
+    /* each kind's own keys: refused on the others, read by the kind */
+    const struct mdl_kind *K = mdl_kind_of(st);
+    int nk = 0;
+    while (mdl_kind_at(nk))
+        nk++;
+    for (int i = nk - 1; i >= 0; i--) {
+        const struct mdl_kind *o = mdl_kind_at(i);
+        for (int k = 0; o != K && o->keys && o->keys[k]; k++)
+            if ((v = tps_ydoc_get(d, id, o->keys[k]))) {
+                char f[64];
+                snprintf(f, sizeof f, "strategy.%s", o->keys[k]);
+                return tps_ydoc_fail(d, v, f, err, "applies to kind: %s only", o->name);
+            }
+    }
+    int tp_node = 0;
+    if (K->read && (rc = K->read(d, id, st, &tp_node, err))) return rc;
     int tpid = tps_ydoc_get(d, id, "tp");
-    if (!tpid && st->kind != MDL_STRAT_2D)
-        return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
-    long tp = (long)st->d1 * st->d2; /* 2d: the mesh gives the degree */
+    if (!tpid && !tp_node) return tps_ydoc_fail(d, id, "strategy.tp", err, "missing");
+    long tp = tp_node ? st->tp : 0; /* the kind's keys give the degree (2d: the mesh) */
     if (tpid && (rc = tps_ydoc_count(d, tpid, "strategy.tp", &tp, err))) return rc;
-    if (!tpid) tpid = mid;
+    if (!tpid) tpid = tp_node;
     if (tp > s->topo.ngpus)
         return tps_ydoc_fail(d, tpid, "strategy.tp", err,
                              "TP degree %ld is larger than the platform's %d GPUs", tp,
@@ -382,7 +363,7 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         /* the key the check names, where the scenario gives it */
         int at = e2.field[0] ? tps_ydoc_get(d, id, e2.field) : 0;
-        if (!at) at = !strcmp(e2.field, "mesh") ? mid : tpid;
+        if (!at) at = tpid;
         char f[sizeof e2.field + 16];
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
         return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);
@@ -408,10 +389,13 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
     long pp = 1, dp = 1;
     int rc;
-    if (s->strategy.kind == MDL_STRAT_PRIMEPAR && mdl_strategy_depth(&s->strategy) > 1)
-        return tps_ydoc_fail(d, tps_ydoc_get(d, sid, "ring"), "strategy.ring", err,
-                             "PrimePar's rings side by side apply to a TP group alone, not yet "
-                             "to a whole job (pp, dp, pipeline or training)");
+    const struct mdl_kind *K = mdl_kind_of(&s->strategy);
+    struct tps_error je = {0};
+    if (K->job_check && K->job_check(&s->strategy, &je)) {
+        char f[sizeof je.field + 16];
+        snprintf(f, sizeof f, "strategy.%s", je.field);
+        return tps_ydoc_fail(d, tps_ydoc_get(d, sid, je.field), f, err, "%s", je.msg);
+    }
     if (mdl_strategy_is_mixed(&s->strategy)) {
         bool attn = mdl_strategy_sub_tp(&s->strategy, 0) != s->strategy.tp;
         return tps_ydoc_fail(d, tps_ydoc_get(d, sid, attn ? "attention_tp" : "mlp_tp"),
@@ -629,7 +613,7 @@ static int load_hetero(const struct tps_ydoc *d, int root, struct scn_scenario *
         if ((rc = tps_ydoc_enum(d, v, "strategy.balance", mdl_balance_names, &h->balance, err)))
             return rc;
         if (h->balance != MDL_BALANCE_NONE &&
-            (s->strategy.kind != MDL_STRAT_1D || mdl_strategy_is_mixed(&s->strategy)))
+            (!mdl_kind_of(&s->strategy)->balances || mdl_strategy_is_mixed(&s->strategy)))
             return tps_ydoc_fail(d, v, "strategy.balance", err,
                                  "balancing applies to kind: 1d with one TP degree for both "
                                  "sublayers (its columns and heads are what moves)");

@@ -66,8 +66,21 @@ enum { LW_AXIS_D1 = MDL_GROUP_D1, LW_AXIS_D2 = MDL_GROUP_D2, LW_AXIS_D3 = MDL_GR
 
 typedef void (*mdl_kind_body)(struct mdl_lower *L);
 
+struct tps_ydoc;
+
 struct mdl_kind {
     const char *name; /* strategy.kind in a scenario */
+    /* The kind's own keys under a scenario's strategy: (NULL-terminated; NULL: none): refused on
+     * other kinds. read (NULL: nothing) reads them from map node id into st; a kind whose keys
+     * give the TP degree (2d: its mesh) sets st->tp and *tp_node to the node that gives it, so
+     * that strategy.tp may be left out. */
+    const char *const *keys;
+    int (*read)(const struct tps_ydoc *d, int id, struct mdl_strategy *st, int *tp_node,
+                struct tps_error *err);
+    /* What a whole job (pp, dp, pipeline, training) does not take yet: fills err with a field
+     * relative to strategy ("ring") and returns its code; NULL: a job takes any strategy of it. */
+    int (*job_check)(const struct mdl_strategy *st, struct tps_error *err);
+    bool balances; /* FlexTP's balancing applies (hetero.h: it moves the 1D shard's columns) */
     /* Activations between the TP regions are sharded over the group (as sequence parallelism
      * shards them): pipeline stages send a share, reductions over d1 are reduce-scatters. */
     bool sharded;
@@ -112,6 +125,8 @@ extern const struct mdl_kind mdl_kind_1d, mdl_kind_2d, mdl_kind_primepar, mdl_ki
 
 /* The row of a strategy's kind (its kind must be built in or registered). */
 const struct mdl_kind *mdl_kind_of(const struct mdl_strategy *st);
+/* The rows in table order: the i-th, NULL past the last. */
+const struct mdl_kind *mdl_kind_at(int i);
 /* Adds a kind to the table (its name must be new): returns the value its strategies' kind field
  * takes, or -1 when the name is taken or the table is full (MDL_MAX_KINDS). The row is
  * borrowed for the program's life. */

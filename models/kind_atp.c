@@ -5,8 +5,43 @@
  * section 2.
  */
 #include <stdio.h>
+#include <string.h>
 
+#include "common/ydoc.h"
 #include "kind.h"
+
+static const char *const keys_2d[] = {"mesh", "placement", "extra_allgathers", NULL};
+
+/* mesh: [d1, d2] (the TP degree is their product), placement: row-first or column-first. */
+static int read_2d(const struct tps_ydoc *d, int id, struct mdl_strategy *st, int *tp_node,
+                   struct tps_error *err)
+{
+    int mid = tps_ydoc_get(d, id, "mesh"), v, rc;
+    long dims[2];
+    if (!mid) return tps_ydoc_fail(d, id, "strategy.mesh", err, "missing: give [d1, d2]");
+    if (!tps_ydoc_is_seq(d, mid) || tps_ydoc_len(d, mid) != 2)
+        return tps_ydoc_fail(d, mid, "strategy.mesh", err, "expected [d1, d2]");
+    for (int i = 0; i < 2; i++)
+        if ((rc = tps_ydoc_count(d, tps_ydoc_seq_at(d, mid, i), "strategy.mesh", &dims[i], err)))
+            return rc;
+    if (dims[0] > MDL_MAX_TP || dims[1] > MDL_MAX_TP)
+        return tps_ydoc_fail(d, mid, "strategy.mesh", err, "too large");
+    st->d1 = (int)dims[0];
+    st->d2 = (int)dims[1];
+    st->placement = MDL_ROW_FIRST;
+    if ((v = tps_ydoc_get(d, id, "placement"))) {
+        const char *pl;
+        if ((rc = tps_ydoc_str(d, v, "strategy.placement", &pl, err))) return rc;
+        if (!strcmp(pl, "column-first"))
+            st->placement = MDL_COLUMN_FIRST;
+        else if (strcmp(pl, "row-first"))
+            return tps_ydoc_fail(d, v, "strategy.placement", err,
+                                 "expected row-first or column-first, got '%s'", pl);
+    }
+    st->tp = st->d1 * st->d2;
+    *tp_node = mid;
+    return TPS_OK;
+}
 
 static void mesh_2d(const struct mdl_strategy *st, int *d1, int *d2)
 {
@@ -48,6 +83,8 @@ static void describe_2d(const struct mdl_strategy *st, const char *opts, char *b
 
 const struct mdl_kind mdl_kind_2d = {
     .name = "2d",
+    .keys = keys_2d,
+    .read = read_2d,
     .mesh = mesh_2d,
     .check = check_2d,
     .describe = describe_2d,

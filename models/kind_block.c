@@ -9,7 +9,24 @@
  */
 #include <stdio.h>
 
+#include "common/ydoc.h"
 #include "kind.h"
+
+static const char *const keys_tesseract[] = {"depth", NULL};
+
+/* depth: tesseract's slices, required. */
+static int read_tesseract(const struct tps_ydoc *d, int id, struct mdl_strategy *st, int *tp_node,
+                          struct tps_error *err)
+{
+    (void)tp_node;
+    int did = tps_ydoc_get(d, id, "depth"), rc;
+    long depth = 0;
+    if (!did) return tps_ydoc_fail(d, id, "strategy.depth", err, "missing: tesseract's slices");
+    if ((rc = tps_ydoc_count(d, did, "strategy.depth", &depth, err))) return rc;
+    if (depth > MDL_MAX_TP) return tps_ydoc_fail(d, did, "strategy.depth", err, "too large");
+    st->depth = (int)depth;
+    return TPS_OK;
+}
 
 /* q with q^k == n, 0 when there is none. */
 static int exact_root(long n, int k)
@@ -332,6 +349,8 @@ const struct mdl_kind mdl_kind_summa2d = {
 const struct mdl_kind mdl_kind_tesseract = {
     BLOCK_KIND,
     .name = "tesseract",
+    .keys = keys_tesseract,
+    .read = read_tesseract,
     .norm_axis = LW_AXIS_D2,
     .mesh = mesh_tesseract,
     .depth = depth_tesseract,

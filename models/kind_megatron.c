@@ -264,6 +264,7 @@ static void describe_1d(const struct mdl_strategy *st, const char *opts, char *b
 const struct mdl_kind mdl_kind_1d = {
     .name = "1d",
     .sublayers = true,
+    .balances = true,
     .mesh = mesh_1d,
     .check = check_1d,
     .describe = describe_1d,

@@ -175,6 +175,15 @@ static double param_shards_pp(const struct mdl_strategy *st)
     return (double)st->tp / depth_pp(st);
 }
 
+static int job_check_pp(const struct mdl_strategy *st, struct tps_error *err)
+{
+    if (depth_pp(st) > 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring",
+                             "PrimePar's rings side by side apply to a TP group alone, not yet "
+                             "to a whole job (pp, dp, pipeline or training)");
+    return TPS_OK;
+}
+
 const struct mdl_kind mdl_kind_primepar = {
     .name = "primepar",
     .sharded = true,
@@ -186,6 +195,7 @@ const struct mdl_kind mdl_kind_primepar = {
     .check = check_pp,
     .describe = describe_pp,
     .param_shards = param_shards_pp,
+    .job_check = job_check_pp,
     .attn_fwd = lw_sharded_attn_fwd,
     .mlp_fwd = lw_sharded_mlp_fwd,
     .mlp_bwd = lw_sharded_mlp_bwd,

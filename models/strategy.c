@@ -24,6 +24,11 @@ const struct mdl_kind *mdl_kind_of(const struct mdl_strategy *st)
     return kinds[st->kind];
 }
 
+const struct mdl_kind *mdl_kind_at(int i)
+{
+    return i >= 0 && i < nkinds ? kinds[i] : NULL;
+}
+
 int mdl_kind_register(const struct mdl_kind *k)
 {
     enum mdl_strategy_kind dummy;

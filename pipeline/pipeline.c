@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "core/trace.h"
 #include "core/tune.h"
+#include "models/kind.h"
 #include "models/strategy.h"
 #include "platforms/spec.h"
 #include "sim/engine.h"
@@ -241,7 +242,7 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
     if (rc || !mdl_hetero_active(&s->hetero)) return rc;
     /* balancing moves 1D columns; another candidate strategy (the planner's) runs unbalanced */
     struct mdl_hetero h = s->hetero; /* borrows its arrays */
-    if (st->kind != MDL_STRAT_1D || mdl_strategy_is_mixed(st)) h.balance = MDL_BALANCE_NONE;
+    if (!mdl_kind_of(st)->balances || mdl_strategy_is_mixed(st)) h.balance = MDL_BALANCE_NONE;
     struct mdl_hetero_result res;
     rc = mdl_hetero_apply(&h, st, &s->model, &s->device, &s->framework, layers, micro_batches,
                           h.seed, p, &res, err);

@@ -3,7 +3,8 @@
 # the goldens' commands (scripts/golden.sh), `run --json` of every scenario in scenarios/ and
 # bench/, `validate layers` (shared and repo tables), `validate nccl --json`, `validate e2e
 # --json` (rows up to --max-gpus, default 64; --full: every row, several minutes) and the paper
-# sweeps' CSVs (scripts/papers.sh's list). Prints each output that differs with its first
+# sweeps' CSVs (scripts/papers.sh's list), and the error and exit status of `run` on every bad-input
+# fixture (tests/data/bad, tests/data/hardening). Prints each output that differs with its first
 # differing lines, then "identical: N outputs" or "differ: K of N outputs"; exits 1 when any
 # differs. A refactor must print identical; a model change lists what it moves.
 # Usage: scripts/compare-builds.sh OLD_TPSIM NEW_TPSIM [--full] [--keep DIR]
@@ -38,6 +39,11 @@ commands() {
     for f in $(find scenarios bench -name '*.yaml' | sort); do
         grep -q -E '^(sweep|logs|preset):' "$f" && continue # sweeps; validate nccl's manifests
         echo "run-$(echo "$f" | tr / _).json|\$T run $f --json \$O -q"
+    done
+    # bad input: the one error line (file, line, column, field) and the exit status of every
+    # fixture that must be refused
+    for f in $(find tests/data/bad tests/data/hardening -name '*.yaml' | sort); do
+        echo "error-$(echo "$f" | tr / _).txt|\$T run $f -q >/dev/null 2>\$O"
     done
     echo "layers-shared.json|\$T validate layers --json \$O"
     for f in $(find validate/data/layers -name '*_times*.csv' 2>/dev/null | sort); do
