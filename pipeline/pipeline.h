@@ -4,8 +4,9 @@
  *
  *   scn_load (core/scenario.h)  -> pipeline_lower (the only caller of mdl_strategy_lower)
  *   trace_read (core/trace.h)   -/
- *   -> mdl_program_check (models/program.h) -> tune_program (core/tune.h)
- *   -> sim_engine_run (sim/engine.h) -> report_build (core/report.h)
+ *   -> mdl_program_check (models/program.h) -> tune_program (core/tune.h: the collectives'
+ *   choices, written into the ops, and the communication plan, core/commplan.h)
+ *   -> sim_engine_run (sim/engine.h, reading program and plan) -> report_build (core/report.h)
  *
  * run, trace, sweep, plan, validate and profile all go through here; validate/ reaches the
  * engine only through this header. Units: seconds, bytes.
@@ -78,7 +79,8 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
                   struct mdl_job_fold *fold, struct tps_error *err);
 
 /* Checks p (mdl_program_check), tunes its collectives for t (tune_program, writing the choices
- * into p's ops) and simulates it into *tm (release it even on failure). */
+ * into p's ops and making the plan) and simulates it with that plan into *tm (release it even on
+ * failure). */
 int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
                          struct tps_error *err);
 

@@ -161,12 +161,11 @@ Test(kind, it_lowers_through_the_common_driver_with_one_group_per_axis)
     for (int r = 0; r < st.tp; r++) {
         const struct mdl_rank *rk = &p.ranks[r];
         /* per layer and micro-batch: 2 forward GEMMs, 4 backward GEMMs, 2 all-reduces */
-        cr_assert(eq(int, rk->nops, layers * mbs * 8), "rank %d: %d ops", r, rk->nops);
+        cr_assert(eq(int, rk->nops, layers *mbs * 8), "rank %d: %d ops", r, rk->nops);
         int colls = 0;
         for (int i = 0; i < rk->nops; i++) {
             const struct mdl_op *op = &rk->ops[i];
-            if (op->kind == MDL_OP_GEMM)
-                cr_assert(ieee_ulp_eq(dbl, op->flop, 2 * tok * h * h, 4));
+            if (op->kind == MDL_OP_GEMM) cr_assert(ieee_ulp_eq(dbl, op->flop, 2 * tok * h * h, 4));
             if (op->kind != MDL_OP_ALL_REDUCE) continue;
             colls++;
             cr_assert(eq(int, p.groups[op->group].n, st.tp));

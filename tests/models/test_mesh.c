@@ -9,8 +9,8 @@
 
 TestSuite(mesh);
 
-static const int sizes[MDL_NDIMS] = {[MDL_DIM_TP] = 2, [MDL_DIM_CP] = 3, [MDL_DIM_EP] = 1,
-                                     [MDL_DIM_DP] = 2, [MDL_DIM_PP] = 2};
+static const int sizes[MDL_NDIMS] = {
+    [MDL_DIM_TP] = 2, [MDL_DIM_CP] = 3, [MDL_DIM_EP] = 1, [MDL_DIM_DP] = 2, [MDL_DIM_PP] = 2};
 
 Test(mesh, megatron_order_is_the_default_and_lays_tp_fastest)
 {
