@@ -203,32 +203,39 @@ static void describe_folding(const struct scn_scenario *s, const struct mdl_job_
                                               "beyond its capacity)");
 }
 
-/* pipeline_lower; a job's fold (zeroed when its layers are op by op) goes to *fold_out, and
- * what was folded, in words, to folding (may be NULL). */
-static int lower_scenario(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
-                          int micro_batches, struct mdl_program *p, struct mdl_job_fold *fold_out,
-                          int full_replicas, char *folding, size_t folding_len, char *hetero,
-                          size_t hetero_len, struct tps_error *err)
+/* The fold stage of a whole job: whether its layers fold (scn_scenario.fold, or by its op count
+ * when unset), their chunk simulated once on its first TP group (pipeline_fold), and how its
+ * replicas are lowered (all of them in full when full_replicas). The only stage before the
+ * engine's own run that simulates; lowering takes what it decided. */
+static int fold_stage(const struct scn_scenario *s, int full_replicas, struct mdl_job_fold *fold,
+                      int *folded, enum mdl_replicas *rep, struct tps_error *err)
+{
+    const struct mdl_strategy *js = &s->strategy;
+    int f = s->fold;
+    if (f < 0)
+        f = mdl_job_ops(&s->job, js, &s->model, &s->device, &s->framework, NULL) > FOLD_AUTO_OPS;
+    memset(fold, 0, sizeof *fold);
+    *folded = f;
+    *rep = MDL_REPLICAS_FULL;
+    int rc = f ? pipeline_fold(s, js, fold, err) : 0;
+    if (!rc && f && !full_replicas) rc = replicas_mode(s, rep, err);
+    return rc;
+}
+
+/* The lowering stage: a whole job with what its fold stage decided (fold NULL: op by op), or
+ * `layers` x `micro_batches` of a TP group with strategy st (NULL: the scenario's own, its layers
+ * and micro-batches) and the scenario's heterogeneity. Never simulates. What was folded, in
+ * words, goes to folding and the heterogeneity's description to hetero (either may be NULL). */
+static int lower_stage(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                       int micro_batches, const struct mdl_job_fold *fold, enum mdl_replicas rep,
+                       struct mdl_program *p, char *folding, size_t folding_len, char *hetero,
+                       size_t hetero_len, struct tps_error *err)
 {
     if (s->is_job && (!st || st == &s->strategy)) {
-        const struct mdl_strategy *js = &s->strategy;
-        int fold = s->fold;
-        if (fold < 0)
-            fold = mdl_job_ops(&s->job, js, &s->model, &s->device, &s->framework, NULL) >
-                   FOLD_AUTO_OPS;
-        struct mdl_job_fold own, *fp = fold_out ? fold_out : &own;
-        memset(fp, 0, sizeof *fp);
-        enum mdl_replicas rep = MDL_REPLICAS_FULL;
-        int rc = fold ? pipeline_fold(s, js, fp, err) : 0;
-        if (!rc && fold && !full_replicas) rc = replicas_mode(s, &rep, err);
-        if (rc) {
-            memset(p, 0, sizeof *p);
-            return rc;
-        }
-        if (folding) describe_folding(s, fold ? fp : NULL, rep, folding, folding_len);
+        if (folding) describe_folding(s, fold, rep, folding, folding_len);
         double w0 = tps_clock_now();
-        rc = mdl_job_lower(&s->job, js, &s->model, &s->device, &s->framework, fold ? fp : NULL, rep,
-                           p, err);
+        int rc = mdl_job_lower(&s->job, &s->strategy, &s->model, &s->device, &s->framework, fold,
+                               rep, p, err);
         timing_note("job lowering", w0);
         return rc;
     }
@@ -250,10 +257,32 @@ static int lower_scenario(const struct scn_scenario *s, const struct mdl_strateg
     return rc;
 }
 
+/* The two stages in turn: a whole job's fold into *fold (zeroed when op by op), then the
+ * lowering. */
+static int fold_and_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
+                          int micro_batches, struct mdl_job_fold *fold, int full_replicas,
+                          struct mdl_program *p, char *folding, size_t folding_len, char *hetero,
+                          size_t hetero_len, struct tps_error *err)
+{
+    int folded = 0;
+    enum mdl_replicas rep = MDL_REPLICAS_FULL;
+    memset(fold, 0, sizeof *fold);
+    if (s->is_job && (!st || st == &s->strategy)) {
+        int rc = fold_stage(s, full_replicas, fold, &folded, &rep, err);
+        if (rc) {
+            memset(p, 0, sizeof *p);
+            return rc;
+        }
+    }
+    return lower_stage(s, st, layers, micro_batches, folded ? fold : NULL, rep, p, folding,
+                       folding_len, hetero, hetero_len, err);
+}
+
 int pipeline_lower(const struct scn_scenario *s, const struct mdl_strategy *st, int layers,
                    int micro_batches, struct mdl_program *p, struct tps_error *err)
 {
-    return lower_scenario(s, st, layers, micro_batches, p, NULL, 0, NULL, 0, NULL, 0, err);
+    struct mdl_job_fold fold;
+    return fold_and_lower(s, st, layers, micro_batches, &fold, 0, p, NULL, 0, NULL, 0, err);
 }
 
 static int load_scenario(const char *path, const char *like, int defer, struct pipeline_job *j,
@@ -303,7 +332,7 @@ void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_ba
 static int lower_all(struct pipeline_job *j, struct tps_error *err)
 {
     j->deferred = 0;
-    return lower_scenario(&j->scn, NULL, 0, 0, &j->prog, &j->fold, j->full_replicas, j->folding,
+    return fold_and_lower(&j->scn, NULL, 0, 0, &j->fold, j->full_replicas, &j->prog, j->folding,
                           sizeof j->folding, j->hetero, sizeof j->hetero, err);
 }
 
