@@ -75,11 +75,7 @@ static int run_input(const struct run_opts *o)
     struct pipeline_job j;
     int rc = is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, &j, &err)
                               : pipeline_open_scenario(o->input, NULL, &j, &err);
-    if (!rc && o->seed >= 0) { /* lowered again with the seed given */
-        j.scn.hetero.seed = (unsigned long)o->seed;
-        mdl_program_release(&j.prog);
-        rc = pipeline_lower_job(&j, &err);
-    }
+    if (!rc && o->seed >= 0) rc = pipeline_reseed(&j, (unsigned long)o->seed, &err);
     if (!rc && !o->quiet && isatty(2)) {
         int L, M, R;
         pipeline_job_shape(&j, &L, &M, &R);
@@ -130,9 +126,7 @@ static int run_seeds(const struct run_opts *o)
     if (!rc && (!t || !sorted)) rc = tps_error_oom(&err);
     unsigned long s0 = o->seed >= 0 ? (unsigned long)o->seed : j.scn.hetero.seed;
     for (long i = 0; !rc && i < o->seeds; i++) {
-        j.scn.hetero.seed = s0 + (unsigned long)i;
-        mdl_program_release(&j.prog);
-        rc = pipeline_lower_job(&j, &err);
+        rc = pipeline_reseed(&j, s0 + (unsigned long)i, &err);
         struct report r = {0};
         if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
         if (!rc) t[i] = r.iteration_s;
@@ -274,11 +268,7 @@ static int cmd_trace(int argc, char **argv)
     struct tps_error err = {0};
     struct pipeline_job j;
     rc = pipeline_load_scenario(in, NULL, &j, &err);
-    if (!rc && j.prog.shadow) { /* a trace holds every GPU's ops: no folded replica */
-        mdl_program_release(&j.prog);
-        j.full_replicas = 1;
-        rc = pipeline_lower_job(&j, &err);
-    }
+    if (!rc) rc = pipeline_unfold_replicas(&j, &err); /* a trace holds every GPU's ops */
     if (!rc) rc = trace_write(&j.prog, j.scn.platform_spec, out, &err);
     if (!rc) printf("wrote %d rank file(s) to %s\n", j.prog.nranks, out);
     pipeline_release(&j);

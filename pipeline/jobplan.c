@@ -364,19 +364,8 @@ static int by_result(const void *a, const void *b)
 
 int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err)
 {
-    struct pipeline_job j;
-    memset(&j, 0, sizeof j);
-    j.scn = *s; /* borrowed: only the program made here is released */
-    j.scn.model.micro_batch = w->micro_batch;
-    j.scn.strategy = w->st;
-    j.scn.job = w->job;
-    j.scn.micro_batches = w->job.micro_batches;
-    j.scn.fold = 1;
-    j.topo = &s->topo;
     struct report r;
-    memset(&r, 0, sizeof r);
-    int rc = pipeline_lower_job(&j, err);
-    if (!rc) rc = pipeline_simulate(&j, NULL, &r, err);
+    int rc = pipeline_simulate_variant(s, &w->st, &w->job, w->micro_batch, &r, err);
     if (!rc) {
         w->simulated_s = r.iteration_s;
         w->bubble_s = r.pipeline_bubble_s;
@@ -384,7 +373,6 @@ int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct
         w->dp_exposed_s = r.dp_exposed_comm_s;
     }
     report_release(&r);
-    mdl_program_release(&j.prog);
     return rc;
 }
 

@@ -362,6 +362,47 @@ int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
     return TPS_OK;
 }
 
+int pipeline_reseed(struct pipeline_job *j, unsigned long seed, struct tps_error *err)
+{
+    j->scn.hetero.seed = seed;
+    mdl_program_release(&j->prog);
+    return pipeline_lower_job(j, err);
+}
+
+int pipeline_unfold_replicas(struct pipeline_job *j, struct tps_error *err)
+{
+    if (!j->prog.shadow) return TPS_OK;
+    mdl_program_release(&j->prog);
+    j->full_replicas = 1;
+    return pipeline_lower_job(j, err);
+}
+
+void pipeline_take_program(struct pipeline_job *j, struct mdl_program *out)
+{
+    *out = j->prog;
+    memset(&j->prog, 0, sizeof j->prog);
+}
+
+int pipeline_simulate_variant(const struct scn_scenario *s, const struct mdl_strategy *st,
+                              const struct mdl_job *job, long micro_batch, struct report *r,
+                              struct tps_error *err)
+{
+    struct pipeline_job j;
+    memset(&j, 0, sizeof j);
+    memset(r, 0, sizeof *r);
+    j.scn = *s; /* borrowed: only the program made here is released */
+    j.scn.model.micro_batch = micro_batch;
+    j.scn.strategy = *st;
+    j.scn.job = *job;
+    j.scn.micro_batches = job->micro_batches;
+    j.scn.fold = 1;
+    j.topo = &s->topo;
+    int rc = pipeline_lower_job(&j, err);
+    if (!rc) rc = pipeline_simulate(&j, NULL, r, err);
+    mdl_program_release(&j.prog);
+    return rc;
+}
+
 int pipeline_load_trace(const char *input, const char *platform, const struct plat_topo *on,
                         struct pipeline_job *j, struct tps_error *err)
 {

@@ -66,6 +66,20 @@ void pipeline_release(struct pipeline_job *j);
  * loading (deferred as pipeline_open_scenario says when j->defer is set). */
 int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err);
 
+/* Lowers j's scenario again with heterogeneity seed `seed` (models/hetero.h). */
+int pipeline_reseed(struct pipeline_job *j, unsigned long seed, struct tps_error *err);
+/* Lowers a whole job whose replicas were folded again with every replica op by op (a trace
+ * holds every GPU's ops); nothing when none was folded. */
+int pipeline_unfold_replicas(struct pipeline_job *j, struct tps_error *err);
+/* Moves j's program to *out (the caller releases it); j keeps an empty one. */
+void pipeline_take_program(struct pipeline_job *j, struct mdl_program *out);
+/* Simulates scenario s's whole job with strategy st, job shape `job` and micro-batch size
+ * micro_batch instead of its own, its layers folded, into *r (a planner's candidate; s is only
+ * read). Release *r even on failure. */
+int pipeline_simulate_variant(const struct scn_scenario *s, const struct mdl_strategy *st,
+                              const struct mdl_job *job, long micro_batch, struct report *r,
+                              struct tps_error *err);
+
 /* Lowers `layers` layers and `micro_batches` micro-batches of the scenario's model on its device
  * with strategy st (NULL: the scenario's own, with its layers and micro-batches). *p is
  * initialised here; release it even on failure. */

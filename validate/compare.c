@@ -158,8 +158,7 @@ int cmp_trace(const char *dir, const char *platform, const char *scenario, struc
     struct timing tm = {0};
     if (!rc) rc = pipeline_run_program(&j.prog, j.topo, &tm, err);
     if (!rc) {
-        r->prog = j.prog; /* the result keeps the program (op names) */
-        memset(&j.prog, 0, sizeof j.prog);
+        pipeline_take_program(&j, &r->prog); /* the result keeps the program (op names) */
         if (compare(r, &tm, scenario ? &s : NULL) != TPS_OK) rc = tps_error_oom(err);
     }
     timing_release(&tm);
