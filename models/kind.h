@@ -146,8 +146,6 @@ int lw_gemm(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double
 int lw_mem_k(struct mdl_lower *L, enum mdl_mem_kind k, const char *name, double elems);
 int lw_mem(struct mdl_lower *L, const char *name, double elems);
 void lw_eager_mem(struct mdl_lower *L, const char *name, double elems);
-/* Size of mesh axis LW_AXIS_D1, D2 or D3. */
-double lw_axis_size(const struct mdl_lower *L, int axis);
 /* Collective over one mesh axis on `elems` elements (full size) rooted at member `root`, once
  * op `after` (-1: none) has completed; none (-1) on an axis of size 1 or in a recomputation
  * without collectives. lw_coll: rooted at 0, and the next compute op waits for it. */
@@ -193,6 +191,10 @@ void lw_mesh_mlp_bwd(struct mdl_lower *L);
 void lw_mesh_attn_bwd(struct mdl_lower *L);
 void lw_mesh_embedding(struct mdl_lower *L);
 void lw_mesh_logits(struct mdl_lower *L);
+/* The row fields of a kind whose layer is Megatron's on the mesh (1d, 2d). */
+#define LW_MESH_BODIES                                                                             \
+    .attn_fwd = lw_mesh_attn_fwd, .mlp_fwd = lw_mesh_mlp_fwd, .mlp_bwd = lw_mesh_mlp_bwd,          \
+    .attn_bwd = lw_mesh_attn_bwd, .embedding = lw_mesh_embedding, .logits = lw_mesh_logits
 /* The layer of kinds that shard every activation (sharded.c): only kind->linear differs. */
 void lw_sharded_attn_fwd(struct mdl_lower *L);
 void lw_sharded_mlp_fwd(struct mdl_lower *L);

@@ -268,10 +268,5 @@ const struct mdl_kind mdl_kind_1d = {
     .mesh = mesh_1d,
     .check = check_1d,
     .describe = describe_1d,
-    .attn_fwd = lw_mesh_attn_fwd,
-    .mlp_fwd = lw_mesh_mlp_fwd,
-    .mlp_bwd = lw_mesh_mlp_bwd,
-    .attn_bwd = lw_mesh_attn_bwd,
-    .embedding = lw_mesh_embedding,
-    .logits = lw_mesh_logits,
+    LW_MESH_BODIES,
 };

@@ -122,7 +122,7 @@ static int flash(struct mdl_lower *L, const char *name, double bh, double s, dou
     return lw_emit(L, &op, name);
 }
 
-double lw_axis_size(const struct mdl_lower *L, int axis)
+static double axis_size(const struct mdl_lower *L, int axis)
 {
     return axis == LW_AXIS_D1 ? L->d1 : axis == LW_AXIS_D2 ? L->d2 : L->d3;
 }
@@ -132,7 +132,7 @@ double lw_axis_size(const struct mdl_lower *L, int axis)
 int lw_coll_on(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double elems,
                int after, int axis, int root)
 {
-    if (lw_axis_size(L, axis) <= 1 || L->no_comm) return -1;
+    if (axis_size(L, axis) <= 1 || L->no_comm) return -1;
     int stream = axis == LW_AXIS_D3                             ? MDL_STREAM_COMM3
                  : !L->kind->axis_streams || axis == LW_AXIS_D2 ? MDL_STREAM_COMM
                                                                 : MDL_STREAM_COMM2;
@@ -149,7 +149,7 @@ int lw_coll_on(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, dou
 int lw_coll(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double elems, int after,
             int axis)
 {
-    if (lw_axis_size(L, axis) <= 1 || L->no_comm) return -1;
+    if (axis_size(L, axis) <= 1 || L->no_comm) return -1;
     TPS_ASSERT(after >= 0 || L->oom);
     int idx = lw_coll_on(L, kind, name, elems, after, axis, 0);
     L->pending = idx;
