@@ -197,10 +197,14 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     if (info->dropped && ignore_memory) printf("(! does not fit in the device's memory)\n");
     const struct jobplan_row *b = &rows[0];
     printf("\nbest: %s\n", b->desc);
-    if (b->simulated_s > 0)
-        printf("  simulated %.3f s per iteration: pipeline bubble %.3f s, exposed TP %.3f s, "
-               "exposed DP %.3f s (mean per GPU)\n",
-               b->simulated_s, b->bubble_s, b->tp_exposed_s, b->dp_exposed_s);
+    if (b->simulated_s > 0) {
+        printf("  simulated %.3f s per iteration: pipeline bubble %.3f s", b->simulated_s,
+               b->bubble_s);
+        for (int d = 0; d < MDL_NDIMS; d++)
+            if (b->dim_used[d])
+                printf(", exposed %s %.3f s", mdl_dim_labels[d], b->exposed_dim_s[d]);
+        printf(" (mean per GPU)\n");
+    }
     printf("  memory %.1f GB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, activations "
            "%.1f)\n",
            b->mem.total / 1e9, b->mem.weights / 1e9, b->mem.gradients / 1e9, b->mem.optimizer / 1e9,
@@ -238,6 +242,14 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
             json_string(w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first"));
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
+        json_object_set_new(row, "pipeline_bubble_s",
+                            w->simulated_s > 0 ? json_real(w->bubble_s) : json_null());
+        for (int d = 0; d < MDL_NDIMS; d++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s_exposed_comm_s", mdl_dim_names[d]);
+            json_object_set_new(row, key,
+                                w->simulated_s > 0 ? json_real(w->exposed_dim_s[d]) : json_null());
+        }
         json_array_append_new(arr, row);
     }
     return cli_write_json(

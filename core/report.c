@@ -75,17 +75,16 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         if (p->ranks[k].nops > maxops) maxops = p->ranks[k].nops;
     double(*comp)[2] = malloc((size_t)(maxops + 1) * sizeof *comp);
     double(*comm)[2] = malloc((size_t)(maxops + 1) * sizeof *comm);
-    double(*tpc)[2] = malloc((size_t)(maxops + 1) * sizeof *tpc);
-    double(*dpc)[2] = malloc((size_t)(maxops + 1) * sizeof *dpc);
+    /* each dimension's intervals, maxops + 1 apiece */
+    double(*dimc)[2] = malloc((size_t)(maxops + 1) * MDL_NDIMS * sizeof *dimc);
     r->layers = calloc((size_t)(p->layers > 0 ? p->layers : 1), sizeof *r->layers);
     /* [layer][mb][phase] first start and last end */
     size_t nspan = (size_t)(p->layers > 0 ? p->layers : 1) * (size_t)r->micro_batches * 2;
     double(*span)[2] = malloc(nspan * sizeof *span);
-    if (!comp || !comm || !tpc || !dpc || !r->layers || !span) {
+    if (!comp || !comm || !dimc || !r->layers || !span) {
         free(comp);
         free(comm);
-        free(tpc);
-        free(dpc);
+        free(dimc);
         free(span);
         report_release(r);
         return TPS_ENOMEM;
@@ -100,7 +99,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     for (int k = 0; k < p->nranks; k++) {
         if (p->shadow && p->shadow[k]) continue;
         counted++;
-        int nc = 0, nm = 0, nt = 0, nd = 0;
+        int nc = 0, nm = 0, nd[MDL_NDIMS] = {0};
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
             counted_flop += op->flop;
@@ -108,15 +107,12 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
             (*dst)[1] = ts->end;
-            /* tensor parallelism: its collectives (the block meshes' on three streams) and
-             * PrimePar's ring shifts */
-            bool tp = op->stream == MDL_STREAM_COMM || op->stream == MDL_STREAM_SHIFT_SEND ||
-                      op->stream == MDL_STREAM_SHIFT_RECV || op->stream == MDL_STREAM_COMM2 ||
-                      op->stream == MDL_STREAM_COMM3;
-            if (tp || op->stream == MDL_STREAM_DP) {
-                double(*kc)[2] = tp ? &tpc[nt++] : &dpc[nd++];
+            if (op->dim > 0 && op->dim < MDL_OP_DIMS) {
+                int d = op->dim - 1;
+                double(*kc)[2] = &dimc[(size_t)d * (size_t)(maxops + 1) + (size_t)nd[d]++];
                 (*kc)[0] = ts->start;
                 (*kc)[1] = ts->end;
+                r->dim_used[d] = 1;
             }
             if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
                 op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
@@ -130,8 +126,11 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->compute_s += report_interval_union(comp, nc);
         r->comm_s += report_interval_union(comm, nm);
         r->exposed_comm_s += report_interval_exposed(comm, nm, comp, nc);
-        r->tp_exposed_comm_s += report_interval_exposed(tpc, nt, comp, nc);
-        r->dp_exposed_comm_s += report_interval_exposed(dpc, nd, comp, nc);
+        for (int d = 0; d < MDL_NDIMS; d++) {
+            r->exposed_dim_s[d] +=
+                report_interval_exposed(&dimc[(size_t)d * (size_t)(maxops + 1)], nd[d], comp, nc);
+            r->bytes_dim[d] += tm->bytes_dim ? tm->bytes_dim[(size_t)k * MDL_OP_DIMS + 1 + d] : 0;
+        }
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
     }
     if (p->shadow && counted > 0) r->hardware_flop = counted_flop * p->nranks / counted;
@@ -139,8 +138,10 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     r->compute_s /= counted;
     r->comm_s /= counted;
     r->exposed_comm_s /= counted;
-    r->tp_exposed_comm_s /= counted;
-    r->dp_exposed_comm_s /= counted;
+    for (int d = 0; d < MDL_NDIMS; d++) {
+        r->exposed_dim_s[d] /= counted;
+        r->bytes_dim[d] /= counted;
+    }
     r->bytes_sent /= counted;
     if (r->iteration_s > 0) {
         r->hardware_tflops_per_gpu = r->hardware_flop / r->iteration_s / p->nranks / 1e12;
@@ -159,10 +160,17 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     }
     free(comp);
     free(comm);
-    free(tpc);
-    free(dpc);
+    free(dimc);
     free(span);
     return TPS_OK;
+}
+
+double report_exposed_non_pp(const struct report *r)
+{
+    double s = 0;
+    for (int d = 0; d < MDL_NDIMS; d++)
+        if (d != MDL_DIM_PP) s += r->exposed_dim_s[d];
+    return s;
 }
 
 int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
@@ -178,8 +186,10 @@ int report_extrapolate(const struct report *a, const struct report *b, int nlaye
     EXTRA(compute_s);
     EXTRA(comm_s);
     EXTRA(exposed_comm_s);
-    EXTRA(tp_exposed_comm_s);
-    EXTRA(dp_exposed_comm_s);
+    for (int d = 0; d < MDL_NDIMS; d++) {
+        EXTRA(exposed_dim_s[d]);
+        EXTRA(bytes_dim[d]);
+    }
     EXTRA(pipeline_bubble_s);
     EXTRA(model_flop);
     EXTRA(hardware_flop);
@@ -245,12 +255,14 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     fprintf(f, "exposed communication %12.6f ms  (not hidden under compute)\n",
             r->exposed_comm_s * 1e3);
     if (r->job) {
-        fprintf(f, "  of which TP         %12.6f ms  (tensor-parallel collectives)\n",
-                r->tp_exposed_comm_s * 1e3);
-        fprintf(f, "  of which DP         %12.6f ms  (data-parallel gradients and parameters)\n",
-                r->dp_exposed_comm_s * 1e3);
+        for (int d = 0; d < MDL_NDIMS; d++) {
+            if (!r->dim_used[d]) continue;
+            fprintf(f, "  of which %-11s%12.6f ms  (%s)\n", mdl_dim_labels[d],
+                    r->exposed_dim_s[d] * 1e3, mdl_dim_titles[d]);
+        }
         fprintf(f,
-                "pipeline bubble       %12.6f ms  (idle: schedule fill and drain, stage waits)\n",
+                "pipeline bubble       %12.6f ms  (idle: schedule fill and drain, stage waits and "
+                "transfers)\n",
                 r->pipeline_bubble_s * 1e3);
     }
     if (r->model_flop > 0) {
@@ -333,10 +345,13 @@ json_t *report_json(const struct report *r, const struct report_meta *m)
         "gpus", r->nranks, "layers_simulated", r->nlayers, "micro_batches", r->micro_batches,
         "layers", layers);
     if (j) {
-        json_object_set_new(j, "tp_exposed_comm_s",
-                            r->job ? json_real(r->tp_exposed_comm_s) : json_null());
-        json_object_set_new(j, "dp_exposed_comm_s",
-                            r->job ? json_real(r->dp_exposed_comm_s) : json_null());
+        for (int d = 0; d < MDL_NDIMS; d++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s_exposed_comm_s", mdl_dim_names[d]);
+            json_object_set_new(j, key, r->job ? json_real(r->exposed_dim_s[d]) : json_null());
+            snprintf(key, sizeof key, "%s_bytes_sent_per_gpu", mdl_dim_names[d]);
+            json_object_set_new(j, key, r->job ? json_real(r->bytes_dim[d]) : json_null());
+        }
         json_object_set_new(j, "pipeline_bubble_s",
                             r->job ? json_real(r->pipeline_bubble_s) : json_null());
     }
@@ -374,7 +389,10 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(f, "scenario,iteration_time_s,compute_time_s,comm_time_s,exposed_comm_time_s,"
                "model_tflops_per_gpu,mfu,hardware_tflops_per_gpu,memory_gb_per_gpu,memory_fits,"
-               "gpus,layers_simulated,micro_batches\n");
+               "gpus,layers_simulated,micro_batches");
+    for (int d = 0; d < MDL_NDIMS; d++)
+        fprintf(f, ",%s_exposed_comm_s", mdl_dim_names[d]);
+    fprintf(f, ",pipeline_bubble_s\n");
     char model[32] = "", mfu[32] = "", mem[32] = "";
     if (r->model_flop > 0) snprintf(model, sizeof model, "%.6g", r->model_tflops_per_gpu);
     if (r->model_flop > 0 && r->peak_flops > 0) snprintf(mfu, sizeof mfu, "%.6g", r->mfu);
@@ -384,10 +402,13 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
         if (*c == '"') fputc('"', f);
         fputc(*c, f);
     }
-    fprintf(f, "\",%.9g,%.9g,%.9g,%.9g,%s,%s,%.6g,%s,%s,%d,%d,%d\n", r->iteration_s, r->compute_s,
+    fprintf(f, "\",%.9g,%.9g,%.9g,%.9g,%s,%s,%.6g,%s,%s,%d,%d,%d", r->iteration_s, r->compute_s,
             r->comm_s, r->exposed_comm_s, model, mfu, r->hardware_tflops_per_gpu, mem,
             r->has_memory ? (r->memory_fits ? "true" : "false") : "", r->nranks, r->nlayers,
             r->micro_batches);
+    for (int d = 0; d < MDL_NDIMS; d++) /* empty but for a whole job */
+        fprintf(f, r->job ? ",%.9g" : ",", r->exposed_dim_s[d]);
+    fprintf(f, r->job ? ",%.9g\n" : ",\n", r->pipeline_bubble_s);
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
 }
@@ -422,6 +443,8 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
                                      mdl_phase_name((enum mdl_phase)op->phase));
             if (op->bytes > 0) json_object_set_new(args, "bytes", json_real(op->bytes));
             if (op->flop > 0) json_object_set_new(args, "flop", json_real(op->flop));
+            if (op->dim > 0 && op->dim < MDL_OP_DIMS)
+                json_object_set_new(args, "dim", json_string(mdl_dim_names[op->dim - 1]));
             char name[96];
             snprintf(name, sizeof name, "L%d %s", op->layer, p->names[op->name]);
             json_array_append_new(

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "core/timing.h"
+#include "models/mesh.h"
 #include "models/strategy.h"
 
 struct report_layer {
@@ -26,12 +27,15 @@ struct report {
     double compute_s;      /* mean busy time of the compute stream */
     double comm_s;         /* mean busy time of the communication streams */
     double exposed_comm_s; /* mean communication time not hidden under compute */
-    /* A whole job (models/job.h): the exposed communication by kind, and the pipeline bubble:
-     * what is left of the iteration when a GPU neither computes nor waits for its TP or DP
-     * collectives (waiting for a stage neighbour, or idle in the schedule's fill and drain). */
+    /* A whole job (models/job.h): the communication of each parallel dimension (enum mdl_dim:
+     * the ops that serve it, program.h's op dim) not hidden under compute and the bytes a GPU
+     * sent for it, means per GPU; and the pipeline bubble: what is left of the iteration when a
+     * GPU neither computes nor waits for a collective of any dimension but the pipeline's
+     * (waiting for a stage neighbour, or idle in the schedule's fill and drain). */
     int job;
-    double tp_exposed_comm_s; /* stream 1, not under compute, mean per GPU */
-    double dp_exposed_comm_s; /* stream 2 (data parallel), not under compute */
+    double exposed_dim_s[MDL_NDIMS];
+    double bytes_dim[MDL_NDIMS];
+    int dim_used[MDL_NDIMS]; /* the program has ops serving the dimension */
     double pipeline_bubble_s;
     /* Model FLOPs are fixed by model, batch and sequence (mdl_model_flop); they never depend on
      * the strategy. 0 where unknown (a recorded trace names no model). */
@@ -70,6 +74,9 @@ struct report_meta {
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
 void report_release(struct report *r);
+/* The exposed communication of every dimension but the pipeline's, summed: what the pipeline
+ * bubble leaves out besides compute. */
+double report_exposed_non_pp(const struct report *r);
 /* The report of nlayers identical layers from reports a and b of the same program with a->nlayers
  * and a->nlayers + 1 of them (at least 3 in b): every additive figure as a's plus one layer's
  * increment (b - a) per added layer, the rates from those; the per-layer times of b's first,

@@ -12,7 +12,8 @@ int timing_init(struct timing *tm, const struct mdl_program *p)
     tm->nranks = p->nranks;
     tm->first = malloc(((size_t)p->nranks + 1) * sizeof *tm->first);
     tm->bytes_sent = calloc((size_t)p->nranks + 1, sizeof *tm->bytes_sent);
-    if (!tm->first || !tm->bytes_sent) goto oom;
+    tm->bytes_dim = calloc(((size_t)p->nranks + 1) * MDL_OP_DIMS, sizeof *tm->bytes_dim);
+    if (!tm->first || !tm->bytes_sent || !tm->bytes_dim) goto oom;
     size_t n = 0;
     for (int r = 0; r < p->nranks; r++) {
         tm->first[r] = n;
@@ -32,6 +33,7 @@ void timing_release(struct timing *tm)
     free(tm->first);
     free(tm->span);
     free(tm->bytes_sent);
+    free(tm->bytes_dim);
     memset(tm, 0, sizeof *tm);
 }
 
@@ -48,6 +50,8 @@ int timing_gather(const struct timing *all, const struct mdl_program *p, const i
         }
         memcpy(&tm->span[tm->first[r]], &all->span[all->first[at[r]]], n * sizeof *tm->span);
         tm->bytes_sent[r] = all->bytes_sent[at[r]];
+        memcpy(&tm->bytes_dim[(size_t)r * MDL_OP_DIMS],
+               &all->bytes_dim[(size_t)at[r] * MDL_OP_DIMS], MDL_OP_DIMS * sizeof *tm->bytes_dim);
         for (size_t i = 0; i < n; i++)
             if (tm->span[tm->first[r] + i].end > tm->end_s)
                 tm->end_s = tm->span[tm->first[r] + i].end;

@@ -1,5 +1,5 @@
 /* timing.h - what a simulation produced: when every op of a program started and ended, the
- * simulated end, and the bytes each rank sent.
+ * simulated end, and the bytes each rank sent (in all, and for each parallel dimension).
  *
  * The engine fills a timing for a program it only reads; reports, timelines and the trace
  * comparison read the two side by side (op i of rank r is timing_op(tm, r, i)). Plain data, no
@@ -22,6 +22,8 @@ struct timing {
     size_t *first;            /* owned, nranks + 1 entries: rank r's ops start at first[r] */
     struct timing_span *span; /* owned, first[nranks] entries */
     double *bytes_sent;       /* owned, per rank: bytes sent by collectives */
+    double *bytes_dim;        /* owned, nranks x MDL_OP_DIMS: [r * MDL_OP_DIMS + op dim] the part of
+                                 bytes_sent[r] sent for each dimension (program.h) */
 };
 
 /* Sizes *tm for program p (every time 0). Returns 0 or TPS_ENOMEM (tm is then empty). */

@@ -246,6 +246,7 @@ static struct mdl_op move_op(int name, int group, double bytes)
 {
     return (struct mdl_op){.kind = MDL_OP_SEND_RECV,
                            .stream = MDL_STREAM_MIGRATE,
+                           .dim = MDL_OP_DIM(MDL_DIM_TP), /* columns move within the TP group */
                            .phase = MDL_PHASE_OTHER,
                            .name = name,
                            .layer = -1,

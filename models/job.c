@@ -24,6 +24,23 @@ enum {
 };
 /* MDL_GROUP_SHIFT_TO = -12 and MDL_GROUP_SHIFT_FROM = -13 (strategy.h) follow. */
 
+/* The dimension each placeholder's collectives serve (program.h's op dim): a stage's neighbours
+ * and the tied embedding's first-and-last-stage pair are the pipeline's; the data-parallel group
+ * and ZeRO-3's gathers on it the data-parallel one; the gradient norm spans the replica (or every
+ * GPU) and serves none alone; the rest are the TP group's (its axes, PrimePar's ring). */
+static uint8_t placeholder_dim(int g)
+{
+    static const uint8_t dim[] = {[-G_RECV_FWD] = MDL_OP_DIM(MDL_DIM_PP),
+                                  [-G_SEND_FWD] = MDL_OP_DIM(MDL_DIM_PP),
+                                  [-G_RECV_BWD] = MDL_OP_DIM(MDL_DIM_PP),
+                                  [-G_SEND_BWD] = MDL_OP_DIM(MDL_DIM_PP),
+                                  [-G_DP] = MDL_OP_DIM(MDL_DIM_DP),
+                                  [-G_EMB] = MDL_OP_DIM(MDL_DIM_PP),
+                                  [-G_MP] = 0,
+                                  [-G_GATHER] = MDL_OP_DIM(MDL_DIM_DP)};
+    return g <= G_RECV_FWD && g >= G_GATHER ? dim[-g] : MDL_OP_DIM(MDL_DIM_TP);
+}
+
 /* Before and after the optimizer (Megatron-LM's mixed-precision optimizer, per parameter): the
  * fp32 gradient buffer is zeroed at the start of the iteration (4 B written); fp16 training
  * unscales the gradients by the loss scale and checks them for inf/NaN (4 B read, 4 written);
@@ -301,7 +318,10 @@ struct stage {
 static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
                   const char *name, int mb, enum mdl_phase ph, int after)
 {
-    struct mdl_op op = {.kind = (uint8_t)k, .stream = (uint8_t)stream, .group = group};
+    struct mdl_op op = {.kind = (uint8_t)k,
+                        .stream = (uint8_t)stream,
+                        .dim = placeholder_dim(group),
+                        .group = group};
     op.bytes = bytes;
     if (after >= 0) op.deps[op.ndeps++] = after;
     return mdl_emitter_op(S->E, &op, name, mb, ph);

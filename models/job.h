@@ -109,6 +109,7 @@ struct mdl_job_fold {
     double fwd_flop, bwd_flop; /* executed FLOPs of one TP rank in them */
     double tp_comm_s;          /* its TP collectives' busy time, forward and backward */
     double tp_exposed_s;       /* the part of it not under compute */
+    double tp_bytes;           /* the bytes one GPU sends in its TP collectives */
     int inexact;               /* TP groups of different stages share links: their collectives
                                   meet at times the folded chunk does not see */
 };

@@ -115,6 +115,7 @@ static void relayout(struct mdl_lower *L, int *from, int to, const char *name)
         int after = L->pending >= 0 ? L->pending : L->last_comp;
         struct mdl_op op = {.kind = MDL_OP_ALL_GATHER,
                             .stream = MDL_STREAM_COMM,
+                            .dim = MDL_OP_DIM(MDL_DIM_TP),
                             .group = MDL_GROUP_RELAYOUT,
                             .bytes = tokens * (double)L->m->hidden * mdl_dtype_bytes(L->m->dtype)};
         if (after >= 0) op.deps[op.ndeps++] = after;

@@ -14,8 +14,10 @@
  * receive: one launch). Returns the receive, which the op using the new block waits for. */
 static int shift(struct mdl_lower *L, const char *name, double elems, int after)
 {
-    struct mdl_op op = {
-        .kind = MDL_OP_SEND_RECV, .stream = MDL_STREAM_SHIFT_SEND, .group = MDL_GROUP_SHIFT_TO};
+    struct mdl_op op = {.kind = MDL_OP_SEND_RECV,
+                        .stream = MDL_STREAM_SHIFT_SEND,
+                        .dim = MDL_OP_DIM(MDL_DIM_TP),
+                        .group = MDL_GROUP_SHIFT_TO};
     if (after >= 0) op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     char nm[64];

@@ -137,8 +137,11 @@ int lw_coll_on(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, dou
                  : !L->kind->axis_streams || axis == LW_AXIS_D2 ? MDL_STREAM_COMM
                                                                 : MDL_STREAM_COMM2;
     int group = axis == LW_AXIS_D1 && L->axis1 ? L->axis1 : axis;
-    struct mdl_op op = {
-        .kind = (uint8_t)kind, .stream = (uint8_t)stream, .group = group, .root = (uint16_t)root};
+    struct mdl_op op = {.kind = (uint8_t)kind,
+                        .stream = (uint8_t)stream,
+                        .dim = MDL_OP_DIM(MDL_DIM_TP),
+                        .group = group,
+                        .root = (uint16_t)root};
     if (after >= 0) op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     return lw_emit(L, &op, name);
@@ -337,6 +340,7 @@ void lw_wgrad_replicas(struct mdl_lower *L, int mlp, double shards, int group, i
     if (L->mb != L->nmb - 1 || (L->st->oases && L->sub != 1) || L->last_comp < 0) return;
     struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
                         .stream = (uint8_t)stream,
+                        .dim = MDL_OP_DIM(MDL_DIM_TP),
                         .group = group,
                         .bytes = mdl_model_sublayer_params(L->m, mlp) / shards *
                                  mdl_dtype_bytes(L->m->dtype)};

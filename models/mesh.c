@@ -5,6 +5,13 @@
 #include <string.h>
 
 const char *const mdl_dim_names[] = {"tp", "cp", "ep", "dp", "pp", NULL};
+const char *const mdl_dim_labels[] = {"TP", "CP", "EP", "DP", "PP", NULL};
+const char *const mdl_dim_titles[] = {"tensor-parallel collectives",
+                                      "context-parallel exchanges",
+                                      "expert-parallel dispatch and combine",
+                                      "data-parallel gradients and parameters",
+                                      "stage neighbours and the tied embedding",
+                                      NULL};
 
 static const int8_t megatron_order[MDL_NDIMS] = {MDL_DIM_TP, MDL_DIM_CP, MDL_DIM_EP, MDL_DIM_DP,
                                                  MDL_DIM_PP};

@@ -15,6 +15,10 @@
 
 enum mdl_dim { MDL_DIM_TP, MDL_DIM_CP, MDL_DIM_EP, MDL_DIM_DP, MDL_DIM_PP, MDL_NDIMS };
 extern const char *const mdl_dim_names[]; /* "tp", "cp", "ep", "dp", "pp", NULL */
+/* For people: each dimension's label in tables ("TP", "CP", ...) and what its communication is
+ * ("tensor-parallel collectives", ...). */
+extern const char *const mdl_dim_labels[];
+extern const char *const mdl_dim_titles[];
 #define MDL_DIM_BIT(d) (1u << (d))
 
 struct mdl_mesh {

@@ -308,6 +308,8 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                 return fail_at(at, r, i, err, "stream", "%s ops run on %s",
                                coll ? "collective" : "compute",
                                coll ? "a communication stream (1..12)" : "stream 0");
+            if (op->dim >= MDL_OP_DIMS || (op->dim && !coll))
+                return fail_at(at, r, i, err, "dim", "a dimension only collectives serve");
             if (op->ndeps > MDL_MAX_DEPS)
                 return fail_at(at, r, i, err, "deps", "more than %d dependencies", MDL_MAX_DEPS);
             for (int d = 0; d < op->ndeps; d++)

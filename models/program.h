@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/strindex.h"
+#include "models/mesh.h"
 
 #define MDL_MAX_DEPS       8
 #define MDL_MAX_STREAMS    14
@@ -42,6 +43,13 @@
 /* FlexTP's migration (hetero.h): the weights of moved columns and their gradients. */
 #define MDL_STREAM_MIGRATE 13
 
+/* The parallel dimension a collective serves (struct mdl_op's dim): MDL_OP_DIM(d) for d of enum
+ * mdl_dim (models/mesh.h), 0 for none: compute, a recording that does not say, or a collective
+ * over several dimensions together (the gradient norm's). Reports break communication down by
+ * it (core/report.h), never by stream. */
+#define MDL_OP_DIM(d) ((uint8_t)((d) + 1))
+#define MDL_OP_DIMS   (MDL_NDIMS + 1) /* values of dim: none, then each dimension */
+
 enum mdl_op_kind {
     MDL_OP_GEMM,           /* matrix multiply (compute stream) */
     MDL_OP_ATTN,           /* attention-core batched GEMM (compute stream) */
@@ -64,6 +72,7 @@ struct mdl_op {
     uint8_t stream;             /* 0 compute, 1.. communication */
     uint8_t phase;              /* enum mdl_phase */
     uint8_t ndeps;              /* entries used in deps */
+    uint8_t dim;                /* collectives: MDL_OP_DIM(the dimension served), 0 none */
     uint8_t algo, proto, gran;  /* collectives: enum mdl_coll_{algo,proto,gran} (collective.h);
                                    0 = let the tuner choose (core/tune.h) */
     int32_t name;               /* index into program names */

@@ -42,12 +42,12 @@ struct jobplan_row {
     struct mdl_job job;     /* pp, dp, schedule, virtual stages, micro-batches per replica */
     int micro_batch;        /* sequences per micro-batch */
     char desc[160];
-    double predicted_s;    /* per iteration */
-    double simulated_s;    /* per iteration, or 0 when not simulated */
-    double bubble_s;       /* simulated: pipeline bubble, mean per GPU */
-    double tp_exposed_s;   /* simulated: exposed TP communication */
-    double dp_exposed_s;   /* simulated: exposed DP communication */
-    struct mdl_memory mem; /* the GPU that needs the most */
+    double predicted_s;              /* per iteration */
+    double simulated_s;              /* per iteration, or 0 when not simulated */
+    double bubble_s;                 /* simulated: pipeline bubble, mean per GPU */
+    double exposed_dim_s[MDL_NDIMS]; /* simulated: each dimension's exposed communication */
+    int dim_used[MDL_NDIMS];         /* simulated: the job has ops serving the dimension */
+    struct mdl_memory mem;           /* the GPU that needs the most */
     int fits;
 };
 
@@ -66,7 +66,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                 struct tps_error *err);
 
 /* Simulates row w of scenario s as a whole job, its layers and replicas folded, and fills its
- * simulated time, bubble and exposed TP and DP communication. */
+ * simulated time, bubble and each dimension's exposed communication. */
 int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct tps_error *err);
 
 #endif

@@ -154,6 +154,7 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
         fold->bwd_s = tm.end_s - fold->fwd_s;
         fold->tp_comm_s = rep.comm_s;
         fold->tp_exposed_s = rep.exposed_comm_s;
+        fold->tp_bytes = rep.bytes_sent;
         report_release(&rep);
     }
     timing_release(&tm);
@@ -587,9 +588,11 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
         r->compute_s -= chunks * j->fold.tp_exposed_s;
         r->comm_s += chunks * j->fold.tp_comm_s;
         r->exposed_comm_s += chunks * j->fold.tp_exposed_s;
-        r->tp_exposed_comm_s += chunks * j->fold.tp_exposed_s;
-        r->pipeline_bubble_s =
-            r->iteration_s - r->compute_s - r->tp_exposed_comm_s - r->dp_exposed_comm_s;
+        r->exposed_dim_s[MDL_DIM_TP] += chunks * j->fold.tp_exposed_s;
+        r->bytes_dim[MDL_DIM_TP] += chunks * j->fold.tp_bytes;
+        r->bytes_sent += chunks * j->fold.tp_bytes;
+        if (j->fold.tp_bytes > 0) r->dim_used[MDL_DIM_TP] = 1;
+        r->pipeline_bubble_s = r->iteration_s - r->compute_s - report_exposed_non_pp(r);
         /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
         int n = mdl_job_chunk_layers(&j->scn.job, &j->scn.model);
         for (int l = 0; j->fold.fwd_s > 0 && n > 0 && l < r->nlayers; l++) {

@@ -435,6 +435,8 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
     if (h.status != CHILD_OK) _exit(ok == 0 ? 0 : 3); /* the parent reads only the header */
     if (ok == 0) ok = child_write(fd, tm->span, tm->first[p->nranks] * sizeof *tm->span);
     if (ok == 0) ok = child_write(fd, tm->bytes_sent, (size_t)p->nranks * sizeof(double));
+    if (ok == 0)
+        ok = child_write(fd, tm->bytes_dim, (size_t)p->nranks * MDL_OP_DIMS * sizeof(double));
     _exit(ok == 0 ? 0 : 3);
 }
 
@@ -553,6 +555,9 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
         got = read_all(fds[0], tm->span, tm->first[p->nranks] * sizeof *tm->span) == 0;
     if (got && h.status == CHILD_OK)
         got = read_all(fds[0], tm->bytes_sent, (size_t)p->nranks * sizeof(double)) == 0;
+    if (got && h.status == CHILD_OK)
+        got =
+            read_all(fds[0], tm->bytes_dim, (size_t)p->nranks * MDL_OP_DIMS * sizeof(double)) == 0;
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

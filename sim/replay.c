@@ -57,6 +57,7 @@ enum {
 struct xfer {
     struct sim_ctx *c;
     int rank, group, stream;
+    int dim;      /* the op's dimension (program.h): where its bytes are counted */
     int machines; /* hierarchical algorithms: machines of the group, else 0 */
     const struct mdl_group *g;
     double hop, eff;  /* protocol per-step latency and efficiency */
@@ -112,6 +113,12 @@ static int flow_level(const struct xfer *x, int members)
                                x->c->p_nccl->flow_threshold);
 }
 
+static void count_sent(struct xfer *x, double payload)
+{
+    x->c->tm->bytes_sent[x->rank] += payload;
+    x->c->tm->bytes_dim[(size_t)x->rank * MDL_OP_DIMS + (size_t)x->dim] += payload;
+}
+
 static void post_recv(struct xfer *x, int slot)
 {
     int me = x->c->pos[x->group][x->rank];
@@ -125,7 +132,7 @@ static void post_send(struct xfer *x, int member, int slot, double payload)
     long size = (long)llround(payload / x->eff);
     x->comms[x->ncomms++] =
         sg_mailbox_put_async(mailbox(x->c, x->group, member, slot), &token, size);
-    x->c->tm->bytes_sent[x->rank] += payload;
+    count_sent(x, payload);
 }
 
 /* Waits for every pending comm. One wait per comm rather than sg_comm_wait_all, which SimGrid
@@ -230,7 +237,7 @@ static void wire_send(struct xfer *x, int ch, int member, int slot, double paylo
                               (long)llround(payload / x->eff)};
     sg_cond_notify_one(w->cond);
     sg_mutex_unlock(w->mtx);
-    x->c->tm->bytes_sent[x->rank] += payload;
+    count_sent(x, payload);
 }
 
 /* Ring of m members (member index of ring position k: mem[k * stride], or k when mem is NULL),
@@ -849,7 +856,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     if (n <= 1) return;
     int me = c->pos[op->group][rank];
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
-    struct xfer x = {.c = c, .rank = rank, .group = op->group, .stream = op->stream, .g = g};
+    struct xfer x = {
+        .c = c, .rank = rank, .group = op->group, .stream = op->stream, .dim = op->dim, .g = g};
     const struct mdl_nccl *nc = c->p_nccl;
     int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
     x.hop = nc->hop_s[pr];

@@ -81,6 +81,19 @@ Test(program_check, collective_on_the_compute_stream)
     expect_fail(&p, "stream", 1, 1);
 }
 
+Test(program_check, a_dimension_on_a_compute_op_or_out_of_range)
+{
+    struct mdl_program p;
+    two_ranks(&p);
+    p.ranks[0].ops[1].dim = MDL_OP_DIM(MDL_DIM_DP);
+    p.ranks[1].ops[1].dim = MDL_OP_DIM(MDL_DIM_DP); /* collectives may serve one */
+    p.ranks[0].ops[0].dim = MDL_OP_DIM(MDL_DIM_TP);
+    expect_fail(&p, "dim", 0, 0);
+    two_ranks(&p);
+    p.ranks[1].ops[1].dim = MDL_OP_DIMS;
+    expect_fail(&p, "dim", 1, 1);
+}
+
 Test(program_check, unknown_group)
 {
     struct mdl_program p;

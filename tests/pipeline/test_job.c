@@ -64,9 +64,9 @@ Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics
     cr_assert(lt(dbl, b.prog.ranks[0].nops * 10.0, (double)a.prog.ranks[0].nops),
               "folding makes the program much smaller");
     cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
-    cr_assert(lt(dbl, fabs(rb.tp_exposed_comm_s / ra.tp_exposed_comm_s - 1), 0.01));
-    cr_assert(lt(dbl, fabs(rb.dp_exposed_comm_s / ra.dp_exposed_comm_s - 1), 0.01));
-    cr_assert(gt(dbl, ra.dp_exposed_comm_s, 0));
+    cr_assert(lt(dbl, fabs(rb.exposed_dim_s[MDL_DIM_TP] / ra.exposed_dim_s[MDL_DIM_TP] - 1), 0.01));
+    cr_assert(lt(dbl, fabs(rb.exposed_dim_s[MDL_DIM_DP] / ra.exposed_dim_s[MDL_DIM_DP] - 1), 0.01));
+    cr_assert(gt(dbl, ra.exposed_dim_s[MDL_DIM_DP], 0));
     cr_assert(lt(dbl, fabs(rb.model_flop / ra.model_flop - 1), 1e-12));
     done(&a, &ra);
     done(&b, &rb);
@@ -131,7 +131,7 @@ Test(job, overlapped_buckets_hide_part_of_the_data_parallel_time)
     simulate(&c, &rc);
     cr_assert(lt(dbl, full, rc.iteration_s * 0.99), "overlap %g s, after the backward %g s", full,
               rc.iteration_s);
-    cr_assert(lt(dbl, ra.dp_exposed_comm_s, rc.dp_exposed_comm_s));
+    cr_assert(lt(dbl, ra.exposed_dim_s[MDL_DIM_DP], rc.exposed_dim_s[MDL_DIM_DP]));
     /* the data-parallel traffic is the same, only its time moves */
     cr_assert(lt(dbl, fabs(ra.bytes_sent / rc.bytes_sent - 1), 1e-9), "%g vs %g", ra.bytes_sent,
               rc.bytes_sent);
@@ -164,6 +164,43 @@ Test(job, zero_stages_fold_within_one_percent_and_pay_for_their_traffic)
     /* 1.45 since sequence parallelism's backward re-gathers joined the TP traffic in both */
     cr_assert(gt(dbl, bytes[2], bytes[1] * 1.4), "every micro-batch reduce-scatters");
     cr_assert(gt(dbl, bytes[3], bytes[2] * 1.2), "and gathers twice (TP traffic is in both)");
+}
+
+/* The report's breakdown by parallel dimension (the op's dim, never its stream): every byte a GPU
+ * sends is some dimension's but the gradient norm's few; a 1F1B job with TP, PP and DP uses those
+ * three and no other; the bubble is what compute and the non-pipeline dimensions leave; ZeRO-3's
+ * parameter gathers are data-parallel traffic (the TP traffic stays the same). */
+Test(job, the_breakdown_by_dimension_adds_up_and_counts_zero3_gathers_as_dp)
+{
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml";
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    simulate_as(path, 0, 1, -1, &a, &ra);
+    simulate_as(path, 0, 3, -1, &b, &rb);
+    for (int z = 0; z < 2; z++) {
+        const struct report *r = z ? &rb : &ra;
+        double sum = 0;
+        for (int d = 0; d < MDL_NDIMS; d++) {
+            sum += r->bytes_dim[d];
+            /* each is part of the exposed time (they may overlap one another) */
+            cr_assert(le(dbl, r->exposed_dim_s[d], r->exposed_comm_s * 1.000001 + 1e-12));
+        }
+        cr_assert(le(dbl, sum, r->bytes_sent), "%g of %g", sum, r->bytes_sent);
+        cr_assert(lt(dbl, r->bytes_sent - sum, 1e3), "only the norm's bytes are no dimension's");
+        cr_assert(eq(int, r->dim_used[MDL_DIM_TP], 1));
+        cr_assert(eq(int, r->dim_used[MDL_DIM_PP], 1));
+        cr_assert(eq(int, r->dim_used[MDL_DIM_DP], 1));
+        cr_assert(eq(int, r->dim_used[MDL_DIM_CP] + r->dim_used[MDL_DIM_EP], 0));
+        cr_assert(gt(dbl, r->exposed_dim_s[MDL_DIM_PP], 0));
+        double bubble = r->iteration_s - r->compute_s - r->exposed_dim_s[MDL_DIM_TP] -
+                        r->exposed_dim_s[MDL_DIM_DP];
+        cr_assert(lt(dbl, fabs(r->pipeline_bubble_s - bubble), 1e-12));
+    }
+    cr_assert(lt(dbl, fabs(rb.bytes_dim[MDL_DIM_TP] / ra.bytes_dim[MDL_DIM_TP] - 1), 1e-9));
+    cr_assert(gt(dbl, rb.bytes_dim[MDL_DIM_DP], ra.bytes_dim[MDL_DIM_DP] * 1.4), "%g vs %g",
+              rb.bytes_dim[MDL_DIM_DP], ra.bytes_dim[MDL_DIM_DP]);
+    done(&a, &ra);
+    done(&b, &rb);
 }
 
 /* A rank order that puts TP groups across machines (dp-tp-pp: every replica's TP ring crosses
