@@ -117,6 +117,12 @@ struct mdl_kind {
      * (NULL: nothing). */
     void (*linear)(struct mdl_lower *L, const char *name, double K, double N, int odd, int bwd);
     void (*wgrad)(struct mdl_lower *L, int mlp);
+
+    /* The planner's candidates of this kind on the base->tp GPUs of a TP group: each one
+     * mdl_strategy_candidate(base, its kind) with the kind's own settings filled in, passed to
+     * add (the planner keeps those the model admits); sp: sequence parallelism may be tried.
+     * NULL: the planner tries none. Returns add's first nonzero, or 0. */
+    int (*candidates)(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx);
 };
 
 /* The built-in kinds (rows of strategy.c's table, in enum mdl_strategy_kind's order). */
@@ -182,6 +188,10 @@ void lw_ce_bwd(struct mdl_lower *L, double bs, double d1);
  * `group` on `stream` after the last micro-batch's backward. */
 void lw_wgrad_replicas(struct mdl_lower *L, int mlp, double shards, int group, int stream,
                        const char *name);
+
+/* ATP's chunk counts the planner tries on Megatron's mesh kinds (1: no chunks). */
+#define LW_PLAN_NCHUNKS 4
+extern const int lw_plan_chunks[LW_PLAN_NCHUNKS];
 
 /* Megatron's layer on a d1 x d2 mesh (kind_megatron.c), shared by 1D and ATP's 2D, and its
  * embedding (PrimePar's too) and logits. */

@@ -81,8 +81,33 @@ static void describe_2d(const struct mdl_strategy *st, const char *opts, char *b
              st->extra_allgathers ? " +extra all-gathers" : "", opts);
 }
 
+/* Every d1 x d2 mesh of the group's d GPUs with d2 > 1 (d1 from d - 1 down), both placements
+ * where both axes are longer than 1, with ATP's chunks and Oases' schedule. */
+static int candidates_2d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+{
+    (void)sp; /* sequence parallelism is 1D's only */
+    int d = base->tp, rc = 0;
+    for (int d1 = d - 1; !rc && d1 >= 1; d1--) {
+        if (d % d1) continue;
+        for (int pl = 0; !rc && pl < (d1 > 1 ? 2 : 1); pl++)
+            for (int c = 0; !rc && c < LW_PLAN_NCHUNKS; c++)
+                for (int oa = 0; !rc && oa < 2; oa++) {
+                    struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_2D);
+                    st.d1 = d1;
+                    st.d2 = d / d1;
+                    st.placement = (enum mdl_placement)pl;
+                    st.chunks = lw_plan_chunks[c];
+                    st.oases = oa;
+                    st.extra_allgathers = base->extra_allgathers;
+                    rc = add(ctx, &st);
+                }
+    }
+    return rc;
+}
+
 const struct mdl_kind mdl_kind_2d = {
     .name = "2d",
+    .candidates = candidates_2d,
     .keys = keys_2d,
     .read = read_2d,
     .mesh = mesh_2d,

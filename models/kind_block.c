@@ -333,6 +333,43 @@ static double extra_activations_tp3d(const struct mdl_strategy *st, const struct
     return 2 * s * b * (3 * h + f) * (1 / q2 - 1 / q3) + 2 * (h * qw + h * h + h * u + f * h) / q2;
 }
 
+/* The block meshes over the group's d GPUs (the planner keeps those where d is a square or a
+ * cube): SUMMA and 3D one each; tesseract at every depth from 2 that divides d (depth 1 is
+ * SUMMA). */
+static int candidates_one(const struct mdl_strategy *base, enum mdl_strategy_kind k,
+                          mdl_strategy_add add, void *ctx)
+{
+    struct mdl_strategy st = mdl_strategy_candidate(base, k);
+    return base->tp > 1 ? add(ctx, &st) : 0;
+}
+
+static int candidates_summa2d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
+                              void *ctx)
+{
+    (void)sp;
+    return candidates_one(base, MDL_STRAT_SUMMA2D, add, ctx);
+}
+
+static int candidates_tp3d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
+                           void *ctx)
+{
+    (void)sp;
+    return candidates_one(base, MDL_STRAT_TP3D, add, ctx);
+}
+
+static int candidates_tesseract(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
+                                void *ctx)
+{
+    (void)sp;
+    int d = base->tp, rc = 0;
+    for (int depth = 2; !rc && depth <= d; depth++) {
+        struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_TESSERACT);
+        st.depth = depth;
+        if (d % depth == 0) rc = add(ctx, &st);
+    }
+    return rc;
+}
+
 #define BLOCK_KIND                                                                                 \
     .sharded = true, .axis_streams = true, .batch_split = block_batch_split, .check = check_block, \
     .describe = describe_block, .attn_fwd = lw_sharded_attn_fwd, .mlp_fwd = lw_sharded_mlp_fwd,    \
@@ -342,6 +379,7 @@ static double extra_activations_tp3d(const struct mdl_strategy *st, const struct
 const struct mdl_kind mdl_kind_summa2d = {
     BLOCK_KIND,
     .name = "summa2d",
+    .candidates = candidates_summa2d,
     .norm_axis = LW_AXIS_D2,
     .mesh = mesh_summa2d,
 };
@@ -349,6 +387,7 @@ const struct mdl_kind mdl_kind_summa2d = {
 const struct mdl_kind mdl_kind_tesseract = {
     BLOCK_KIND,
     .name = "tesseract",
+    .candidates = candidates_tesseract,
     .keys = keys_tesseract,
     .read = read_tesseract,
     .norm_axis = LW_AXIS_D2,
@@ -358,6 +397,11 @@ const struct mdl_kind mdl_kind_tesseract = {
 };
 
 const struct mdl_kind mdl_kind_tp3d = {
-    BLOCK_KIND,        .name = "tp3d",      .norm_axis = LW_AXIS_D3,
-    .mesh = mesh_tp3d, .depth = depth_tp3d, .extra_activations = extra_activations_tp3d,
+    BLOCK_KIND,
+    .name = "tp3d",
+    .candidates = candidates_tp3d,
+    .norm_axis = LW_AXIS_D3,
+    .mesh = mesh_tp3d,
+    .depth = depth_tp3d,
+    .extra_activations = extra_activations_tp3d,
 };

@@ -186,8 +186,23 @@ static int job_check_pp(const struct mdl_strategy *st, struct tps_error *err)
     return TPS_OK;
 }
 
+/* The ring over the group's d GPUs, and the mixed partitions: rings of every size from 2 that
+ * divides d, side by side on shares of the micro-batch. */
+static int candidates_pp(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+{
+    (void)sp;
+    int d = base->tp, rc = 0;
+    for (int ring = d; !rc && ring >= 2; ring--) {
+        struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_PRIMEPAR);
+        st.ring = ring == d ? 0 : ring;
+        if (d % ring == 0) rc = add(ctx, &st);
+    }
+    return rc;
+}
+
 const struct mdl_kind mdl_kind_primepar = {
     .name = "primepar",
+    .candidates = candidates_pp,
     .sharded = true,
     .ring = true,
     .depth_replicas = true,

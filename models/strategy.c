@@ -29,6 +29,30 @@ const struct mdl_kind *mdl_kind_at(int i)
     return i >= 0 && i < nkinds ? kinds[i] : NULL;
 }
 
+struct mdl_strategy mdl_strategy_candidate(const struct mdl_strategy *base,
+                                           enum mdl_strategy_kind k)
+{
+    struct mdl_strategy st = *base;
+    st.kind = k;
+    st.d1 = base->tp;
+    st.d2 = 1;
+    st.placement = MDL_ROW_FIRST;
+    st.attention_tp = st.mlp_tp = st.ring = st.depth = 0;
+    st.chunks = 1;
+    st.oases = st.sequence_parallel = st.extra_allgathers = false;
+    return st;
+}
+
+int mdl_strategy_candidates(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
+                            void *ctx)
+{
+    for (int i = 0; i < nkinds; i++) {
+        int rc = kinds[i]->candidates ? kinds[i]->candidates(base, sp, add, ctx) : 0;
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 int mdl_kind_register(const struct mdl_kind *k)
 {
     enum mdl_strategy_kind dummy;

@@ -194,6 +194,17 @@ int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_mod
 #define MDL_GROUP_REP_MLP  (-18)
 #define MDL_GROUP_RELAYOUT (-19)
 
+/* The planner's candidates (pipeline/planner.c): every kind's in table order (models/kind.h),
+ * each passed to add, which returns nonzero to stop (that value is returned; 0 otherwise).
+ * mdl_strategy_candidate: the base strategy as kind k with every kind's own settings cleared
+ * (mesh, per-sublayer degrees, ring, depth, chunks, Oases, sequence parallelism): what a
+ * candidate starts from; recomputation and the gradient overlap stay the base's. */
+typedef int (*mdl_strategy_add)(void *ctx, const struct mdl_strategy *st);
+int mdl_strategy_candidates(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
+                            void *ctx);
+struct mdl_strategy mdl_strategy_candidate(const struct mdl_strategy *base,
+                                           enum mdl_strategy_kind k);
+
 struct mdl_emitter;
 
 /* NULL on allocation failure. The program, model, device and framework are borrowed. */

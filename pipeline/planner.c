@@ -95,83 +95,24 @@ static int add(struct list *l, const struct mdl_strategy *st)
     return 0;
 }
 
-/* The scenario's strategy with every kind's own settings cleared (per-sublayer degrees, ring,
- * depth, mesh, overlap): what a candidate starts from. Recomputation and the gradient overlap
- * are the scenario's. */
-static struct mdl_strategy candidate(const struct mdl_strategy *base, enum mdl_strategy_kind k)
-{
-    struct mdl_strategy st = *base;
-    st.kind = k;
-    st.d1 = base->tp;
-    st.d2 = 1;
-    st.placement = MDL_ROW_FIRST;
-    st.attention_tp = st.mlp_tp = st.ring = st.depth = 0;
-    st.chunks = 1;
-    st.oases = st.sequence_parallel = st.extra_allgathers = false;
-    return st;
-}
+/* Where the kinds' candidates go: kept when the model admits them. */
+struct sink {
+    struct list *l;
+    const struct scn_scenario *s;
+};
 
-/* Adds st when the model admits it; -1 on allocation failure. */
-static int try_add(struct list *l, const struct scn_scenario *s, const struct mdl_strategy *st)
+static int sink_add(void *ctx, const struct mdl_strategy *st)
 {
+    struct sink *k = ctx;
     struct tps_error e = {0};
-    return mdl_strategy_check(st, &s->model, &e) == 0 ? add(l, st) : 0;
+    return mdl_strategy_check(st, &k->s->model, &e) == 0 ? add(k->l, st) : 0;
 }
 
-/* Every candidate strategy the model admits. */
+/* Every candidate strategy the model admits: each kind's (models/kind.h), in table order. */
 static int enumerate(const struct scn_scenario *s, const struct planner_opts *o, struct list *l)
 {
-    const struct mdl_strategy *base = &s->strategy;
-    int d = base->tp;
-    static const int chunks[] = {1, 2, 4, 8};
-    for (int d1 = d; d1 >= 1; d1--) {
-        if (d % d1) continue;
-        int d2 = d / d1;
-        for (int pl = 0; pl < (d2 > 1 && d1 > 1 ? 2 : 1); pl++)
-            for (int sp = 0; sp <= (o->sequence_parallel && d2 == 1); sp++)
-                for (int c = 0; c < 4; c++)
-                    for (int oa = 0; oa < 2; oa++) {
-                        struct mdl_strategy st =
-                            candidate(base, d2 == 1 ? MDL_STRAT_1D : MDL_STRAT_2D);
-                        st.d1 = d1;
-                        st.d2 = d2;
-                        st.placement = (enum mdl_placement)pl;
-                        st.sequence_parallel = sp;
-                        st.chunks = chunks[c];
-                        st.oases = oa;
-                        st.extra_allgathers = st.kind == MDL_STRAT_2D && base->extra_allgathers;
-                        if (try_add(l, s, &st)) return -1;
-                    }
-    }
-    /* Oases' per-sublayer plans: 1D with the attention and the MLP each at a degree dividing
-     * d (not both d), Megatron's schedule or Oases' */
-    for (int ta = 1; ta <= d; ta++)
-        for (int tm = 1; tm <= d; tm++)
-            for (int oa = 0; oa < 2; oa++) {
-                if (d % ta || d % tm || (ta == d && tm == d)) continue;
-                struct mdl_strategy st = candidate(base, MDL_STRAT_1D);
-                st.attention_tp = ta;
-                st.mlp_tp = tm;
-                st.oases = oa;
-                if (try_add(l, s, &st)) return -1;
-            }
-    /* PrimePar's spatial-temporal ring over the same d GPUs, and its mixed partitions: rings
-     * of every size from 2 that divides d, side by side on shares of the micro-batch */
-    for (int ring = d; ring >= 2; ring--) {
-        struct mdl_strategy st = candidate(base, MDL_STRAT_PRIMEPAR);
-        st.ring = ring == d ? 0 : ring;
-        if (d % ring == 0 && try_add(l, s, &st)) return -1;
-    }
-    /* Colossal-AI's block meshes over the same d GPUs, where d is a square, a cube, or a
-     * square times a depth of at least 2 (depth 1 is summa2d) */
-    for (int depth = 0; depth <= d && d > 1; depth++) {
-        struct mdl_strategy st = candidate(base, depth == 0   ? MDL_STRAT_SUMMA2D
-                                                 : depth == 1 ? MDL_STRAT_TP3D
-                                                              : MDL_STRAT_TESSERACT);
-        st.depth = depth >= 2 ? depth : 0;
-        if ((depth < 2 || d % depth == 0) && try_add(l, s, &st)) return -1;
-    }
-    return 0;
+    struct sink k = {l, s};
+    return mdl_strategy_candidates(&s->strategy, o->sequence_parallel, sink_add, &k);
 }
 
 static int by_prediction(const void *a, const void *b)

@@ -58,8 +58,19 @@ static void toy_nothing(struct mdl_lower *L)
     (void)L;
 }
 
+static int toy_kind = -1;
+
+/* The planner's one toy candidate: the whole group as replicas. */
+static int toy_candidates(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+{
+    (void)sp;
+    struct mdl_strategy st = mdl_strategy_candidate(base, (enum mdl_strategy_kind)toy_kind);
+    return add(ctx, &st);
+}
+
 static const struct mdl_kind toy = {
     .name = "toy",
+    .candidates = toy_candidates,
     .mesh = toy_mesh,
     .check = toy_check,
     .describe = toy_describe,
@@ -71,8 +82,6 @@ static const struct mdl_kind toy = {
     .embedding = toy_nothing,
     .logits = toy_nothing,
 };
-
-static int toy_kind = -1;
 
 static void register_toy(void)
 {
@@ -178,4 +187,47 @@ Test(kind, it_lowers_through_the_common_driver_with_one_group_per_axis)
     cr_assert(eq(dbl, mdl_strategy_ops(&st, &m, &dev, NULL, layers, mbs),
                  (double)(st.tp * layers * mbs * 8)));
     mdl_program_release(&p);
+}
+
+/* Collects the planner's candidates. */
+struct seen {
+    int n, toy, at_toy, sublayer, sp;
+};
+
+static int see(void *ctx, const struct mdl_strategy *st)
+{
+    struct seen *s = ctx;
+    if ((int)st->kind == toy_kind) {
+        s->toy++;
+        s->at_toy = s->n;
+    }
+    if (st->attention_tp) s->sublayer++;
+    if (st->sequence_parallel) s->sp++;
+    s->n++;
+    return 0;
+}
+
+static int stop_at_third(void *ctx, const struct mdl_strategy *st)
+{
+    (void)st;
+    return ++*(int *)ctx == 3 ? 7 : 0;
+}
+
+Test(kind, the_planner_asks_every_row_for_its_candidates_the_toy_last)
+{
+    struct mdl_strategy base = {.kind = MDL_STRAT_1D, .tp = 4, .d1 = 4, .d2 = 1};
+    struct seen s = {0};
+    cr_assert(eq(int, mdl_strategy_candidates(&base, true, see, &s), 0));
+    cr_assert(eq(int, s.toy, 1));
+    cr_assert(eq(int, s.at_toy, s.n - 1), "registered after the built-in kinds");
+    /* 1D: sp x chunks x Oases = 16, and the per-sublayer plans: (3 x 3 - 1) x 2 = 16 */
+    cr_assert(eq(int, s.sp, 8));
+    cr_assert(eq(int, s.sublayer, 16));
+    struct seen none = {0};
+    cr_assert(eq(int, mdl_strategy_candidates(&base, false, see, &none), 0));
+    cr_assert(eq(int, none.sp, 0));
+    cr_assert(eq(int, none.n, s.n - 8));
+    int k = 0;
+    cr_assert(eq(int, mdl_strategy_candidates(&base, true, stop_at_third, &k), 7), "add stops it");
+    cr_assert(eq(int, k, 3));
 }
