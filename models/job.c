@@ -1,44 +1,86 @@
 /* job.c - whole training jobs: schedules, lowering over every GPU, memory (see job.h). Each
- * stage's ops are lowered once, for its first GPU, with placeholder groups; every GPU of the
- * stage then gets a copy with its own TP, pipeline, data-parallel and embedding groups. */
+ * stage's ops are lowered once, for its first GPU, naming communicators by their markers
+ * (models/comm.h); every GPU of the stage then gets a copy with its own TP, pipeline,
+ * data-parallel and embedding groups, made once from the mesh by the registry. */
 #include "job.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "compute.h"
 
 const char *const mdl_schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
 
-/* Placeholder groups of a stage's template, besides MDL_GROUP_D1/D2 (strategy.h). */
+/* The communicators of a whole job (models/comm.h), one row each: the kind's own sub-axes of
+ * the TP group (their groups set per TP group from the kind's, strategy.h's MDL_GROUP_*
+ * markers), then those made from the mesh. */
 enum {
-    G_RECV_FWD = -4, /* activations from the previous stage */
-    G_SEND_FWD = -5, /* to the next */
-    G_RECV_BWD = -6, /* gradients from the next stage */
-    G_SEND_BWD = -7, /* to the previous */
-    G_DP = -8,       /* the stage's data-parallel group (same TP rank in every replica) */
-    G_EMB = -9,      /* first and last stage: the tied embedding's gradient */
-    G_MP = -10,      /* every GPU of the replica: the gradient norm */
-    G_GATHER = -11   /* ZeRO-3: the data-parallel group's parameter gathers (a communicator of
-                        its own, as their stream is) */
+    C_D1,         /* the TP group's d1 axis (the whole group in 1D) */
+    C_D2,         /* its d2 axis */
+    C_D3,         /* a block mesh's third axis */
+    C_SHIFT_TO,   /* PrimePar's ring: to the next member */
+    C_SHIFT_FROM, /* and from the previous */
+    C_RECV_FWD,   /* activations from the previous stage */
+    C_SEND_FWD,   /* to the next */
+    C_RECV_BWD,   /* gradients from the next stage */
+    C_SEND_BWD,   /* to the previous */
+    C_DP,         /* the data-parallel group (the same TP rank and stage in every replica) */
+    C_GATHER,     /* ZeRO-3: its parameter gathers, a communicator of their own */
+    C_EMB,        /* the first and the last stage: the tied embedding's gradient */
+    C_MP,         /* the gradient norm: the replica's GPUs, or every GPU with the distributed
+                     optimizer (each holds a shard of the gradients) */
+    NCOMMS
 };
-/* MDL_GROUP_SHIFT_TO = -12 and MDL_GROUP_SHIFT_FROM = -13 (strategy.h) follow. */
 
-/* The dimension each placeholder's collectives serve (program.h's op dim): a stage's neighbours
- * and the tied embedding's first-and-last-stage pair are the pipeline's; the data-parallel group
- * and ZeRO-3's gathers on it the data-parallel one; the gradient norm spans the replica (or every
- * GPU) and serves none alone; the rest are the TP group's (its axes, PrimePar's ring). */
-static uint8_t placeholder_dim(int g)
+/* A job's registry and the marker of each row. */
+struct job_comms {
+    struct mdl_comms reg;
+    int mk[NCOMMS];
+};
+
+static bool dist_opt(const struct mdl_job *job);
+static bool zero_at(const struct mdl_job *job, int stage);
+
+/* The job's communicators: who talks, the dimension served, the stream. */
+static int job_comms_init(const struct mdl_job *job, struct job_comms *J)
 {
-    static const uint8_t dim[] = {[-G_RECV_FWD] = MDL_OP_DIM(MDL_DIM_PP),
-                                  [-G_SEND_FWD] = MDL_OP_DIM(MDL_DIM_PP),
-                                  [-G_RECV_BWD] = MDL_OP_DIM(MDL_DIM_PP),
-                                  [-G_SEND_BWD] = MDL_OP_DIM(MDL_DIM_PP),
-                                  [-G_DP] = MDL_OP_DIM(MDL_DIM_DP),
-                                  [-G_EMB] = MDL_OP_DIM(MDL_DIM_PP),
-                                  [-G_MP] = 0,
-                                  [-G_GATHER] = MDL_OP_DIM(MDL_DIM_DP)};
-    return g <= G_RECV_FWD && g >= G_GATHER ? dim[-g] : MDL_OP_DIM(MDL_DIM_TP);
+    enum { T = MDL_DIM_BIT(MDL_DIM_TP), D = MDL_DIM_BIT(MDL_DIM_DP), P = MDL_DIM_BIT(MDL_DIM_PP) };
+    const uint8_t tp = MDL_OP_DIM(MDL_DIM_TP), dp = MDL_OP_DIM(MDL_DIM_DP);
+    const uint8_t pp = MDL_OP_DIM(MDL_DIM_PP);
+    bool wrap = job->virtual_stages > 1;
+    unsigned all = (1u << MDL_NDIMS) - 1;
+    const struct mdl_comm_spec spec[NCOMMS] = {
+        [C_D1] = {"tp d1", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = tp},
+        [C_D2] = {"tp d2", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = tp},
+        [C_D3] = {"tp d3", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM3, .dim = tp},
+        [C_SHIFT_TO] = {"tp ring to", MDL_COMM_GIVEN, .stream = MDL_STREAM_SHIFT_SEND, .dim = tp},
+        [C_SHIFT_FROM] = {"tp ring from", MDL_COMM_GIVEN, .stream = MDL_STREAM_SHIFT_RECV,
+                          .dim = tp},
+        [C_RECV_FWD] = {"pp recv fwd", MDL_COMM_PAIR, P, -1, 0, wrap, .share = 1,
+                        .stream = MDL_STREAM_RECV_FWD, .dim = pp},
+        [C_SEND_FWD] = {"pp send fwd", MDL_COMM_PAIR, P, 0, 1, wrap, .share = 1,
+                        .stream = MDL_STREAM_SEND_FWD, .dim = pp},
+        [C_RECV_BWD] = {"pp recv bwd", MDL_COMM_PAIR, P, 1, 0, wrap, .share = 2,
+                        .stream = MDL_STREAM_RECV_BWD, .dim = pp},
+        [C_SEND_BWD] = {"pp send bwd", MDL_COMM_PAIR, P, 0, -1, wrap, .share = 2,
+                        .stream = MDL_STREAM_SEND_BWD, .dim = pp},
+        [C_DP] = {"dp", MDL_COMM_SPAN, D, .stream = MDL_STREAM_DP, .dim = dp},
+        [C_GATHER] = {"dp gather", MDL_COMM_SPAN, zero_at(job, 3) ? D : 0u, .own = true,
+                      .stream = MDL_STREAM_GATHER, .dim = dp},
+        [C_EMB] = {"tied embedding", MDL_COMM_ENDS, P, .stream = MDL_STREAM_DP, .dim = pp},
+        [C_MP] = {"gradient norm", MDL_COMM_SPAN, dist_opt(job) ? all : T | P, .own = true,
+                  .stream = MDL_STREAM_NORM},
+    };
+    static const int given[NCOMMS] = {[C_D1] = MDL_GROUP_D1,
+                                      [C_D2] = MDL_GROUP_D2,
+                                      [C_D3] = MDL_GROUP_D3,
+                                      [C_SHIFT_TO] = MDL_GROUP_SHIFT_TO,
+                                      [C_SHIFT_FROM] = MDL_GROUP_SHIFT_FROM};
+    mdl_comms_init(&J->reg);
+    for (int k = 0; k < NCOMMS; k++)
+        if (!(J->mk[k] = mdl_comms_add(&J->reg, &spec[k], given[k]))) return -1;
+    return 0;
 }
 
 /* Before and after the optimizer (Megatron-LM's mixed-precision optimizer, per parameter): the
@@ -301,6 +343,7 @@ struct stage {
     const struct mdl_device *dev;
     const struct mdl_job_fold *fold;
     struct mdl_program *p;
+    const struct job_comms *J;
     struct mdl_emitter *E;
     int s, rank;
     double act_bytes; /* one TP rank's share of a micro-batch's activations between stages */
@@ -315,13 +358,13 @@ struct stage {
     int ncall;
 };
 
-static int op_add(struct stage *S, enum mdl_op_kind k, int stream, int group, double bytes,
-                  const char *name, int mb, enum mdl_phase ph, int after)
+/* An op on communicator row c (its marker, stream and dimension). */
+static int op_add(struct stage *S, enum mdl_op_kind k, int c, double bytes, const char *name,
+                  int mb, enum mdl_phase ph, int after)
 {
-    struct mdl_op op = {.kind = (uint8_t)k,
-                        .stream = (uint8_t)stream,
-                        .dim = placeholder_dim(group),
-                        .group = group};
+    const struct mdl_comm_spec *cs = &S->J->reg.spec[c];
+    struct mdl_op op = {
+        .kind = (uint8_t)k, .stream = cs->stream, .dim = cs->dim, .group = S->J->mk[c]};
     op.bytes = bytes;
     if (after >= 0) op.deps[op.ndeps++] = after;
     return mdl_emitter_op(S->E, &op, name, mb, ph);
@@ -346,13 +389,12 @@ static int join_ops(struct stage *S, const int *deps, int n, const char *name, i
 static int p2p_recv(struct stage *S, const struct mdl_job_step *st, int after)
 {
     bool fwd = st->phase == MDL_PHASE_FWD;
-    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? MDL_STREAM_RECV_FWD : MDL_STREAM_RECV_BWD,
-                   fwd ? G_RECV_FWD : G_RECV_BWD, S->act_bytes,
+    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? C_RECV_FWD : C_RECV_BWD, S->act_bytes,
                    fwd ? "recv_activations" : "recv_gradients", st->mb, st->phase, after);
     int d1, d2;
     mdl_strategy_mesh(S->st, &d1, &d2);
     if (x >= 0 && !mdl_strategy_shards_activations(S->st) && d1 > 1)
-        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_COMM, MDL_GROUP_D1, S->act_bytes * d1,
+        x = op_add(S, MDL_OP_ALL_GATHER, C_D1, S->act_bytes * d1,
                    fwd ? "ag_recv_activations" : "ag_recv_gradients", st->mb, st->phase, x);
     return x;
 }
@@ -383,7 +425,7 @@ static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int
 static int reduce_grads(struct stage *S, double params, int after)
 {
     bool dist = dist_opt(S->job);
-    int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_DP,
+    int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, C_DP,
                    params * mdl_job_grad_bytes(S->m), dist ? "rs_grads_dp" : "ar_grads_dp", -1,
                    MDL_PHASE_OTHER, after);
     if (y >= 0) S->last_dp = y;
@@ -414,9 +456,8 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
         if (lo < 0) lo = 0;
         if (hi > n) hi = n;
         int g = gather && !z3 ? S->gathered[chunk * nb + b] : -1;
-        if (z3 &&
-            (g = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_GATHER, G_GATHER, (hi - lo) * lp * wb,
-                        fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
+        if (z3 && (g = op_add(S, MDL_OP_ALL_GATHER, C_GATHER, (hi - lo) * lp * wb,
+                              fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
             return -1;
         int wait[2] = {g, x}; /* the bucket's gather and what the part waited for */
         if (gather && (x = join_ops(S, wait, x >= 0 ? 2 : 1, "wait_params", mb, ph)) < 0) return -1;
@@ -452,8 +493,7 @@ static bool step_talks(const struct stage *S, const struct mdl_job_step *st, boo
 static int step_send(struct stage *S, const struct mdl_job_step *st, int after)
 {
     bool fwd = st->phase == MDL_PHASE_FWD;
-    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? MDL_STREAM_SEND_FWD : MDL_STREAM_SEND_BWD,
-                   fwd ? G_SEND_FWD : G_SEND_BWD, S->act_bytes,
+    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
                    fwd ? "send_activations" : "send_gradients", st->mb, st->phase, after);
     if (x >= 0) S->call[S->ncall++] = x;
     return x;
@@ -532,7 +572,7 @@ static int stage_tail(struct stage *S)
     if (job->dp > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
-        deps[1] = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_DP, G_EMB,
+        deps[1] = op_add(S, MDL_OP_ALL_REDUCE, C_EMB,
                          (double)m->vocab * (double)m->hidden / S->st->tp * gb,
                          "ar_embedding_grads", -1, MDL_PHASE_OTHER, last);
     double shard = params / (dist ? job->dp : 1); /* the parameters this GPU updates */
@@ -552,8 +592,7 @@ static int stage_tail(struct stage *S)
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "grad_norm", -1, MDL_PHASE_OTHER);
     op.ndeps = 0;
     if (x >= 0 && (long)S->st->tp * job->pp * (dist ? job->dp : 1) > 1) {
-        x = op_add(S, MDL_OP_ALL_REDUCE, MDL_STREAM_NORM, G_MP, 4, "ar_grad_norm", -1,
-                   MDL_PHASE_OTHER, x);
+        x = op_add(S, MDL_OP_ALL_REDUCE, C_MP, 4, "ar_grad_norm", -1, MDL_PHASE_OTHER, x);
         op.deps[op.ndeps++] = x;
     }
     double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
@@ -564,8 +603,8 @@ static int stage_tail(struct stage *S)
      * layers' are gathered before each use) */
     double gathered = zero_at(job, 3) ? emb : params;
     if (x >= 0 && dist && !job->overlap_param_gather && gathered > 0.5)
-        x = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, gathered * mdl_dtype_bytes(m->dtype),
-                   "ag_params_dp", -1, MDL_PHASE_OTHER, x);
+        x = op_add(S, MDL_OP_ALL_GATHER, C_DP, gathered * mdl_dtype_bytes(m->dtype), "ag_params_dp",
+                   -1, MDL_PHASE_OTHER, x);
     return x;
 }
 
@@ -579,8 +618,8 @@ static int stage_gathers(struct stage *S, int nb, int k)
     int n = mdl_job_chunk_layers(job, m), v = job->virtual_stages;
     double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
     double rest = embedding_params(job, S->st, m, S->s);
-    if (rest > 0.5 && op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, rest * wb, "ag_params_dp",
-                             -1, MDL_PHASE_OTHER, -1) < 0)
+    if (rest > 0.5 &&
+        op_add(S, MDL_OP_ALL_GATHER, C_DP, rest * wb, "ag_params_dp", -1, MDL_PHASE_OTHER, -1) < 0)
         return -1;
     /* chunks in the order of their first forward */
     for (int done = 0; done < v; done++) {
@@ -589,8 +628,8 @@ static int stage_gathers(struct stage *S, int nb, int k)
             if (S->gathered[i * nb] == -2 && (c < 0 || S->first_fwd[i] < S->first_fwd[c])) c = i;
         for (int b = 0; b < nb; b++) {
             int cnt = b * k + k > n ? n - b * k : k;
-            int g = op_add(S, MDL_OP_ALL_GATHER, MDL_STREAM_DP, G_DP, cnt * lp * wb, "ag_params_dp",
-                           -1, MDL_PHASE_OTHER, -1);
+            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, cnt * lp * wb, "ag_params_dp", -1,
+                           MDL_PHASE_OTHER, -1);
             if (g < 0) return -1;
             S->gathered[c * nb + b] = g;
         }
@@ -602,7 +641,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
 static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                        const struct mdl_model *m, const struct mdl_device *dev,
                        const struct mdl_framework *fw, const struct mdl_job_fold *fold,
-                       struct mdl_program *p, int s, int rank)
+                       const struct job_comms *J, struct mdl_program *p, int s, int rank)
 {
     int total = 2 * job->virtual_stages * job->micro_batches, rc = 0;
     struct mdl_job_step *steps = malloc((size_t)total * sizeof *steps);
@@ -612,6 +651,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                       .dev = dev,
                       .fold = fold,
                       .p = p,
+                      .J = J,
                       .E = mdl_emitter_new(st, m, dev, fw, p, rank),
                       .s = s,
                       .rank = rank};
@@ -654,88 +694,35 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
-/* The real group each rank uses for each placeholder: slot[-g - 2][r] for placeholder g
- * (MDL_GROUP_D1 = -2 to MDL_GROUP_D3 = -14), -1 where the rank has none. */
-#define NSLOTS 13
-struct groups {
-    int *slot[NSLOTS];
-};
-
-static int *slot_of(struct groups *G, int g)
-{
-    return G->slot[-g - 2];
-}
-
-/* Gives rank r group g in placeholder slot `ph`; g < 0 is a failure to create it. */
-static int give(struct groups *G, int ph, int r, int g)
-{
-    slot_of(G, ph)[r] = g;
-    return g < 0;
-}
-
+/* The job's groups: the kind's own axes and ring per TP group (they are the kind's to lay out),
+ * then every communicator made from the mesh. */
 static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
-                       struct mdl_program *p, struct groups *G)
+                       struct mdl_program *p, struct job_comms *J)
 {
-    int n = p->nranks, tp = st->tp, P = job->pp, D = job->dp;
-    for (int i = 0; i < NSLOTS; i++) {
-        if (!(G->slot[i] = malloc((size_t)n * sizeof *G->slot[i]))) return -1;
-        for (int r = 0; r < n; r++)
-            G->slot[i][r] = -1;
-    }
-    int *base = malloc((size_t)n * sizeof *base), *row = malloc((size_t)tp * sizeof *row);
+    int n = p->nranks, tp = st->tp;
+    if (mdl_comms_alloc(&J->reg, n)) return -1;
+    int *base = malloc((size_t)tp * sizeof *base), *row = malloc((size_t)tp * sizeof *row);
     int *col = malloc((size_t)tp * sizeof *col), *to = malloc((size_t)tp * sizeof *to);
     int *from = malloc((size_t)tp * sizeof *from), *pil = malloc((size_t)tp * sizeof *pil);
     int rc = base && row && col && to && from && pil ? 0 : -1;
-    bool wrap = job->virtual_stages > 1;
-    for (int s = 0; !rc && s < P; s++) {
-        for (int d = 0; !rc && d < D; d++) {
+    for (int s = 0; !rc && s < job->pp; s++) {
+        for (int d = 0; !rc && d < job->dp; d++) {
             for (int t = 0; t < tp; t++)
                 base[t] = mdl_job_rank(job, st, s, d, t);
             rc = mdl_strategy_axis_groups(st, p, base, row, col, pil) != 0 ||
                  mdl_strategy_ring_groups(st, p, base, to, from) != 0;
             for (int t = 0; !rc && t < tp; t++) {
-                give(G, MDL_GROUP_D2, base[t], row[t]);
-                give(G, MDL_GROUP_D1, base[t], col[t]);
-                give(G, MDL_GROUP_D3, base[t], pil[t]);
-                give(G, MDL_GROUP_SHIFT_TO, base[t], to[t]);
-                give(G, MDL_GROUP_SHIFT_FROM, base[t], from[t]);
-            }
-            /* each direction of each neighbour pair is a communicator of its own */
-            for (int t = 0; !rc && t < tp && (s + 1 < P || wrap); t++) {
-                int a = base[t], b = mdl_job_rank(job, st, (s + 1) % P, d, t);
-                int fwd[2] = {a, b}, bwd[2] = {b, a};
-                int gf = mdl_program_group_add(p, 2, fwd), gb = mdl_program_group_add(p, 2, bwd);
-                rc = give(G, G_SEND_FWD, a, gf) | give(G, G_RECV_FWD, b, gf) |
-                     give(G, G_SEND_BWD, b, gb) | give(G, G_RECV_BWD, a, gb);
+                mdl_comms_set(&J->reg, J->mk[C_D2], base[t], row[t]);
+                mdl_comms_set(&J->reg, J->mk[C_D1], base[t], col[t]);
+                mdl_comms_set(&J->reg, J->mk[C_D3], base[t], pil[t]);
+                mdl_comms_set(&J->reg, J->mk[C_SHIFT_TO], base[t], to[t]);
+                mdl_comms_set(&J->reg, J->mk[C_SHIFT_FROM], base[t], from[t]);
             }
         }
-        for (int t = 0; !rc && D > 1 && t < tp; t++) {
-            for (int d = 0; d < D; d++)
-                base[d] = mdl_job_rank(job, st, s, d, t);
-            int g = mdl_program_group(p, D, base);
-            int ga = zero_at(job, 3) ? mdl_program_group_add(p, D, base) : -1;
-            for (int d = 0; d < D; d++)
-                rc |= give(G, G_DP, base[d], g) | (ga >= 0 ? give(G, G_GATHER, base[d], ga) : 0);
-        }
     }
-    for (int d = 0; !rc && P > 1 && d < D; d++) {
-        for (int t = 0; !rc && t < tp; t++) {
-            int pair[2] = {mdl_job_rank(job, st, 0, d, t), mdl_job_rank(job, st, P - 1, d, t)};
-            int g = mdl_program_group_add(p, 2, pair);
-            rc = give(G, G_EMB, pair[0], g) | give(G, G_EMB, pair[1], g);
-        }
-    }
-    /* the gradient norm's group (its own communicator): the replica's GPUs, or every GPU with
-     * the distributed optimizer (each holds a shard of the gradients) */
-    bool dist = dist_opt(job);
-    int nmp = dist ? n : tp * P;
-    for (int d = 0; !rc && nmp > 1 && d < (dist ? 1 : D); d++) {
-        for (int k = 0; k < nmp; k++)
-            base[k] = dist ? k : mdl_job_rank(job, st, k / tp, d, k % tp);
-        int g = mdl_program_group_add(p, nmp, base);
-        for (int k = 0; k < nmp; k++)
-            rc |= give(G, G_MP, base[k], g);
-    }
+    struct mdl_mesh mesh;
+    mdl_job_mesh(job, st, &mesh);
+    if (!rc) rc = mdl_comms_make(&J->reg, p, &mesh);
     free(base);
     free(row);
     free(col);
@@ -745,28 +732,22 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
-static void groups_free(struct groups *G)
+/* The group rank r uses in place of g (g itself when it is no marker). */
+static int group_of(const struct job_comms *J, int r, int g)
 {
-    for (int i = 0; i < NSLOTS; i++)
-        free(G->slot[i]);
+    return mdl_comms_group(&J->reg, r, g);
 }
 
-/* The group rank r uses in place of g (g itself when it is no placeholder). */
-static int group_of(const struct groups *G, int r, int g)
+/* Whether marker g names a group over several replicas. */
+static bool crosses_replicas(const struct job_comms *J, int g)
 {
-    return g <= MDL_GROUP_D1 && g >= MDL_GROUP_D3 ? G->slot[-g - 2][r] : g;
-}
-
-/* Whether placeholder g names a group over several replicas. */
-static bool crosses_replicas(const struct mdl_job *job, int g)
-{
-    return g == G_DP || g == G_GATHER || (g == G_MP && dist_opt(job));
+    return mdl_comms_spans(&J->reg, g, MDL_DIM_DP);
 }
 
 /* Rank r as a shadow of replica 0's rank `first` (template src): the communication ops rep
  * keeps, mirroring theirs, with no compute, dependencies or launch cost. */
-static int shadow_copy(const struct mdl_job *job, enum mdl_replicas rep, const struct groups *G,
-                       const struct mdl_rank *src, int first, struct mdl_rank *dst, int r)
+static int shadow_copy(enum mdl_replicas rep, const struct job_comms *G, const struct mdl_rank *src,
+                       int first, struct mdl_rank *dst, int r)
 {
     dst->ops = malloc(((size_t)src->nops + 1) * sizeof *dst->ops);
     if (!dst->ops) return -1;
@@ -774,7 +755,7 @@ static int shadow_copy(const struct mdl_job *job, enum mdl_replicas rep, const s
     for (int k = 0; k < src->nops; k++) {
         const struct mdl_op *o = &src->ops[k];
         if (!mdl_op_is_coll((enum mdl_op_kind)o->kind)) continue;
-        if (rep == MDL_REPLICAS_SHARED && !crosses_replicas(job, o->group)) continue;
+        if (rep == MDL_REPLICAS_SHARED && !crosses_replicas(G, o->group)) continue;
         struct mdl_op *c = &dst->ops[n++];
         *c = *o;
         c->group = group_of(G, r, o->group);
@@ -791,7 +772,8 @@ static int shadow_copy(const struct mdl_job *job, enum mdl_replicas rep, const s
 /* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
  * groups; replicas 1.. as shadows unless rep is MDL_REPLICAS_FULL. */
 static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
-                      enum mdl_replicas rep, const struct groups *G, struct mdl_program *p, int s)
+                      enum mdl_replicas rep, const struct job_comms *G, struct mdl_program *p,
+                      int s)
 {
     const struct mdl_rank *src = &p->ranks[mdl_job_rank(job, st, s, 0, 0)];
     for (int d = 0; d < job->dp; d++) {
@@ -801,8 +783,7 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
             struct mdl_rank *dst = &p->ranks[r];
             if (d > 0 && rep != MDL_REPLICAS_FULL) {
                 p->shadow[r] = 1;
-                if (shadow_copy(job, rep, G, src, mdl_job_rank(job, st, s, 0, t), dst, r))
-                    return -1;
+                if (shadow_copy(rep, G, src, mdl_job_rank(job, st, s, 0, t), dst, r)) return -1;
                 continue;
             }
             if (mdl_rank_copy(dst, src)) return -1;
@@ -813,9 +794,9 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
     return 0;
 }
 
-/* The template's placeholders replaced by the groups of its own rank, after every copy. */
+/* The template's markers replaced by the groups of its own rank, after every copy. */
 static void stage_own(const struct mdl_job *job, const struct mdl_strategy *st,
-                      const struct groups *G, struct mdl_program *p, int s)
+                      const struct job_comms *G, struct mdl_program *p, int s)
 {
     int first = mdl_job_rank(job, st, s, 0, 0);
     struct mdl_rank *own = &p->ranks[first];
@@ -835,9 +816,11 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
     one.micro_batches = job->schedule == MDL_SCHED_INTERLEAVED ? job->pp : 1;
     struct mdl_program p;
     if (mdl_program_init(&p, job->pp) != 0) return -1;
-    double n = 0;
+    struct job_comms J;
+    double n = job_comms_init(&one, &J) ? -1 : 0;
     for (int s = 0; s < job->pp && n >= 0; s++)
-        n = stage_lower(&one, st, m, dev, fw, fold, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
+        n = stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
+    mdl_comms_release(&J.reg);
     mdl_program_release(&p);
     return n < 0 ? -1 : n * job->micro_batches / one.micro_batches * st->tp * job->dp;
 }
@@ -866,14 +849,15 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->micro_batches = job->micro_batches;
     out->model_flop = mdl_job_model_flop(job, m);
     out->peak_flops = dev->peak_flops[m->dtype];
-    struct groups G = {0};
-    rc = groups_make(job, st, out, &G);
+    struct job_comms G;
+    rc = job_comms_init(job, &G);
+    if (!rc) rc = groups_make(job, st, out, &G);
     for (int s = 0; !rc && s < job->pp; s++)
-        rc = stage_lower(job, st, m, dev, fw, fold, out, s, mdl_job_rank(job, st, s, 0, 0));
+        rc = stage_lower(job, st, m, dev, fw, fold, &G, out, s, mdl_job_rank(job, st, s, 0, 0));
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_copy(job, st, rep, &G, out, s);
     for (int s = 0; !rc && s < job->pp; s++)
         stage_own(job, st, &G, out, s);
-    groups_free(&G);
+    mdl_comms_release(&G.reg);
     return rc ? tps_error_oom(err) : TPS_OK;
 }

@@ -171,7 +171,7 @@ int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_mod
 
 /* Piecewise lowering, for whole jobs (models/job.h). An emitter appends one rank's ops to a
  * program: a range of layers forward or backward for one micro-batch, or the embedding and the
- * logits of the model. Its collectives name the placeholder groups MDL_GROUP_D1 (the rank's
+ * logits of the model. Its collectives name the group markers MDL_GROUP_D1 (the rank's
  * column, the d1 axis: the whole group in 1D) and MDL_GROUP_D2 (its row), which the caller
  * replaces with real groups (mdl_strategy_axis_groups). */
 #define MDL_GROUP_D1 (-2)
