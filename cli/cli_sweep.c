@@ -89,25 +89,25 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     int tfd = mkstemp(tmp);
     if (tfd >= 0) close(tfd);
     struct tps_error err = {0};
-    struct pipeline_job j;
-    memset(&j, 0, sizeof j);
+    struct pipeline_job *j = pipeline_job_new();
     int rc = tfd < 0 ? tps_error_set(&err, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
+             : !j    ? tps_error_oom(&err)
                      : sweep_write_point(sw, i, tmp, &err);
-    if (!rc) rc = pipeline_open_scenario(tmp, sw->path, &j, &err);
+    if (!rc) rc = pipeline_open_scenario(tmp, sw->path, j, &err);
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct report r = {0};
-    if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
+    if (!rc) rc = pipeline_simulate(j, NULL, &r, &err);
     size_t n = (size_t)snprintf(line, sizeof line, "%ld", i);
     for (int k = 0; k < sw->nkeys; k++) {
         sweep_display(sw->vals[k][sweep_index(sw, i, k)], field, sizeof field);
         put(line, sizeof line, &n, field);
     }
     if (!rc) {
-        n += (size_t)snprintf(line + n, sizeof line - n,
-                              ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,", r.iteration_s,
-                              r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
-                              r.exposed_comm_s, r.compute_s, r.comm_s, j.mem.total / 1e9,
-                              r.memory_fits ? "true" : "false");
+        n += (size_t)snprintf(
+            line + n, sizeof line - n, ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,",
+            r.iteration_s, r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
+            r.exposed_comm_s, r.compute_s, r.comm_s, pipeline_job_memory(j)->total / 1e9,
+            r.memory_fits ? "true" : "false");
     } else {
         char msg[700];
         /* the point's own file is temporary: name the field and the message only */
@@ -118,7 +118,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     }
     snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
     report_release(&r);
-    pipeline_release(&j);
+    pipeline_free(j);
     unlink(tmp);
     ssize_t w = write(fd, line, strlen(line));
     _exit(w == (ssize_t)strlen(line) ? 0 : 3);

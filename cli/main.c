@@ -72,30 +72,33 @@ static int is_dir(const char *path)
 static int run_input(const struct run_opts *o)
 {
     struct tps_error err = {0};
-    struct pipeline_job j;
-    int rc = is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, &j, &err)
-                              : pipeline_open_scenario(o->input, NULL, &j, &err);
-    if (!rc && o->seed >= 0) rc = pipeline_reseed(&j, (unsigned long)o->seed, &err);
+    struct pipeline_job *j = pipeline_job_new();
+    int rc = !j                 ? tps_error_oom(&err)
+             : is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, j, &err)
+                                : pipeline_open_scenario(o->input, NULL, j, &err);
+    if (!rc && o->seed >= 0) rc = pipeline_reseed(j, (unsigned long)o->seed, &err);
     if (!rc && !o->quiet && isatty(2)) {
         int L, M, R;
-        pipeline_job_shape(&j, &L, &M, &R);
+        pipeline_job_shape(j, &L, &M, &R);
         fprintf(stderr, "tpsim: simulating %d layer(s)%s x %d micro-batch(es) on %d GPU(s)...\n", L,
-                j.deferred ? " (folded if they all take the same)" : "", M, R);
+                pipeline_job_deferred(j) ? " (folded if they all take the same)" : "", M, R);
     }
     struct timing tm = {0};
     struct report r = {0};
     /* every op's times only for a timeline: without one, a plain run may fold its layers */
-    if (!rc) rc = pipeline_simulate(&j, o->timeline ? &tm : NULL, &r, &err);
+    if (!rc) rc = pipeline_simulate(j, o->timeline ? &tm : NULL, &r, &err);
+    const struct report_meta *meta = rc ? NULL : pipeline_job_meta(j);
     if (!rc) {
-        report_warn_memory(&r, j.meta.device, stderr);
-        if (!o->quiet) report_print(&r, &j.meta, stdout);
+        report_warn_memory(&r, meta->device, stderr);
+        if (!o->quiet) report_print(&r, meta, stdout);
     }
-    if (!rc && o->json) rc = report_write_json(&r, &j.meta, o->json, &err);
-    if (!rc && o->csv) rc = report_write_csv(&r, &j.meta, o->csv, &err);
-    if (!rc && o->timeline) rc = report_write_timeline(&j.prog, &tm, o->timeline, &err);
+    if (!rc && o->json) rc = report_write_json(&r, meta, o->json, &err);
+    if (!rc && o->csv) rc = report_write_csv(&r, meta, o->csv, &err);
+    if (!rc && o->timeline)
+        rc = report_write_timeline(pipeline_job_program(j), &tm, o->timeline, &err);
     report_release(&r);
     timing_release(&tm);
-    pipeline_release(&j);
+    pipeline_free(j);
     return rc ? cli_report_error(&err) : 0;
 }
 
@@ -107,7 +110,7 @@ static int run_fabric(const struct run_opts *o)
     int rc = fabric_load(o->input, o->seed, &fr, &err);
     if (!rc) rc = fabric_simulate(&fr, !o->quiet && isatty(2) ? stderr : NULL, &err);
     for (int i = 0; !rc && i < fr.njobs; i++)
-        report_warn_memory(&fr.jobs[i].shared, fr.jobs[i].pj.meta.device, stderr);
+        report_warn_memory(&fr.jobs[i].shared, pipeline_job_meta(fr.jobs[i].pj)->device, stderr);
     if (!rc && !o->quiet) fabric_print(&fr, stdout);
     if (!rc && o->json) rc = fabric_write_json(&fr, o->json, &err);
     if (!rc && o->csv) rc = fabric_write_csv(&fr, o->csv, &err);
@@ -120,15 +123,18 @@ static int run_fabric(const struct run_opts *o)
 static int run_seeds(const struct run_opts *o)
 {
     struct tps_error err = {0};
-    struct pipeline_job j;
-    int rc = pipeline_open_scenario(o->input, NULL, &j, &err);
+    struct pipeline_job *j = pipeline_job_new();
+    int rc = j ? pipeline_open_scenario(o->input, NULL, j, &err) : tps_error_oom(&err);
     double *t = calloc((size_t)o->seeds, sizeof *t), *sorted = calloc((size_t)o->seeds, sizeof *t);
     if (!rc && (!t || !sorted)) rc = tps_error_oom(&err);
-    unsigned long s0 = o->seed >= 0 ? (unsigned long)o->seed : j.scn.hetero.seed;
+    const struct scn_scenario *scn = j ? pipeline_job_scenario(j) : NULL;
+    const char *het = j ? pipeline_job_meta(j)->hetero : NULL;
+    if (!het) het = "";
+    unsigned long s0 = o->seed >= 0 ? (unsigned long)o->seed : scn ? scn->hetero.seed : 0;
     for (long i = 0; !rc && i < o->seeds; i++) {
-        rc = pipeline_reseed(&j, s0 + (unsigned long)i, &err);
+        rc = pipeline_reseed(j, s0 + (unsigned long)i, &err);
         struct report r = {0};
-        if (!rc) rc = pipeline_simulate(&j, NULL, &r, &err);
+        if (!rc) rc = pipeline_simulate(j, NULL, &r, &err);
         if (!rc) t[i] = r.iteration_s;
         report_release(&r);
         if (!rc && !o->quiet && isatty(2))
@@ -144,8 +150,8 @@ static int run_seeds(const struct run_opts *o)
         p99 = gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)o->seeds, 0.99);
     }
     if (!rc && !o->quiet) {
-        printf("scenario        %s\n", j.scn.path);
-        printf("heterogeneity   %s\n", j.hetero[0] ? j.hetero : "-");
+        printf("scenario        %s\n", scn->path);
+        printf("heterogeneity   %s\n", het[0] ? het : "-");
         printf("seeds           %lu to %lu (the line above: the last)\n", s0,
                s0 + (unsigned long)o->seeds - 1);
         printf("\n%-12s %16s\n", "seed", "iteration (ms)");
@@ -162,16 +168,16 @@ static int run_seeds(const struct run_opts *o)
                                                   (json_int_t)(s0 + (unsigned long)i),
                                                   "iteration_time_s", t[i]));
         json_t *root =
-            json_pack("{s:s, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}}", "scenario", j.scn.path,
-                      "heterogeneity", j.hetero, "seeds", runs, "iteration_time_s", "mean", mean,
-                      "p50", p50, "p99", p99, "min", sorted[0], "max", sorted[o->seeds - 1]);
+            json_pack("{s:s, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}}", "scenario", scn->path,
+                      "heterogeneity", het, "seeds", runs, "iteration_time_s", "mean", mean, "p50",
+                      p50, "p99", p99, "min", sorted[0], "max", sorted[o->seeds - 1]);
         if (!root || json_dump_file(root, o->json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0)
             rc = tps_error_set(&err, TPS_EIO, o->json, 0, 0, NULL, "cannot write JSON");
         json_decref(root);
     }
     free(t);
     free(sorted);
-    pipeline_release(&j);
+    pipeline_free(j);
     return rc ? cli_report_error(&err) : 0;
 }
 
@@ -266,12 +272,14 @@ static int cmd_trace(int argc, char **argv)
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (!in || !out) return cli_usage_error("trace", "%s", "need SCENARIO and -o DIR");
     struct tps_error err = {0};
-    struct pipeline_job j;
-    rc = pipeline_load_scenario(in, NULL, &j, &err);
-    if (!rc) rc = pipeline_unfold_replicas(&j, &err); /* a trace holds every GPU's ops */
-    if (!rc) rc = trace_write(&j.prog, j.scn.platform_spec, out, &err);
-    if (!rc) printf("wrote %d rank file(s) to %s\n", j.prog.nranks, out);
-    pipeline_release(&j);
+    struct pipeline_job *j = pipeline_job_new();
+    rc = j ? pipeline_load_scenario(in, NULL, j, &err) : tps_error_oom(&err);
+    if (!rc) rc = pipeline_unfold_replicas(j, &err); /* a trace holds every GPU's ops */
+    if (!rc)
+        rc = trace_write(pipeline_job_program(j), pipeline_job_scenario(j)->platform_spec, out,
+                         &err);
+    if (!rc) printf("wrote %d rank file(s) to %s\n", pipeline_job_program(j)->nranks, out);
+    pipeline_free(j);
     return rc ? cli_report_error(&err) : 0;
 }
 

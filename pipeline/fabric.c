@@ -1,6 +1,7 @@
 /* fabric.c - jobs sharing one platform: lowered each as `run` lowers it, placed on their GPUs,
  * simulated together and each alone, and reported side by side (see fabric.h). */
 #include "pipeline/fabric.h"
+#include "pipeline/pipeline_int.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -18,18 +19,19 @@ int fabric_load(const char *path, long seed, struct fabric_run *r, struct tps_er
     for (int i = 0; i < r->njobs && !rc; i++) {
         struct fabric_job_run *J = &r->jobs[i];
         struct scn_fabric_job *fj = &r->f.jobs[i];
-        scn_move(&J->pj.scn, &fj->scn); /* the fabric keeps an empty scenario */
-        J->pj.topo = &J->pj.scn.topo;
-        snprintf(J->pj.input, sizeof J->pj.input, "%s", path);
+        if (!(J->pj = pipeline_job_new())) return tps_error_oom(err);
+        scn_move(&J->pj->scn, &fj->scn); /* the fabric keeps an empty scenario */
+        J->pj->topo = &J->pj->scn.topo;
+        snprintf(J->pj->input, sizeof J->pj->input, "%s", path);
         J->ngpus = fj->ngpus;
         J->gpus = fj->gpus;
         scn_fabric_gpus_text(fj, J->gpus_text, sizeof J->gpus_text);
-        if (seed >= 0) J->pj.scn.hetero.seed = (unsigned long)seed;
-        if ((rc = pipeline_lower_job(&J->pj, err)))
+        if (seed >= 0) J->pj->scn.hetero.seed = (unsigned long)seed;
+        if ((rc = pipeline_lower_job(J->pj, err)))
             scn_fabric_field(i, err);
-        else if (J->pj.prog.nranks != J->ngpus) {
+        else if (J->pj->prog.nranks != J->ngpus) {
             rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, "jobs",
-                               "jobs[%d] lowered to %d ranks for %d GPUs", i, J->pj.prog.nranks,
+                               "jobs[%d] lowered to %d ranks for %d GPUs", i, J->pj->prog.nranks,
                                J->ngpus);
         }
     }
@@ -45,18 +47,18 @@ static int simulate_together(struct fabric_run *r, int first, int n, int alone,
     memset(all, 0, sizeof *all);
     if (mdl_program_init(all, r->f.topo.ngpus) != 0) return tps_error_oom(err);
     for (int i = first; i < first + n; i++)
-        if (mdl_program_merge(all, &r->jobs[i].pj.prog, r->jobs[i].gpus) != 0)
+        if (mdl_program_merge(all, &r->jobs[i].pj->prog, r->jobs[i].gpus) != 0)
             return tps_error_oom(err);
     int rc = pipeline_run_program(all, &r->f.topo, tm, err);
     for (int i = first; i < first + n && !rc; i++) {
         struct fabric_job_run *J = &r->jobs[i];
         struct timing own;
-        if ((rc = timing_gather(tm, &J->pj.prog, J->gpus, &own)) != TPS_OK) {
+        if ((rc = timing_gather(tm, &J->pj->prog, J->gpus, &own)) != TPS_OK) {
             rc = tps_error_set(err, rc, r->f.path, 0, 0, "jobs",
                                "jobs[%d]: its op times could not be gathered", i);
             break;
         }
-        rc = pipeline_report(&J->pj, &own, alone ? &J->alone : &J->shared, err);
+        rc = pipeline_report(J->pj, &own, alone ? &J->alone : &J->shared, err);
         timing_release(&own);
     }
     return rc;
@@ -70,7 +72,7 @@ int fabric_simulate(struct fabric_run *r, FILE *progress, struct tps_error *err)
     int rc = simulate_together(r, 0, r->njobs, 0, &r->all, &r->tm, err);
     for (int i = 0; i < r->njobs && !rc; i++) {
         if (progress)
-            fprintf(progress, "tpsim: simulating %s alone (%d of %d)...\n", r->jobs[i].pj.scn.name,
+            fprintf(progress, "tpsim: simulating %s alone (%d of %d)...\n", r->jobs[i].pj->scn.name,
                     i + 1, r->njobs);
         struct mdl_program one;
         struct timing tm;
@@ -88,7 +90,7 @@ void fabric_release(struct fabric_run *r)
     for (int i = 0; i < r->njobs; i++) {
         report_release(&r->jobs[i].alone);
         report_release(&r->jobs[i].shared);
-        pipeline_release(&r->jobs[i].pj);
+        pipeline_free(r->jobs[i].pj);
     }
     free(r->jobs);
     mdl_program_release(&r->all);
@@ -113,8 +115,8 @@ void fabric_print(const struct fabric_run *r, FILE *f)
             used, r->f.topo.ngpus);
     for (int i = 0; i < r->njobs; i++) {
         const struct fabric_job_run *J = &r->jobs[i];
-        const struct report_meta *m = &J->pj.meta;
-        fprintf(f, "\njob %-11s GPUs %s\n", J->pj.scn.name, J->gpus_text);
+        const struct report_meta *m = &J->pj->meta;
+        fprintf(f, "\njob %-11s GPUs %s\n", J->pj->scn.name, J->gpus_text);
         fprintf(f, "  model         %s\n", m->model);
         fprintf(f, "  device        %s\n", m->device);
         fprintf(f, "  strategy      %s\n", m->strategy);
@@ -131,7 +133,7 @@ void fabric_print(const struct fabric_run *r, FILE *f)
             "alone", "shared");
     for (int i = 0; i < r->njobs; i++) {
         const struct fabric_job_run *J = &r->jobs[i];
-        fprintf(f, "%-12s %13.6f %13.6f %8.4fx %16.6f %16.6f %7.1f%% %7.1f%%\n", J->pj.scn.name,
+        fprintf(f, "%-12s %13.6f %13.6f %8.4fx %16.6f %16.6f %7.1f%% %7.1f%%\n", J->pj->scn.name,
                 J->alone.iteration_s * 1e3, J->shared.iteration_s * 1e3, J->slowdown,
                 J->alone.exposed_comm_s * 1e3, J->shared.exposed_comm_s * 1e3, mfu_pct(&J->alone),
                 mfu_pct(&J->shared));
@@ -146,10 +148,10 @@ int fabric_write_json(const struct fabric_run *r, const char *path, struct tps_e
         json_t *gpus = json_array();
         for (int k = 0; gpus && k < J->ngpus; k++)
             json_array_append_new(gpus, json_integer(J->gpus[k]));
-        json_array_append_new(jobs, json_pack("{s:s, s:o, s:f, s:o, s:o}", "name", J->pj.scn.name,
+        json_array_append_new(jobs, json_pack("{s:s, s:o, s:f, s:o, s:o}", "name", J->pj->scn.name,
                                               "gpus", gpus, "slowdown", J->slowdown, "alone",
-                                              report_json(&J->alone, &J->pj.meta), "shared",
-                                              report_json(&J->shared, &J->pj.meta)));
+                                              report_json(&J->alone, &J->pj->meta), "shared",
+                                              report_json(&J->shared, &J->pj->meta)));
     }
     json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:f, s:o}", "tpsim_version", "1", "scenario",
                              r->f.path, "name", r->f.name, "platform", r->platform,
@@ -173,7 +175,7 @@ int fabric_write_csv(const struct fabric_run *r, const char *path, struct tps_er
         snprintf(gpus, sizeof gpus, "%s", J->gpus_text);
         for (char *c = gpus; *c; c++)
             if (*c == ',') *c = ' ';
-        fprintf(f, "%s,%s,%.9g,%.9g,%.6f,%.9g,%.9g,%.6f,%.6f\n", J->pj.scn.name, gpus,
+        fprintf(f, "%s,%s,%.9g,%.9g,%.6f,%.9g,%.9g,%.6f,%.6f\n", J->pj->scn.name, gpus,
                 J->alone.iteration_s, J->shared.iteration_s, J->slowdown, J->alone.exposed_comm_s,
                 J->shared.exposed_comm_s, mfu_pct(&J->alone) / 100, mfu_pct(&J->shared) / 100);
     }

@@ -17,7 +17,7 @@
 #include "pipeline/pipeline.h"
 
 struct fabric_job_run {
-    struct pipeline_job pj;      /* the job, lowered (owns its scenario) */
+    struct pipeline_job *pj;     /* the job, lowered (owns its scenario) */
     int ngpus;                   /* borrowed from the fabric: */
     const int *gpus;             /* the platform GPU of rank i */
     char gpus_text[256];         /* "0-3,8-11" */

@@ -1,6 +1,6 @@
 /* pipeline.c - scenario or trace -> program -> check and tune -> simulation -> report (see
  * pipeline.h). */
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -448,6 +448,53 @@ void pipeline_release(struct pipeline_job *j)
     scn_release(&j->scn);
     plat_topo_release(&j->trace_topo);
     memset(j, 0, sizeof *j);
+}
+
+struct pipeline_job *pipeline_job_new(void)
+{
+    return calloc(1, sizeof(struct pipeline_job));
+}
+
+void pipeline_free(struct pipeline_job *j)
+{
+    if (!j) return;
+    pipeline_release(j);
+    free(j);
+}
+
+const struct report_meta *pipeline_job_meta(const struct pipeline_job *j)
+{
+    return &j->meta;
+}
+
+const struct scn_scenario *pipeline_job_scenario(const struct pipeline_job *j)
+{
+    return &j->scn;
+}
+
+struct mdl_program *pipeline_job_program(struct pipeline_job *j)
+{
+    return &j->prog;
+}
+
+const struct plat_topo *pipeline_job_topo(const struct pipeline_job *j)
+{
+    return j->topo;
+}
+
+const struct mdl_memory *pipeline_job_memory(const struct pipeline_job *j)
+{
+    return &j->mem;
+}
+
+const char *pipeline_job_trace_dir(const struct pipeline_job *j)
+{
+    return j->trace_dir;
+}
+
+int pipeline_job_deferred(const struct pipeline_job *j)
+{
+    return j->deferred;
 }
 
 int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,

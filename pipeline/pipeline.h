@@ -21,35 +21,40 @@
 #include "models/program.h"
 #include "platforms/topo.h"
 
-/* A loaded input, ready to simulate. */
-struct pipeline_job {
-    int from_trace;               /* 1: a trace directory, 0: a scenario */
-    struct scn_scenario scn;      /* the scenario (from_trace == 0) */
-    struct plat_topo trace_topo;  /* the platform a trace runs on (from_trace) */
-    const struct plat_topo *topo; /* &scn.topo, &trace_topo, or a borrowed one */
-    struct mdl_program prog;      /* lowered or read; tuned by pipeline_simulate */
-    struct mdl_job_fold fold;     /* a job's folded chunk (zeroed when op by op) */
-    int full_replicas;            /* a folded job: lower every replica in full all the same */
-    int defer;    /* set by pipeline_open_scenario: a plain run that may fold is lowered later */
-    int deferred; /* prog not lowered yet: pipeline_simulate lowers it if it replays every layer */
-    int has_memory; /* a scenario: memory per GPU against the device */
-    struct mdl_memory mem;
-    double capacity;         /* bytes of one GPU */
-    struct report_meta meta; /* descriptions for reports; point into the buffers below */
-    char input[512], trace_dir[1024], model[256], strategy[256], device[64], platform[1100];
-    char folding[256]; /* what the lowering folded, "" when nothing */
-    char hetero[512];  /* devices, speed factors and balancing (models/hetero.h), "" when none */
-};
+/* A loaded input, ready to simulate: opaque to callers, which make one with pipeline_job_new,
+ * load it, simulate it, read it through the accessors below and free it with pipeline_free
+ * (pipeline/pipeline_int.h holds its fields, for pipeline/ and white-box tests). */
+struct pipeline_job;
+
+/* A new empty job (NULL when out of memory). */
+struct pipeline_job *pipeline_job_new(void);
+/* Releases what j holds and frees it (NULL: nothing). */
+void pipeline_free(struct pipeline_job *j);
+/* What reports say about j: scenario (or trace), model, device, platform, strategy, folding. */
+const struct report_meta *pipeline_job_meta(const struct pipeline_job *j);
+/* The loaded scenario (a trace's: empty but for what it records). */
+const struct scn_scenario *pipeline_job_scenario(const struct pipeline_job *j);
+/* The lowered (or read) program, tuned once simulated; empty while deferred. */
+struct mdl_program *pipeline_job_program(struct pipeline_job *j);
+/* The platform it runs on. */
+const struct plat_topo *pipeline_job_topo(const struct pipeline_job *j);
+/* Memory per GPU (the most loaded GPU; zero for a trace). */
+const struct mdl_memory *pipeline_job_memory(const struct pipeline_job *j);
+/* The trace directory a trace was read from ("" for a scenario). */
+const char *pipeline_job_trace_dir(const struct pipeline_job *j);
+/* Whether its lowering waits for pipeline_simulate (pipeline_open_scenario). */
+int pipeline_job_deferred(const struct pipeline_job *j);
 
 /* Loads scenario `path` and lowers it. `like` (or NULL) is the file whose directory resolves the
- * scenario's relative paths (scn_load_in). Release *j even on failure. */
+ * scenario's relative paths (scn_load_in). j holds what was loaded even on failure (pipeline_free
+ * it). */
 int pipeline_load_scenario(const char *path, const char *like, struct pipeline_job *j,
                            struct tps_error *err);
 /* pipeline_load_scenario for a caller that only simulates (pipeline_simulate): a plain run whose
  * layers may fold (not a whole job, `run.fold` not false, at least 6 layers, no heterogeneity)
  * is not lowered, since folding simulates 3 and 4 layers of their own; j->prog stays empty
  * (j->deferred) until pipeline_simulate replays every layer. pipeline_lower_job defers it again.
- * Release *j even on failure. */
+ * j holds what was loaded even on failure (pipeline_free it). */
 int pipeline_open_scenario(const char *path, const char *like, struct pipeline_job *j,
                            struct tps_error *err);
 /* What j simulates: its program's layers, micro-batches and GPUs, or while it is deferred
@@ -57,10 +62,9 @@ int pipeline_open_scenario(const char *path, const char *like, struct pipeline_j
 void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_batches, int *gpus);
 /* Reads trace directory `dir` (a merged recording is found by trace_dir_resolve) to run on
  * `platform` (a --platform line); when that is NULL, on `on` (borrowed, may be NULL), else on the
- * platform the trace records. Release *j even on failure. */
+ * platform the trace records. j holds what was loaded even on failure (pipeline_free it). */
 int pipeline_load_trace(const char *dir, const char *platform, const struct plat_topo *on,
                         struct pipeline_job *j, struct tps_error *err);
-void pipeline_release(struct pipeline_job *j);
 /* Lowers j->scn (loaded, j->topo set; its fold and job may have been changed since) into
  * j->prog, with the descriptions and the memory; what pipeline_load_scenario does after
  * loading (deferred as pipeline_open_scenario says when j->defer is set). */

@@ -3,7 +3,8 @@
 #   common <- models <- platforms <- core <- sim <- pipeline <- validate <- cli
 # validate/ and cli/ reach the engine (sim/) only through pipeline/pipeline.h, and only sim/
 # includes SimGrid, and only pipeline_lower calls mdl_strategy_lower; sim/ reads the tuner's plan
-# (core/commplan.h) but never includes the tuner (core/tune.h). Prints each offending include and
+# (core/commplan.h) but never includes the tuner (core/tune.h); struct pipeline_job's fields
+# (pipeline/pipeline_int.h) stay inside pipeline/. Prints each offending include and
 # exits 1; run by CTest and scripts/test.sh.
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
@@ -38,6 +39,12 @@ done
 # The engine replays the plan the tuner made; it decides nothing itself.
 if grep -n '#include "core/tune.h"' sim/*.[ch]; then
   echo "layers: sim/ includes the tuner (above): the engine reads core/commplan.h's plan" >&2
+  bad=1
+fi
+# A loaded job is opaque outside pipeline/ (and the tests): its fields are pipeline_int.h's.
+if grep -n '#include "pipeline/pipeline_int.h"' common/*.[ch] models/*.[ch] platforms/*.[ch] \
+  core/*.[ch] sim/*.[ch] validate/*.[ch] cli/*.[ch]; then
+  echo "layers: pipeline_int.h included outside pipeline/ (above): use pipeline.h's functions" >&2
   bad=1
 fi
 # A strategy becomes a program in one place: pipeline_lower.

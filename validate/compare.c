@@ -133,36 +133,37 @@ int cmp_trace(const char *dir, const char *platform, const char *scenario, struc
     memset(r, 0, sizeof *r);
     struct scn_scenario s;
     memset(&s, 0, sizeof s);
-    struct pipeline_job j;
-    memset(&j, 0, sizeof j);
-    int rc = scenario ? scn_load(scenario, &s, err) : TPS_OK;
-    if (!rc) rc = pipeline_load_trace(dir, platform, scenario ? &s.topo : NULL, &j, err);
+    struct pipeline_job *j = pipeline_job_new();
+    int rc = !j ? tps_error_oom(err) : scenario ? scn_load(scenario, &s, err) : TPS_OK;
+    if (!rc) rc = pipeline_load_trace(dir, platform, scenario ? &s.topo : NULL, j, err);
+    struct mdl_program *prog = j ? pipeline_job_program(j) : NULL;
     if (!rc) {
-        snprintf(r->trace, sizeof r->trace, "%s", j.trace_dir);
+        const struct plat_topo *t = pipeline_job_topo(j);
+        snprintf(r->trace, sizeof r->trace, "%s", pipeline_job_trace_dir(j));
         snprintf(r->platform, sizeof r->platform, "%s",
-                 j.topo->desc[0] ? j.topo->desc : j.platform);
-        r->nranks = j.prog.nranks;
-        for (int k = 0; k < j.prog.nranks; k++)
-            for (int i = 0; i < j.prog.ranks[k].nops; i++)
-                r->recorded += j.prog.ranks[k].ops[i].recorded;
+                 t->desc[0] ? t->desc : pipeline_job_meta(j)->platform);
+        r->nranks = prog->nranks;
+        for (int k = 0; k < prog->nranks; k++)
+            for (int i = 0; i < prog->ranks[k].nops; i++)
+                r->recorded += prog->ranks[k].ops[i].recorded;
         if (!r->recorded)
-            rc = tps_error_set(err, TPS_EINVAL, j.trace_dir, 0, 0, "rec_start",
+            rc = tps_error_set(err, TPS_EINVAL, pipeline_job_trace_dir(j), 0, 0, "rec_start",
                                "the trace has no recorded times (it was not written by the "
                                "tracer)");
     }
     if (!rc) {
-        r->niters = rec_mark_iterations(&j.prog);
+        r->niters = rec_mark_iterations(prog);
         if (r->niters < 0) rc = tps_error_oom(err);
     }
-    if (!rc) r->host_from_gaps = rec_host_launches(&j.prog);
+    if (!rc) r->host_from_gaps = rec_host_launches(prog);
     struct timing tm = {0};
-    if (!rc) rc = pipeline_run_program(&j.prog, j.topo, &tm, err);
+    if (!rc) rc = pipeline_run_program(prog, pipeline_job_topo(j), &tm, err);
     if (!rc) {
-        pipeline_take_program(&j, &r->prog); /* the result keeps the program (op names) */
+        pipeline_take_program(j, &r->prog); /* the result keeps the program (op names) */
         if (compare(r, &tm, scenario ? &s : NULL) != TPS_OK) rc = tps_error_oom(err);
     }
     timing_release(&tm);
-    pipeline_release(&j);
+    pipeline_free(j);
     scn_release(&s);
     return rc;
 }

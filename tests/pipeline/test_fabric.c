@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "pipeline/fabric.h"
+#include "pipeline/pipeline_int.h"
 #include "platforms/spec.h"
 #include "tests/testdir.h"
 
@@ -161,8 +162,8 @@ static void alone_against_plain(const char *device)
     cr_assert(eq(int, pipeline_simulate(&j, &tm, &rep, &err), 0), "%s", err.msg);
     cr_expect(eq(int, r.jobs[0].gpus[0], 0));
     /* a device's GEMM table is the job's own, moved with it */
-    cr_expect(r.jobs[0].pj.scn.device.gemm_table ==
-              (j.scn.device.gemm_table ? &r.jobs[0].pj.scn.gemm : NULL));
+    cr_expect(r.jobs[0].pj->scn.device.gemm_table ==
+              (j.scn.device.gemm_table ? &r.jobs[0].pj->scn.gemm : NULL));
     cr_expect(eq(dbl, r.jobs[0].alone.iteration_s, rep.iteration_s), "%s", device);
     cr_expect(eq(dbl, r.jobs[0].shared.iteration_s, rep.iteration_s), "%s", device);
     cr_expect(eq(dbl, r.jobs[0].shared.exposed_comm_s, rep.exposed_comm_s), "%s", device);
@@ -198,8 +199,8 @@ static double noisy(long seed)
     struct tps_error err = {0};
     cr_assert(eq(int, fabric_load(path, seed, &r, &err), 0), "%s", err.msg);
     cr_assert(eq(int, fabric_simulate(&r, NULL, &err), 0), "%s", err.msg);
-    cr_assert(r.jobs[0].pj.hetero[0] != 0, "job a is noisy");
-    cr_assert(r.jobs[1].pj.hetero[0] == 0, "job b is not");
+    cr_assert(r.jobs[0].pj->hetero[0] != 0, "job a is noisy");
+    cr_assert(r.jobs[1].pj->hetero[0] == 0, "job b is not");
     double t = r.jobs[1].shared.iteration_s;
     fabric_release(&r);
     testdir_remove(dir);

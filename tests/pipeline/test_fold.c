@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 TestSuite(fold, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 #include "tests/testdir.h"
 
 TestSuite(hetero_sim, .timeout = 300 * TPSIM_TIMEOUT_SCALE);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 TestSuite(job, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
