@@ -146,10 +146,10 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
         json_t *row =
             json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:b, s:f, s:o, s:f, s:f, s:f, s:b}",
                       "strategy", w->desc, "tp", w->st.tp, "d1", d1, "d2", d2, "placement",
-                      w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first", "chunks",
-                      w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases, "sequence_parallel",
-                      w->st.sequence_parallel, "predicted_s", w->predicted_s, "simulated_s",
-                      w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
+                      w->st.atp.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
+                      "chunks", w->st.chunks ? w->st.chunks : 1, "oases", w->st.oases,
+                      "sequence_parallel", w->st.sequence_parallel, "predicted_s", w->predicted_s,
+                      "simulated_s", w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
                       "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
                       "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
         json_object_set_new(row, "attention_tp", json_integer(mdl_strategy_sub_tp(&w->st, 0)));
@@ -235,11 +235,12 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         /* the TP kind: 1d (with ATP chunks or Oases' schedule) or a 2d mesh */
         json_object_set_new(row, "tp_kind", json_string(mdl_strategy_kind_name(w->st.kind)));
         json_object_set_new(row, "mesh",
-                            w->st.kind == MDL_STRAT_2D ? json_pack("[i, i]", w->st.d1, w->st.d2)
-                                                       : json_null());
+                            w->st.kind == MDL_STRAT_2D
+                                ? json_pack("[i, i]", w->st.atp.d1, w->st.atp.d2)
+                                : json_null());
         json_object_set_new(
             row, "placement",
-            json_string(w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first"));
+            json_string(w->st.atp.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first"));
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
         json_object_set_new(row, "pipeline_bubble_s",

@@ -26,33 +26,33 @@ static int read_2d(const struct tps_ydoc *d, int id, struct mdl_strategy *st, in
             return rc;
     if (dims[0] > MDL_MAX_TP || dims[1] > MDL_MAX_TP)
         return tps_ydoc_fail(d, mid, "strategy.mesh", err, "too large");
-    st->d1 = (int)dims[0];
-    st->d2 = (int)dims[1];
-    st->placement = MDL_ROW_FIRST;
+    st->atp.d1 = (int)dims[0];
+    st->atp.d2 = (int)dims[1];
+    st->atp.placement = MDL_ROW_FIRST;
     if ((v = tps_ydoc_get(d, id, "placement"))) {
         const char *pl;
         if ((rc = tps_ydoc_str(d, v, "strategy.placement", &pl, err))) return rc;
         if (!strcmp(pl, "column-first"))
-            st->placement = MDL_COLUMN_FIRST;
+            st->atp.placement = MDL_COLUMN_FIRST;
         else if (strcmp(pl, "row-first"))
             return tps_ydoc_fail(d, v, "strategy.placement", err,
                                  "expected row-first or column-first, got '%s'", pl);
     }
-    st->tp = st->d1 * st->d2;
+    st->tp = st->atp.d1 * st->atp.d2;
     *tp_node = mid;
     return TPS_OK;
 }
 
 static void mesh_2d(const struct mdl_strategy *st, int *d1, int *d2)
 {
-    *d1 = st->d1;
-    *d2 = st->d2;
+    *d1 = st->atp.d1;
+    *d2 = st->atp.d2;
 }
 
 static int check_2d(const struct mdl_strategy *st, const struct mdl_model *m, long *deg,
                     struct tps_error *err)
 {
-    long d = st->tp, d1 = st->d1, d2 = st->d2;
+    long d = st->tp, d1 = st->atp.d1, d2 = st->atp.d2;
     if (d1 < 1 || d2 < 1 || d1 * d2 != d)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "mesh",
                              "the mesh d1 x d2 must multiply to tp (%ld), got %ld x %ld", d, d1,
@@ -76,9 +76,9 @@ static int check_2d(const struct mdl_strategy *st, const struct mdl_model *m, lo
 
 static void describe_2d(const struct mdl_strategy *st, const char *opts, char *buf, size_t len)
 {
-    snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->d1, st->d2,
-             st->placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
-             st->extra_allgathers ? " +extra all-gathers" : "", opts);
+    snprintf(buf, len, "2d tp=%d mesh %dx%d %s%s%s", st->tp, st->atp.d1, st->atp.d2,
+             st->atp.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first",
+             st->atp.extra_allgathers ? " +extra all-gathers" : "", opts);
 }
 
 /* Every d1 x d2 mesh of the group's d GPUs with d2 > 1 (d1 from d - 1 down), both placements
@@ -93,12 +93,12 @@ static int candidates_2d(const struct mdl_strategy *base, bool sp, mdl_strategy_
             for (int c = 0; !rc && c < LW_PLAN_NCHUNKS; c++)
                 for (int oa = 0; !rc && oa < 2; oa++) {
                     struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_2D);
-                    st.d1 = d1;
-                    st.d2 = d / d1;
-                    st.placement = (enum mdl_placement)pl;
+                    st.atp.d1 = d1;
+                    st.atp.d2 = d / d1;
+                    st.atp.placement = (enum mdl_placement)pl;
                     st.chunks = lw_plan_chunks[c];
                     st.oases = oa;
-                    st.extra_allgathers = base->extra_allgathers;
+                    st.atp.extra_allgathers = base->atp.extra_allgathers;
                     rc = add(ctx, &st);
                 }
     }

@@ -24,7 +24,7 @@ static int read_tesseract(const struct tps_ydoc *d, int id, struct mdl_strategy 
     if (!did) return tps_ydoc_fail(d, id, "strategy.depth", err, "missing: tesseract's slices");
     if ((rc = tps_ydoc_count(d, did, "strategy.depth", &depth, err))) return rc;
     if (depth > MDL_MAX_TP) return tps_ydoc_fail(d, did, "strategy.depth", err, "too large");
-    st->depth = (int)depth;
+    st->tesseract.depth = (int)depth;
     return TPS_OK;
 }
 
@@ -46,7 +46,7 @@ static int exact_root(long n, int k)
 static long block_batch_split(const struct mdl_strategy *st, int q)
 {
     return st->kind == MDL_STRAT_SUMMA2D     ? q
-           : st->kind == MDL_STRAT_TESSERACT ? (long)q * st->depth
+           : st->kind == MDL_STRAT_TESSERACT ? (long)q * st->tesseract.depth
                                              : (long)q * q;
 }
 
@@ -240,7 +240,9 @@ static void mesh_summa2d(const struct mdl_strategy *st, int *d1, int *d2)
 
 static void mesh_tesseract(const struct mdl_strategy *st, int *d1, int *d2)
 {
-    *d1 = *d2 = st->depth >= 1 && st->tp % st->depth == 0 ? exact_root(st->tp / st->depth, 2) : 0;
+    *d1 = *d2 = st->tesseract.depth >= 1 && st->tp % st->tesseract.depth == 0
+                    ? exact_root(st->tp / st->tesseract.depth, 2)
+                    : 0;
 }
 
 static void mesh_tp3d(const struct mdl_strategy *st, int *d1, int *d2)
@@ -250,7 +252,7 @@ static void mesh_tp3d(const struct mdl_strategy *st, int *d1, int *d2)
 
 static int depth_tesseract(const struct mdl_strategy *st)
 {
-    return st->depth;
+    return st->tesseract.depth;
 }
 
 static int depth_tp3d(const struct mdl_strategy *st)
@@ -267,7 +269,7 @@ static int check_block(const struct mdl_strategy *st, const struct mdl_model *m,
     int q, q2;
     K->mesh(st, &q, &q2);
     const char *k = K->name;
-    if (st->kind == MDL_STRAT_TESSERACT && st->depth < 1)
+    if (st->kind == MDL_STRAT_TESSERACT && st->tesseract.depth < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "depth", "must be at least 1");
     if (q < 1)
         return tps_error_set(
@@ -276,7 +278,7 @@ static int check_block(const struct mdl_strategy *st, const struct mdl_model *m,
             : st->kind == MDL_STRAT_TP3D  ? "must be a cube q x q x q for kind tp3d, got %ld"
                                           : "must be q x q x depth for kind tesseract, got %ld",
             (long)st->tp);
-    if (st->sequence_parallel || st->chunks > 1 || st->oases || st->extra_allgathers) {
+    if (st->sequence_parallel || st->chunks > 1 || st->oases || st->atp.extra_allgathers) {
         const char *f = st->sequence_parallel ? "sequence_parallel"
                         : st->chunks > 1      ? "chunks"
                         : st->oases           ? "oases"
@@ -307,7 +309,8 @@ static void describe_block(const struct mdl_strategy *st, const char *opts, char
     if (st->kind == MDL_STRAT_SUMMA2D)
         snprintf(buf, len, "summa2d tp=%d (%dx%d SUMMA)%s", st->tp, q, q, opts);
     else if (st->kind == MDL_STRAT_TESSERACT)
-        snprintf(buf, len, "tesseract tp=%d (%dx%d x depth %d)%s", st->tp, q, q, st->depth, opts);
+        snprintf(buf, len, "tesseract tp=%d (%dx%d x depth %d)%s", st->tp, q, q,
+                 st->tesseract.depth, opts);
     else
         snprintf(buf, len, "tp3d tp=%d (%dx%dx%d cube)%s", st->tp, q, q, q, opts);
 }
@@ -315,7 +318,7 @@ static void describe_block(const struct mdl_strategy *st, const char *opts, char
 /* Tesseract's slices each hold all the layer's parameters: a split over q^2 GPUs. */
 static double param_shards_tesseract(const struct mdl_strategy *st)
 {
-    return st->depth >= 1 ? (double)st->tp / st->depth : (double)st->tp;
+    return st->tesseract.depth >= 1 ? (double)st->tp / st->tesseract.depth : (double)st->tp;
 }
 
 /* 3D keeps each linear's input and weight as all-gathered for its backward (the backward
@@ -364,7 +367,7 @@ static int candidates_tesseract(const struct mdl_strategy *base, bool sp, mdl_st
     int d = base->tp, rc = 0;
     for (int depth = 2; !rc && depth <= d; depth++) {
         struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_TESSERACT);
-        st.depth = depth;
+        st.tesseract.depth = depth;
         if (d % depth == 0) rc = add(ctx, &st);
     }
     return rc;

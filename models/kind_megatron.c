@@ -13,7 +13,7 @@
 /* ATP's optional all-gather on the hidden dim over the d2 axis. */
 static void extra_ag(struct mdl_lower *L, const char *name, double elems, int after)
 {
-    if (L->st->extra_allgathers) lw_coll(L, MDL_OP_ALL_GATHER, name, elems, after, LW_AXIS_D2);
+    if (L->st->atp.extra_allgathers) lw_coll(L, MDL_OP_ALL_GATHER, name, elems, after, LW_AXIS_D2);
 }
 
 static void attn_fwd(struct mdl_lower *L)
@@ -229,7 +229,7 @@ static int check_1d(const struct mdl_strategy *st, const struct mdl_model *m, lo
 {
     long d = st->tp;
     for (int mlp = 0; mlp < 2; mlp++) {
-        int t = mlp ? st->mlp_tp : st->attention_tp;
+        int t = mlp ? st->sublayer.mlp_tp : st->sublayer.attention_tp;
         const char *f = mlp ? "mlp_tp" : "attention_tp";
         if (t == 0) continue;
         if (t < 1 || d % t)
@@ -284,8 +284,8 @@ static int candidates_1d(const struct mdl_strategy *base, bool sp, mdl_strategy_
             for (int oa = 0; !rc && oa < 2; oa++) {
                 if (d % ta || d % tm || (ta == d && tm == d)) continue;
                 struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_1D);
-                st.attention_tp = ta;
-                st.mlp_tp = tm;
+                st.sublayer.attention_tp = ta;
+                st.sublayer.mlp_tp = tm;
                 st.oases = oa;
                 rc = add(ctx, &st);
             }

@@ -124,7 +124,7 @@ static void logits_pp(struct mdl_lower *L)
 
 static void mesh_pp(const struct mdl_strategy *st, int *d1, int *d2)
 {
-    *d1 = st->ring > 0 ? st->ring : st->tp;
+    *d1 = st->primepar.ring > 0 ? st->primepar.ring : st->tp;
     *d2 = 1;
 }
 
@@ -139,16 +139,16 @@ static int check_pp(const struct mdl_strategy *st, const struct mdl_model *m, lo
                     struct tps_error *err)
 {
     long d = st->tp;
-    if (st->ring) {
-        if (st->ring < 1 || d % st->ring)
+    if (st->primepar.ring) {
+        if (st->primepar.ring < 1 || d % st->primepar.ring)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring",
-                                 "must divide tp (%ld), got %d", d, st->ring);
-        if (m->micro_batch % (d / st->ring))
+                                 "must divide tp (%ld), got %d", d, st->primepar.ring);
+        if (m->micro_batch % (d / st->primepar.ring))
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring",
                                  "%ld rings split the micro-batch: model.micro_batch (%ld) must be "
                                  "a multiple of %ld",
-                                 d / st->ring, m->micro_batch, d / st->ring);
-        d = st->ring; /* heads, key/value heads and widths are split over the ring */
+                                 d / st->primepar.ring, m->micro_batch, d / st->primepar.ring);
+        d = st->primepar.ring; /* heads, key/value heads and widths are split over the ring */
     }
     if (st->sequence_parallel)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sequence_parallel",
@@ -194,7 +194,7 @@ static int candidates_pp(const struct mdl_strategy *base, bool sp, mdl_strategy_
     int d = base->tp, rc = 0;
     for (int ring = d; !rc && ring >= 2; ring--) {
         struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_PRIMEPAR);
-        st.ring = ring == d ? 0 : ring;
+        st.primepar.ring = ring == d ? 0 : ring;
         if (d % ring == 0) rc = add(ctx, &st);
     }
     return rc;

@@ -34,12 +34,12 @@ struct mdl_strategy mdl_strategy_candidate(const struct mdl_strategy *base,
 {
     struct mdl_strategy st = *base;
     st.kind = k;
-    st.d1 = base->tp;
-    st.d2 = 1;
-    st.placement = MDL_ROW_FIRST;
-    st.attention_tp = st.mlp_tp = st.ring = st.depth = 0;
+    st.atp.d1 = base->tp;
+    st.atp.d2 = 1;
+    st.atp.placement = MDL_ROW_FIRST;
+    st.sublayer.attention_tp = st.sublayer.mlp_tp = st.primepar.ring = st.tesseract.depth = 0;
     st.chunks = 1;
-    st.oases = st.sequence_parallel = st.extra_allgathers = false;
+    st.oases = st.sequence_parallel = st.atp.extra_allgathers = false;
     return st;
 }
 
@@ -94,7 +94,7 @@ int mdl_strategy_depth(const struct mdl_strategy *st)
 
 int mdl_strategy_sub_tp(const struct mdl_strategy *st, int mlp)
 {
-    int t = mlp ? st->mlp_tp : st->attention_tp;
+    int t = mlp ? st->sublayer.mlp_tp : st->sublayer.attention_tp;
     return t > 0 ? t : st->tp;
 }
 
@@ -107,7 +107,7 @@ int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
 {
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
-    return st->placement == MDL_COLUMN_FIRST ? j * d1 + i : i * d2 + j;
+    return st->atp.placement == MDL_COLUMN_FIRST ? j * d1 + i : i * d2 + j;
 }
 
 void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
@@ -226,12 +226,12 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                              d);
     const struct mdl_kind *K = mdl_kind_of(st);
     for (int mlp = 0; mlp < 2 && !K->sublayers; mlp++)
-        if (mlp ? st->mlp_tp : st->attention_tp)
+        if (mlp ? st->sublayer.mlp_tp : st->sublayer.attention_tp)
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, mlp ? "mlp_tp" : "attention_tp",
                                  "per-sublayer TP degrees apply to kind 1d only");
     int rc = K->check(st, m, &d, err);
     if (rc) return rc;
-    if (st->ring && !K->ring)
+    if (st->primepar.ring && !K->ring)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ring", "applies to kind primepar only");
     if (m->heads % d)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",

@@ -51,31 +51,45 @@ enum mdl_strategy_kind {
 };
 enum mdl_placement { MDL_ROW_FIRST, MDL_COLUMN_FIRST };
 
-struct mdl_strategy {
-    enum mdl_strategy_kind kind;
-    int tp;                    /* TP degree d: ranks in the group */
-    bool sequence_parallel;    /* 1D: AR -> RS + AG; norms and dropout on s/d tokens */
-    bool async_grad_allreduce; /* backward input-grad AR overlaps the weight-grad GEMM */
-    int d1, d2;                /* 2D mesh, d1 * d2 == tp (1D: d, 1) */
-    int depth;                 /* tesseract: the number of q x q slices (tp = q^2 x depth) */
+/* The settings each kind reads as its own (its file reads, checks and uses them; the scenario
+ * refuses them on other kinds, models/kind.h's `keys`). */
+struct mdl_atp_opts { /* 2d: ATP's mesh */
+    int d1, d2;       /* d1 * d2 == tp (1D: d, 1) */
     enum mdl_placement placement;
-    bool extra_allgathers; /* 2D: ATP's all-gathers over d2 around norms and attention */
-    int chunks;            /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
-    bool oases;            /* Oases: two interleaved sub-batches of half the micro-batch */
-    bool recompute;        /* recompute each layer's forward before its backward (Oases: without
-                              the forward collectives, whose outputs it saved) */
-    bool selective;        /* selective recomputation (Korthikanti et al. 2022): only the
-                              attention core (scores, softmax, context) is recomputed */
-    int ring;              /* primepar: the ring's size (0: tp). A smaller ring is PrimePar's
-                              mixed partition: tp/ring rings side by side, each on 1/(tp/ring) of
-                              the micro-batch (a spatial split of the batch), their weights'
-                              gradients all-reduced across the rings */
-    int attention_tp;      /* 1D, per-sublayer plans (Oases): the TP degree of the attention */
+    bool extra_allgathers; /* ATP's all-gathers over d2 around norms and attention */
+};
+struct mdl_sublayer_opts { /* 1d: per-sublayer plans (Oases) */
+    int attention_tp;      /* the TP degree of the attention */
     int mlp_tp;            /* and of the MLP, each dividing tp (0: tp). A sublayer of degree
                               t < tp runs on tp/t groups of t consecutive GPUs, each on 1/(tp/t)
                               of the micro-batch; its weights are all-reduced over its tp/t
                               replicas, and an activation moving to a sublayer of higher degree
                               is all-gathered over the GPUs that held its parts */
+};
+struct mdl_primepar_opts {
+    int ring; /* the ring's size (0: tp). A smaller ring is PrimePar's mixed partition: tp/ring
+                 rings side by side, each on 1/(tp/ring) of the micro-batch (a spatial split of
+                 the batch), their weights' gradients all-reduced across the rings */
+};
+struct mdl_tesseract_opts {
+    int depth; /* the number of q x q slices (tp = q^2 x depth) */
+};
+
+struct mdl_strategy {
+    enum mdl_strategy_kind kind;
+    int tp;                    /* TP degree d: ranks in the group */
+    bool sequence_parallel;    /* 1D: AR -> RS + AG; norms and dropout on s/d tokens */
+    bool async_grad_allreduce; /* backward input-grad AR overlaps the weight-grad GEMM */
+    int chunks;     /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
+    bool oases;     /* Oases: two interleaved sub-batches of half the micro-batch */
+    bool recompute; /* recompute each layer's forward before its backward (Oases:
+                       without the forward collectives, whose outputs it saved) */
+    bool selective; /* selective recomputation (Korthikanti et al. 2022): only the
+                       attention core (scores, softmax, context) is recomputed */
+    struct mdl_atp_opts atp;
+    struct mdl_sublayer_opts sublayer;
+    struct mdl_primepar_opts primepar;
+    struct mdl_tesseract_opts tesseract;
 };
 
 /* The TP degree of a sublayer (mlp 0: the attention, 1: the MLP): tp unless a per-sublayer plan

@@ -30,10 +30,10 @@ struct layer_time {
 /* Whether two candidates run the same layer: TP kind, mesh, placement, overlap, recomputation. */
 static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *y)
 {
-    return x->kind == y->kind && x->tp == y->tp && x->d1 == y->d1 && x->d2 == y->d2 &&
-           x->placement == y->placement && x->sequence_parallel == y->sequence_parallel &&
-           x->chunks == y->chunks && x->oases == y->oases && x->recompute == y->recompute &&
-           x->selective == y->selective;
+    return x->kind == y->kind && x->tp == y->tp && x->atp.d1 == y->atp.d1 &&
+           x->atp.d2 == y->atp.d2 && x->atp.placement == y->atp.placement &&
+           x->sequence_parallel == y->sequence_parallel && x->chunks == y->chunks &&
+           x->oases == y->oases && x->recompute == y->recompute && x->selective == y->selective;
 }
 
 struct plan {
@@ -49,14 +49,14 @@ static void strategy_of(const struct scn_scenario *s, int tp, int sp, int rc,
 {
     *st = s->strategy;
     st->kind = MDL_STRAT_1D;
-    st->tp = st->d1 = tp;
-    st->d2 = 1;
+    st->tp = st->atp.d1 = tp;
+    st->atp.d2 = 1;
     st->sequence_parallel = sp;
     st->recompute = rc == RC_FULL;
     st->selective = rc == RC_SELECTIVE;
     st->chunks = 0;
     st->oases = false;
-    st->extra_allgathers = false;
+    st->atp.extra_allgathers = false;
 }
 
 static struct mdl_model model_of(const struct scn_scenario *s, int b)
@@ -232,8 +232,8 @@ static void describe(struct jobplan_row *w)
     int rc = recompute_of(&w->st);
     char kind[48] = "";
     if (w->st.kind == MDL_STRAT_2D)
-        snprintf(kind, sizeof kind, " 2d %dx%d %s", w->st.d1, w->st.d2,
-                 w->st.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first");
+        snprintf(kind, sizeof kind, " 2d %dx%d %s", w->st.atp.d1, w->st.atp.d2,
+                 w->st.atp.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first");
     else if (w->st.chunks > 1)
         snprintf(kind, sizeof kind, " %d chunks", w->st.chunks);
     else if (w->st.oases)
@@ -324,9 +324,9 @@ static int add_kinds(struct plan *P, const struct jobplan_row *w)
         for (int pl = MDL_ROW_FIRST; pl <= MDL_COLUMN_FIRST; pl++) {
             struct mdl_strategy st = w->st;
             st.kind = MDL_STRAT_2D;
-            st.d1 = d1;
-            st.d2 = tp / d1;
-            st.placement = (enum mdl_placement)pl;
+            st.atp.d1 = d1;
+            st.atp.d2 = tp / d1;
+            st.atp.placement = (enum mdl_placement)pl;
             st.sequence_parallel = false;
             if (nv < 16) v[nv++] = st;
         }

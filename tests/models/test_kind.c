@@ -128,11 +128,11 @@ Test(kind, the_common_checks_run_around_the_kinds_own)
     cr_assert(eq(str, err.msg, "must be at least 1"));
     st.tp = 4;
     err = (struct tps_error){0};
-    st.attention_tp = 2; /* a key of another kind */
+    st.sublayer.attention_tp = 2; /* a key of another kind */
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), TPS_OK));
     cr_assert(eq(str, err.field, "attention_tp"));
-    st.attention_tp = 0;
-    st.ring = 2;
+    st.sublayer.attention_tp = 0;
+    st.primepar.ring = 2;
     err = (struct tps_error){0};
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), TPS_OK));
     cr_assert(eq(str, err.field, "ring"));
@@ -201,7 +201,7 @@ static int see(void *ctx, const struct mdl_strategy *st)
         s->toy++;
         s->at_toy = s->n;
     }
-    if (st->attention_tp) s->sublayer++;
+    if (st->sublayer.attention_tp) s->sublayer++;
     if (st->sequence_parallel) s->sp++;
     s->n++;
     return 0;
@@ -215,7 +215,7 @@ static int stop_at_third(void *ctx, const struct mdl_strategy *st)
 
 Test(kind, the_planner_asks_every_row_for_its_candidates_the_toy_last)
 {
-    struct mdl_strategy base = {.kind = MDL_STRAT_1D, .tp = 4, .d1 = 4, .d2 = 1};
+    struct mdl_strategy base = {.kind = MDL_STRAT_1D, .tp = 4, .atp.d1 = 4, .atp.d2 = 1};
     struct seen s = {0};
     cr_assert(eq(int, mdl_strategy_candidates(&base, true, see, &s), 0));
     cr_assert(eq(int, s.toy, 1));

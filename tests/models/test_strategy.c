@@ -174,10 +174,10 @@ static void lower_2d(int d1, int d2, enum mdl_placement pl, bool extra, int laye
     struct mdl_strategy st = {.kind = MDL_STRAT_2D,
                               .tp = d1 * d2,
                               .async_grad_allreduce = true,
-                              .d1 = d1,
-                              .d2 = d2,
-                              .placement = pl,
-                              .extra_allgathers = extra};
+                              .atp.d1 = d1,
+                              .atp.d2 = d2,
+                              .atp.placement = pl,
+                              .atp.extra_allgathers = extra};
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, layers, 1, p, &err), 0), "%dx%d: %s",
               d1, d2, err.msg);
@@ -365,9 +365,9 @@ Test(strategy, model_flop_is_the_same_under_every_strategy)
                             if (sp && d2 > 1) continue;
                             struct mdl_strategy st = {.kind = d2 > 1 ? MDL_STRAT_2D : MDL_STRAT_1D,
                                                       .tp = d,
-                                                      .d1 = d1,
-                                                      .d2 = d2,
-                                                      .placement = (enum mdl_placement)pl,
+                                                      .atp.d1 = d1,
+                                                      .atp.d2 = d2,
+                                                      .atp.placement = (enum mdl_placement)pl,
                                                       .chunks = k,
                                                       .oases = oa,
                                                       .recompute = rc,
@@ -797,7 +797,7 @@ Test(strategy, block_meshes_execute_1d_flops_in_block_gemms_and_hold_their_share
     double qw = mdl_model_qkv_width(&m);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct mdl_strategy st = {
-            .kind = cases[c].kind, .tp = cases[c].tp, .depth = cases[c].depth};
+            .kind = cases[c].kind, .tp = cases[c].tp, .tesseract.depth = cases[c].depth};
         struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 2, .async_grad_allreduce = true};
         struct mdl_program p, p1;
         struct tps_error err = {0};
@@ -809,7 +809,7 @@ Test(strategy, block_meshes_execute_1d_flops_in_block_gemms_and_hold_their_share
         cr_assert(ieee_ulp_eq(dbl, mdl_program_flop(&p), mdl_program_flop(&p1), 64));
         /* QKV: q SUMMA steps of (T/q x K/q) by (K/q x N/q) on the slice's T tokens; 3D one
          * GEMM of the gathered blocks */
-        double q = cases[c].q, T = bs / (st.depth > 0 ? st.depth : 1);
+        double q = cases[c].q, T = bs / (st.tesseract.depth > 0 ? st.tesseract.depth : 1);
         int n = 0;
         for (int i = 0; i < p.ranks[0].nops; i++) {
             const struct mdl_op *op = &p.ranks[0].ops[i];
@@ -865,7 +865,7 @@ Test(strategy, per_sublayer_degrees_gather_on_the_way_up_and_reduce_their_replic
     struct mdl_device dev;
     mdl_device_preset("H100-SXM", &dev);
     struct mdl_strategy st = {
-        .kind = MDL_STRAT_1D, .tp = 8, .mlp_tp = 4, .async_grad_allreduce = true};
+        .kind = MDL_STRAT_1D, .tp = 8, .sublayer.mlp_tp = 4, .async_grad_allreduce = true};
     struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 8, .async_grad_allreduce = true};
     struct mdl_program p, p1;
     struct tps_error err = {0};
@@ -931,21 +931,22 @@ Test(strategy, per_sublayer_degrees_must_divide_tp_and_split_the_micro_batch)
 {
     struct mdl_model m = model();
     struct tps_error err = {0};
-    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 8, .mlp_tp = 3};
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 8, .sublayer.mlp_tp = 3};
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
     cr_assert(eq(str, err.field, "mlp_tp"));
-    st.mlp_tp = 2; /* 4 replicas of a micro-batch of 2 */
+    st.sublayer.mlp_tp = 2; /* 4 replicas of a micro-batch of 2 */
     err = (struct tps_error){0};
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
     cr_assert(eq(str, err.field, "mlp_tp"));
-    st.mlp_tp = 4;
+    st.sublayer.mlp_tp = 4;
     cr_assert(eq(int, mdl_strategy_check(&st, &m, &err), 0), "%s", err.msg);
     st.oases = true; /* and Oases' two sub-batches of 1 */
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
     st.oases = false;
     st.sequence_parallel = true;
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
-    struct mdl_strategy two = {.kind = MDL_STRAT_2D, .tp = 8, .d1 = 4, .d2 = 2, .attention_tp = 4};
+    struct mdl_strategy two = {
+        .kind = MDL_STRAT_2D, .tp = 8, .atp.d1 = 4, .atp.d2 = 2, .sublayer.attention_tp = 4};
     err = (struct tps_error){0};
     cr_assert(ne(int, mdl_strategy_check(&two, &m, &err), 0));
     cr_assert(eq(str, err.field, "attention_tp"));
@@ -966,8 +967,10 @@ Test(strategy, primepar_rings_side_by_side_split_the_batch_and_reduce_their_grad
     double params = mdl_model_sublayer_params(&m, 0) + mdl_model_sublayer_params(&m, 1);
     for (int ring = 2; ring <= 8; ring *= 2) {
         int r = 8 / ring;
-        struct mdl_strategy st = {
-            .kind = MDL_STRAT_PRIMEPAR, .tp = 8, .ring = ring, .async_grad_allreduce = true};
+        struct mdl_strategy st = {.kind = MDL_STRAT_PRIMEPAR,
+                                  .tp = 8,
+                                  .primepar.ring = ring,
+                                  .async_grad_allreduce = true};
         struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 8, .async_grad_allreduce = true};
         struct mdl_program p, p1;
         struct tps_error err = {0};
@@ -1007,7 +1010,7 @@ Test(strategy, primepar_rings_side_by_side_split_the_batch_and_reduce_their_grad
         mdl_program_release(&p);
         mdl_program_release(&p1);
     }
-    struct mdl_strategy bad = {.kind = MDL_STRAT_PRIMEPAR, .tp = 8, .ring = 3};
+    struct mdl_strategy bad = {.kind = MDL_STRAT_PRIMEPAR, .tp = 8, .primepar.ring = 3};
     struct tps_error err = {0};
     cr_assert(ne(int, mdl_strategy_check(&bad, &m, &err), 0));
     cr_assert(eq(str, err.field, "ring"));

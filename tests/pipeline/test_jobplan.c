@@ -126,10 +126,10 @@ Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
         const struct jobplan_row *w = &rows[i];
         if (w->st.kind == MDL_STRAT_1D && w->st.chunks <= 1 && !w->st.oases) continue;
         if (w->st.kind == MDL_STRAT_2D) {
-            cr_assert(eq(int, w->st.d1 * w->st.d2, w->st.tp), "%s", w->desc);
+            cr_assert(eq(int, w->st.atp.d1 * w->st.atp.d2, w->st.tp), "%s", w->desc);
             cr_assert(w->st.sequence_parallel == false, "%s", w->desc);
-            row_first += w->st.placement == MDL_ROW_FIRST;
-            col_first += w->st.placement == MDL_COLUMN_FIRST;
+            row_first += w->st.atp.placement == MDL_ROW_FIRST;
+            col_first += w->st.atp.placement == MDL_COLUMN_FIRST;
             if (!best2d) best2d = w;
         }
         chunks2 += w->st.chunks == 2;

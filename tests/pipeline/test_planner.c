@@ -13,8 +13,8 @@ static const struct planner_row *find(const struct planner_row *r, int n, int d1
                                       enum mdl_placement pl)
 {
     for (int i = 0; i < n; i++)
-        if (r[i].st.d1 == d1 && r[i].st.d2 == d2 && r[i].st.chunks <= 1 && !r[i].st.oases &&
-            !r[i].st.sequence_parallel && (d2 == 1 || r[i].st.placement == pl))
+        if (r[i].st.atp.d1 == d1 && r[i].st.atp.d2 == d2 && r[i].st.chunks <= 1 && !r[i].st.oases &&
+            !r[i].st.sequence_parallel && (d2 == 1 || r[i].st.atp.placement == pl))
             return &r[i];
     return NULL;
 }

@@ -247,7 +247,7 @@ Test(engine, block_meshes_send_the_closed_form_volume_per_rank)
                  {MDL_STRAT_TP3D, 8, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct mdl_strategy st = {
-            .kind = cases[c].kind, .tp = cases[c].tp, .depth = cases[c].depth};
+            .kind = cases[c].kind, .tp = cases[c].tp, .tesseract.depth = cases[c].depth};
         int q, q2;
         mdl_strategy_mesh(&st, &q, &q2);
         struct mdl_program p;
@@ -256,8 +256,9 @@ Test(engine, block_meshes_send_the_closed_form_volume_per_rank)
                   err.msg);
         struct timing tm;
         run_program_keep(&p, &t, &tm);
-        double expect = 2 * block_volume(st.kind, q, st.depth > 0 ? st.depth : 1,
-                                         (double)m.micro_batch * m.seq, m.hidden);
+        double expect =
+            2 * block_volume(st.kind, q, st.tesseract.depth > 0 ? st.tesseract.depth : 1,
+                             (double)m.micro_batch * m.seq, m.hidden);
         char desc[128];
         mdl_strategy_describe(&st, desc, sizeof desc);
         for (int r = 0; r < st.tp; r++)
@@ -615,9 +616,9 @@ static double mesh_time(const struct plat_topo *t, int d1, int d2, enum mdl_plac
     struct mdl_strategy st = {.kind = MDL_STRAT_2D,
                               .tp = d1 * d2,
                               .async_grad_allreduce = true,
-                              .d1 = d1,
-                              .d2 = d2,
-                              .placement = pl};
+                              .atp.d1 = d1,
+                              .atp.d2 = d2,
+                              .atp.placement = pl};
     struct mdl_program p;
     struct tps_error err = {0};
     cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 2, 1, &p, &err), 0), "%s", err.msg);
@@ -704,8 +705,8 @@ Test(engine, chunked_and_oases_overlap_follow_the_hand_computed_schedule)
             int d1 = meshes[k][0], d2 = meshes[k][1];
             struct mdl_strategy st = {.kind = MDL_STRAT_2D,
                                       .tp = d1 * d2,
-                                      .d1 = d1,
-                                      .d2 = d2,
+                                      .atp.d1 = d1,
+                                      .atp.d2 = d2,
                                       .async_grad_allreduce = true,
                                       .chunks = chunks};
             double sim, compute, comm;
@@ -724,8 +725,11 @@ Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
     struct mdl_device dev;
     gpt_on_a100(1, 1, &t, &m, &dev);
     for (int d = 2; d <= 8; d *= 2) {
-        struct mdl_strategy st = {
-            .kind = MDL_STRAT_PRIMEPAR, .tp = d, .d1 = d, .d2 = 1, .async_grad_allreduce = true};
+        struct mdl_strategy st = {.kind = MDL_STRAT_PRIMEPAR,
+                                  .tp = d,
+                                  .atp.d1 = d,
+                                  .atp.d2 = 1,
+                                  .async_grad_allreduce = true};
         double sim, compute, comm;
         hand_schedule(&st, &m, &dev, &t, &sim, &compute, &comm);
         cr_assert(ge(dbl, sim, compute * (1 - 1e-12)), "d=%d: below the compute", d);
@@ -747,8 +751,8 @@ Test(engine, a_degree_1_plan_is_data_parallel_with_only_the_last_gradient_all_re
     m1.micro_batch = 1;
     struct mdl_strategy st = {.kind = MDL_STRAT_1D,
                               .tp = 8,
-                              .attention_tp = 1,
-                              .mlp_tp = 1,
+                              .sublayer.attention_tp = 1,
+                              .sublayer.mlp_tp = 1,
                               .async_grad_allreduce = true};
     struct mdl_strategy one = {.kind = MDL_STRAT_1D, .tp = 1, .async_grad_allreduce = true};
     struct mdl_program p, p1;
