@@ -26,17 +26,16 @@ int mdl_comms_add(struct mdl_comms *c, const struct mdl_comm_spec *s, int marker
     if (c->n == MDL_COMMS_MAX) return 0;
     for (int m = -2; !marker && m >= -(MDL_COMMS_MAX + 1); m--)
         if (c->index[-m] < 0) marker = m;
-    if (marker > -2 || marker < -(MDL_COMMS_MAX + 1) || c->index[-marker] >= 0) return 0;
+    if (marker > -2 || marker < -(MDL_COMMS_MAX + 1) || mdl_comms_index(c, marker) >= 0) return 0;
     c->spec[c->n] = *s;
-    c->marker[c->n] = marker;
     c->index[-marker] = (int8_t)c->n++;
     return marker;
 }
 
 const struct mdl_comm_spec *mdl_comms_spec(const struct mdl_comms *c, int g)
 {
-    if (g > -2 || g < -(MDL_COMMS_MAX + 1) || c->index[-g] < 0) return NULL;
-    return &c->spec[c->index[-g]];
+    int i = mdl_comms_index(c, g);
+    return i >= 0 ? &c->spec[i] : NULL;
 }
 
 bool mdl_comms_spans(const struct mdl_comms *c, int g, enum mdl_dim d)
@@ -57,10 +56,9 @@ int mdl_comms_alloc(struct mdl_comms *c, int nranks)
     return 0;
 }
 
-int mdl_comms_set(struct mdl_comms *c, int marker, int r, int g)
+void mdl_comms_set(struct mdl_comms *c, int marker, int r, int g)
 {
-    c->group[c->index[-marker]][r] = g;
-    return g < 0;
+    c->group[mdl_comms_index(c, marker)][r] = g;
 }
 
 /* The one dimension of a pair or ends spec. */
@@ -106,15 +104,17 @@ static int step_from(const struct mdl_mesh *m, int r, int d, int step, bool wrap
 
 /* Pair groups: one per ordered pair and share (a spec of its own when share is 0). */
 struct pairs {
-    char (*key)[32];
-    int *group;
+    struct pair {
+        char key[32]; /* "share:a:b" */
+        int group;
+    } * v;
     int n, cap;
     struct tps_strindex index;
 };
 
 static const char *pair_key(const void *ctx, int i)
 {
-    return ((const struct pairs *)ctx)->key[i];
+    return ((const struct pairs *)ctx)->v[i].key;
 }
 
 static int make_pair(struct mdl_comms *c, int i, struct mdl_program *p, const struct mdl_mesh *m,
@@ -129,18 +129,15 @@ static int make_pair(struct mdl_comms *c, int i, struct mdl_program *p, const st
         snprintf(key, sizeof key, "%d:%d:%d", s->share ? s->share : -1 - i, a, b);
         int k = tps_strindex_find(&P->index, key, pair_key, P);
         if (k < 0) {
-            int kc = P->cap, gc = P->cap;
-            if (tps_grow(&P->key, &kc, P->n + 1, sizeof *P->key, 64) ||
-                tps_grow(&P->group, &gc, P->n + 1, sizeof *P->group, 64))
-                return -1;
-            P->cap = kc < gc ? kc : gc;
             int pair[2] = {a, b};
-            if ((P->group[P->n] = mdl_program_group_add(p, 2, pair)) < 0) return -1;
-            memcpy(P->key[P->n], key, sizeof key);
+            if (tps_grow(&P->v, &P->cap, P->n + 1, sizeof *P->v, 64) ||
+                (P->v[P->n].group = mdl_program_group_add(p, 2, pair)) < 0)
+                return -1;
+            memcpy(P->v[P->n].key, key, sizeof key);
             k = P->n++;
             if (tps_strindex_update(&P->index, P->n, pair_key, P)) return -1;
         }
-        c->group[i][r] = P->group[k];
+        c->group[i][r] = P->v[k].group;
     }
     return 0;
 }
@@ -181,8 +178,7 @@ int mdl_comms_make(struct mdl_comms *c, struct mdl_program *p, const struct mdl_
         }
     }
     free(ranks);
-    free(P.key);
-    free(P.group);
+    free(P.v);
     tps_strindex_release(&P.index);
     return rc;
 }

@@ -50,7 +50,6 @@ struct mdl_comm_spec {
 struct mdl_comms {
     int n;
     struct mdl_comm_spec spec[MDL_COMMS_MAX];
-    int marker[MDL_COMMS_MAX];
     int8_t index[MDL_COMMS_MAX + 2]; /* [-marker]: the spec, -1 none */
     int nranks;                      /* after mdl_comms_alloc */
     int *group[MDL_COMMS_MAX];       /* owned, per rank: the group it uses, -1 none */
@@ -65,17 +64,21 @@ int mdl_comms_add(struct mdl_comms *c, const struct mdl_comm_spec *s, int marker
 const struct mdl_comm_spec *mdl_comms_spec(const struct mdl_comms *c, int g);
 /* Sizes the per-rank tables for nranks ranks (every group -1); 0 or -1 when out of memory. */
 int mdl_comms_alloc(struct mdl_comms *c, int nranks);
-/* Gives rank r group g for a MDL_COMM_GIVEN marker; g < 0 is a failure to create it: returns 1
- * then, 0 otherwise. */
-int mdl_comms_set(struct mdl_comms *c, int marker, int r, int g);
+/* Gives rank r group g (-1: none, as on a mesh axis of size 1) for a MDL_COMM_GIVEN marker. */
+void mdl_comms_set(struct mdl_comms *c, int marker, int r, int g);
 /* Makes the groups of every spec but the given ones on p for the ranks of mesh m (after
  * mdl_comms_alloc with m's GPUs), in the order of the specs. 0, or -1 when out of memory. */
 int mdl_comms_make(struct mdl_comms *c, struct mdl_program *p, const struct mdl_mesh *m);
+/* The spec index marker g names, or -1 when g is no marker of the registry (a real group). */
+static inline int mdl_comms_index(const struct mdl_comms *c, int g)
+{
+    return g <= -2 && g >= -(MDL_COMMS_MAX + 1) ? c->index[-g] : -1;
+}
 /* The group rank r uses for g: its group for a marker, g itself for a real group. */
 static inline int mdl_comms_group(const struct mdl_comms *c, int r, int g)
 {
-    return g <= -2 && g >= -(MDL_COMMS_MAX + 1) && c->index[-g] >= 0 ? c->group[c->index[-g]][r]
-                                                                     : g;
+    int i = mdl_comms_index(c, g);
+    return i >= 0 ? c->group[i][r] : g;
 }
 /* Whether marker g names a spanning communicator whose span includes dimension d. */
 bool mdl_comms_spans(const struct mdl_comms *c, int g, enum mdl_dim d);

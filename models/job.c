@@ -732,12 +732,6 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
-/* The group rank r uses in place of g (g itself when it is no marker). */
-static int group_of(const struct job_comms *J, int r, int g)
-{
-    return mdl_comms_group(&J->reg, r, g);
-}
-
 /* Whether marker g names a group over several replicas. */
 static bool crosses_replicas(const struct job_comms *J, int g)
 {
@@ -758,7 +752,7 @@ static int shadow_copy(enum mdl_replicas rep, const struct job_comms *G, const s
         if (rep == MDL_REPLICAS_SHARED && !crosses_replicas(G, o->group)) continue;
         struct mdl_op *c = &dst->ops[n++];
         *c = *o;
-        c->group = group_of(G, r, o->group);
+        c->group = mdl_comms_group(&G->reg, r, o->group);
         c->ndeps = 0;
         c->launch_s = 0;
         c->mirrored = 1;
@@ -788,7 +782,7 @@ static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
             }
             if (mdl_rank_copy(dst, src)) return -1;
             for (int k = 0; k < dst->nops; k++)
-                dst->ops[k].group = group_of(G, r, src->ops[k].group);
+                dst->ops[k].group = mdl_comms_group(&G->reg, r, src->ops[k].group);
         }
     }
     return 0;
@@ -801,7 +795,7 @@ static void stage_own(const struct mdl_job *job, const struct mdl_strategy *st,
     int first = mdl_job_rank(job, st, s, 0, 0);
     struct mdl_rank *own = &p->ranks[first];
     for (int k = 0; k < own->nops; k++)
-        own->ops[k].group = group_of(G, first, own->ops[k].group);
+        own->ops[k].group = mdl_comms_group(&G->reg, first, own->ops[k].group);
 }
 
 double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,

@@ -118,11 +118,13 @@ struct mdl_kind {
     void (*linear)(struct mdl_lower *L, const char *name, double K, double N, int odd, int bwd);
     void (*wgrad)(struct mdl_lower *L, int mlp);
 
-    /* The planner's candidates of this kind on the base->tp GPUs of a TP group: each one
-     * mdl_strategy_candidate(base, its kind) with the kind's own settings filled in, passed to
-     * add (the planner keeps those the model admits); sp: sequence parallelism may be tried.
-     * NULL: the planner tries none. Returns add's first nonzero, or 0. */
-    int (*candidates)(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx);
+    /* The planner's candidates of this kind (self: the value its strategies' kind field takes)
+     * on the base->tp GPUs of a TP group: each one mdl_strategy_candidate(base, self) with the
+     * kind's own settings filled in, passed to add (the planner keeps those the model admits);
+     * sp: sequence parallelism may be tried. NULL: the planner tries none. Returns add's first
+     * nonzero, or 0. */
+    int (*candidates)(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                      mdl_strategy_add add, void *ctx);
 };
 
 /* The built-in kinds (rows of strategy.c's table, in enum mdl_strategy_kind's order). */

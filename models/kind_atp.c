@@ -83,7 +83,8 @@ static void describe_2d(const struct mdl_strategy *st, const char *opts, char *b
 
 /* Every d1 x d2 mesh of the group's d GPUs with d2 > 1 (d1 from d - 1 down), both placements
  * where both axes are longer than 1, with ATP's chunks and Oases' schedule. */
-static int candidates_2d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+static int candidates_2d(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                         mdl_strategy_add add, void *ctx)
 {
     (void)sp; /* sequence parallelism is 1D's only */
     int d = base->tp, rc = 0;
@@ -92,7 +93,7 @@ static int candidates_2d(const struct mdl_strategy *base, bool sp, mdl_strategy_
         for (int pl = 0; !rc && pl < (d1 > 1 ? 2 : 1); pl++)
             for (int c = 0; !rc && c < LW_PLAN_NCHUNKS; c++)
                 for (int oa = 0; !rc && oa < 2; oa++) {
-                    struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_2D);
+                    struct mdl_strategy st = mdl_strategy_candidate(base, self);
                     st.atp.d1 = d1;
                     st.atp.d2 = d / d1;
                     st.atp.placement = (enum mdl_placement)pl;

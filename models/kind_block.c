@@ -337,36 +337,23 @@ static double extra_activations_tp3d(const struct mdl_strategy *st, const struct
 }
 
 /* The block meshes over the group's d GPUs (the planner keeps those where d is a square or a
- * cube): SUMMA and 3D one each; tesseract at every depth from 2 that divides d (depth 1 is
- * SUMMA). */
-static int candidates_one(const struct mdl_strategy *base, enum mdl_strategy_kind k,
-                          mdl_strategy_add add, void *ctx)
+ * cube): SUMMA and 3D one each (candidates_whole); tesseract at every depth from 2 that divides d
+ * (depth 1 is SUMMA). */
+static int candidates_whole(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                            mdl_strategy_add add, void *ctx)
 {
-    struct mdl_strategy st = mdl_strategy_candidate(base, k);
+    (void)sp;
+    struct mdl_strategy st = mdl_strategy_candidate(base, self);
     return base->tp > 1 ? add(ctx, &st) : 0;
 }
 
-static int candidates_summa2d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
-                              void *ctx)
-{
-    (void)sp;
-    return candidates_one(base, MDL_STRAT_SUMMA2D, add, ctx);
-}
-
-static int candidates_tp3d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
-                           void *ctx)
-{
-    (void)sp;
-    return candidates_one(base, MDL_STRAT_TP3D, add, ctx);
-}
-
-static int candidates_tesseract(const struct mdl_strategy *base, bool sp, mdl_strategy_add add,
-                                void *ctx)
+static int candidates_tesseract(enum mdl_strategy_kind self, const struct mdl_strategy *base,
+                                bool sp, mdl_strategy_add add, void *ctx)
 {
     (void)sp;
     int d = base->tp, rc = 0;
     for (int depth = 2; !rc && depth <= d; depth++) {
-        struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_TESSERACT);
+        struct mdl_strategy st = mdl_strategy_candidate(base, self);
         st.tesseract.depth = depth;
         if (d % depth == 0) rc = add(ctx, &st);
     }
@@ -382,7 +369,7 @@ static int candidates_tesseract(const struct mdl_strategy *base, bool sp, mdl_st
 const struct mdl_kind mdl_kind_summa2d = {
     BLOCK_KIND,
     .name = "summa2d",
-    .candidates = candidates_summa2d,
+    .candidates = candidates_whole,
     .norm_axis = LW_AXIS_D2,
     .mesh = mesh_summa2d,
 };
@@ -402,7 +389,7 @@ const struct mdl_kind mdl_kind_tesseract = {
 const struct mdl_kind mdl_kind_tp3d = {
     BLOCK_KIND,
     .name = "tp3d",
-    .candidates = candidates_tp3d,
+    .candidates = candidates_whole,
     .norm_axis = LW_AXIS_D3,
     .mesh = mesh_tp3d,
     .depth = depth_tp3d,

@@ -267,13 +267,14 @@ const int lw_plan_chunks[LW_PLAN_NCHUNKS] = {1, 2, 4, 8};
 /* Megatron on the whole group, with and without sequence parallelism, ATP's chunks and Oases'
  * schedule; then Oases' per-sublayer plans: the attention and the MLP each at a degree dividing
  * d (not both d), with Megatron's schedule or Oases'. */
-static int candidates_1d(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+static int candidates_1d(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                         mdl_strategy_add add, void *ctx)
 {
     int d = base->tp, rc = 0;
     for (int s = 0; !rc && s <= sp; s++)
         for (int c = 0; !rc && c < LW_PLAN_NCHUNKS; c++)
             for (int oa = 0; !rc && oa < 2; oa++) {
-                struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_1D);
+                struct mdl_strategy st = mdl_strategy_candidate(base, self);
                 st.sequence_parallel = s;
                 st.chunks = lw_plan_chunks[c];
                 st.oases = oa;
@@ -283,7 +284,7 @@ static int candidates_1d(const struct mdl_strategy *base, bool sp, mdl_strategy_
         for (int tm = 1; !rc && tm <= d; tm++)
             for (int oa = 0; !rc && oa < 2; oa++) {
                 if (d % ta || d % tm || (ta == d && tm == d)) continue;
-                struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_1D);
+                struct mdl_strategy st = mdl_strategy_candidate(base, self);
                 st.sublayer.attention_tp = ta;
                 st.sublayer.mlp_tp = tm;
                 st.oases = oa;

@@ -188,12 +188,13 @@ static int job_check_pp(const struct mdl_strategy *st, struct tps_error *err)
 
 /* The ring over the group's d GPUs, and the mixed partitions: rings of every size from 2 that
  * divides d, side by side on shares of the micro-batch. */
-static int candidates_pp(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+static int candidates_pp(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                         mdl_strategy_add add, void *ctx)
 {
     (void)sp;
     int d = base->tp, rc = 0;
     for (int ring = d; !rc && ring >= 2; ring--) {
-        struct mdl_strategy st = mdl_strategy_candidate(base, MDL_STRAT_PRIMEPAR);
+        struct mdl_strategy st = mdl_strategy_candidate(base, self);
         st.primepar.ring = ring == d ? 0 : ring;
         if (d % ring == 0) rc = add(ctx, &st);
     }

@@ -47,7 +47,9 @@ int mdl_strategy_candidates(const struct mdl_strategy *base, bool sp, mdl_strate
                             void *ctx)
 {
     for (int i = 0; i < nkinds; i++) {
-        int rc = kinds[i]->candidates ? kinds[i]->candidates(base, sp, add, ctx) : 0;
+        int rc = kinds[i]->candidates
+                     ? kinds[i]->candidates((enum mdl_strategy_kind)i, base, sp, add, ctx)
+                     : 0;
         if (rc) return rc;
     }
     return 0;

@@ -61,10 +61,11 @@ static void toy_nothing(struct mdl_lower *L)
 static int toy_kind = -1;
 
 /* The planner's one toy candidate: the whole group as replicas. */
-static int toy_candidates(const struct mdl_strategy *base, bool sp, mdl_strategy_add add, void *ctx)
+static int toy_candidates(enum mdl_strategy_kind self, const struct mdl_strategy *base, bool sp,
+                          mdl_strategy_add add, void *ctx)
 {
     (void)sp;
-    struct mdl_strategy st = mdl_strategy_candidate(base, (enum mdl_strategy_kind)toy_kind);
+    struct mdl_strategy st = mdl_strategy_candidate(base, self);
     return add(ctx, &st);
 }
 
