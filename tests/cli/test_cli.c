@@ -112,6 +112,69 @@ Test(cli, run_writes_json_with_the_documented_keys)
     testdir_remove(d);
 }
 
+/* A whole job's report by parallel dimension, as docs/output.md says: the text names the
+ * dimensions its ops serve; JSON has <dim>_exposed_comm_s and <dim>_bytes_sent_per_gpu for every
+ * dimension; the CSV ends with one column per dimension and the bubble; the timeline marks each
+ * collective with its dimension. */
+Test(cli, run_reports_a_job_by_dimension_in_text_json_csv_and_timeline)
+{
+    char d[256], json[300], csv[300], tl[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "run.json");
+    testdir_path(csv, sizeof csv, d, "run.csv");
+    testdir_path(tl, sizeof tl, d, "tl.json");
+    char args[1400], out[8192];
+    snprintf(args, sizeof args,
+             "run %s/tests/data/good/job-pipe.yaml --json %s --csv %s --timeline %s",
+             TPSIM_SOURCE_DIR, json, csv, tl);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "of which PP") != NULL, "%s", out);
+    cr_assert(strstr(out, "of which TP") == NULL, "tp 1: no TP collectives");
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    const char *dims[] = {"tp", "cp", "ep", "dp", "pp"};
+    for (int k = 0; k < 5; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_exposed_comm_s", dims[k]);
+        cr_assert(ne(int, json_is_number(json_object_get(j, key)), 0), "%s", key);
+        snprintf(key, sizeof key, "%s_bytes_sent_per_gpu", dims[k]);
+        cr_assert(ne(int, json_is_number(json_object_get(j, key)), 0), "%s", key);
+    }
+    cr_assert(gt(dbl, json_number_value(json_object_get(j, "pp_bytes_sent_per_gpu")), 0));
+    cr_assert(eq(dbl, json_number_value(json_object_get(j, "tp_bytes_sent_per_gpu")), 0));
+    json_decref(j);
+    FILE *f = fopen(csv, "r");
+    cr_assert_not_null(f);
+    char head[1024], row[1024];
+    cr_assert_not_null(fgets(head, sizeof head, f));
+    cr_assert_not_null(fgets(row, sizeof row, f));
+    fclose(f);
+    cr_assert(strstr(head, ",tp_exposed_comm_s,cp_exposed_comm_s,ep_exposed_comm_s,"
+                           "dp_exposed_comm_s,pp_exposed_comm_s,pipeline_bubble_s\n") != NULL,
+              "%s", head);
+    int commas = 0;
+    for (const char *c = row; *c; c++)
+        commas += *c == ',';
+    cr_assert(eq(int, commas, 18), "%s", row);
+    cr_assert(strstr(row, ",,") == NULL, "a job's row has every value: %s", row);
+    json_t *t = json_load_file(tl, 0, &e);
+    cr_assert_not_null(t, "%s", e.text);
+    json_t *ev = json_object_get(t, "traceEvents");
+    int pp = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        const char *dim = json_string_value(
+            json_object_get(json_object_get(json_array_get(ev, i), "args"), "dim"));
+        if (dim) {
+            cr_assert(eq(str, (char *)dim, "pp"), "only pipeline collectives here");
+            pp++;
+        }
+    }
+    cr_assert(gt(int, pp, 0));
+    json_decref(t);
+    testdir_remove(d);
+}
+
 /* Writes text to dir/name and returns the path (static buffer per call site is the caller's). */
 static const char *write_file(char *path, size_t len, const char *dir, const char *name,
                               const char *text)
