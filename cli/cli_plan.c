@@ -232,6 +232,9 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
             w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(), "model_tflops_per_gpu",
             tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0, "memory_gb_per_gpu", w->mem.total / 1e9,
             "memory_fits", w->fits);
+        json_object_set_new(row, "cp", json_integer(mdl_strategy_cp(&w->st)));
+        json_object_set_new(row, "cp_comm_type",
+                            json_string(mdl_cp_comm_names[w->st.cp > 1 ? w->st.cp_comm : 0]));
         /* the TP kind: 1d (with ATP chunks or Oases' schedule) or a 2d mesh */
         json_object_set_new(row, "tp_kind", json_string(mdl_strategy_kind_name(w->st.kind)));
         json_object_set_new(row, "mesh",

@@ -417,23 +417,24 @@ int report_write_timeline(const struct mdl_program *p, const struct timing *tm, 
                           struct tps_error *err)
 {
     static const char *const stream_names[MDL_MAX_STREAMS] = {
-        "compute",         "comm",
-        "comm2 (dp)",      "comm3 (pp recv fwd)",
-        "pp send fwd",     "pp recv bwd",
-        "pp send bwd",     "grad norm",
-        "zero-3 gather",   "ring shift send",
-        "ring shift recv", "tp columns",
-        "tp pillars",      "migration"};
+        "compute",         "comm",        "comm2 (dp)", "comm3 (pp recv fwd)", "pp send fwd",
+        "pp recv bwd",     "pp send bwd", "grad norm",  "zero-3 gather",       "ring shift send",
+        "ring shift recv", "tp columns",  "tp pillars", "migration",           "cp ring send",
+        "cp ring recv"};
     json_t *ev = json_array();
     for (int r = 0; r < p->nranks; r++) {
         char pname[32];
         snprintf(pname, sizeof pname, "GPU %d", r);
         json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
                                             "ph", "M", "pid", r, "tid", 0, "args", "name", pname));
+        bool used[MDL_MAX_STREAMS] = {true}; /* the compute stream, and those the GPU uses */
+        for (int i = 0; i < p->ranks[r].nops; i++)
+            used[p->ranks[r].ops[i].stream] = true;
         for (int s = 0; s < MDL_MAX_STREAMS; s++)
-            json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
-                                                "thread_name", "ph", "M", "pid", r, "tid", s,
-                                                "args", "name", stream_names[s]));
+            if (used[s])
+                json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+                                                    "thread_name", "ph", "M", "pid", r, "tid", s,
+                                                    "args", "name", stream_names[s]));
         for (int i = 0; i < p->ranks[r].nops; i++) {
             const struct mdl_op *op = &p->ranks[r].ops[i];
             const struct timing_span *ts = timing_op(tm, r, i);

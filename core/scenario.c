@@ -103,6 +103,8 @@ static const struct tps_ykey strategy_keys[] = {
     {"mlp_tp", TPS_YK_INT, S(sublayer.mlp_tp), MDL_MAX_TP, {NULL}},
     {"balance", TPS_YK_SKIP, 0, 0, {NULL}},
     {"max_drop", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"cp", TPS_YK_INT, S(cp), MDL_MAX_TP, {NULL}},
+    {"cp_comm_type", TPS_YK_ENUM, S(cp_comm), 0, {.names = mdl_cp_comm_names}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -110,6 +112,10 @@ static const struct tps_ykey strategy_keys[] = {
 static const struct tps_ykey pipeline_keys[] = {
     {"schedule", TPS_YK_ENUM, J(schedule), 0, {.names = mdl_schedule_names}},
     {"virtual_stages", TPS_YK_INT, J(virtual_stages), 1024, {NULL}},
+    {"first_stage_layers", TPS_YK_INT, J(first_stage_layers), 100000, {NULL}},
+    {"last_stage_layers", TPS_YK_INT, J(last_stage_layers), 100000, {NULL}},
+    {"account_for_embedding_in_pipeline_split", TPS_YK_BOOL, J(account_embedding), 0, {NULL}},
+    {"account_for_loss_in_pipeline_split", TPS_YK_BOOL, J(account_loss), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
 /* training: what one iteration is and how it trains */
@@ -359,6 +365,16 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
                              "TP degree %ld is larger than the platform's %d GPUs", tp,
                              s->topo.ngpus);
     st->tp = (int)tp;
+    int cpid = tps_ydoc_get(d, id, "cp");
+    if (cpid && st->cp < 1) return tps_ydoc_fail(d, cpid, "strategy.cp", err, "must be at least 1");
+    if (cpid && tp * st->cp > s->topo.ngpus)
+        return tps_ydoc_fail(d, cpid, "strategy.cp", err,
+                             "tp x cp = %ld GPUs, but the platform has %d", tp * st->cp,
+                             s->topo.ngpus);
+    int ctid = tps_ydoc_get(d, id, "cp_comm_type");
+    if (ctid && st->cp < 2)
+        return tps_ydoc_fail(d, ctid, "strategy.cp_comm_type", err,
+                             "applies with context parallelism (strategy.cp of 2 or more)");
     struct tps_error e2 = {0};
     if (mdl_strategy_check(st, &s->model, &e2) != 0) {
         /* the key the check names, where the scenario gives it */
@@ -375,6 +391,21 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
 static int first_node(int a, int b, int c)
 {
     return a ? a : b ? b : c;
+}
+
+/* Context parallelism runs its attention as fused kernels (Transformer Engine's): the framework's
+ * attention is flash unless the scenario says otherwise, which it cannot. */
+static int cp_attention(const struct tps_ydoc *d, int root, struct scn_scenario *s,
+                        struct tps_error *err)
+{
+    if (s->strategy.cp < 2) return TPS_OK;
+    int fid = tps_ydoc_get(d, root, "framework"), aid = tps_ydoc_get(d, fid, "attention");
+    if (aid && s->framework.attention != MDL_ATTENTION_FLASH)
+        return tps_ydoc_fail(d, aid, "framework.attention", err,
+                             "context parallelism (strategy.cp) runs the attention as fused "
+                             "kernels: flash, not core");
+    s->framework.attention = MDL_ATTENTION_FLASH;
+    return TPS_OK;
 }
 
 /* A job: strategy.pp and .dp, the pipeline: and training: sections (docs/jobs.md). */
@@ -407,12 +438,12 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     if (dpid && (rc = tps_ydoc_count(d, dpid, "strategy.dp", &dp, err))) return rc;
     if (pid && (rc = tps_ydoc_read_map(d, pid, "pipeline", pipeline_keys, &in.job, err))) return rc;
     if (tid && (rc = tps_ydoc_read_map(d, tid, "training", training_keys, &in, err))) return rc;
-    long gpus = (long)s->strategy.tp * pp * dp;
+    long gpus = (long)mdl_strategy_gpus(&s->strategy) * pp * dp;
     if (pp > 100000 || dp > 100000 || gpus > s->topo.ngpus) {
         int at = dpid ? dpid : ppid ? ppid : sid;
         return tps_ydoc_fail(d, at, dpid ? "strategy.dp" : "strategy.pp", err,
-                             "tp x pp x dp = %ld GPUs, but the platform has %d", gpus,
-                             s->topo.ngpus);
+                             "tp x %spp x dp = %ld GPUs, but the platform has %d",
+                             s->strategy.cp > 1 ? "cp x " : "", gpus, s->topo.ngpus);
     }
     in.job.pp = (int)pp;
     in.job.dp = (int)dp;
@@ -456,6 +487,12 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         if (!strcmp(e2.field, "micro_batches"))
             return tps_ydoc_fail(d, first_node(gbid, tid, sid), "training.global_batch", err, "%s",
                                  e2.msg);
+        if (!strncmp(e2.field, "first_stage", 11) || !strncmp(e2.field, "last_stage", 10)) {
+            char f[sizeof e2.field + 16];
+            snprintf(f, sizeof f, "pipeline.%s", e2.field);
+            int id = tps_ydoc_get(d, pid, e2.field);
+            return tps_ydoc_fail(d, first_node(id, pid, sid), f, err, "%s", e2.msg);
+        }
         if (!strcmp(e2.field, "overlap_param_gather")) {
             int oid = tps_ydoc_get(d, tid, "overlap_param_gather");
             return tps_ydoc_fail(d, first_node(oid, tid, sid), "training.overlap_param_gather", err,
@@ -705,6 +742,7 @@ static int load_doc(const struct tps_ydoc *d, int root, int at, const char *base
     int fid = rc == TPS_OK ? tps_ydoc_get(d, root, "framework") : 0;
     if (fid) rc = tps_ydoc_read_map(d, fid, "framework", framework_keys, &s->framework, err);
     if (rc == TPS_OK) rc = load_strategy(d, tps_ydoc_get(d, root, "strategy"), s, err);
+    if (rc == TPS_OK) rc = cp_attention(d, root, s, err);
     if (rc == TPS_OK) rc = load_job(d, root, s, err);
     if (rc == TPS_OK) rc = load_hetero(d, root, s, err);
     if (rc == TPS_OK) rc = load_run(d, tps_ydoc_get(d, root, "run"), s, err);

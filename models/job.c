@@ -16,20 +16,25 @@ const char *const mdl_schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
  * the TP group (their groups set per TP group from the kind's, strategy.h's MDL_GROUP_*
  * markers), then those made from the mesh. */
 enum {
-    C_D1,         /* the TP group's d1 axis (the whole group in 1D) */
-    C_D2,         /* its d2 axis */
-    C_D3,         /* a block mesh's third axis */
-    C_SHIFT_TO,   /* PrimePar's ring: to the next member */
-    C_SHIFT_FROM, /* and from the previous */
-    C_RECV_FWD,   /* activations from the previous stage */
-    C_SEND_FWD,   /* to the next */
-    C_RECV_BWD,   /* gradients from the next stage */
-    C_SEND_BWD,   /* to the previous */
-    C_DP,         /* the data-parallel group (the same TP rank and stage in every replica) */
-    C_GATHER,     /* ZeRO-3: its parameter gathers, a communicator of their own */
-    C_EMB,        /* the first and the last stage: the tied embedding's gradient */
-    C_MP,         /* the gradient norm: the replica's GPUs, or every GPU with the distributed
-                     optimizer (each holds a shard of the gradients) */
+    C_D1,           /* the TP group's d1 axis (the whole group in 1D) */
+    C_D2,           /* its d2 axis */
+    C_D3,           /* a block mesh's third axis */
+    C_SHIFT_TO,     /* PrimePar's ring: to the next member */
+    C_SHIFT_FROM,   /* and from the previous */
+    C_RECV_FWD,     /* activations from the previous stage */
+    C_SEND_FWD,     /* to the next */
+    C_RECV_BWD,     /* gradients from the next stage */
+    C_SEND_BWD,     /* to the previous */
+    C_DP,           /* the data-parallel group (the same TP rank and stage in every replica) */
+    C_GATHER,       /* ZeRO-3: its parameter gathers, a communicator of their own */
+    C_EMB,          /* the first and the last stage: the tied embedding's gradient */
+    C_MP,           /* the gradient norm: the replica's GPUs, or every GPU with the distributed
+                       optimizer (each holds a shard of the gradients) */
+    C_CP_TO,        /* context parallelism's ring, forward: to the next CP rank */
+    C_CP_FROM,      /* from the previous */
+    C_CP_BACK_TO,   /* backward: to the previous CP rank */
+    C_CP_BACK_FROM, /* from the next */
+    C_CP,           /* the CP group: all-gather, all-to-all */
     NCOMMS
 };
 
@@ -39,15 +44,19 @@ struct job_comms {
     int mk[NCOMMS];
 };
 
-static bool dist_opt(const struct mdl_job *job);
-static bool zero_at(const struct mdl_job *job, int stage);
+static bool dist_opt(const struct mdl_job *job, const struct mdl_strategy *st);
+static bool zero_at(const struct mdl_job *job, const struct mdl_strategy *st, int stage);
 
-/* The job's communicators: who talks, the dimension served, the stream. */
-static int job_comms_init(const struct mdl_job *job, struct job_comms *J)
+/* The job's communicators: who talks, the dimension served, the stream. Gradients are reduced
+ * over the GPUs holding the same weights: the data-parallel replicas and, within each, the CP
+ * ranks (Megatron-LM's data-parallel group with context parallelism). */
+static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *st,
+                          struct job_comms *J)
 {
     enum { T = MDL_DIM_BIT(MDL_DIM_TP), D = MDL_DIM_BIT(MDL_DIM_DP), P = MDL_DIM_BIT(MDL_DIM_PP) };
+    enum { C = MDL_DIM_BIT(MDL_DIM_CP) };
     const uint8_t tp = MDL_OP_DIM(MDL_DIM_TP), dp = MDL_OP_DIM(MDL_DIM_DP);
-    const uint8_t pp = MDL_OP_DIM(MDL_DIM_PP);
+    const uint8_t pp = MDL_OP_DIM(MDL_DIM_PP), cp = MDL_OP_DIM(MDL_DIM_CP);
     bool wrap = job->virtual_stages > 1;
     unsigned all = (1u << MDL_NDIMS) - 1;
     const struct mdl_comm_spec spec[NCOMMS] = {
@@ -65,18 +74,32 @@ static int job_comms_init(const struct mdl_job *job, struct job_comms *J)
                         .stream = MDL_STREAM_RECV_BWD, .dim = pp},
         [C_SEND_BWD] = {"pp send bwd", MDL_COMM_PAIR, P, 0, -1, wrap, .share = 2,
                         .stream = MDL_STREAM_SEND_BWD, .dim = pp},
-        [C_DP] = {"dp", MDL_COMM_SPAN, D, .stream = MDL_STREAM_DP, .dim = dp},
-        [C_GATHER] = {"dp gather", MDL_COMM_SPAN, zero_at(job, 3) ? D : 0u, .own = true,
+        [C_DP] = {"dp", MDL_COMM_SPAN, D | C, .stream = MDL_STREAM_DP, .dim = dp},
+        [C_GATHER] = {"dp gather", MDL_COMM_SPAN, zero_at(job, st, 3) ? D | C : 0u, .own = true,
                       .stream = MDL_STREAM_GATHER, .dim = dp},
         [C_EMB] = {"tied embedding", MDL_COMM_ENDS, P, .stream = MDL_STREAM_DP, .dim = pp},
-        [C_MP] = {"gradient norm", MDL_COMM_SPAN, dist_opt(job) ? all : T | P, .own = true,
+        [C_MP] = {"gradient norm", MDL_COMM_SPAN, dist_opt(job, st) ? all : T | P, .own = true,
                   .stream = MDL_STREAM_NORM},
+        [C_CP_TO] = {"cp ring to", MDL_COMM_PAIR, C, 0, 1, true, .share = 3,
+                     .stream = MDL_STREAM_CP_SEND, .dim = cp},
+        [C_CP_FROM] = {"cp ring from", MDL_COMM_PAIR, C, -1, 0, true, .share = 3,
+                       .stream = MDL_STREAM_CP_RECV, .dim = cp},
+        [C_CP_BACK_TO] = {"cp ring back to", MDL_COMM_PAIR, C, 0, -1, true, .share = 4,
+                          .stream = MDL_STREAM_CP_SEND, .dim = cp},
+        [C_CP_BACK_FROM] = {"cp ring back from", MDL_COMM_PAIR, C, 1, 0, true, .share = 4,
+                            .stream = MDL_STREAM_CP_RECV, .dim = cp},
+        [C_CP] = {"cp", MDL_COMM_SPAN, C, .own = true, .stream = MDL_STREAM_CP_SEND, .dim = cp},
     };
     static const int given[NCOMMS] = {[C_D1] = MDL_GROUP_D1,
                                       [C_D2] = MDL_GROUP_D2,
                                       [C_D3] = MDL_GROUP_D3,
                                       [C_SHIFT_TO] = MDL_GROUP_SHIFT_TO,
-                                      [C_SHIFT_FROM] = MDL_GROUP_SHIFT_FROM};
+                                      [C_SHIFT_FROM] = MDL_GROUP_SHIFT_FROM,
+                                      [C_CP_TO] = MDL_GROUP_CP_TO,
+                                      [C_CP_FROM] = MDL_GROUP_CP_FROM,
+                                      [C_CP_BACK_TO] = MDL_GROUP_CP_BACK_TO,
+                                      [C_CP_BACK_FROM] = MDL_GROUP_CP_BACK_FROM,
+                                      [C_CP] = MDL_GROUP_CP};
     mdl_comms_init(&J->reg);
     for (int k = 0; k < NCOMMS; k++)
         if (!(J->mk[k] = mdl_comms_add(&J->reg, &spec[k], given[k]))) return -1;
@@ -98,21 +121,26 @@ static int job_comms_init(const struct mdl_job *job, struct job_comms *J)
 #define OPT_BYTES_MIXED 30.0
 #define OPT_BYTES_FP32  24.0
 
-/* ZeRO shards anything only over two replicas or more: stage `z` or above in effect. */
-static bool zero_at(const struct mdl_job *job, int z)
+int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *st)
 {
-    return job->zero >= z && job->dp > 1;
+    return job->dp * mdl_strategy_cp(st);
+}
+
+/* ZeRO shards anything only over two replicas or more: stage `z` or above in effect. */
+static bool zero_at(const struct mdl_job *job, const struct mdl_strategy *st, int z)
+{
+    return job->zero >= z && mdl_job_grad_replicas(job, st) > 1;
 }
 
 /* The distributed optimizer (ZeRO-1 and above). */
-static bool dist_opt(const struct mdl_job *job)
+static bool dist_opt(const struct mdl_job *job, const struct mdl_strategy *st)
 {
-    return zero_at(job, 1);
+    return zero_at(job, st, 1);
 }
 
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st)
 {
-    return (long)st->tp * job->pp * job->dp;
+    return (long)mdl_strategy_gpus(st) * job->pp * job->dp;
 }
 
 const char *const mdl_rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
@@ -123,10 +151,14 @@ void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, stru
     /* each enum mdl_rank_order as a full order of the mesh's dimensions, fastest first (those
      * of size 1 last: where they sit changes no rank) */
     enum { T = MDL_DIM_TP, D = MDL_DIM_DP, P = MDL_DIM_PP, C = MDL_DIM_CP, E = MDL_DIM_EP };
-    static const int8_t orders[][MDL_NDIMS] = {{T, D, P, C, E}, {T, P, D, C, E}, {D, T, P, C, E},
-                                               {D, P, T, C, E}, {P, T, D, C, E}, {P, D, T, C, E}};
+    /* CP right after TP, as Megatron-LM's tp-cp-ep-dp-pp lays it */
+    static const int8_t orders[][MDL_NDIMS] = {{T, C, D, P, E}, {T, C, P, D, E}, {D, T, C, P, E},
+                                               {D, P, T, C, E}, {P, T, C, D, E}, {P, D, T, C, E}};
     int o = job->order >= 0 && job->order <= MDL_ORDER_PP_DP_TP ? (int)job->order : 0;
-    int size[MDL_NDIMS] = {[MDL_DIM_TP] = st->tp, [MDL_DIM_DP] = job->dp, [MDL_DIM_PP] = job->pp};
+    int size[MDL_NDIMS] = {[MDL_DIM_TP] = st->tp,
+                           [MDL_DIM_CP] = mdl_strategy_cp(st),
+                           [MDL_DIM_DP] = job->dp,
+                           [MDL_DIM_PP] = job->pp};
     mdl_mesh_init(out, size, orders[o]);
 }
 
@@ -134,7 +166,8 @@ int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s
 {
     struct mdl_mesh mesh;
     mdl_job_mesh(job, st, &mesh);
-    int coord[MDL_NDIMS] = {[MDL_DIM_TP] = t, [MDL_DIM_DP] = d, [MDL_DIM_PP] = s};
+    int coord[MDL_NDIMS] = {
+        [MDL_DIM_TP] = t % st->tp, [MDL_DIM_CP] = t / st->tp, [MDL_DIM_DP] = d, [MDL_DIM_PP] = s};
     return mdl_mesh_rank(&mesh, coord);
 }
 
@@ -145,14 +178,14 @@ void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, in
     mdl_job_mesh(job, st, &mesh);
     int coord[MDL_NDIMS];
     mdl_mesh_coords(&mesh, rank, coord);
-    *t = coord[MDL_DIM_TP];
+    *t = coord[MDL_DIM_TP] + st->tp * coord[MDL_DIM_CP];
     *d = coord[MDL_DIM_DP];
     *s = coord[MDL_DIM_PP];
 }
 
-double mdl_job_bucket_params(const struct mdl_job *job)
+double mdl_job_bucket_params(const struct mdl_job *job, const struct mdl_strategy *st)
 {
-    double b = 1e6 * job->dp;
+    double b = 1e6 * mdl_job_grad_replicas(job, st);
     return b > 4e7 ? b : 4e7;
 }
 
@@ -160,14 +193,107 @@ int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *
                           const struct mdl_model *m)
 {
     double lp = mdl_strategy_layer_params(st, m);
-    int k = lp > 0 ? (int)(mdl_job_bucket_params(job) / lp) : 1;
+    int k = lp > 0 ? (int)(mdl_job_bucket_params(job, st) / lp) : 1;
     int n = mdl_job_chunk_layers(job, m);
     return k < 1 ? 1 : k > n ? n : k;
 }
 
+/* Layers of virtual stage vs and of a middle one (*mid), by the split job gives. */
+static int vs_layers(const struct mdl_job *job, const struct mdl_model *m, int vs, int *mid)
+{
+    int p = job->pp, n = p * job->virtual_stages, last = n - 1;
+    long L = m->layers;
+    int f = job->first_stage_layers, l = job->last_stage_layers;
+    if (f > 0 || l > 0) {
+        int fixed = (f > 0) + (l > 0);
+        *mid = n > fixed ? (int)((L - f - l) / (n - fixed)) : 0;
+        return vs == 0 && f > 0 ? f : vs == last && l > 0 ? l : *mid;
+    }
+    *mid = (int)((L + job->account_embedding + job->account_loss) / n);
+    return *mid - (vs == 0 && job->account_embedding) - (vs == last && job->account_loss);
+}
+
+int mdl_job_chunk_range(const struct mdl_job *job, const struct mdl_model *m, int s, int c,
+                        int *first)
+{
+    int vs = c * job->pp + s, mid, first0 = vs_layers(job, m, 0, &mid);
+    int n = vs_layers(job, m, vs, &mid);
+    if (first) *first = vs == 0 ? 0 : first0 + (vs - 1) * mid;
+    return n;
+}
+
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m)
 {
-    return (int)(m->layers / ((long)job->pp * job->virtual_stages));
+    int mid, most = 0;
+    for (int vs = 0; vs < job->pp * job->virtual_stages; vs++) {
+        int n = vs_layers(job, m, vs, &mid);
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+/* Layers stage s holds over all its chunks. */
+static int stage_layers(const struct mdl_job *job, const struct mdl_model *m, int s)
+{
+    int n = 0;
+    for (int c = 0; c < job->virtual_stages; c++)
+        n += mdl_job_chunk_range(job, m, s, c, NULL);
+    return n;
+}
+
+/* The uneven split: first and last stage layers for a plain schedule, within the model, the
+ * rest even over the middle stages; the embedding and the loss counted as layers, one more
+ * layer each than those the stages would hold otherwise. */
+static int check_split(const struct mdl_job *job, const struct mdl_model *m, struct tps_error *err)
+{
+    int f = job->first_stage_layers, l = job->last_stage_layers, p = job->pp;
+    long n = (long)p * job->virtual_stages, L = m->layers;
+    if (f < 0 || l < 0)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0,
+                             f < 0 ? "first_stage_layers" : "last_stage_layers",
+                             "must be at least 1");
+    if (f > 0 || l > 0) {
+        const char *fld = f > 0 ? "first_stage_layers" : "last_stage_layers";
+        if (job->account_embedding || job->account_loss)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
+                                 "gives the stages' layers itself: it does not combine with "
+                                 "account_for_embedding/loss_in_pipeline_split");
+        if (job->virtual_stages > 1)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
+                                 "uneven first and last stages take the 1f1b or gpipe schedule, "
+                                 "not yet the interleaved one");
+        if (p < 2 || (p == 2 && f > 0 && l > 0 && f + l != L))
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
+                                 p < 2 ? "needs pp of 2 or more"
+                                       : "with pp 2 the two stages must hold model.layers (%ld)",
+                                 L);
+        int fixed = (f > 0) + (l > 0);
+        long rest = L - f - l, mid = p - fixed;
+        if (rest < mid || (mid > 0 && rest % mid) || (mid == 0 && rest))
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
+                                 "leaves %ld layers of model.layers (%ld) for %ld other stage(s): "
+                                 "they must split them evenly, at least one each",
+                                 rest, L, mid);
+        return TPS_OK;
+    }
+    long total = L + job->account_embedding + job->account_loss;
+    if (total % n)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp",
+                             "pp x virtual_stages (%ld) must divide model.layers (%ld)%s, or give "
+                             "pipeline.first_stage_layers / last_stage_layers",
+                             n, L,
+                             job->account_embedding && job->account_loss
+                                 ? " with the embedding and the loss counted as layers (+2)"
+                             : job->account_embedding
+                                 ? " with the embedding counted as a layer (+1)"
+                             : job->account_loss ? " with the loss counted as a layer (+1)"
+                                                 : "");
+    if (total / n - (n == 1 ? job->account_embedding + job->account_loss : 1) < 1 &&
+        (job->account_embedding || job->account_loss))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp",
+                             "counting the embedding and the loss as layers leaves a stage "
+                             "without layers");
+    return TPS_OK;
 }
 
 int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -185,10 +311,8 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->schedule == MDL_SCHED_INTERLEAVED && (v < 2 || job->pp < 2))
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "virtual_stages",
                              "the interleaved schedule needs pp >= 2 and virtual_stages >= 2");
-    if (m->layers % ((long)job->pp * v))
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp",
-                             "pp x virtual_stages (%ld) must divide model.layers (%ld)",
-                             (long)job->pp * v, m->layers);
+    int rc = check_split(job, m, err);
+    if (rc) return rc;
     if (job->micro_batches < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches", "must be at least 1");
     if (job->zero < 0 || job->zero > 3)
@@ -265,22 +389,21 @@ double mdl_job_grad_bytes(const struct mdl_model *m)
     return m->dtype == MDL_BF16 ? 4 : mdl_dtype_bytes(m->dtype);
 }
 
-double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
-                           const struct mdl_device *dev, double params)
+double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy *st,
+                           const struct mdl_model *m, const struct mdl_device *dev, double params)
 {
-    double shard = params / (dist_opt(job) ? job->dp : 1);
+    double shard = params / (dist_opt(job, st) ? mdl_job_grad_replicas(job, st) : 1);
     double unscale = m->dtype == MDL_FP16 ? mdl_mem_time(dev, shard * UNSCALE_BYTES) : 0;
     double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
     return mdl_mem_time(dev, params * ZERO_BYTES) + unscale +
            mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
 }
 
-/* Parameters of a stage's layers one GPU holds (every stage holds as many). */
+/* Parameters of stage s's layers one GPU holds. */
 static double layers_params(const struct mdl_job *job, const struct mdl_strategy *st,
-                            const struct mdl_model *m)
+                            const struct mdl_model *m, int s)
 {
-    return (double)mdl_job_chunk_layers(job, m) * job->virtual_stages *
-           mdl_strategy_layer_params(st, m);
+    return (double)stage_layers(job, m, s) * mdl_strategy_layer_params(st, m);
 }
 
 /* Embedding parameters one GPU of stage s holds: the first stage's, and the last stage's copy
@@ -297,7 +420,7 @@ static double embedding_params(const struct mdl_job *job, const struct mdl_strat
 double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
                             const struct mdl_model *m, int s)
 {
-    return layers_params(job, st, m) + embedding_params(job, st, m, s);
+    return layers_params(job, st, m, s) + embedding_params(job, st, m, s);
 }
 
 double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -306,21 +429,22 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
 {
     double wb = mdl_dtype_bytes(m->dtype), act, input;
     mdl_strategy_layer_activations(st, m, fw, &act, &input);
-    int n = mdl_job_chunk_layers(job, m);
     double sp = mdl_strategy_shards_activations(st) ? st->tp : 1;
-    double bsh = (double)m->micro_batch * (double)m->seq * (double)m->hidden;
+    double cp = mdl_strategy_cp(st), R = mdl_job_grad_replicas(job, st);
+    double bsh = (double)m->micro_batch * (double)m->seq / cp * (double)m->hidden;
     /* ZeRO-2 keeps 1/dp of the layers' gradients plus the bucket being reduced, ZeRO-3 also
      * 1/dp of their weights plus the two buckets gathered (the one in use and the next); the
      * embedding's stay whole (reduced and gathered once per iteration) */
-    double layers = layers_params(job, st, m);
     double bucket = mdl_job_bucket_layers(job, st, m) * mdl_strategy_layer_params(st, m);
     memset(out, 0, sizeof *out);
     for (int s = 0; s < job->pp; s++) {
         struct mdl_memory x;
+        double layers = layers_params(job, st, m, s);
+        double n = (double)stage_layers(job, m, s) / job->virtual_stages; /* per chunk */
         double emb = embedding_params(job, st, m, s);
-        mdl_memory_params(layers + emb, m->dtype, dist_opt(job) ? job->dp : 1, &x);
-        if (zero_at(job, 2)) x.gradients = (emb + layers / job->dp + bucket) * wb;
-        if (zero_at(job, 3)) x.weights = (emb + layers / job->dp + 2 * bucket) * wb;
+        mdl_memory_params(layers + emb, m->dtype, dist_opt(job, st) ? R : 1, &x);
+        if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * wb;
+        if (zero_at(job, st, 3)) x.weights = (emb + layers / R + 2 * bucket) * wb;
         double per_chunk = st->recompute ? n * input : n * act;
         x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
         /* the embedding's output (first stage) and the fp32 logits of the micro-batch in its
@@ -328,7 +452,7 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
         if (m->vocab > 0 && s == 0) x.activations += bsh / sp * wb;
         if (m->vocab > 0 && s == job->pp - 1)
             x.activations +=
-                4.0 * (double)m->micro_batch * (double)m->seq * (double)m->vocab / st->tp;
+                4.0 * (double)m->micro_batch * (double)m->seq / cp * (double)m->vocab / st->tp;
         x.total = x.weights + x.gradients + x.optimizer + x.activations;
         if (x.total > out->total) *out = x;
     }
@@ -354,6 +478,7 @@ struct stage {
     int ahead[2];     /* ZeRO-3: the last two layer parts run; a bucket's gather waits for the
                          older, so at most one bucket is gathered ahead of the compute */
     int cend;         /* the last compute op of the last step, -1 before the first */
+    int nb;           /* the buckets of the stage's largest chunk (gathered's stride) */
     int call[2];      /* the sends of the next point-to-point call (stage_step) */
     int ncall;
 };
@@ -407,7 +532,7 @@ static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int
     if (!S->fold) return mdl_emitter_layers(S->E, ph, first + lo, cnt, mb, after);
     struct mdl_op op = {.kind = MDL_OP_COMPUTE, .stream = MDL_STREAM_COMPUTE, .group = -1};
     bool fwd = ph == MDL_PHASE_FWD;
-    double share = (double)cnt / n;
+    double share = (double)cnt / (S->fold->layers > 0 ? S->fold->layers : n);
     op.dur_s = (fwd ? S->fold->fwd_s : S->fold->bwd_s) * share;
     op.flop = (fwd ? S->fold->fwd_flop : S->fold->bwd_flop) * share;
     if (after >= 0) op.deps[op.ndeps++] = after;
@@ -424,7 +549,7 @@ static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int
  * or a reduce-scatter with the distributed optimizer. */
 static int reduce_grads(struct stage *S, double params, int after)
 {
-    bool dist = dist_opt(S->job);
+    bool dist = dist_opt(S->job, S->st);
     int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, C_DP,
                    params * mdl_job_grad_bytes(S->m), dist ? "rs_grads_dp" : "ar_grads_dp", -1,
                    MDL_PHASE_OTHER, after);
@@ -440,13 +565,14 @@ static int reduce_grads(struct stage *S, double params, int after)
 static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after, int step)
 {
     const struct mdl_job *job = S->job;
-    int n = mdl_job_chunk_layers(job, S->m), first = (chunk * job->pp + S->s) * n;
+    int first, n = mdl_job_chunk_range(job, S->m, S->s, chunk, &first);
     int k = mdl_job_bucket_layers(job, S->st, S->m), nb = (n + k - 1) / k;
-    bool fwd = ph == MDL_PHASE_FWD, z3 = zero_at(job, 3);
-    bool gather =
-        z3 || (fwd && job->overlap_param_gather && dist_opt(job) && S->first_fwd[chunk] == step);
-    bool reduce = !fwd && (zero_at(job, 2) ||
-                           (job->overlap_grad_reduce && job->dp > 1 && S->last_bwd[chunk] == step));
+    bool fwd = ph == MDL_PHASE_FWD, z3 = zero_at(job, S->st, 3);
+    bool gather = z3 || (fwd && job->overlap_param_gather && dist_opt(job, S->st) &&
+                         S->first_fwd[chunk] == step);
+    bool reduce = !fwd && (zero_at(job, S->st, 2) ||
+                           (job->overlap_grad_reduce && mdl_job_grad_replicas(job, S->st) > 1 &&
+                            S->last_bwd[chunk] == step));
     if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
     double lp = mdl_strategy_layer_params(S->st, S->m), wb = mdl_dtype_bytes(S->m->dtype);
     int x = after;
@@ -455,7 +581,7 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
         int lo = fwd ? b * k : n - (b + 1) * k, hi = lo + k;
         if (lo < 0) lo = 0;
         if (hi > n) hi = n;
-        int g = gather && !z3 ? S->gathered[chunk * nb + b] : -1;
+        int g = gather && !z3 ? S->gathered[chunk * S->nb + b] : -1;
         if (z3 && (g = op_add(S, MDL_OP_ALL_GATHER, C_GATHER, (hi - lo) * lp * wb,
                               fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
             return -1;
@@ -564,18 +690,18 @@ static int stage_tail(struct stage *S)
     const struct mdl_model *m = S->m;
     int last = S->p->ranks[S->rank].nops - 1;
     double params = mdl_job_stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(m);
-    bool dist = dist_opt(job);
-    int deps[2] = {S->last_dp, -1};
+    bool dist = dist_opt(job, S->st);
+    int deps[2] = {S->last_dp, -1}, R = mdl_job_grad_replicas(job, S->st);
     /* what the buckets have not reduced yet: everything, or the embedding's share */
     double emb = embedding_params(job, S->st, m, S->s);
-    double rest = job->overlap_grad_reduce || zero_at(job, 2) ? emb : params;
-    if (job->dp > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
+    double rest = job->overlap_grad_reduce || zero_at(job, S->st, 2) ? emb : params;
+    if (R > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
         deps[1] = op_add(S, MDL_OP_ALL_REDUCE, C_EMB,
                          (double)m->vocab * (double)m->hidden / S->st->tp * gb,
                          "ar_embedding_grads", -1, MDL_PHASE_OTHER, last);
-    double shard = params / (dist ? job->dp : 1); /* the parameters this GPU updates */
+    double shard = params / (dist ? R : 1); /* the parameters this GPU updates */
     struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
     op.deps[op.ndeps++] = last;
     for (int i = 0; i < 2; i++)
@@ -591,7 +717,7 @@ static int stage_tail(struct stage *S)
     op.dur_s = mdl_mem_time(S->dev, op.bytes);
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "grad_norm", -1, MDL_PHASE_OTHER);
     op.ndeps = 0;
-    if (x >= 0 && (long)S->st->tp * job->pp * (dist ? job->dp : 1) > 1) {
+    if (x >= 0 && (long)S->st->tp * job->pp * (dist ? R : 1) > 1) {
         x = op_add(S, MDL_OP_ALL_REDUCE, C_MP, 4, "ar_grad_norm", -1, MDL_PHASE_OTHER, x);
         op.deps[op.ndeps++] = x;
     }
@@ -601,7 +727,7 @@ static int stage_tail(struct stage *S)
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
     /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
      * layers' are gathered before each use) */
-    double gathered = zero_at(job, 3) ? emb : params;
+    double gathered = zero_at(job, S->st, 3) ? emb : params;
     if (x >= 0 && dist && !job->overlap_param_gather && gathered > 0.5)
         x = op_add(S, MDL_OP_ALL_GATHER, C_DP, gathered * mdl_dtype_bytes(m->dtype), "ag_params_dp",
                    -1, MDL_PHASE_OTHER, x);
@@ -615,7 +741,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
 {
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
-    int n = mdl_job_chunk_layers(job, m), v = job->virtual_stages;
+    int v = job->virtual_stages;
     double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
     double rest = embedding_params(job, S->st, m, S->s);
     if (rest > 0.5 &&
@@ -626,7 +752,8 @@ static int stage_gathers(struct stage *S, int nb, int k)
         int c = -1;
         for (int i = 0; i < v; i++)
             if (S->gathered[i * nb] == -2 && (c < 0 || S->first_fwd[i] < S->first_fwd[c])) c = i;
-        for (int b = 0; b < nb; b++) {
+        int n = mdl_job_chunk_range(job, m, S->s, c, NULL);
+        for (int b = 0; b * k < n; b++) {
             int cnt = b * k + k > n ? n - b * k : k;
             int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, cnt * lp * wb, "ag_params_dp", -1,
                            MDL_PHASE_OTHER, -1);
@@ -655,13 +782,14 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                       .E = mdl_emitter_new(st, m, dev, fw, p, rank),
                       .s = s,
                       .rank = rank};
-    S.act_bytes = (double)m->micro_batch * (double)m->seq * (double)m->hidden *
-                  mdl_dtype_bytes(m->dtype) / st->tp;
+    S.act_bytes = (double)m->micro_batch * (double)m->seq / mdl_strategy_cp(st) *
+                  (double)m->hidden * mdl_dtype_bytes(m->dtype) / st->tp;
     S.last_dp = -1;
     S.ahead[0] = S.ahead[1] = -1;
     S.cend = -1;
     int v = job->virtual_stages, n = mdl_job_chunk_layers(job, m);
     int k = mdl_job_bucket_layers(job, st, m), nb = (n + k - 1) / k;
+    S.nb = nb;
     S.first_fwd = malloc((size_t)v * sizeof *S.first_fwd);
     S.last_bwd = malloc((size_t)v * sizeof *S.last_bwd);
     S.gathered = malloc((size_t)v * (size_t)nb * sizeof *S.gathered);
@@ -682,7 +810,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
         op.dur_s = mdl_mem_time(dev, op.bytes);
         if (mdl_emitter_op(S.E, &op, "zero_grads", -1, MDL_PHASE_OTHER) < 0) rc = -1;
     }
-    if (!rc && job->overlap_param_gather && dist_opt(job)) rc = stage_gathers(&S, nb, k);
+    if (!rc && job->overlap_param_gather && dist_opt(job, st)) rc = stage_gathers(&S, nb, k);
     for (int i = 0; !rc && i < total; i++)
         if (stage_step(&S, steps, total, i) < 0) rc = -1;
     if (!rc && stage_tail(&S) < 0) rc = -1;
@@ -706,9 +834,11 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     int *from = malloc((size_t)tp * sizeof *from), *pil = malloc((size_t)tp * sizeof *pil);
     int rc = base && row && col && to && from && pil ? 0 : -1;
     for (int s = 0; !rc && s < job->pp; s++) {
-        for (int d = 0; !rc && d < job->dp; d++) {
+        for (int dc = 0; !rc && dc < job->dp * mdl_strategy_cp(st); dc++) {
+            /* the TP group of replica d's CP rank c */
+            int d = dc / mdl_strategy_cp(st), c = dc % mdl_strategy_cp(st);
             for (int t = 0; t < tp; t++)
-                base[t] = mdl_job_rank(job, st, s, d, t);
+                base[t] = mdl_job_rank(job, st, s, d, t + tp * c);
             rc = mdl_strategy_axis_groups(st, p, base, row, col, pil) != 0 ||
                  mdl_strategy_ring_groups(st, p, base, to, from) != 0;
             for (int t = 0; !rc && t < tp; t++) {
@@ -764,20 +894,23 @@ static int shadow_copy(enum mdl_replicas rep, const struct job_comms *G, const s
 }
 
 /* Copies stage s's template (in its first rank) to every rank of the stage, each with its own
- * groups; replicas 1.. as shadows unless rep is MDL_REPLICAS_FULL. */
+ * groups; unless rep is MDL_REPLICAS_FULL, replicas 1.. and the CP ranks 1.. of replica 0 as
+ * shadows of replica 0's CP rank 0 (a folded job's context parallelism runs inside its folded
+ * chunks: its CP ranks, as its replicas, run the same program at the same times). */
 static int stage_copy(const struct mdl_job *job, const struct mdl_strategy *st,
                       enum mdl_replicas rep, const struct job_comms *G, struct mdl_program *p,
                       int s)
 {
     const struct mdl_rank *src = &p->ranks[mdl_job_rank(job, st, s, 0, 0)];
     for (int d = 0; d < job->dp; d++) {
-        for (int t = 0; t < st->tp; t++) {
+        for (int t = 0; t < mdl_strategy_gpus(st); t++) {
             int r = mdl_job_rank(job, st, s, d, t);
             if (d == 0 && t == 0) continue;
             struct mdl_rank *dst = &p->ranks[r];
-            if (d > 0 && rep != MDL_REPLICAS_FULL) {
+            if ((d > 0 || t >= st->tp) && rep != MDL_REPLICAS_FULL) {
                 p->shadow[r] = 1;
-                if (shadow_copy(rep, G, src, mdl_job_rank(job, st, s, 0, t), dst, r)) return -1;
+                if (shadow_copy(rep, G, src, mdl_job_rank(job, st, s, 0, t % st->tp), dst, r))
+                    return -1;
                 continue;
             }
             if (mdl_rank_copy(dst, src)) return -1;
@@ -811,12 +944,13 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
     struct mdl_program p;
     if (mdl_program_init(&p, job->pp) != 0) return -1;
     struct job_comms J;
-    double n = job_comms_init(&one, &J) ? -1 : 0;
+    double n = job_comms_init(&one, st, &J) ? -1 : 0;
     for (int s = 0; s < job->pp && n >= 0; s++)
         n = stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
     mdl_comms_release(&J.reg);
     mdl_program_release(&p);
-    return n < 0 ? -1 : n * job->micro_batches / one.micro_batches * st->tp * job->dp;
+    return n < 0 ? -1
+                 : n * job->micro_batches / one.micro_batches * mdl_strategy_gpus(st) * job->dp;
 }
 
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -832,10 +966,11 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     if (!rc) rc = mdl_job_check(job, st, m, err);
     if (rc) return rc;
     double nops = mdl_job_ops(job, st, m, dev, fw, fold);
-    if (rep != MDL_REPLICAS_FULL && nops > 0) nops /= job->dp; /* within the few ops of a shadow */
+    if (rep != MDL_REPLICAS_FULL && nops > 0) /* within the few ops of a shadow */
+        nops /= mdl_job_grad_replicas(job, st);
     if ((rc = mdl_ops_check(nops, "micro_batches", "fold the layers (run.fold: true)", err)))
         return rc;
-    if (rep != MDL_REPLICAS_FULL && job->dp > 1 &&
+    if (rep != MDL_REPLICAS_FULL && mdl_job_grad_replicas(job, st) > 1 &&
         !(out->shadow = calloc((size_t)gpus, sizeof *out->shadow)))
         return tps_error_oom(err);
     if (!out->shadow) rep = MDL_REPLICAS_FULL;
@@ -844,7 +979,7 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->model_flop = mdl_job_model_flop(job, m);
     out->peak_flops = dev->peak_flops[m->dtype];
     struct job_comms G;
-    rc = job_comms_init(job, &G);
+    rc = job_comms_init(job, st, &G);
     if (!rc) rc = groups_make(job, st, out, &G);
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_lower(job, st, m, dev, fw, fold, &G, out, s, mdl_job_rank(job, st, s, 0, 0));

@@ -63,10 +63,20 @@ struct mdl_job {
     bool overlap_param_gather;  /* distributed optimizer: each bucket's parameters gathered under
                                    the forward (the first micro-batch of each chunk waits for its
                                    buckets) instead of after the optimizer step */
+    /* Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers and
+     * --decoder-last-pipeline-num-layers): the first and the last stage's layers (0: an even
+     * share), the others splitting the rest evenly; or (--account-for-embedding-in-pipeline-
+     * split, --account-for-loss-in-pipeline-split) the embedding and the loss counted as one
+     * layer each of the first and the last virtual stage, which then hold one layer fewer. */
+    int first_stage_layers, last_stage_layers;
+    bool account_embedding, account_loss;
 };
 
-/* Parameters per gradient bucket, Megatron-LM's default: max(40 M, 1 M x dp). */
-double mdl_job_bucket_params(const struct mdl_job *job);
+/* GPUs holding the same weights, over which gradients are reduced and the distributed
+ * optimizer shards: dp x cp (Megatron-LM's data-parallel group with context parallelism). */
+int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *st);
+/* Parameters per gradient bucket, Megatron-LM's default: max(40 M, 1 M x dp x cp). */
+double mdl_job_bucket_params(const struct mdl_job *job, const struct mdl_strategy *st);
 /* Whole layers per bucket of a chunk, at least one and at most the chunk's. */
 int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *st,
                           const struct mdl_model *m);
@@ -76,8 +86,8 @@ double mdl_job_grad_bytes(const struct mdl_model *m);
 /* The memory-bound work around the optimizer of a GPU holding `params` parameters, as the
  * lowering prices it: zeroing the gradients, fp16 unscaling, the norm and Adam (on its shard
  * with the distributed optimizer). */
-double mdl_job_update_time(const struct mdl_job *job, const struct mdl_model *m,
-                           const struct mdl_device *dev, double params);
+double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy *st,
+                           const struct mdl_model *m, const struct mdl_device *dev, double params);
 
 /* Parameters one GPU of stage s holds: its layers' share and the embedding's (first stage, and
  * the last with the logits), whole, before any ZeRO sharding. */
@@ -90,16 +100,21 @@ double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy
 int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_model *m, struct tps_error *err);
 
-/* GPUs of the job: tp x pp x dp. */
+/* GPUs of the job: tp x cp x pp x dp. */
 long mdl_job_gpus(const struct mdl_job *job, const struct mdl_strategy *st);
 /* The job's GPUs as a mesh (mesh.h): tp x dp x pp, laid in job->order. */
 void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, struct mdl_mesh *out);
-/* Global rank of TP rank t of replica d in stage s, by job->order (tp-dp-pp: t + tp (d + dp s)). */
+/* Global rank of GPU t of the layer's group (TP rank t mod tp of CP rank t / tp, strategy.h's
+ * mdl_strategy_gpus) of replica d in stage s, by job->order (tp-cp-dp-pp: t + tp cp (d + dp s)). */
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t);
-/* The stage, replica and TP rank of a global rank (mdl_job_rank's inverse). */
+/* The stage, replica and index in the layer's group of a global rank (mdl_job_rank's inverse). */
 void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
                     int *d, int *t);
-/* Layers in one model chunk: L / (pp x virtual_stages). */
+/* Layers of model chunk c of stage s (virtual stage c pp + s): L / (pp x virtual_stages), or as
+ * the uneven split gives them; *first (when not NULL) receives the first of them. */
+int mdl_job_chunk_range(const struct mdl_job *job, const struct mdl_model *m, int s, int c,
+                        int *first);
+/* The most layers one model chunk holds (every chunk's count with an even split). */
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
 
 /* Layers folded into one op: a chunk's forward and backward, simulated once with its TP
@@ -107,9 +122,12 @@ int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
 struct mdl_job_fold {
     double fwd_s, bwd_s;       /* a chunk of one micro-batch: forward, backward (recompute in) */
     double fwd_flop, bwd_flop; /* executed FLOPs of one TP rank in them */
-    double tp_comm_s;          /* its TP collectives' busy time, forward and backward */
+    double tp_comm_s;          /* its collectives' busy time (TP, and CP's), forward and backward */
     double tp_exposed_s;       /* the part of it not under compute */
-    double tp_bytes;           /* the bytes one GPU sends in its TP collectives */
+    double tp_bytes;           /* the bytes one GPU sends in them */
+    int layers;                /* the layers the chunk simulated held (0: a chunk's) */
+    double cp_exposed_s;       /* of which context parallelism's: exposed time, */
+    double cp_bytes;           /* and bytes */
     int inexact;               /* TP groups of different stages share links: their collectives
                                   meet at times the folded chunk does not see */
 };

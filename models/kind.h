@@ -58,6 +58,7 @@ struct mdl_lower {
 struct mdl_dims {
     double d1, d2, b, s, h, f, a, bs, tok;
     double q, u, kv; /* QKV and FC1 output widths, key/value heads per head */
+    double cp;       /* context parallelism: s is the rank's seq/cp tokens of each sequence */
     bool sp, glu;
 };
 
@@ -90,6 +91,8 @@ struct mdl_kind {
                             stream, d1 and d3: the next two), as separate communicators are */
     bool depth_replicas; /* the third axis splits the micro-batch (replicas of the d1 x d2 mesh) */
     int norm_axis;       /* sharded kinds: the axis a layer norm's statistics are reduced over */
+    bool context;        /* takes context parallelism (strategy.cp): its layer runs the shared
+                            attention core (lw_attn_core_*) on D.s = seq/cp tokens */
 
     /* The mesh (d1, d2), (0, 0) when tp does not make one; the third axis (NULL: 1). */
     void (*mesh)(const struct mdl_strategy *st, int *d1, int *d2);
@@ -175,6 +178,23 @@ struct mdl_dims lw_whole_dims(struct mdl_lower *L);
 void lw_dropout_add(struct mdl_lower *L, const char *name, double n);
 int lw_ln_bwd(struct mdl_lower *L, const char *name, double n);
 void lw_mlp_act(struct mdl_lower *L, const struct mdl_dims *D, int bwd);
+/* Fused attention (FlashAttention) of bh batch x heads, sq queries by sk keys of head dim hd,
+ * forward (4 bh sq sk hd FLOPs: two GEMMs, scores never leave the chip; q, k, v read and o
+ * written) or backward (2.5 times the forward's FLOPs: the scores recomputed, five GEMMs; q, k,
+ * v, o, do read and dq, dk, dv written), at the device's flash efficiency. Grouped-query
+ * attention reads each key/value head once for its group of query heads. */
+int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double sk, double hd,
+             int bwd);
+/* A block of `bytes` sent on pair group marker `to` (stream `send`) and one received on `from`
+ * (stream `recv`), posted together (NCCL's grouped send and receive: one launch) once the ops
+ * `after` and `after2` (-1: none) have completed; dim is the op dim they serve. Returns the
+ * receive, which the op using the block waits for. */
+int lw_shift(struct mdl_lower *L, const char *name, double bytes, int to, int from, int send,
+             int recv, uint8_t dim, int after, int after2);
+/* Context parallelism's attention (context.c), the rank's s/cp queries against every key:
+ * forward and backward, by strategy.cp_comm_type. */
+int lw_cp_attn_fwd(struct mdl_lower *L, const struct mdl_dims *D);
+int lw_cp_attn_bwd(struct mdl_lower *L, const struct mdl_dims *D);
 /* The attention core over the rank's a/d1 heads: forward, selective recomputation, backward. */
 int lw_attn_core_fwd(struct mdl_lower *L, const struct mdl_dims *D);
 void lw_attn_core_recompute(struct mdl_lower *L);

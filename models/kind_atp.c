@@ -114,5 +114,6 @@ const struct mdl_kind mdl_kind_2d = {
     .mesh = mesh_2d,
     .check = check_2d,
     .describe = describe_2d,
+    .context = true,
     LW_MESH_BODIES,
 };

@@ -301,5 +301,6 @@ const struct mdl_kind mdl_kind_1d = {
     .mesh = mesh_1d,
     .check = check_1d,
     .describe = describe_1d,
+    .context = true,
     LW_MESH_BODIES,
 };

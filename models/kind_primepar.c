@@ -9,26 +9,12 @@
 
 #include "kind.h"
 
-/* One ring shift of `elems` elements: the block sent to the next member and the one received
- * from the previous, posted together once op `after` has completed (NCCL's grouped send and
- * receive: one launch). Returns the receive, which the op using the new block waits for. */
+/* One ring shift of `elems` elements round PrimePar's ring (lw_shift). */
 static int shift(struct mdl_lower *L, const char *name, double elems, int after)
 {
-    struct mdl_op op = {.kind = MDL_OP_SEND_RECV,
-                        .stream = MDL_STREAM_SHIFT_SEND,
-                        .dim = MDL_OP_DIM(MDL_DIM_TP),
-                        .group = MDL_GROUP_SHIFT_TO};
-    if (after >= 0) op.deps[op.ndeps++] = after;
-    op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
-    char nm[64];
-    snprintf(nm, sizeof nm, "%s_send", name);
-    if (lw_emit(L, &op, nm) < 0) return -1;
-    op.stream = MDL_STREAM_SHIFT_RECV;
-    op.group = MDL_GROUP_SHIFT_FROM;
-    snprintf(nm, sizeof nm, "%s_recv", name);
-    int r = lw_emit(L, &op, nm);
-    if (r >= 0) L->p->ranks[L->rank].ops[r].launch_s = 0; /* launched with the send */
-    return r;
+    return lw_shift(L, name, elems * mdl_dtype_bytes(L->m->dtype), MDL_GROUP_SHIFT_TO,
+                    MDL_GROUP_SHIFT_FROM, MDL_STREAM_SHIFT_SEND, MDL_STREAM_SHIFT_RECV,
+                    MDL_OP_DIM(MDL_DIM_TP), after, -1);
 }
 
 /* d partial GEMMs named gname, batch 1 x (m x n) @ (n x k) each, while the blocks of `elems`

@@ -102,20 +102,17 @@ void lw_eager_mem(struct mdl_lower *L, const char *name, double elems)
     if (L->fw->kernels == MDL_KERNELS_EAGER) lw_mem(L, name, elems);
 }
 
-/* Fused attention (FlashAttention) of a batch x heads of s x s scores over head dim hd, forward
- * (4 b a s^2 hd FLOPs: two GEMMs, scores never leave the chip; q, k, v read and o written) or
- * backward (2.5 times the forward's FLOPs: the scores recomputed, five GEMMs; q, k, v, o, do read
- * and dq, dk, dv written), at the device's flash efficiency. Grouped-query attention reads each
- * key/value head once for its group of query heads. */
-static int flash(struct mdl_lower *L, const char *name, double bh, double s, double hd, int bwd)
+int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double sk, double hd,
+             int bwd)
 {
     struct mdl_op op = {.kind = MDL_OP_ATTN, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
-    double fwd_flop = 4 * bh * s * s * hd;
-    /* k and v (and their gradients) are kv_heads/heads the size of q with grouped queries */
-    double kv = (double)mdl_model_kv_heads(L->m) / (double)L->m->heads;
+    double fwd_flop = 4 * bh * sq * sk * hd;
+    /* k and v (and their gradients) are kv_heads/heads the size of q with grouped queries, and
+     * sk/sq times as many tokens */
+    double kv = (double)mdl_model_kv_heads(L->m) / (double)L->m->heads * (sk / sq);
     op.flop = bwd ? 2.5 * fwd_flop : fwd_flop;
-    op.bytes = (bwd ? 4 + 4 * kv : 2 + 2 * kv) * bh * s * hd * mdl_dtype_bytes(L->m->dtype);
+    op.bytes = (bwd ? 4 + 4 * kv : 2 + 2 * kv) * bh * sq * hd * mdl_dtype_bytes(L->m->dtype);
     double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
     op.dur_s = tc > tm ? tc : tm;
@@ -145,6 +142,24 @@ int lw_coll_on(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, dou
     if (after >= 0) op.deps[op.ndeps++] = after;
     op.bytes = elems * mdl_dtype_bytes(L->m->dtype);
     return lw_emit(L, &op, name);
+}
+
+int lw_shift(struct mdl_lower *L, const char *name, double bytes, int to, int from, int send,
+             int recv, uint8_t dim, int after, int after2)
+{
+    struct mdl_op op = {
+        .kind = MDL_OP_SEND_RECV, .stream = (uint8_t)send, .dim = dim, .group = to, .bytes = bytes};
+    if (after >= 0) op.deps[op.ndeps++] = after;
+    if (after2 >= 0) op.deps[op.ndeps++] = after2;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_send", name);
+    if (lw_emit(L, &op, nm) < 0) return -1;
+    op.stream = (uint8_t)recv;
+    op.group = from;
+    snprintf(nm, sizeof nm, "%s_recv", name);
+    int r = lw_emit(L, &op, nm);
+    if (r >= 0) L->p->ranks[L->rank].ops[r].launch_s = 0; /* launched with the send */
+    return r;
 }
 
 /* Collective over one mesh axis (LW_AXIS_D1: the column, LW_AXIS_D2: the row) on `elems` elements
@@ -194,7 +209,8 @@ struct mdl_dims lw_dims(const struct mdl_lower *L)
     struct mdl_dims D = {.d1 = L->d1,
                          .d2 = L->d2,
                          .b = (double)m->micro_batch * L->frac / L->rep,
-                         .s = (double)m->seq,
+                         .s = (double)m->seq / mdl_strategy_cp(L->st),
+                         .cp = mdl_strategy_cp(L->st),
                          .h = (double)m->hidden,
                          .f = (double)m->ffn,
                          .a = (double)m->heads,
@@ -267,8 +283,9 @@ static void attn_dropout(struct mdl_lower *L, const char *name, double n)
 int lw_attn_core_fwd(struct mdl_lower *L, const struct mdl_dims *D)
 {
     double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a;
+    if (D->cp > 1) return lw_cp_attn_fwd(L, D);
     if (L->fw->attention == MDL_ATTENTION_FLASH)
-        return flash(L, "flash_attn", b * a / d1, s, h / a, 0);
+        return lw_flash(L, "flash_attn", b * a / d1, s, s, h / a, 0);
     kv_repeat(L, D, "kv_expand");
     lw_gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
     lw_eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
@@ -298,12 +315,13 @@ int lw_attn_core_bwd(struct mdl_lower *L, const struct mdl_dims *D)
 {
     double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a, bs = D->bs;
     int x;
+    if (D->cp > 1) return lw_cp_attn_bwd(L, D);
     if (L->fw->attention == MDL_ATTENTION_FLASH) {
         /* FlashAttention-2's backward as PyTorch runs it: a zeroed fp32 dq accumulator, the row
          * sums of dO * O, the kernel, and dq converted back from fp32 */
         lw_eager_mem(L, "flash_dq_zero", 2 * bs * h / d1);
         lw_eager_mem(L, "flash_dot_do_o", 2 * bs * h / d1);
-        x = flash(L, "flash_attn_bwd", b * a / d1, s, h / a, 1);
+        x = lw_flash(L, "flash_attn_bwd", b * a / d1, s, s, h / a, 1);
         lw_eager_mem(L, "flash_dq_convert", 3 * bs * h / d1);
         return x;
     }
@@ -507,44 +525,84 @@ static int sub_groups(const struct mdl_strategy *st, struct mdl_program *p, int 
     return replica_groups(st, p, ta, g[2]) || replica_groups(st, p, tm, g[3]) ? -1 : 0;
 }
 
-/* Gives each rank a copy of rank 0's ops with its own row and column groups. */
+/* Context parallelism's groups of a layer's tp x cp GPUs (rank k: TP rank k mod tp of CP rank
+ * k / tp), each a communicator of its own: every TP rank's ring forward (to, from) and backward
+ * (bto, bfrom), and its CP group. 0, or -1 on allocation failure. */
+static int cp_groups(const struct mdl_strategy *st, struct mdl_program *p, int *g[5])
+{
+    int tp = st->tp, n = mdl_strategy_gpus(st), cp = mdl_strategy_cp(st);
+    for (int r = 0; r < n; r++) {
+        int next = (r + tp) % n, pair[2] = {r, next};
+        int fw = mdl_program_group_add(p, 2, pair);
+        pair[0] = next;
+        pair[1] = r;
+        int bw = mdl_program_group_add(p, 2, pair);
+        if (fw < 0 || bw < 0) return -1;
+        g[0][r] = g[1][next] = fw; /* r sends forward to next, which receives it */
+        g[2][next] = g[3][r] = bw; /* next sends backward to r, which receives it */
+    }
+    int *ranks = malloc((size_t)cp * sizeof *ranks), rc = ranks ? 0 : -1;
+    for (int t = 0; !rc && t < tp; t++) {
+        for (int c = 0; c < cp; c++)
+            ranks[c] = t + tp * c;
+        int grp = mdl_program_group_add(p, cp, ranks);
+        if (grp < 0) rc = -1;
+        for (int c = 0; c < cp; c++)
+            g[4][t + tp * c] = grp;
+    }
+    free(ranks);
+    return rc;
+}
+
+/* Gives each rank a copy of rank 0's ops with its own row and column groups (those of its CP
+ * rank's TP group) and its CP groups. */
 static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
 {
-    int *base = malloc((size_t)st->tp * sizeof *base);
-    int *row = malloc((size_t)st->tp * sizeof *row), *col = malloc((size_t)st->tp * sizeof *col);
-    int *to = malloc((size_t)st->tp * sizeof *to), *from = malloc((size_t)st->tp * sizeof *from);
-    int *pil = malloc((size_t)st->tp * sizeof *pil);
+    int n = mdl_strategy_gpus(st), tp = st->tp;
+    size_t sz = (size_t)n * sizeof(int);
+    int *base = malloc(sz), *row = malloc(sz), *col = malloc(sz), *to = malloc(sz);
+    int *from = malloc(sz), *pil = malloc(sz);
     int rc = base && row && col && to && from && pil ? 0 : -1;
-    for (int r = 0; !rc && r < st->tp; r++)
+    for (int r = 0; !rc && r < n; r++)
         base[r] = r;
-    if (!rc) rc = mdl_strategy_axis_groups(st, out, base, row, col, pil);
-    if (!rc) rc = mdl_strategy_ring_groups(st, out, base, to, from);
-    int *sub[5];
-    for (int i = 0; i < 5; i++)
-        if (!(sub[i] = malloc((size_t)st->tp * sizeof *sub[i]))) rc = -1;
+    for (int c = 0; !rc && c < n / tp; c++) {
+        rc = mdl_strategy_axis_groups(st, out, base + c * tp, row + c * tp, col + c * tp,
+                                      pil + c * tp);
+        if (!rc) rc = mdl_strategy_ring_groups(st, out, base + c * tp, to + c * tp, from + c * tp);
+    }
+    int *sub[5], *cpg[5];
+    for (int i = 0; i < 5; i++) {
+        if (!(sub[i] = malloc(sz))) rc = -1;
+        if (!(cpg[i] = malloc(sz))) rc = -1;
+    }
     if (!rc && mdl_strategy_is_mixed(st)) rc = sub_groups(st, out, sub);
+    if (!rc && n > tp) rc = cp_groups(st, out, cpg);
     /* rank 0 last: the others copy its ops while they still name the axes */
-    for (int r = st->tp - 1; !rc && r >= 0; r--) {
+    for (int r = n - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];
         if (r > 0 && mdl_rank_copy(dst, &out->ranks[0])) rc = -1;
         for (int k = 0; !rc && k < dst->nops; k++) {
-            if (dst->ops[k].group == LW_AXIS_D1)
+            int g = dst->ops[k].group;
+            if (g == LW_AXIS_D1)
                 dst->ops[k].group = col[r];
-            else if (dst->ops[k].group == LW_AXIS_D2)
+            else if (g == LW_AXIS_D2)
                 dst->ops[k].group = row[r];
-            else if (dst->ops[k].group == LW_AXIS_D3)
+            else if (g == LW_AXIS_D3)
                 dst->ops[k].group = pil[r];
-            else if (dst->ops[k].group == MDL_GROUP_SHIFT_TO)
+            else if (g == MDL_GROUP_SHIFT_TO)
                 dst->ops[k].group = to[r];
-            else if (dst->ops[k].group == MDL_GROUP_SHIFT_FROM)
+            else if (g == MDL_GROUP_SHIFT_FROM)
                 dst->ops[k].group = from[r];
-            else if (dst->ops[k].group <= MDL_GROUP_SUB_ATTN &&
-                     dst->ops[k].group >= MDL_GROUP_RELAYOUT)
-                dst->ops[k].group = sub[MDL_GROUP_SUB_ATTN - dst->ops[k].group][r];
+            else if (g <= MDL_GROUP_SUB_ATTN && g >= MDL_GROUP_RELAYOUT)
+                dst->ops[k].group = sub[MDL_GROUP_SUB_ATTN - g][r];
+            else if (g <= MDL_GROUP_CP_TO && g >= MDL_GROUP_CP)
+                dst->ops[k].group = cpg[MDL_GROUP_CP_TO - g][r];
         }
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         free(sub[i]);
+        free(cpg[i]);
+    }
     free(to);
     free(from);
     free(pil);
@@ -620,8 +678,9 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
     int rc = lower_rank0(st, m, dev, fw, 1, 1, 1, &p);
-    double n =
-        rc ? -1 : (double)p.ranks[0].nops * (double)st->tp * (double)layers * (double)micro_batches;
+    double n = rc ? -1
+                  : (double)p.ranks[0].nops * (double)mdl_strategy_gpus(st) * (double)layers *
+                        (double)micro_batches;
     mdl_program_release(&p);
     return n;
 }
@@ -630,7 +689,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
                        int micro_batches, struct mdl_program *out, struct tps_error *err)
 {
-    if (mdl_program_init(out, st->tp) != 0) return tps_error_oom(err);
+    if (mdl_program_init(out, mdl_strategy_gpus(st)) != 0) return tps_error_oom(err);
     int rc = mdl_strategy_check(st, m, err);
     if (rc) return rc;
     out->layers = layers;

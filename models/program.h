@@ -20,7 +20,7 @@
 #include "models/mesh.h"
 
 #define MDL_MAX_DEPS       8
-#define MDL_MAX_STREAMS    14
+#define MDL_MAX_STREAMS    16
 #define MDL_STREAM_COMPUTE 0
 #define MDL_STREAM_COMM    1 /* tensor-parallel collectives */
 /* Streams of a whole job (models/job.h): data-parallel collectives, and one per pipeline
@@ -42,6 +42,10 @@
 #define MDL_STREAM_COMM3 12
 /* FlexTP's migration (hetero.h): the weights of moved columns and their gradients. */
 #define MDL_STREAM_MIGRATE 13
+/* Context parallelism (strategy.h): the ring attention's sends and its receives (posted
+ * together, NCCL's grouped send and receive), and the CP group's collectives on the send one. */
+#define MDL_STREAM_CP_SEND 14
+#define MDL_STREAM_CP_RECV 15
 
 /* The parallel dimension a collective serves (struct mdl_op's dim): MDL_OP_DIM(d) for d of enum
  * mdl_dim (models/mesh.h), 0 for none: compute, a recording that does not say, or a collective

@@ -18,6 +18,18 @@ static const struct mdl_kind *kinds[MDL_MAX_KINDS] = {
 };
 static int nkinds = 6;
 
+const char *const mdl_cp_comm_names[] = {"p2p", "all_gather", "a2a", NULL};
+
+int mdl_strategy_cp(const struct mdl_strategy *st)
+{
+    return st->cp > 1 ? st->cp : 1;
+}
+
+int mdl_strategy_gpus(const struct mdl_strategy *st)
+{
+    return st->tp * mdl_strategy_cp(st);
+}
+
 const struct mdl_kind *mdl_kind_of(const struct mdl_strategy *st)
 {
     TPS_ASSERT((unsigned)st->kind < (unsigned)nkinds);
@@ -114,8 +126,11 @@ int mdl_strategy_device(const struct mdl_strategy *st, int i, int j)
 
 void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
 {
-    char opts[96] = "";
+    char opts[128] = "";
     size_t n = 0;
+    if (st->cp > 1)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " cp=%d (%s)", st->cp,
+                              mdl_cp_comm_names[st->cp_comm]);
     if (st->chunks > 1)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +%d-chunk overlap", st->chunks);
     if (st->oases && n < sizeof opts) n += (size_t)snprintf(opts + n, sizeof opts - n, " +oases");
@@ -150,8 +165,9 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
      * FC2 (2sbf) at 1/q^2 rather than 1/q^3, and the layer's weight matrices at 1/q^2. */
     int d1, d2;
     mdl_strategy_mesh(st, &d1, &d2);
-    double h = (double)m->hidden, s = (double)m->seq, b = (double)m->micro_batch;
-    double a = (double)m->heads, t = st->tp, f = (double)m->ffn;
+    /* context parallelism: every term on the rank's s/cp tokens (its attention is fused) */
+    double h = (double)m->hidden, s = (double)m->seq / mdl_strategy_cp(st);
+    double b = (double)m->micro_batch, a = (double)m->heads, t = st->tp, f = (double)m->ffn;
     double g = (double)mdl_model_kv_heads(m);
     double shard = 4 + 4 * g / a + (m->glu ? 6 : 4) * f / h;
     /* the attention core's s x s tensors: the softmax output (2as^2b bytes in 16-bit), and with
@@ -218,6 +234,42 @@ double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model
     return out->total;
 }
 
+/* Context parallelism: a kind whose layer runs the shared attention core, every CP rank's two
+ * chunks of whole tokens (its s/cp split on its TP group with sequence parallelism), and for
+ * the all-to-all, heads that split over tp x cp. */
+static int check_cp(const struct mdl_strategy *st, const struct mdl_model *m, long d,
+                    struct tps_error *err)
+{
+    long cp = st->cp;
+    if (cp < 0 || cp > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp", "must be 1 to %d, got %ld",
+                             MDL_MAX_TP, cp);
+    if (cp <= 1) return TPS_OK;
+    const struct mdl_kind *K = mdl_kind_of(st);
+    if (!K->context)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp",
+                             "context parallelism applies to kinds 1d and 2d, not %s", K->name);
+    if (mdl_strategy_is_mixed(st))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp",
+                             "does not combine with per-sublayer TP degrees");
+    if (m->seq % (2 * cp))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp",
+                             "the sequence is split into 2 x cp = %ld chunks, which must divide "
+                             "model.seq (%ld)",
+                             2 * cp, m->seq);
+    if (st->sequence_parallel && (m->seq / cp) % d)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp",
+                             "with sequence parallelism tp (%ld) must divide a CP rank's "
+                             "model.seq / cp = %ld tokens",
+                             d, m->seq / cp);
+    if (st->cp_comm == MDL_CP_A2A && m->heads % (d * cp))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "cp_comm_type",
+                             "a2a splits the heads over tp x cp = %ld GPUs, which must divide "
+                             "model.heads (%ld)",
+                             d * cp, m->heads);
+    return TPS_OK;
+}
+
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err)
 {
@@ -252,7 +304,7 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "with sequence parallelism must divide model.seq (%ld), got %ld",
                              m->seq, d);
-    return TPS_OK;
+    return check_cp(st, m, d, err);
 }
 
 int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err)

@@ -75,6 +75,23 @@ struct mdl_tesseract_opts {
     int depth; /* the number of q x q slices (tp = q^2 x depth) */
 };
 
+/* Context parallelism (Megatron-LM's --context-parallel-size, Transformer Engine's attention):
+ * each sequence split into 2 x cp chunks, CP rank i holding chunks i and 2cp - 1 - i (the
+ * balanced layout for causal attention), so every GPU of a layer's group (tp x cp of them)
+ * holds s/cp tokens of each sequence; everything but the attention core runs on them alone.
+ * cp_comm_type says how the attention sees the other ranks' keys and values
+ * (docs/context-parallelism.md). */
+enum mdl_cp_comm {
+    MDL_CP_P2P,        /* ring attention: key/value blocks passed round the CP ring by send and
+                          receive, each in flight under the previous block's attention; the
+                          backward passes them the other way with their gradients */
+    MDL_CP_ALL_GATHER, /* keys and values all-gathered before the attention, their gradients
+                          reduce-scattered after its backward */
+    MDL_CP_A2A         /* DeepSpeed-Ulysses: all-to-all from a sequence split to a head split
+                          before the attention and back after it */
+};
+extern const char *const mdl_cp_comm_names[]; /* "p2p", "all_gather", "a2a", NULL */
+
 struct mdl_strategy {
     enum mdl_strategy_kind kind;
     int tp;                    /* TP degree d: ranks in the group */
@@ -90,7 +107,22 @@ struct mdl_strategy {
     struct mdl_sublayer_opts sublayer;
     struct mdl_primepar_opts primepar;
     struct mdl_tesseract_opts tesseract;
+    int cp;                   /* context-parallel degree (0 or 1: none) */
+    enum mdl_cp_comm cp_comm; /* how the attention crosses the CP group */
 };
+
+/* Context parallelism's closed forms for one micro-batch (models/context.c): the bytes of one
+ * ring step (the keys and values of a rank's s/cp tokens and its heads: 2 b (s/cp) kv_heads hd
+ * / tp elements), and the bytes one GPU sends in one layer's attention, forward and backward
+ * (p2p and all_gather: 3 (cp - 1) ring steps; a2a: 2 (cp - 1)/cp of its q, k, v and output).
+ * 0 without context parallelism. */
+double mdl_cp_step_bytes(const struct mdl_strategy *st, const struct mdl_model *m);
+double mdl_cp_layer_bytes(const struct mdl_strategy *st, const struct mdl_model *m);
+/* The context-parallel degree: cp, at least 1. */
+int mdl_strategy_cp(const struct mdl_strategy *st);
+/* GPUs one layer of one micro-batch runs on: tp x cp, a TP group per CP rank (rank k of the
+ * group is TP rank k mod tp of CP rank k / tp). */
+int mdl_strategy_gpus(const struct mdl_strategy *st);
 
 /* The TP degree of a sublayer (mlp 0: the attention, 1: the MLP): tp unless a per-sublayer plan
  * gives another. */
@@ -207,6 +239,15 @@ int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_mod
 #define MDL_GROUP_REP_ATTN (-17)
 #define MDL_GROUP_REP_MLP  (-18)
 #define MDL_GROUP_RELAYOUT (-19)
+/* Context parallelism: the pairs (this rank, the next CP rank) and (the previous CP rank, this
+ * rank) of the ring attention's forward, the pairs (this rank, the previous) and (the next,
+ * this rank) of its backward, and the rank's whole CP group (all-gather, all-to-all). Every
+ * TP rank has a ring of its own, through the same TP rank of each CP rank. */
+#define MDL_GROUP_CP_TO        (-20)
+#define MDL_GROUP_CP_FROM      (-21)
+#define MDL_GROUP_CP_BACK_TO   (-22)
+#define MDL_GROUP_CP_BACK_FROM (-23)
+#define MDL_GROUP_CP           (-24)
 
 /* The planner's candidates (pipeline/planner.c): every kind's in table order (models/kind.h),
  * each passed to add, which returns nonzero to stop (that value is returned; 0 otherwise).

@@ -32,12 +32,19 @@ static const struct mdl_model presets[] = {
     G("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000),
     G("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256),
     G("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256),
+    /* Llama 3 405B (Llama 3 paper, Dubey et al. 2024, Table 3: 126 layers, width 16,384, FFN
+     * 53,248, 128 heads, 8 key/value heads); Llama 3.1 keeps the Llama 3 shapes (its model
+     * cards), NVIDIA's recipes train them at 8,192 tokens */
+    G("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256),
+    G("llama3.1-8b", 32, 4096, 32, 8, 14336, 8192, 128256),
+    G("llama3.1-70b", 80, 8192, 64, 8, 28672, 8192, 128256),
+    G("llama3.1-405b", 126, 16384, 128, 8, 53248, 8192, 128256),
 };
 
-static const char *const names[] = {"gpt3-1.3b", "gpt3-2.7b",    "gpt3-6.7b",     "gpt3-13b",
-                                    "gpt3-175b", "megatron-22b", "megatron-530b", "megatron-1t",
-                                    "llama2-7b", "llama2-70b",   "llama3-8b",     "llama3-70b",
-                                    NULL};
+static const char *const names[] = {
+    "gpt3-1.3b",     "gpt3-2.7b",   "gpt3-6.7b",    "gpt3-13b",      "gpt3-175b", "megatron-22b",
+    "megatron-530b", "megatron-1t", "llama2-7b",    "llama2-70b",    "llama3-8b", "llama3-70b",
+    "llama3-405b",   "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", NULL};
 
 int mdl_model_preset(const char *name, struct mdl_model *out)
 {

@@ -30,10 +30,11 @@ struct layer_time {
 /* Whether two candidates run the same layer: TP kind, mesh, placement, overlap, recomputation. */
 static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *y)
 {
-    return x->kind == y->kind && x->tp == y->tp && x->atp.d1 == y->atp.d1 &&
-           x->atp.d2 == y->atp.d2 && x->atp.placement == y->atp.placement &&
-           x->sequence_parallel == y->sequence_parallel && x->chunks == y->chunks &&
-           x->oases == y->oases && x->recompute == y->recompute && x->selective == y->selective;
+    return x->kind == y->kind && x->tp == y->tp && x->cp == y->cp && x->cp_comm == y->cp_comm &&
+           x->atp.d1 == y->atp.d1 && x->atp.d2 == y->atp.d2 &&
+           x->atp.placement == y->atp.placement && x->sequence_parallel == y->sequence_parallel &&
+           x->chunks == y->chunks && x->oases == y->oases && x->recompute == y->recompute &&
+           x->selective == y->selective;
 }
 
 struct plan {
@@ -44,12 +45,14 @@ struct plan {
     struct layer_time *cache;
 };
 
-static void strategy_of(const struct scn_scenario *s, int tp, int sp, int rc,
+static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, int sp, int rc,
                         struct mdl_strategy *st)
 {
     *st = s->strategy;
     st->kind = MDL_STRAT_1D;
     st->tp = st->atp.d1 = tp;
+    st->cp = cp;
+    st->cp_comm = (enum mdl_cp_comm)comm;
     st->atp.d2 = 1;
     st->sequence_parallel = sp;
     st->recompute = rc == RC_FULL;
@@ -106,17 +109,19 @@ static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double by
 }
 
 /* Closed-form time of collective k of `bytes` on the groups of stage `st` that run it at once:
- * axis 0 the TP groups (one per replica), 1 the data-parallel groups (one per TP rank), 2 the
- * point-to-point pairs to the next stage (one per GPU of the stage), 3 the pairs of first and
- * last stage that hold the tied embedding (one per GPU of stage 0), 4 the columns (D1 axis) of
- * the TP mesh (d2 per replica; 1D: the TP groups). */
+ * axis 0 the TP groups (one per replica), 1 the data-parallel groups (one per TP rank, over the
+ * replicas and the CP ranks), 2 the point-to-point pairs to the next stage (one per GPU of the
+ * stage), 3 the pairs of first and last stage that hold the tied embedding (one per GPU of
+ * stage 0), 4 the columns (D1 axis) of the TP mesh (d2 per replica; 1D: the TP groups). The TP
+ * groups and columns are those of CP rank 0. */
 static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
-    int tp = w->st.tp, dp = w->job.dp, d1, d2;
+    int tp = w->st.tp, dp = w->job.dp, d1, d2, G = mdl_strategy_gpus(&w->st);
+    int R = mdl_job_grad_replicas(&w->job, &w->st), cp = mdl_strategy_cp(&w->st);
     mdl_strategy_mesh(&w->st, &d1, &d2);
-    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : tp * dp;
-    int per = axis == 0 ? tp : axis == 1 ? dp : axis == 4 ? d1 : 2;
+    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : G * dp;
+    int per = axis == 0 ? tp : axis == 1 ? R : axis == 4 ? d1 : 2;
     int hop = axis == 3 ? w->job.pp - 1 : 1;
     int *ranks = malloc((size_t)ng * (size_t)per * sizeof *ranks);
     struct mdl_group *g = malloc((size_t)ng * sizeof *g);
@@ -133,8 +138,8 @@ static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w
                    : axis == 4 ? mdl_job_rank(&w->job, &w->st, st, i / d2,
                                               mdl_strategy_device(&w->st, j, i % d2))
                    : axis == 1
-                       ? mdl_job_rank(&w->job, &w->st, st, j, i)
-                       : mdl_job_rank(&w->job, &w->st, (st + j * hop) % w->job.pp, i / tp, i % tp);
+                       ? mdl_job_rank(&w->job, &w->st, st, j / cp, i + tp * (j % cp))
+                       : mdl_job_rank(&w->job, &w->st, (st + j * hop) % w->job.pp, i / G, i % G);
         g[i] = (struct mdl_group){.n = per, .ranks = r};
         set[i] = &g[i];
     }
@@ -158,7 +163,9 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
     int p = w->job.pp, v = w->job.virtual_stages, M = w->job.micro_batches, tp = w->st.tp;
     double n = (double)mdl_job_chunk_layers(&w->job, &m);
     double T = ((double)M * v + p - 1) * n * (f + b);
-    double tokens = (double)m.micro_batch * (double)m.seq, wb = mdl_dtype_bytes(m.dtype);
+    /* a GPU's tokens: its CP rank's s/cp of each sequence */
+    double tokens = (double)m.micro_batch * (double)m.seq / mdl_strategy_cp(&w->st);
+    double wb = mdl_dtype_bytes(m.dtype);
     if (m.vocab > 0) {
         double lf = mdl_gemm_time(dev, m.dtype, 1, tokens, (double)m.vocab / tp, (double)m.hidden);
         double ce = mdl_mem_time(dev, 3 * 4.0 * tokens * (double)m.vocab / tp);
@@ -184,8 +191,8 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         }
     }
     double gb = mdl_job_grad_bytes(&m), params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
-    int z = w->job.dp > 1 ? w->job.zero : 0;
-    if (w->job.dp > 1) {
+    int R = mdl_job_grad_replicas(&w->job, &w->st), z = R > 1 ? w->job.zero : 0;
+    if (R > 1) {
         double lp = mdl_strategy_layer_params(&w->st, &m), layers = v * n * lp;
         double buckets = v * ceil(n / mdl_job_bucket_layers(&w->job, &w->st, &m));
         /* what the tail reduces and gathers: all the parameters, or without the layers that
@@ -220,7 +227,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         if (x < 0) return err->code ? err->code : TPS_EINVAL;
         T += x;
     }
-    w->predicted_s = T + mdl_job_update_time(&w->job, &m, dev, params);
+    w->predicted_s = T + mdl_job_update_time(&w->job, &w->st, &m, dev, params);
     return TPS_OK;
 }
 
@@ -238,9 +245,14 @@ static void describe(struct jobplan_row *w)
         snprintf(kind, sizeof kind, " %d chunks", w->st.chunks);
     else if (w->st.oases)
         snprintf(kind, sizeof kind, " oases");
-    snprintf(w->desc, sizeof w->desc, "tp %d%s%s, pp %d%s%s, dp %d, mb %d, recompute %s", w->st.tp,
-             kind, w->st.sequence_parallel ? " +sp" : "", w->job.pp, w->job.pp > 1 ? " " : "",
-             w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch, rc_names[rc]);
+    char cp[40] = "";
+    if (w->st.cp > 1)
+        snprintf(cp, sizeof cp, ", cp %d%s%s", w->st.cp, w->st.cp_comm ? " " : "",
+                 w->st.cp_comm ? mdl_cp_comm_names[w->st.cp_comm] : "");
+    snprintf(w->desc, sizeof w->desc, "tp %d%s%s%s, pp %d%s%s, dp %d, mb %d, recompute %s",
+             w->st.tp, kind, w->st.sequence_parallel ? " +sp" : "", cp, w->job.pp,
+             w->job.pp > 1 ? " " : "", w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch,
+             rc_names[rc]);
 }
 
 /* Adds the candidate if it fits the model; memory is computed here. */
@@ -261,6 +273,19 @@ static int consider(struct plan *P, const struct mdl_strategy *st, const struct 
     return 0;
 }
 
+/* The fewest tokens of each sequence a CP rank holds in a candidate: below them a ring step's
+ * attention is too small to hide its transfer and its launches (NVIDIA's long-context recipes
+ * keep 16K or more a rank; Llama 3 405B ran 8K). */
+#define CP_MIN_TOKENS 1024
+
+/* The context-parallel degrees a job of N GPUs at TP degree tp may take: powers of two whose
+ * 2 x cp chunks divide the sequence, CP ranks holding CP_MIN_TOKENS or more. */
+static bool cp_fits(const struct scn_scenario *s, int N, int tp, int cp)
+{
+    return (N / tp) % cp == 0 &&
+           (cp == 1 || (s->model.seq % (2L * cp) == 0 && s->model.seq / cp >= CP_MIN_TOKENS));
+}
+
 static int enumerate(struct plan *P, int N, long gb)
 {
     const struct scn_scenario *s = P->s;
@@ -269,28 +294,35 @@ static int enumerate(struct plan *P, int N, long gb)
     static const int mbs[] = {1, 2, 4, 8};
     for (int tp = 1; tp <= N && tp <= per_machine; tp++) {
         if (N % tp) continue;
-        for (int pp = 1; pp <= L && pp <= N / tp; pp++) {
-            if (L % pp || (N / tp) % pp) continue;
-            int dp = N / tp / pp;
-            for (int bi = 0; bi < 4; bi++) {
-                int b = mbs[bi];
-                if (gb % ((long)dp * b)) continue;
-                long M = gb / ((long)dp * b);
-                if (M > 100000) continue;
-                for (int v = 1; v <= 8; v++) {
-                    if (v > 1 && (pp < 2 || L % ((long)pp * v) || M % pp)) continue;
-                    struct mdl_job job = s->job;
-                    job.pp = pp;
-                    job.dp = dp;
-                    job.micro_batches = (int)M;
-                    job.virtual_stages = v;
-                    job.schedule = v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
-                    for (int rc = RC_NONE; rc <= RC_FULL; rc++)
-                        for (int sp = 0; sp <= (tp > 1); sp++) {
-                            struct mdl_strategy st;
-                            strategy_of(s, tp, sp, rc, &st);
-                            if (consider(P, &st, &job, b)) return -1;
+        /* tp inside a machine; cp of each way of passing the keys and values */
+        for (int cp = 1; cp <= N / tp; cp *= 2) {
+            if (!cp_fits(s, N, tp, cp)) continue;
+            for (int comm = 0; comm < (cp > 1 ? 3 : 1); comm++) {
+                int G = tp * cp;
+                for (int pp = 1; pp <= L && pp <= N / G; pp++) {
+                    if (L % pp || (N / G) % pp) continue;
+                    int dp = N / G / pp;
+                    for (int bi = 0; bi < 4; bi++) {
+                        int b = mbs[bi];
+                        if (gb % ((long)dp * b)) continue;
+                        long M = gb / ((long)dp * b);
+                        if (M > 100000) continue;
+                        for (int v = 1; v <= 8; v++) {
+                            if (v > 1 && (pp < 2 || L % ((long)pp * v) || M % pp)) continue;
+                            struct mdl_job job = s->job;
+                            job.pp = pp;
+                            job.dp = dp;
+                            job.micro_batches = (int)M;
+                            job.virtual_stages = v;
+                            job.schedule = v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
+                            for (int rc = RC_NONE; rc <= RC_FULL; rc++)
+                                for (int sp = 0; sp <= (tp > 1); sp++) {
+                                    struct mdl_strategy st;
+                                    strategy_of(s, tp, cp, comm, sp, rc, &st);
+                                    if (consider(P, &st, &job, b)) return -1;
+                                }
                         }
+                    }
                 }
             }
         }

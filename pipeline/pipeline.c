@@ -35,7 +35,11 @@ static int unit_of(const struct scn_scenario *s, enum unit u, int rank)
 {
     int st, d, t;
     mdl_job_coords(&s->job, &s->strategy, rank, &st, &d, &t);
-    return u == UNIT_REPLICA ? d : u == UNIT_STAGE ? st : st * s->job.dp + d;
+    /* a replica's CP ranks are units of their own: they run its program side by side */
+    int c = t / s->strategy.tp;
+    return u == UNIT_REPLICA ? d * mdl_strategy_cp(&s->strategy) + c
+           : u == UNIT_STAGE ? st
+                             : st * s->job.dp + d;
 }
 
 /* Whether the units' own traffic (every group inside one unit: for a replica its TP groups,
@@ -106,7 +110,7 @@ static int fold_place(const struct scn_scenario *s, const struct mdl_strategy *s
 static int fold_program(const struct scn_scenario *s, const struct mdl_strategy *st, int n,
                         struct mdl_program *p, int *inexact, struct tps_error *err)
 {
-    int pp = s->job.pp, dp = s->job.dp, tp = st->tp, all = pp * dp;
+    int pp = s->job.pp, dp = s->job.dp, tp = mdl_strategy_gpus(st), all = pp * dp;
     int *at = malloc((size_t)all * (size_t)tp * sizeof *at);
     if (!at) return tps_error_oom(err);
     for (int g = 0; g < all; g++)
@@ -137,6 +141,7 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
     if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
     memset(fold, 0, sizeof *fold);
     fold->inexact = inexact;
+    fold->layers = n;
     int r0 = rc ? 0 : mdl_job_rank(&s->job, st, 0, 0, 0);
     for (int i = 0; !rc && i < p.ranks[r0].nops; i++) { /* every TP rank runs the same */
         const struct mdl_op *op = &p.ranks[r0].ops[i];
@@ -155,6 +160,8 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
         fold->tp_comm_s = rep.comm_s;
         fold->tp_exposed_s = rep.exposed_comm_s;
         fold->tp_bytes = rep.bytes_sent;
+        fold->cp_exposed_s = rep.exposed_dim_s[MDL_DIM_CP];
+        fold->cp_bytes = rep.bytes_dim[MDL_DIM_CP];
         report_release(&rep);
     }
     timing_release(&tm);
@@ -169,7 +176,7 @@ static int replicas_mode(const struct scn_scenario *s, enum mdl_replicas *rep,
                          struct tps_error *err)
 {
     *rep = MDL_REPLICAS_FULL;
-    if (s->job.dp < 2) return TPS_OK;
+    if (mdl_job_grad_replicas(&s->job, &s->strategy) < 2) return TPS_OK;
     struct mdl_job one = s->job;
     one.micro_batches = one.schedule == MDL_SCHED_INTERLEAVED ? one.pp : 1;
     struct mdl_job_fold flat = {0};
@@ -196,9 +203,21 @@ static void describe_folding(const struct scn_scenario *s, const struct mdl_job_
                     fold->inexact ? " (inexact: TP groups of different stages share links, "
                                     "run.fold: false replays them op by op)"
                                   : "");
-    if (rep != MDL_REPLICAS_FULL && used > 0 && (size_t)used < len)
+    int cp = mdl_strategy_cp(&s->strategy);
+    char who[64] = "";
+    if (cp > 1 && s->job.dp > 1)
+        snprintf(who, sizeof who, "replicas 1..%d and CP ranks 1..%d of each", s->job.dp - 1,
+                 cp - 1);
+    else if (cp > 1)
+        snprintf(who, sizeof who, "CP ranks 1..%d", cp - 1);
+    if (rep != MDL_REPLICAS_FULL && used > 0 && (size_t)used < len && cp == 1)
         snprintf(buf + used, len - (size_t)used, "; replicas: 1..%d mirror replica 0's %s",
                  s->job.dp - 1,
+                 rep == MDL_REPLICAS_MIRROR ? "communication (their traffic shares links)"
+                                            : "collectives over replicas (no link is shared "
+                                              "beyond its capacity)");
+    else if (rep != MDL_REPLICAS_FULL && used > 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, "; %s mirror replica 0's CP rank 0's %s", who,
                  rep == MDL_REPLICAS_MIRROR ? "communication (their traffic shares links)"
                                             : "collectives over replicas (no link is shared "
                                               "beyond its capacity)");
@@ -326,7 +345,7 @@ void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_ba
 {
     *layers = j->deferred ? j->scn.layers : j->prog.layers;
     *micro_batches = j->deferred ? plain_micro_batches(&j->scn) : j->prog.micro_batches;
-    *gpus = j->deferred ? j->scn.strategy.tp : j->prog.nranks;
+    *gpus = j->deferred ? mdl_strategy_gpus(&j->scn.strategy) : j->prog.nranks;
 }
 
 /* Lowers the job's program in full: its layers, micro-batches and replicas. */
@@ -635,13 +654,16 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
         r->compute_s -= chunks * j->fold.tp_exposed_s;
         r->comm_s += chunks * j->fold.tp_comm_s;
         r->exposed_comm_s += chunks * j->fold.tp_exposed_s;
-        r->exposed_dim_s[MDL_DIM_TP] += chunks * j->fold.tp_exposed_s;
-        r->bytes_dim[MDL_DIM_TP] += chunks * j->fold.tp_bytes;
+        r->exposed_dim_s[MDL_DIM_TP] += chunks * (j->fold.tp_exposed_s - j->fold.cp_exposed_s);
+        r->bytes_dim[MDL_DIM_TP] += chunks * (j->fold.tp_bytes - j->fold.cp_bytes);
+        r->exposed_dim_s[MDL_DIM_CP] += chunks * j->fold.cp_exposed_s;
+        r->bytes_dim[MDL_DIM_CP] += chunks * j->fold.cp_bytes;
         r->bytes_sent += chunks * j->fold.tp_bytes;
-        if (j->fold.tp_bytes > 0) r->dim_used[MDL_DIM_TP] = 1;
+        if (j->fold.tp_bytes > j->fold.cp_bytes) r->dim_used[MDL_DIM_TP] = 1;
+        if (j->fold.cp_bytes > 0) r->dim_used[MDL_DIM_CP] = 1;
         r->pipeline_bubble_s = r->iteration_s - r->compute_s - report_exposed_non_pp(r);
         /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
-        int n = mdl_job_chunk_layers(&j->scn.job, &j->scn.model);
+        int n = j->fold.layers;
         for (int l = 0; j->fold.fwd_s > 0 && n > 0 && l < r->nlayers; l++) {
             r->layers[l].fwd_s = j->fold.fwd_s / n;
             r->layers[l].bwd_s = j->fold.bwd_s / n;

@@ -285,7 +285,8 @@ Test(cli, plan_on_a_job_ranks_whole_job_configurations)
     long tp = (long)json_integer_value(json_object_get(r0, "tp"));
     long pp = (long)json_integer_value(json_object_get(r0, "pp"));
     long dp = (long)json_integer_value(json_object_get(r0, "dp"));
-    long gpus = tp * pp * dp;
+    long cp = (long)json_integer_value(json_object_get(r0, "cp"));
+    long gpus = tp * cp * pp * dp;
     cr_assert(eq(long, gpus, 32));
     cr_assert_not_null(json_string_value(json_object_get(r0, "schedule")));
     cr_assert_not_null(json_string_value(json_object_get(r0, "recompute")));

@@ -476,7 +476,7 @@ Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
     /* 12 layers of 12 h^2 / 2 = 25.2 M parameters a GPU: one bucket of 40 M holds 1 layer, so 12
      * buckets, plus the embedding's share on the first stage, reduced at the end */
     double lp = mdl_strategy_layer_params(&st, &m);
-    cr_assert(eq(dbl, mdl_job_bucket_params(&j), 4e7));
+    cr_assert(eq(dbl, mdl_job_bucket_params(&j, &st), 4e7));
     int k = (int)(4e7 / lp), nb = (12 + k - 1) / k;
     cr_assert(eq(int, sum_ops(&b, 0, "rs_grads_dp", &rs1, &after), nb + 1));
     cr_assert(lt(dbl, fabs(rs1 / rs0 - 1), 1e-12), "the same bytes in all");
@@ -504,19 +504,20 @@ Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
     struct mdl_device dev;
     cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
     struct mdl_job j = {.pp = 1, .dp = 4, .virtual_stages = 1, .micro_batches = 1};
+    struct mdl_strategy st = {.kind = MDL_STRAT_1D, .tp = 1};
     double P = 1e9;
     /* zeroing 4 B of every parameter, then the norm 4 B and Adam 30 B of the GPU's share */
     double full =
         mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 30 * P);
-    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / full - 1), 1e-12));
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &st, &m, &dev, P) / full - 1), 1e-12));
     j.zero = 1;
     double shard =
         mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 1 * P) + mdl_mem_time(&dev, 7.5 * P);
-    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / shard - 1), 1e-12));
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &st, &m, &dev, P) / shard - 1), 1e-12));
     m.dtype = MDL_FP16; /* fp16: unscaling, 8 B of the share, and the gradients in fp16 */
     cr_assert(eq(dbl, mdl_job_grad_bytes(&m), 2));
     double fp16 = shard + mdl_mem_time(&dev, 2 * P);
-    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &m, &dev, P) / fp16 - 1), 1e-12));
+    cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &st, &m, &dev, P) / fp16 - 1), 1e-12));
 }
 
 /* ZeRO-2 reduce-scatters every bucket after every micro-batch's backward (M times ZeRO-1's
@@ -616,4 +617,106 @@ Test(job, rank_orders_are_permutations_that_coords_invert)
                     if (o == MDL_ORDER_PP_DP_TP) cr_assert(eq(int, r, s + 3 * (d + 2 * t)));
                 }
     }
+}
+
+/* Every layer once, in order, over the virtual stages: each chunk starts where the one before
+ * it ends. Returns the sum of the chunks' layers. */
+static int covered(const struct mdl_job *j, const struct mdl_model *m)
+{
+    int next = 0;
+    for (int c = 0; c < j->virtual_stages; c++)
+        for (int s = 0; s < j->pp; s++) {
+            int first, n = mdl_job_chunk_range(j, m, s, c, &first);
+            cr_assert(eq(int, first, next), "stage %d chunk %d", s, c);
+            cr_assert(ge(int, n, 1));
+            next = first + n;
+        }
+    return next;
+}
+
+/* Llama 3 405B's 126 layers over 16 stages, as Meta ran them: one layer fewer on the first and
+ * the last stage, given as their layer counts or by counting the embedding and the loss as
+ * layers (and so also with 4 interleaved chunks a stage). */
+Test(job, uneven_stages_split_126_layers_over_16_stages)
+{
+    struct mdl_model m;
+    cr_assert(eq(int, mdl_model_preset("llama3-405b", &m), 0));
+    struct mdl_strategy st = tp_of(8);
+    struct tps_error err = {0};
+    struct mdl_job j = {.pp = 16, .dp = 1, .virtual_stages = 1, .micro_batches = 16};
+    cr_assert(ne(int, mdl_job_check(&j, &st, &m, &err), 0), "16 does not divide 126");
+    j.first_stage_layers = j.last_stage_layers = 7;
+    err = (struct tps_error){0};
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, covered(&j, &m), 126));
+    cr_assert(eq(int, mdl_job_chunk_range(&j, &m, 0, 0, NULL), 7));
+    cr_assert(eq(int, mdl_job_chunk_range(&j, &m, 1, 0, NULL), 8));
+    cr_assert(eq(int, mdl_job_chunk_range(&j, &m, 15, 0, NULL), 7));
+    cr_assert(eq(int, mdl_job_chunk_layers(&j, &m), 8));
+    /* the same split by counting the embedding and the loss */
+    struct mdl_job a = {.pp = 16,
+                        .dp = 1,
+                        .virtual_stages = 1,
+                        .micro_batches = 16,
+                        .account_embedding = true,
+                        .account_loss = true};
+    cr_assert(eq(int, mdl_job_check(&a, &st, &m, &err), 0), "%s", err.msg);
+    for (int s = 0; s < 16; s++) {
+        int f1, f2;
+        cr_assert(eq(int, mdl_job_chunk_range(&a, &m, s, 0, &f1),
+                     mdl_job_chunk_range(&j, &m, s, 0, &f2)));
+        cr_assert(eq(int, f1, f2));
+    }
+    /* interleaved: 128 over 64 virtual stages, 2 layers each but the first and the last */
+    a.schedule = MDL_SCHED_INTERLEAVED;
+    a.virtual_stages = 4;
+    cr_assert(eq(int, mdl_job_check(&a, &st, &m, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, covered(&a, &m), 126));
+    cr_assert(eq(int, mdl_job_chunk_range(&a, &m, 0, 0, NULL), 1));
+    cr_assert(eq(int, mdl_job_chunk_range(&a, &m, 15, 3, NULL), 1));
+    cr_assert(eq(int, mdl_job_chunk_range(&a, &m, 0, 1, NULL), 2));
+    /* what does not split: a middle share that is not even, uneven ends with interleaving */
+    struct mdl_job b = j;
+    b.first_stage_layers = 6;
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_job_check(&b, &st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "first_stage_layers"));
+    b = j;
+    b.schedule = MDL_SCHED_INTERLEAVED;
+    b.virtual_stages = 2;
+    err = (struct tps_error){0};
+    cr_assert(ne(int, mdl_job_check(&b, &st, &m, &err), 0));
+    cr_assert(eq(str, err.field, "first_stage_layers"));
+}
+
+/* An uneven job lowers every layer once per micro-batch, each stage its own, with the model
+ * FLOPs of the even split; its first stage holds fewer weights. */
+Test(job, uneven_stages_lower_every_layer_once)
+{
+    struct mdl_model m = model(); /* 24 layers */
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_job j = {.pp = 4, .dp = 1, .virtual_stages = 1, .micro_batches = 4};
+    struct mdl_program even, p;
+    lower_checked(&j, &st, &m, &even);
+    j.first_stage_layers = 3;
+    j.last_stage_layers = 5; /* 16 for the 2 middle stages */
+    lower_checked(&j, &st, &m, &p);
+    cr_assert(eq(dbl, p.model_flop, even.model_flop));
+    cr_assert(lt(dbl, fabs(mdl_program_flop(&p) / mdl_program_flop(&even) - 1), 1e-12));
+    int seen[24] = {0};
+    for (int r = 0; r < p.nranks; r++)
+        for (int i = 0; i < p.ranks[r].nops; i++) {
+            const struct mdl_op *o = &p.ranks[r].ops[i];
+            if (o->layer >= 0 && o->phase == MDL_PHASE_FWD && o->mb == 0 &&
+                !strcmp(p.names[o->name], "qkv"))
+                seen[o->layer]++;
+        }
+    for (int l = 0; l < 24; l++)
+        cr_assert(eq(int, seen[l], 2), "layer %d: once on each of its stage's 2 TP ranks", l);
+    /* the first stage: the embedding (26 M a GPU) and 3 layers (25 M each), the second 8 */
+    double lp = mdl_strategy_layer_params(&st, &m), emb = 51200.0 * 2048 / 2;
+    cr_assert(lt(dbl, fabs(mdl_job_stage_params(&j, &st, &m, 0) / (3 * lp + emb) - 1), 1e-12));
+    cr_assert(lt(dbl, fabs(mdl_job_stage_params(&j, &st, &m, 1) / (8 * lp) - 1), 1e-12));
+    mdl_program_release(&even);
+    mdl_program_release(&p);
 }

@@ -554,15 +554,20 @@ Test(strategy, the_fused_attention_call_costs_the_host_its_own_time)
 
 /* ------------------------------------------------------------------ Llama: SwiGLU, GQA */
 
-/* The parameter counts Meta publishes: Llama 2 7B 6.74e9 and 70B 68.98e9 (layers plus the
- * untied embedding and output matrices), from the layer formula with a gated MLP and, for 70B,
- * 8 key/value heads. */
+/* The parameter counts Meta publishes: Llama 2 7B 6.74e9 and 70B 68.98e9, Llama 3 8B 8.03e9,
+ * 70B 70.55e9 and 405B 405.85e9 (the Hugging Face checkpoints' counts: layers plus the untied
+ * embedding and output matrices), from the layer formula with a gated MLP and 8 key/value heads
+ * where the model has them. */
 Test(strategy, llama_parameter_counts_match_the_published_ones)
 {
     static const struct {
         const char *name;
         double params;
-    } cases[] = {{"llama2-7b", 6.74e9}, {"llama2-70b", 68.98e9}};
+    } cases[] = {{"llama2-7b", 6.74e9},
+                 {"llama2-70b", 68.98e9},
+                 {"llama3-8b", 8.030e9},
+                 {"llama3-70b", 70.55e9},
+                 {"llama3-405b", 405.85e9}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mdl_model m;
         cr_assert(eq(int, mdl_model_preset(cases[i].name, &m), 0));

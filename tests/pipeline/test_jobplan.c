@@ -24,12 +24,13 @@ Test(jobplan, enumerates_every_split_of_the_gpus_and_batch_and_predicts_the_simu
     cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     cr_assert(eq(int, info.gpus, 32));
     cr_assert(gt(int, n, 50), "%d rows", n);
-    int tps[9] = {0}, pps[25] = {0}, inter = 0;
+    int tps[9] = {0}, pps[25] = {0}, cps[33] = {0}, inter = 0;
     for (int i = 0; i < n; i++) {
         const struct jobplan_row *w = &rows[i];
-        cr_assert(eq(int, w->st.tp * w->job.pp * w->job.dp, 32), "%s", w->desc);
+        cr_assert(eq(int, mdl_strategy_gpus(&w->st) * w->job.pp * w->job.dp, 32), "%s", w->desc);
         cr_assert(eq(long, (long)w->micro_batch * w->job.micro_batches * w->job.dp, 32), "%s",
                   w->desc);
+        cps[mdl_strategy_cp(&w->st)] = 1;
         cr_assert(le(int, w->st.tp, 8), "tp stays inside a machine");
         cr_assert(w->fits, "%s", w->desc);
         cr_assert(eq(int, 24 % (w->job.pp * w->job.virtual_stages), 0));
@@ -49,6 +50,8 @@ Test(jobplan, enumerates_every_split_of_the_gpus_and_batch_and_predicts_the_simu
     cr_assert(tps[1] && tps[2] && tps[4] && tps[8]);
     cr_assert(pps[1] && pps[2] && pps[4] && pps[8] && !pps[3]);
     cr_assert(gt(int, inter, 0));
+    /* context parallelism 1 and 2: 2,048 tokens, a CP rank holding 1,024 or more */
+    cr_assert(cps[1] && cps[2] && !cps[4]);
     /* model FLOPs: the scenario's, whatever the split */
     cr_assert(gt(dbl, info.model_flop, 0));
     free(rows);

@@ -737,6 +737,53 @@ Test(engine, primepar_ring_shifts_follow_the_hand_computed_schedule)
     plat_topo_release(&t);
 }
 
+/* Context parallelism's ring attention on one DGX A100 (GPT-3 1.3B, 2,048 tokens): the
+ * simulated layer equals the hand-computed schedule (each block's send and receive posted with
+ * the step before it, every step waiting for its block), and each block's transfer over NVLink
+ * hides under the step before it, so the forward's cp steps run back to back. */
+Test(engine, ring_attention_follows_the_hand_computed_schedule)
+{
+    struct plat_topo t;
+    struct mdl_model m;
+    struct mdl_device dev;
+    gpt_on_a100(1, 1, &t, &m, &dev);
+    const int cfg[][2] = {{1, 2}, {1, 4}, {1, 8}, {2, 4}};
+    for (int k = 0; k < 4; k++) {
+        for (int comm = 0; comm < 3; comm++) {
+            int tp = cfg[k][0], cp = cfg[k][1];
+            struct mdl_strategy st = {.kind = MDL_STRAT_1D,
+                                      .tp = tp,
+                                      .atp = {.d1 = tp, .d2 = 1},
+                                      .async_grad_allreduce = true,
+                                      .cp = cp,
+                                      .cp_comm = (enum mdl_cp_comm)comm};
+            double sim, compute, comm_s;
+            hand_schedule(&st, &m, &dev, &t, &sim, &compute, &comm_s);
+            cr_assert(ge(dbl, sim, compute * (1 - 1e-12)), "tp %d cp %d", tp, cp);
+            if (comm != MDL_CP_P2P) continue;
+            struct mdl_program p;
+            struct tps_error err = {0};
+            cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0));
+            struct timing tm;
+            run_program_keep(&p, &t, &tm);
+            double first = -1, last = 0, step = 0;
+            for (int i = 0; i < p.ranks[0].nops; i++) {
+                const struct mdl_op *o = &p.ranks[0].ops[i];
+                if (strcmp(p.names[o->name], "cp_attn") || o->phase != MDL_PHASE_FWD) continue;
+                const struct timing_span *ts = timing_op(&tm, 0, i);
+                if (first < 0) first = ts->start;
+                last = ts->end;
+                step = o->dur_s;
+            }
+            cr_assert(ieee_ulp_eq(dbl, last - first, cp * step, 64), "cp %d: %.9g vs %d x %.9g", cp,
+                      last - first, cp, step);
+            timing_release(&tm);
+            mdl_program_release(&p);
+        }
+    }
+    plat_topo_release(&t);
+}
+
 /* A per-sublayer plan at degree 1 is data parallelism inside the group: every GPU runs one
  * GPU's layers on 1/8 of the micro-batch, with no collective until its weight gradients; those
  * are all-reduced over the 8 replicas on their own stream, overlapping the rest of the
