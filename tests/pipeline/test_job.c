@@ -287,3 +287,48 @@ Test(job, interleaving_shrinks_the_bubble_by_the_virtual_stages)
     done(&a, &ra);
     done(&b, &rb);
 }
+
+/* Context parallelism in a whole job: the folded job (a chunk's ring attention simulated once,
+ * CP ranks 1.. mirroring CP rank 0) within one percent of every op replayed, the CP exchanges
+ * counted as CP in both, and the bytes the closed form gives. */
+Test(job, context_parallel_jobs_fold_within_one_percent_and_report_cp)
+{
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/cp-job.yaml";
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    double full = simulate_as(path, 0, -1, -1, &a, &ra);
+    double folded = simulate_as(path, 1, -1, -1, &b, &rb);
+    cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "folded %.6g s, op by op %.6g s", folded,
+              full);
+    cr_assert(ne(int, b.prog.shadow != NULL, 0), "the CP ranks and replicas are shadows");
+    for (int k = 0; k < 2; k++) {
+        const struct report *r = k ? &rb : &ra;
+        cr_assert(ne(int, r->dim_used[MDL_DIM_CP], 0));
+        /* 4 layers over 2 stages, 4 micro-batches a replica: 8 layer passes a GPU */
+        double want = 8 * mdl_cp_layer_bytes(&a.scn.strategy, &a.scn.model);
+        cr_assert(lt(dbl, fabs(r->bytes_dim[MDL_DIM_CP] / want - 1), 1e-9), "%s: %.6g vs %.6g",
+                  k ? "folded" : "op by op", r->bytes_dim[MDL_DIM_CP], want);
+    }
+    done(&a, &ra);
+    done(&b, &rb);
+}
+
+#ifndef TPSIM_SANITIZE
+/* The figures README.md quotes for Llama 3 405B on 16,384 H100 (TP 8, CP 16, PP 16 interleaved,
+ * DP 8, 131,072 tokens, 126 layers over uneven stages). Not under the sanitizers: 16,384 GPUs
+ * take tens of minutes there. */
+Test(job, llama3_405b_on_16384_gpus_gives_the_documented_figures, .timeout = 900)
+{
+    struct pipeline_job j;
+    struct report r;
+    double t = simulate_as(TPSIM_SOURCE_DIR "/scenarios/job-llama3-405b-16k-h100.yaml", -1, -1, -1,
+                           &j, &r);
+    double tf = r.model_tflops_per_gpu;
+    cr_assert(lt(dbl, fabs(t - 14.41) / 14.41, 5e-4), "%.4f s", t);
+    cr_assert(lt(dbl, fabs(tf - 403) / 403, 2e-3), "%.1f TFLOP/s", tf);
+    cr_assert(lt(dbl, fabs(r.pipeline_bubble_s - 2.73) / 2.73, 2e-3), "%.3f s",
+              r.pipeline_bubble_s);
+    cr_assert(lt(dbl, fabs(j.mem.total / 1e9 - 85.5) / 85.5, 1e-3), "%.2f GB", j.mem.total / 1e9);
+    done(&j, &r);
+}
+#endif
