@@ -115,7 +115,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
             snprintf(sim, sizeof sim, "%s%.3f", rows[i].fold_spread > PLANNER_FOLD_EXACT ? "~" : "",
                      rows[i].simulated_s * 1e3);
         double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
-        double tf = t > 0 ? info->model_flop / t / rows[i].st.tp / 1e12 : 0;
+        double tf = t > 0 ? info->model_flop / t / mdl_strategy_gpus(&rows[i].st) / 1e12 : 0;
         printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
                rows[i].predicted_s * 1e3, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0,
                rows[i].mem.total / 1e9, rows[i].fits ? "" : "!");
@@ -140,7 +140,7 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
     for (int i = 0; i < n; i++) {
         const struct planner_row *w = &rows[i];
         double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
-        double tf = t > 0 ? info->model_flop / t / w->st.tp / 1e12 : 0;
+        double tf = t > 0 ? info->model_flop / t / mdl_strategy_gpus(&w->st) / 1e12 : 0;
         int d1, d2;
         mdl_strategy_mesh(&w->st, &d1, &d2);
         json_t *row =

@@ -639,11 +639,13 @@ static int load_hetero(const struct tps_ydoc *d, int root, struct scn_scenario *
                   tps_ydoc_get(d, sid, "balance"), tps_ydoc_get(d, sid, "max_drop")};
     static const char *const fields[] = {"devices", "stragglers", "strategy.balance",
                                          "strategy.max_drop"};
-    for (int i = 0; i < 4 && s->is_job; i++)
+    for (int i = 0; i < 4 && (s->is_job || s->strategy.cp > 1); i++)
         if (ids[i])
             return tps_ydoc_fail(d, ids[i], fields[i], err,
-                                 "applies to a TP group alone, not yet to a whole job (pp, dp, "
-                                 "pipeline or training)");
+                                 s->is_job ? "applies to a TP group alone, not yet to a whole job "
+                                             "(pp, dp, pipeline or training)"
+                                           : "applies to a TP group alone, not yet with context "
+                                             "parallelism (strategy.cp)");
     if (ids[0] && (rc = load_devices(d, ids[0], s, err))) return rc;
     if (ids[1] && (rc = load_stragglers(d, ids[1], s, err))) return rc;
     if ((v = ids[2])) {

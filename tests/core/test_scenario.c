@@ -101,6 +101,7 @@ static const struct bad_case cases[] = {
     {"cp_comm_without_cp.yaml", 4, 33, "strategy.cp_comm_type", "applies with context"},
     {"cp_core_attention.yaml", 5, 24, "framework.attention", "fused kernels: flash, not core"},
     {"cp_too_many_gpus.yaml", 4, 23, "strategy.cp", "tp x cp = 16 GPUs, but the platform has 8"},
+    {"cp_stragglers.yaml", 5, 13, "stragglers", "not yet with context parallelism"},
     {"cp_comm_unknown.yaml", 4, 40, "strategy.cp_comm_type", "expected p2p, all_gather or a2a"},
     {"pp_uneven_middle.yaml", 5, 32, "pipeline.first_stage_layers",
      "leaves 113 layers of model.layers (126) for 14 other stage(s)"},
