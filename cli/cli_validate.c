@@ -796,6 +796,10 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
                       "measured_tflops_per_gpu", w->measured_tflops, "simulated_tflops_per_gpu",
                       w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits",
                       w->memory_fits));
+        /* the context-parallel degree, where a row has one (the table's context_par column) */
+        if (w->cp > 1)
+            json_object_set_new(json_array_get(rows, json_array_size(rows) - 1), "cp",
+                                json_integer(w->cp));
         abs_err[(*nerr)++] = fabs(w->err_pct);
     }
     printf(

@@ -236,6 +236,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     bool full = strstr(w->mode, "full") != NULL, sel = strstr(w->mode, "selective") != NULL;
     s->strategy = (struct mdl_strategy){.kind = MDL_STRAT_1D,
                                         .tp = (int)v[C_TP],
+                                        .cp = w->cp > 1 ? (int)w->cp : 0,
                                         .sequence_parallel = strstr(w->mode, "seq_par") != NULL,
                                         .async_grad_allreduce = w->async_grad_allreduce,
                                         .chunks = 1,
@@ -257,10 +258,14 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     if (v[C_GB] % per)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "global_batch",
                              "must be a multiple of data_par x micro_batch (%ld)", per);
-    if (v[C_TP] * v[C_PP] * v[C_DP] != v[C_GPUS])
+    /* context parallelism runs the attention as fused kernels */
+    if (w->cp > 1) s->framework.attention = MDL_ATTENTION_FLASH;
+    long cp = w->cp > 1 ? w->cp : 1;
+    if (v[C_TP] * cp * v[C_PP] * v[C_DP] != v[C_GPUS])
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "num_gpus",
-                             "tensor_par x pipeline_par x data_par is %ld, not %ld",
-                             v[C_TP] * v[C_PP] * v[C_DP], v[C_GPUS]);
+                             "tensor_par x %spipeline_par x data_par is %ld, not %ld",
+                             cp > 1 ? "context_par x " : "", v[C_TP] * cp * v[C_PP] * v[C_DP],
+                             v[C_GPUS]);
     int rc;
     char line[480];
     long nodes = (v[C_GPUS] + per_machine - 1) / per_machine;
@@ -405,10 +410,21 @@ static int read_weak(char **f, const int *at, const int *ropt, const char *csv, 
     return 0;
 }
 
-/* Reads row `line` of a table in the first format (fields f, columns at) into w and v. */
-static int read_table5(char **f, const int *at, const char *csv, int line, struct e2e_row *w,
-                       long *v, struct tps_error *err)
+/* The first format's optional column: the context-parallel degree (1 where it is absent). */
+#define CP_COLUMN "context_par"
+
+/* Reads row `line` of a table in the first format (fields f, columns at, the context_par column
+ * cpcol or -1) into w and v. */
+static int read_table5(char **f, const int *at, int cpcol, const char *csv, int line,
+                       struct e2e_row *w, long *v, struct tps_error *err)
 {
+    w->cp = 1;
+    if (cpcol >= 0) {
+        double x;
+        int rc = row_number(f[cpcol], cpcol, CP_COLUMN, true, csv, line, &x, err);
+        if (rc) return rc;
+        w->cp = (long)x;
+    }
     snprintf(w->mode, sizeof w->mode, "%s", f[at[C_MODE]]);
     snprintf(w->name, sizeof w->name, "%.30s %.30s", f[at[C_MODEL]], w->mode);
     for (int c = C_HEADS; c < C_N; c++) {
@@ -471,6 +487,8 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     }
     for (int c = 0; c < R_N; c++)
         if (ropt[c] > last) last = ropt[c];
+    int cpcol = !rc && !weak ? tps_csv_column(f, nf, CP_COLUMN) : -1;
+    if (cpcol > last) last = cpcol;
     long per_machine = 1; /* GPUs per machine of the platform */
     if (!rc) {
         struct plat_topo one = {0};
@@ -504,7 +522,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         memset(v, 0, C_N * sizeof *v);
         rc = weak ? read_weak(f, at, ropt, csv, line, per_machine, runs_csv ? &runs : NULL, w, v,
                               err)
-                  : read_table5(f, at, csv, line, w, v, err);
+                  : read_table5(f, at, cpcol, csv, line, w, v, err);
         if (rc) break;
         w->gpus = v[C_GPUS];
         w->tp = v[C_TP];

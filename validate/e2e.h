@@ -18,8 +18,9 @@ struct e2e_row {
     char name[64]; /* model and recompute mode */
     char mode[48]; /* recompute mode as the table says */
     long gpus, tp, pp, dp, global_batch, micro_batch, interleave;
-    bool overlap_grad_reduce;  /* data-parallel gradients reduced under the backward (PyTorch's
-                                  DDP); else after it (Megatron-LM's local DDP) */
+    long cp;                  /* context-parallel degree: the optional column context_par, else 1 */
+    bool overlap_grad_reduce; /* data-parallel gradients reduced under the backward (PyTorch's
+                                 DDP); else after it (Megatron-LM's local DDP) */
     bool async_grad_allreduce; /* TP input gradient's all-reduce beside the weight gradient */
     double measured_s, simulated_s, err_pct;  /* (simulated - measured) / measured, % */
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */

@@ -274,3 +274,37 @@ Test(e2e, a_bad_cell_in_a_late_row_is_refused_before_any_row_runs)
     e2e_release(&r);
     testdir_remove(dir);
 }
+
+/* A table's optional context_par column: a row of tp 2 x cp 2 x pp 1 x dp 2 on 8 GPUs runs with
+ * context parallelism (its simulated time differs from the same row without it, whose degrees
+ * then do not multiply to its GPUs and which is refused). */
+Test(e2e, the_context_par_column_runs_rows_with_context_parallelism)
+{
+    char dir[256], path[300];
+    testdir_make(dir, sizeof dir);
+    write_file(dir, "cp.csv",
+               "model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,context_par,"
+               "pipeline_par,data_par,global_batch,micro_batch,pipeline_interleaving,"
+               "recompute_mode,iteration_time_s\n"
+               "m,16,2048,4,8192,8,2,2,1,2,4,1,1,selective_recompute,1.0\n"
+               "m,16,2048,4,8192,8,2,1,1,4,4,1,1,selective_recompute,1.0\n",
+               path);
+    struct e2e_result r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_table(path, 0, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.n, 2));
+    cr_assert(eq(long, r.rows[0].cp, 2));
+    cr_assert(eq(long, r.rows[1].cp, 1));
+    cr_assert(gt(dbl, r.rows[0].simulated_s, 0));
+    cr_assert(ne(dbl, r.rows[0].simulated_s, r.rows[1].simulated_s));
+    e2e_release(&r);
+    struct tps_error e2 = {0};
+    run_refused("model,attn_heads,hidden,num_layers,seq_len,num_gpus,tensor_par,context_par,"
+                "pipeline_par,data_par,global_batch,micro_batch,pipeline_interleaving,"
+                "recompute_mode,iteration_time_s\n"
+                "m,16,2048,4,8192,8,2,2,1,4,4,1,1,full_recompute,1.0\n",
+                &e2);
+    cr_assert(eq(str, e2.field, "num_gpus"), "%s", e2.msg);
+    cr_assert(ne(int, strstr(e2.msg, "context_par x") != NULL, 0), "%s", e2.msg);
+    testdir_remove(dir);
+}
