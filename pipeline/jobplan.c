@@ -249,9 +249,10 @@ static void describe(struct jobplan_row *w)
     if (w->st.cp > 1)
         snprintf(cp, sizeof cp, ", cp %d%s%s", w->st.cp, w->st.cp_comm ? " " : "",
                  w->st.cp_comm ? mdl_cp_comm_names[w->st.cp_comm] : "");
-    snprintf(w->desc, sizeof w->desc, "tp %d%s%s%s, pp %d%s%s, dp %d, mb %d, recompute %s",
+    snprintf(w->desc, sizeof w->desc, "tp %d%s%s%s, pp %d%s%s%s, dp %d, mb %d, recompute %s",
              w->st.tp, kind, w->st.sequence_parallel ? " +sp" : "", cp, w->job.pp,
-             w->job.pp > 1 ? " " : "", w->job.pp > 1 ? sched : "", w->job.dp, w->micro_batch,
+             w->job.pp > 1 ? " " : "", w->job.pp > 1 ? sched : "",
+             w->job.account_embedding ? " +emb/loss layers" : "", w->job.dp, w->micro_batch,
              rc_names[rc]);
 }
 
@@ -300,7 +301,11 @@ static int enumerate(struct plan *P, int N, long gb)
             for (int comm = 0; comm < (cp > 1 ? 3 : 1); comm++) {
                 int G = tp * cp;
                 for (int pp = 1; pp <= L && pp <= N / G; pp++) {
-                    if (L % pp || (N / G) % pp) continue;
+                    /* an even split, or else the embedding and the loss counted as layers
+                     * (Llama 3 405B's 126 layers over 16 stages) */
+                    bool acc = L % pp && pp > 1 && (L + 2) % pp == 0;
+                    long Lx = L + (acc ? 2 : 0);
+                    if ((L % pp && !acc) || (N / G) % pp) continue;
                     int dp = N / G / pp;
                     for (int bi = 0; bi < 4; bi++) {
                         int b = mbs[bi];
@@ -308,8 +313,10 @@ static int enumerate(struct plan *P, int N, long gb)
                         long M = gb / ((long)dp * b);
                         if (M > 100000) continue;
                         for (int v = 1; v <= 8; v++) {
-                            if (v > 1 && (pp < 2 || L % ((long)pp * v) || M % pp)) continue;
+                            if (v > 1 && (pp < 2 || Lx % ((long)pp * v) || M % pp)) continue;
                             struct mdl_job job = s->job;
+                            job.first_stage_layers = job.last_stage_layers = 0;
+                            job.account_embedding = job.account_loss = acc;
                             job.pp = pp;
                             job.dp = dp;
                             job.micro_batches = (int)M;
@@ -337,7 +344,8 @@ static bool planned(const struct plan *P, const struct mdl_strategy *st, const s
     for (int i = 0; i < P->n; i++) {
         const struct jobplan_row *w = &P->v[i];
         if (w->micro_batch == b && same_layer(&w->st, st) && w->job.pp == job->pp &&
-            w->job.dp == job->dp && w->job.virtual_stages == job->virtual_stages)
+            w->job.account_embedding == job->account_embedding && w->job.dp == job->dp &&
+            w->job.virtual_stages == job->virtual_stages)
             return true;
     }
     return false;

@@ -164,3 +164,34 @@ Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
     free(rows);
     scn_release(&s);
 }
+
+/* Where pp does not divide the layers but does with the embedding and the loss counted as layers
+ * (30 layers over 4 stages: 32 with them, 8 a stage, the first and the last holding 7), the
+ * planner lists that split. */
+Test(jobplan, counts_the_embedding_and_the_loss_as_layers_where_pp_does_not_divide)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0), "%s",
+              err.msg);
+    s.model.layers = 30;
+    struct jobplan_opts o = {.simulate = 0};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n, uneven = 0;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    for (int i = 0; i < n; i++) {
+        const struct jobplan_row *w = &rows[i];
+        struct tps_error e = {0};
+        cr_assert(eq(int, mdl_job_check(&w->job, &w->st, &s.model, &e), 0), "%s: %s", w->desc,
+                  e.msg);
+        if (!w->job.account_embedding) continue;
+        uneven++;
+        cr_assert(eq(int, 32 % (w->job.pp * w->job.virtual_stages), 0), "%s", w->desc);
+        cr_assert(ne(int, 30 % w->job.pp, 0), "%s: only where pp does not divide", w->desc);
+        cr_assert(ne(int, strstr(w->desc, "+emb/loss layers") != NULL, 0), "%s", w->desc);
+    }
+    cr_assert(gt(int, uneven, 0));
+    free(rows);
+    scn_release(&s);
+}
