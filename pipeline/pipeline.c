@@ -198,8 +198,11 @@ static void describe_folding(const struct scn_scenario *s, const struct mdl_job_
     buf[0] = 0;
     if (!fold) return;
     int n = mdl_job_chunk_layers(&s->job, &s->model), used;
-    used = snprintf(buf, len,
-                    "layers: each chunk of %d layer(s) simulated once%s, then one op per step", n,
+    bool uneven = s->job.first_stage_layers || s->job.last_stage_layers ||
+                  s->job.account_embedding || s->job.account_loss;
+    used = snprintf(buf, len, "layers: %s of %d layer(s) simulated once%s%s, then one op per step",
+                    uneven ? "the largest chunk" : "each chunk", n,
+                    uneven ? " (the others its share by their layers)" : "",
                     fold->inexact ? " (inexact: TP groups of different stages share links, "
                                     "run.fold: false replays them op by op)"
                                   : "");
