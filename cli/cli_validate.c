@@ -786,20 +786,16 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
                w->name, w->gpus, w->tp, w->pp, w->dp, w->micro_batch, w->interleave, w->measured_s,
                w->simulated_s, w->err_pct, w->measured_tflops, w->simulated_tflops, w->memory_gb,
                w->memory_fits ? "" : "!");
-        json_array_append_new(
-            rows,
-            json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}",
-                      "table", csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp",
-                      (int)w->pp, "dp", (int)w->dp, "micro_batch", (int)w->micro_batch,
-                      "virtual_stages", (int)w->interleave, "measured_s", w->measured_s,
-                      "simulated_s", w->simulated_s, "err_pct", w->err_pct,
-                      "measured_tflops_per_gpu", w->measured_tflops, "simulated_tflops_per_gpu",
-                      w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits",
-                      w->memory_fits));
+        json_t *row = json_pack(
+            "{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "table",
+            csv, "name", w->name, "gpus", (int)w->gpus, "tp", (int)w->tp, "pp", (int)w->pp, "dp",
+            (int)w->dp, "micro_batch", (int)w->micro_batch, "virtual_stages", (int)w->interleave,
+            "measured_s", w->measured_s, "simulated_s", w->simulated_s, "err_pct", w->err_pct,
+            "measured_tflops_per_gpu", w->measured_tflops, "simulated_tflops_per_gpu",
+            w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits);
         /* the context-parallel degree, where a row has one (the table's context_par column) */
-        if (w->cp > 1)
-            json_object_set_new(json_array_get(rows, json_array_size(rows) - 1), "cp",
-                                json_integer(w->cp));
+        if (w->cp > 1) json_object_set_new(row, "cp", json_integer(w->cp));
+        json_array_append_new(rows, row);
         abs_err[(*nerr)++] = fabs(w->err_pct);
     }
     printf(

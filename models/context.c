@@ -106,55 +106,51 @@ static int ring_bwd(struct mdl_lower *L, const struct mdl_dims *D)
     return x;
 }
 
+/* all_gather: every rank's keys and values gathered before the attention (forward and
+ * backward), their gradients reduce-scattered after the backward. */
+static int gathered(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
+{
+    double all = kv_elems(D) * mdl_dtype_bytes(L->m->dtype) * D->cp;
+    int g = cp_coll(L, MDL_OP_ALL_GATHER, bwd ? "ag_cp_kv_bwd" : "ag_cp_kv", all,
+                    bwd ? L->last_comp : inputs_ready(L));
+    if (g >= 0 && bwd) L->pending2 = g;
+    if (g >= 0 && !bwd) L->pending = g;
+    int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1, D->s, D->s * D->cp,
+                     D->h / D->a, bwd);
+    int r = bwd ? cp_coll(L, MDL_OP_REDUCE_SCATTER, "rs_cp_dkv", all, x) : -1;
+    if (r >= 0) L->pending = r;
+    return x;
+}
+
+/* a2a (DeepSpeed-Ulysses): an all-to-all to a head split before the attention (q, k and v
+ * forward, the output's gradient backward), the whole sequence's attention on 1/cp of the
+ * heads, and one back to the sequence split after it (the output, or q, k and v's gradients). */
+static int ulysses(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
+{
+    double B = mdl_dtype_bytes(L->m->dtype), cp = D->cp;
+    double qkv = D->bs * D->q / D->d1 * B, out = D->bs * D->h / D->d1 * B;
+    int a = cp_coll(L, MDL_OP_ALL_TO_ALL, bwd ? "a2a_cp_dout" : "a2a_cp_qkv", bwd ? out : qkv,
+                    inputs_ready(L));
+    if (a >= 0) L->pending = a;
+    int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1 / cp, D->s * cp,
+                     D->s * cp, D->h / D->a, bwd);
+    a = cp_coll(L, MDL_OP_ALL_TO_ALL, bwd ? "a2a_cp_dqkv" : "a2a_cp_out", bwd ? qkv : out, x);
+    if (a >= 0) L->pending = a;
+    return x;
+}
+
 int lw_cp_attn_fwd(struct mdl_lower *L, const struct mdl_dims *D)
 {
-    double B = mdl_dtype_bytes(L->m->dtype), cp = D->cp, hd = D->h / D->a;
-    double bh = D->b * D->a / D->d1;
-    switch (L->st->cp_comm) {
-    case MDL_CP_ALL_GATHER: {
-        int g = cp_coll(L, MDL_OP_ALL_GATHER, "ag_cp_kv", kv_elems(D) * B * cp, inputs_ready(L));
-        if (g >= 0) L->pending = g;
-        return lw_flash(L, "cp_attn", bh, D->s, D->s * cp, hd, 0);
-    }
-    case MDL_CP_A2A: {
-        int a =
-            cp_coll(L, MDL_OP_ALL_TO_ALL, "a2a_cp_qkv", D->bs * D->q / D->d1 * B, inputs_ready(L));
-        if (a >= 0) L->pending = a;
-        int x = lw_flash(L, "cp_attn", bh / cp, D->s * cp, D->s * cp, hd, 0);
-        a = cp_coll(L, MDL_OP_ALL_TO_ALL, "a2a_cp_out", D->bs * D->h / D->d1 * B, x);
-        if (a >= 0) L->pending = a;
-        return x;
-    }
-    default:
-        return ring_fwd(L, D);
-    }
+    return L->st->cp_comm == MDL_CP_ALL_GATHER ? gathered(L, D, 0)
+           : L->st->cp_comm == MDL_CP_A2A      ? ulysses(L, D, 0)
+                                               : ring_fwd(L, D);
 }
 
 int lw_cp_attn_bwd(struct mdl_lower *L, const struct mdl_dims *D)
 {
-    double B = mdl_dtype_bytes(L->m->dtype), cp = D->cp, hd = D->h / D->a;
-    double bh = D->b * D->a / D->d1;
-    switch (L->st->cp_comm) {
-    case MDL_CP_ALL_GATHER: {
-        int g = cp_coll(L, MDL_OP_ALL_GATHER, "ag_cp_kv_bwd", kv_elems(D) * B * cp, L->last_comp);
-        if (g >= 0) L->pending2 = g;
-        int x = lw_flash(L, "cp_attn_bwd", bh, D->s, D->s * cp, hd, 1);
-        int r = cp_coll(L, MDL_OP_REDUCE_SCATTER, "rs_cp_dkv", kv_elems(D) * B * cp, x);
-        if (r >= 0) L->pending = r;
-        return x;
-    }
-    case MDL_CP_A2A: {
-        int a =
-            cp_coll(L, MDL_OP_ALL_TO_ALL, "a2a_cp_dout", D->bs * D->h / D->d1 * B, inputs_ready(L));
-        if (a >= 0) L->pending = a;
-        int x = lw_flash(L, "cp_attn_bwd", bh / cp, D->s * cp, D->s * cp, hd, 1);
-        a = cp_coll(L, MDL_OP_ALL_TO_ALL, "a2a_cp_dqkv", D->bs * D->q / D->d1 * B, x);
-        if (a >= 0) L->pending = a;
-        return x;
-    }
-    default:
-        return ring_bwd(L, D);
-    }
+    return L->st->cp_comm == MDL_CP_ALL_GATHER ? gathered(L, D, 1)
+           : L->st->cp_comm == MDL_CP_A2A      ? ulysses(L, D, 1)
+                                               : ring_bwd(L, D);
 }
 
 /* The rank's key and value block for one micro-batch: 2 b (s/cp) kv_heads hd / tp elements. */
