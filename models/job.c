@@ -224,12 +224,11 @@ int mdl_job_chunk_range(const struct mdl_job *job, const struct mdl_model *m, in
 
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m)
 {
-    int mid, most = 0;
-    for (int vs = 0; vs < job->pp * job->virtual_stages; vs++) {
-        int n = vs_layers(job, m, vs, &mid);
-        if (n > most) most = n;
-    }
-    return most;
+    /* the ends are the only virtual stages that differ from the middle ones */
+    int mid, first = vs_layers(job, m, 0, &mid);
+    int last = vs_layers(job, m, job->pp * job->virtual_stages - 1, &mid), most = mid;
+    if (first > most) most = first;
+    return last > most ? last : most;
 }
 
 /* Layers stage s holds over all its chunks. */
@@ -262,11 +261,7 @@ static int check_split(const struct mdl_job *job, const struct mdl_model *m, str
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
                                  "uneven first and last stages take the 1f1b or gpipe schedule, "
                                  "not yet the interleaved one");
-        if (p < 2 || (p == 2 && f > 0 && l > 0 && f + l != L))
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld,
-                                 p < 2 ? "needs pp of 2 or more"
-                                       : "with pp 2 the two stages must hold model.layers (%ld)",
-                                 L);
+        if (p < 2) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, fld, "needs pp of 2 or more");
         int fixed = (f > 0) + (l > 0);
         long rest = L - f - l, mid = p - fixed;
         if (rest < mid || (mid > 0 && rest % mid) || (mid == 0 && rest))
@@ -288,8 +283,8 @@ static int check_split(const struct mdl_job *job, const struct mdl_model *m, str
                                  ? " with the embedding counted as a layer (+1)"
                              : job->account_loss ? " with the loss counted as a layer (+1)"
                                                  : "");
-    if (total / n - (n == 1 ? job->account_embedding + job->account_loss : 1) < 1 &&
-        (job->account_embedding || job->account_loss))
+    int mid;
+    if (vs_layers(job, m, 0, &mid) < 1 || vs_layers(job, m, (int)n - 1, &mid) < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp",
                              "counting the embedding and the loss as layers leaves a stage "
                              "without layers");
