@@ -858,3 +858,46 @@ Test(cli, run_jobs_sharing_a_platform)
     cr_expect(strstr(out, "field 'jobs'") != NULL, "%s", out);
     testdir_remove(d);
 }
+
+/* A layer group with context parallelism (tp 2 x cp 4 on 8 GPUs): the TP planner's MFU is over
+ * the 8 GPUs the strategy uses (it divided by tp alone), and the timeline names the threads of
+ * the streams a GPU uses (the CP ring's among them) and no others. */
+Test(cli, context_parallel_plan_counts_every_gpu_and_the_timeline_names_used_streams)
+{
+    char d[256], json[300], tl[300], args[1024], out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "plan.json");
+    testdir_path(tl, sizeof tl, d, "tl.json");
+    snprintf(args, sizeof args, "plan %s/tests/data/good/cp-layer.yaml --simulate 1 --json %s",
+             TPSIM_SOURCE_DIR, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e), *row;
+    cr_assert_not_null(j, "%s", e.text);
+    size_t i;
+    json_array_foreach(json_object_get(j, "rows"), i, row)
+    {
+        double mfu = json_number_value(json_object_get(row, "mfu"));
+        cr_assert(lt(dbl, mfu, 1.0), "row %zu: MFU %.3f", i, mfu);
+    }
+    json_decref(j);
+    snprintf(args, sizeof args, "run %s/tests/data/good/cp-layer.yaml --timeline %s -q",
+             TPSIM_SOURCE_DIR, tl);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    j = json_load_file(tl, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    int ring = 0, unused = 0;
+    json_t *ev;
+    json_array_foreach(json_object_get(j, "traceEvents"), i, ev)
+    {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (!nm || strcmp(nm, "thread_name")) continue;
+        const char *t = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
+        ring += t && !strcmp(t, "cp ring send");
+        unused += t && !strcmp(t, "migration");
+    }
+    cr_assert(eq(int, ring, 8), "every GPU's ring thread");
+    cr_assert(eq(int, unused, 0), "no thread for a stream no GPU uses");
+    json_decref(j);
+    testdir_remove(d);
+}
