@@ -181,7 +181,10 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
            info->global_batch, info->candidates, simulate < n ? simulate : n);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[s->model.dtype];
-    printf("\n%4s  %-76s %11s %11s %9s %6s %10s\n", "rank", "configuration", "simulated s",
+    int width = 76; /* the configurations' column: 76, or the longest shown */
+    for (int i = 0; i < n && (top == 0 || i < top); i++)
+        if ((int)strlen(rows[i].desc) > width) width = (int)strlen(rows[i].desc);
+    printf("\n%4s  %-*s %11s %11s %9s %6s %10s\n", "rank", width, "configuration", "simulated s",
            "predicted s", "model TF/s", "MFU", "mem GB/GPU");
     for (int i = 0; i < n && (top == 0 || i < top); i++) {
         const struct jobplan_row *w = &rows[i];
@@ -189,7 +192,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
         if (w->simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", w->simulated_s);
         double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
         double tf = t > 0 ? info->model_flop / t / info->gpus / 1e12 : 0;
-        printf("%4d  %-76s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, w->desc, sim,
+        printf("%4d  %-*s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, width, w->desc, sim,
                w->predicted_s, tf, peak > 0 ? tf * 1e12 / peak * 100 : 0, w->mem.total / 1e9,
                w->fits ? "" : "!");
     }

@@ -101,7 +101,8 @@ static int read_gpus(const struct tps_ydoc *d, int v, int i, long need, int ngpu
 /* The GPUs a job's program has: a TP group's or a whole job's. */
 static long job_need(const struct scn_scenario *s)
 {
-    return s->is_job ? mdl_job_gpus(&s->job, &s->strategy) : mdl_strategy_gpus(&s->strategy);
+    return s->is_job ? mdl_job_gpus(&s->job, &s->strategy)
+                     : mdl_strategy_lower_gpus(&s->strategy, &s->model);
 }
 
 /* Job i at node id: its scenario, then checks that only apply on a shared platform. */

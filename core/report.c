@@ -95,15 +95,18 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     }
     /* a folded replica's GPUs are left out: the ranks simulated in full stand for them */
     int counted = 0;
-    double counted_flop = 0;
+    double counted_flop = 0, a2a_lo = 1e300, a2a_hi = 0;
     for (int k = 0; k < p->nranks; k++) {
         if (p->shadow && p->shadow[k]) continue;
         counted++;
         int nc = 0, nm = 0, nd[MDL_NDIMS] = {0};
+        double a2a = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
             counted_flop += op->flop;
             const struct timing_span *ts = timing_op(tm, k, i);
+            if (op->kind == MDL_OP_ALL_TO_ALL && op->dim == MDL_OP_DIM(MDL_DIM_EP))
+                a2a += ts->end - ts->start;
             double(*dst)[2] = op->stream == MDL_STREAM_COMPUTE ? &comp[nc++] : &comm[nm++];
             (*dst)[0] = ts->start;
             (*dst)[1] = ts->end;
@@ -132,7 +135,16 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
             r->bytes_dim[d] += tm->bytes_dim ? tm->bytes_dim[(size_t)k * MDL_OP_DIMS + 1 + d] : 0;
         }
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
+        if (a2a > 0 && a2a < a2a_lo) {
+            a2a_lo = a2a;
+            r->ep_straggler = k;
+        }
+        if (a2a > a2a_hi) {
+            a2a_hi = a2a;
+            r->ep_waiter = k;
+        }
     }
+    if (a2a_hi > 0 && a2a_hi - a2a_lo > 0.05 * a2a_hi) r->ep_wait_s = a2a_hi - a2a_lo;
     if (p->shadow && counted > 0) r->hardware_flop = counted_flop * p->nranks / counted;
     if (counted < 1) counted = 1;
     r->compute_s /= counted;
@@ -195,6 +207,7 @@ int report_extrapolate(const struct report *a, const struct report *b, int nlaye
     EXTRA(hardware_flop);
     EXTRA(bytes_sent);
     EXTRA(migrated_bytes);
+    EXTRA(ep_wait_s);
 #undef EXTRA
     out->hardware_tflops_per_gpu = out->model_tflops_per_gpu = out->mfu = 0;
     if (out->iteration_s > 0) {
@@ -281,6 +294,11 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
                 "columns dropped       %12.3f %%  (ZERO-resizing's accuracy proxy)\n"
                 "migrated              %12.3f MB  (weights and gradients of moved columns)\n",
                 r->dropped * 100, r->migrated_bytes / 1e6);
+    if (r->ep_wait_s > 0)
+        fprintf(f,
+                "expert all-to-alls    %12.6f ms  more spent in them by GPU %d than by GPU %d, the "
+                "straggler they wait for\n",
+                r->ep_wait_s * 1e3, r->ep_waiter, r->ep_straggler);
     if (r->has_memory) {
         const struct mdl_memory *mm = &r->memory;
         fprintf(f, "memory per GPU        %12.1f GB of %.1f GB: %s\n", mm->total / 1e9,
@@ -354,6 +372,11 @@ json_t *report_json(const struct report *r, const struct report_meta *m)
         }
         json_object_set_new(j, "pipeline_bubble_s",
                             r->job ? json_real(r->pipeline_bubble_s) : json_null());
+        if (r->ep_wait_s > 0) {
+            json_object_set_new(j, "ep_wait_s", json_real(r->ep_wait_s));
+            json_object_set_new(j, "ep_straggler_gpu", json_integer(r->ep_straggler));
+            json_object_set_new(j, "ep_waiting_gpu", json_integer(r->ep_waiter));
+        }
     }
     if (j && m->hetero && m->hetero[0]) {
         json_object_set_new(j, "dropped_fraction", json_real(r->dropped));

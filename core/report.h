@@ -51,6 +51,12 @@ struct report {
     /* Balancing under heterogeneity (models/hetero.h): the fraction of the sharded columns
      * ZERO-resizing left out, and the bytes the migration moved (all ranks). */
     double dropped, migrated_bytes;
+    /* Expert parallelism (a mixture of experts): the GPU that spends the least time in the
+     * expert all-to-alls, which the others wait for there (it arrives last: its experts got the
+     * most tokens), the GPU that spends the most, and how much longer it spends (0: no
+     * all-to-all, or every GPU within 5% of the longest). */
+    int ep_straggler, ep_waiter;
+    double ep_wait_s;
     int nranks;
     int nlayers;
     int micro_batches;

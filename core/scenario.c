@@ -53,8 +53,55 @@ static const struct tps_ykey model_keys[] = {
     {"glu", TPS_YK_BOOL, M(glu), 0, {NULL}},
     {"attention_dropout", TPS_YK_BOOL, M(attn_dropout), 0, {NULL}},
     {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
+    {"moe", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
+
+/* A count that may be 0 (an int). */
+static int read_count0(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                       struct tps_error *err)
+{
+    long x;
+    int rc = tps_ydoc_long(d, v, f, &x, err);
+    if (!rc && (x < 0 || x > 100000))
+        rc = tps_ydoc_fail(d, v, f, err, "must be between 0 and 100000, got %ld", x);
+    if (!rc) *(int *)dst = (int)x;
+    return rc;
+}
+
+/* A number >= 0 (a double). */
+static int read_nonneg(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                       struct tps_error *err)
+{
+    double x;
+    int rc = tps_ydoc_double(d, v, f, &x, err);
+    if (!rc && !(x >= 0 && x <= 1e3))
+        rc = tps_ydoc_fail(d, v, f, err, "must be between 0 and 1000, got %g", x);
+    if (!rc) *(double *)dst = x;
+    return rc;
+}
+
+/* model.moe: the mixture of experts (Megatron-LM's --num-experts, --moe-router-topk,
+ * --moe-ffn-hidden-size, shared experts, leading dense layers, --moe-expert-capacity-factor),
+ * and the routing's skew: a Zipf exponent with its seed, or each expert's share. */
+struct moe_in {
+    struct mdl_moe moe;
+    double skew;
+    long seed;
+};
+#define E(field) offsetof(struct moe_in, field)
+static const struct tps_ykey moe_keys[] = {
+    {"experts", TPS_YK_INT, E(moe.experts), MDL_MOE_MAX_EXPERTS, {NULL}},
+    {"top_k", TPS_YK_INT, E(moe.top_k), MDL_MOE_MAX_EXPERTS, {NULL}},
+    {"expert_ffn", TPS_YK_LONG, E(moe.expert_ffn), MAX_COUNT, {NULL}},
+    {"shared_experts", TPS_YK_FN, E(moe.shared_experts), 0, {.fn = read_count0}},
+    {"first_dense_layers", TPS_YK_FN, E(moe.first_dense_layers), 0, {.fn = read_count0}},
+    {"capacity_factor", TPS_YK_FN, E(moe.capacity_factor), 0, {.fn = read_nonneg}},
+    {"routing_skew", TPS_YK_FN, E(skew), 0, {.fn = read_nonneg}},
+    {"routing_seed", TPS_YK_LONG, E(seed), MAX_COUNT, {NULL}},
+    {"expert_shares", TPS_YK_SKIP, 0, 0, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
+#undef E
 
 /* The device section reads into a preset device plus the peak, which the model's dtype places. */
 struct device_in {
@@ -105,6 +152,8 @@ static const struct tps_ykey strategy_keys[] = {
     {"max_drop", TPS_YK_SKIP, 0, 0, {NULL}},
     {"cp", TPS_YK_INT, S(cp), MDL_MAX_TP, {NULL}},
     {"cp_comm_type", TPS_YK_ENUM, S(cp_comm), 0, {.names = mdl_cp_comm_names}},
+    {"ep", TPS_YK_INT, S(ep), MDL_MAX_TP, {NULL}},
+    {"expert_tp", TPS_YK_INT, S(expert_tp), MDL_MAX_TP, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
@@ -160,6 +209,70 @@ static const struct tps_ykey run_keys[] = {
     {"micro_batches", TPS_YK_LONG, offsetof(struct run_in, micro_batches), 100000, {NULL}},
     {"fold", TPS_YK_ENUM, offsetof(struct run_in, fold), 0, {.names = fold_names}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
+
+/* model.moe's explicit shares (node v, a list of one number >= 0 per expert), normalised. */
+static int read_shares(const struct tps_ydoc *d, int v, struct mdl_moe *moe, struct tps_error *err)
+{
+    const char *f = "model.moe.expert_shares";
+    int n = tps_ydoc_is_seq(d, v) ? tps_ydoc_len(d, v) : -1;
+    if (n != moe->experts)
+        return tps_ydoc_fail(d, v, f, err, "expected a list of %d numbers, one per expert",
+                             moe->experts);
+    double sum = 0, x[MDL_MOE_MAX_EXPERTS];
+    for (int i = 0; i < n; i++) {
+        int rc = tps_ydoc_double(d, tps_ydoc_seq_at(d, v, i), f, &x[i], err);
+        if (rc) return rc;
+        if (!(x[i] >= 0 && x[i] < 1e12))
+            return tps_ydoc_fail(d, tps_ydoc_seq_at(d, v, i), f, err,
+                                 "a share must be 0 or more, got %g", x[i]);
+        sum += x[i];
+    }
+    if (!(sum > 0)) return tps_ydoc_fail(d, v, f, err, "the shares must not all be 0");
+    for (int i = 0; i < n; i++)
+        moe->share[i] = (float)(x[i] / sum);
+    moe->skewed = true;
+    return TPS_OK;
+}
+
+/* model.moe (node id) over the preset's mixture, if any; checked against the model. */
+static int load_moe(const struct tps_ydoc *d, int id, struct mdl_model *m, struct tps_error *err)
+{
+    struct moe_in in = {.moe = m->moe, .seed = 1};
+    if (!tps_ydoc_is_map(d, id))
+        return tps_ydoc_fail(d, id, "model.moe", err, "expected a mapping of keys to values");
+    int rc = tps_ydoc_read_map(d, id, "model.moe", moe_keys, &in, err);
+    if (rc) return rc;
+    struct mdl_moe *x = &in.moe;
+    int at;
+    if (x->experts < 1)
+        return tps_ydoc_fail(d, id, "model.moe.experts", err,
+                             "missing: the number of routed experts");
+    if (x->top_k < 1)
+        return tps_ydoc_fail(d, id, "model.moe.top_k", err,
+                             "missing: the experts each token is routed to");
+    if (x->top_k > x->experts)
+        return tps_ydoc_fail(d, (at = tps_ydoc_get(d, id, "top_k")) ? at : id, "model.moe.top_k",
+                             err, "must be at most model.moe.experts (%d), got %d", x->experts,
+                             x->top_k);
+    if (!x->expert_ffn) x->expert_ffn = m->ffn;
+    if (x->first_dense_layers >= m->layers)
+        return tps_ydoc_fail(d, (at = tps_ydoc_get(d, id, "first_dense_layers")) ? at : id,
+                             "model.moe.first_dense_layers", err,
+                             "must be below model.layers (%ld), got %d", m->layers,
+                             x->first_dense_layers);
+    int sh = tps_ydoc_get(d, id, "expert_shares"), sk = tps_ydoc_get(d, id, "routing_skew");
+    if (sh && sk)
+        return tps_ydoc_fail(d, sk, "model.moe.routing_skew", err,
+                             "give either routing_skew or expert_shares, not both");
+    if (tps_ydoc_get(d, id, "routing_seed") && !sk)
+        return tps_ydoc_fail(d, tps_ydoc_get(d, id, "routing_seed"), "model.moe.routing_seed", err,
+                             "applies with model.moe.routing_skew");
+    if (sk || tps_ydoc_get(d, id, "experts")) x->skewed = false;
+    if (sh && (rc = read_shares(d, sh, x, err))) return rc;
+    if (sk) mdl_moe_zipf(x, in.skew, (unsigned long)in.seed);
+    m->moe = *x;
+    return TPS_OK;
+}
 
 /* Fills *m from preset `name` (node id of d), or fails listing the presets. */
 static int model_preset(const struct tps_ydoc *d, int id, const char *field, const char *name,
@@ -224,7 +337,8 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
                              "the preset's kv_heads (%ld) must divide it, got %ld: give "
                              "model.kv_heads",
                              m->kv_heads, m->heads);
-    return TPS_OK;
+    int moe = tps_ydoc_get(d, id, "moe");
+    return moe ? load_moe(d, moe, m, err) : TPS_OK;
 }
 
 /* The preset `name` (node id, field) into *out, or an error listing the presets. */
@@ -310,6 +424,12 @@ static void spec_string(const struct tps_ydoc *d, int id, const char *base, char
     }
 }
 
+/* The first of three nodes that is present (0 for none). */
+static int first_node(int a, int b, int c)
+{
+    return a ? a : b ? b : c;
+}
+
 static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *s,
                          struct tps_error *err)
 {
@@ -384,13 +504,15 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
         snprintf(f, sizeof f, "strategy.%s", e2.field[0] ? e2.field : "tp");
         return tps_ydoc_fail(d, at ? at : tpid, f, err, "%s", e2.msg);
     }
+    int epid = first_node(tps_ydoc_get(d, id, "ep"), tps_ydoc_get(d, id, "expert_tp"), tpid);
+    long lg = mdl_strategy_lower_gpus(st, &s->model);
+    if (s->model.moe.experts > 0 && lg > s->topo.ngpus)
+        return tps_ydoc_fail(d, epid,
+                             tps_ydoc_get(d, id, "ep") ? "strategy.ep" : "strategy.expert_tp", err,
+                             "the layer groups that hold whole expert groups take lcm(tp x cp, "
+                             "expert_tp x ep) = %ld GPUs, but the platform has %d",
+                             lg, s->topo.ngpus);
     return TPS_OK;
-}
-
-/* The first of three nodes that is present (0 for none). */
-static int first_node(int a, int b, int c)
-{
-    return a ? a : b ? b : c;
 }
 
 /* Context parallelism runs its attention as fused kernels (Transformer Engine's): the framework's
@@ -492,6 +614,14 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
             snprintf(f, sizeof f, "pipeline.%s", e2.field);
             int id = tps_ydoc_get(d, pid, e2.field);
             return tps_ydoc_fail(d, first_node(id, pid, sid), f, err, "%s", e2.msg);
+        }
+        if (!strcmp(e2.field, "ep")) {
+            int eid = tps_ydoc_get(d, sid, "ep");
+            return tps_ydoc_fail(d, first_node(eid, sid, 0), "strategy.ep", err, "%s", e2.msg);
+        }
+        if (!strcmp(e2.field, "zero")) {
+            int zid = tps_ydoc_get(d, tid, "zero");
+            return tps_ydoc_fail(d, first_node(zid, tid, sid), "training.zero", err, "%s", e2.msg);
         }
         if (!strcmp(e2.field, "overlap_param_gather")) {
             int oid = tps_ydoc_get(d, tid, "overlap_param_gather");
@@ -639,11 +769,14 @@ static int load_hetero(const struct tps_ydoc *d, int root, struct scn_scenario *
                   tps_ydoc_get(d, sid, "balance"), tps_ydoc_get(d, sid, "max_drop")};
     static const char *const fields[] = {"devices", "stragglers", "strategy.balance",
                                          "strategy.max_drop"};
-    for (int i = 0; i < 4 && (s->is_job || s->strategy.cp > 1); i++)
+    bool moe = s->model.moe.experts > 0;
+    for (int i = 0; i < 4 && (s->is_job || s->strategy.cp > 1 || moe); i++)
         if (ids[i])
             return tps_ydoc_fail(d, ids[i], fields[i], err,
                                  s->is_job ? "applies to a TP group alone, not yet to a whole job "
                                              "(pp, dp, pipeline or training)"
+                                 : moe     ? "applies to a TP group alone, not yet with a mixture "
+                                             "of experts (model.moe)"
                                            : "applies to a TP group alone, not yet with context "
                                              "parallelism (strategy.cp)");
     if (ids[0] && (rc = load_devices(d, ids[0], s, err))) return rc;
@@ -836,6 +969,16 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
              m->name, m->layers, m->hidden, m->heads, kv, m->ffn, m->glu ? " SwiGLU" : "", m->seq,
              m->micro_batch, mdl_dtype_name(m->dtype),
              m->attn_dropout ? ", attention dropout" : "");
+    const struct mdl_moe *x = &m->moe;
+    size_t n = strlen(buf);
+    if (x->experts > 0 && n + 1 < len) {
+        /* inside the parenthesis: drop it, add the experts, close it again */
+        buf[n - 1] = 0;
+        snprintf(buf + n - 1, len - n + 1, "; %d experts of ffn %ld, top %d%s%s%s)", x->experts,
+                 x->expert_ffn, x->top_k, x->shared_experts ? " + shared" : "",
+                 x->first_dense_layers ? ", leading dense layers" : "",
+                 x->skewed ? ", skewed routing" : "");
+    }
 }
 
 void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)

@@ -35,6 +35,10 @@ enum {
     C_CP_BACK_TO,   /* backward: to the previous CP rank */
     C_CP_BACK_FROM, /* from the next */
     C_CP,           /* the CP group: all-gather, all-to-all */
+    C_EP,           /* expert parallelism: the EP group (the dispatch and combine all-to-alls) */
+    C_ETP,          /* the experts' tensor-parallel group */
+    C_EDP,          /* the expert-data-parallel group: GPUs holding the same experts, over which
+                       their gradients are reduced (Megatron-LM's expert data parallelism) */
     NCOMMS
 };
 
@@ -89,6 +93,9 @@ static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *
         [C_CP_BACK_FROM] = {"cp ring back from", MDL_COMM_PAIR, C, 1, 0, true, .share = 4,
                             .stream = MDL_STREAM_CP_RECV, .dim = cp},
         [C_CP] = {"cp", MDL_COMM_SPAN, C, .own = true, .stream = MDL_STREAM_CP_SEND, .dim = cp},
+        [C_EP] = {"ep", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = MDL_OP_DIM(MDL_DIM_EP)},
+        [C_ETP] = {"expert tp", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = tp},
+        [C_EDP] = {"expert dp", MDL_COMM_GIVEN, .stream = MDL_STREAM_DP, .dim = dp},
     };
     static const int given[NCOMMS] = {[C_D1] = MDL_GROUP_D1,
                                       [C_D2] = MDL_GROUP_D2,
@@ -99,7 +106,9 @@ static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *
                                       [C_CP_FROM] = MDL_GROUP_CP_FROM,
                                       [C_CP_BACK_TO] = MDL_GROUP_CP_BACK_TO,
                                       [C_CP_BACK_FROM] = MDL_GROUP_CP_BACK_FROM,
-                                      [C_CP] = MDL_GROUP_CP};
+                                      [C_CP] = MDL_GROUP_CP,
+                                      [C_EP] = MDL_GROUP_EP,
+                                      [C_ETP] = MDL_GROUP_ETP};
     mdl_comms_init(&J->reg);
     for (int k = 0; k < NCOMMS; k++)
         if (!(J->mk[k] = mdl_comms_add(&J->reg, &spec[k], given[k]))) return -1;
@@ -126,10 +135,37 @@ int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *
     return job->dp * mdl_strategy_cp(st);
 }
 
+int mdl_job_expert_replicas(const struct mdl_job *job, const struct mdl_strategy *st)
+{
+    int e = mdl_strategy_ep(st) * mdl_strategy_etp(st);
+    return mdl_strategy_gpus(st) * job->dp / e;
+}
+
+/* Parameters one GPU holds of layers [first, first + n), and of them its experts' (*expert). */
+static double range_params(const struct mdl_strategy *st, const struct mdl_model *m, int first,
+                           int n, double *expert)
+{
+    *expert = 0;
+    if (m->moe.experts <= 0) return n * mdl_strategy_layer_params(st, m);
+    double e, moe = mdl_moe_layer_params(st, m, &e);
+    double dense = (mdl_model_sublayer_params(m, 0) + mdl_model_sublayer_params(m, 1)) / st->tp;
+    long nm = mdl_model_moe_layers(m, first + n) - mdl_model_moe_layers(m, first);
+    *expert = (double)nm * e;
+    return (double)nm * moe + (double)(n - nm) * dense;
+}
+
 /* ZeRO shards anything only over two replicas or more: stage `z` or above in effect. */
 static bool zero_at(const struct mdl_job *job, const struct mdl_strategy *st, int z)
 {
     return job->zero >= z && mdl_job_grad_replicas(job, st) > 1;
+}
+
+/* The GPUs the distributed optimizer shards the experts' state over: the expert-data-parallel
+ * replicas. */
+static double expert_shards(const struct mdl_job *job, const struct mdl_strategy *st)
+{
+    int r = mdl_job_expert_replicas(job, st);
+    return r > 1 ? r : 1;
 }
 
 /* The distributed optimizer (ZeRO-1 and above). */
@@ -294,7 +330,6 @@ static int check_split(const struct mdl_job *job, const struct mdl_model *m, str
 int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_model *m, struct tps_error *err)
 {
-    (void)st;
     if (job->pp < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pp", "must be at least 1");
     if (job->dp < 1) return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "dp", "must be at least 1");
     int v = job->virtual_stages;
@@ -319,6 +354,19 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->overlap_param_gather && job->zero == 3)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
                              "ZeRO-3 gathers every bucket's parameters before each use already");
+    if (m->moe.experts > 0) {
+        int e = mdl_strategy_ep(st) * mdl_strategy_etp(st), g = mdl_strategy_gpus(st) * job->dp;
+        if (g % e)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ep",
+                                 "the expert layers lay a stage's tp x cp x dp = %d GPUs out as "
+                                 "expert_tp x ep x expert replicas: expert_tp x ep (%d) must "
+                                 "divide them",
+                                 g, e);
+        if (job->zero >= 2)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "zero",
+                                 "ZeRO-2 and 3 do not combine with a mixture of experts yet (the "
+                                 "distributed optimizer, ZeRO-1, does)");
+    }
     if (job->schedule == MDL_SCHED_INTERLEAVED && job->micro_batches % job->pp)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "micro_batches",
                              "the interleaved schedule needs micro-batches per replica (%d) to be "
@@ -394,11 +442,28 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy 
            mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
 }
 
-/* Parameters of stage s's layers one GPU holds. */
+/* Parameters of stage s's layers one GPU holds, and of them its experts' (*expert). */
+static double layers_params_split(const struct mdl_job *job, const struct mdl_strategy *st,
+                                  const struct mdl_model *m, int s, double *expert)
+{
+    *expert = 0;
+    if (m->moe.experts <= 0)
+        return (double)stage_layers(job, m, s) * mdl_strategy_layer_params(st, m);
+    double all = 0;
+    for (int c = 0; c < job->virtual_stages; c++) {
+        int first, n = mdl_job_chunk_range(job, m, s, c, &first);
+        double e;
+        all += range_params(st, m, first, n, &e);
+        *expert += e;
+    }
+    return all;
+}
+
 static double layers_params(const struct mdl_job *job, const struct mdl_strategy *st,
                             const struct mdl_model *m, int s)
 {
-    return (double)stage_layers(job, m, s) * mdl_strategy_layer_params(st, m);
+    double e;
+    return layers_params_split(job, st, m, s, &e);
 }
 
 /* Embedding parameters one GPU of stage s holds: the first stage's, and the last stage's copy
@@ -434,10 +499,12 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
     memset(out, 0, sizeof *out);
     for (int s = 0; s < job->pp; s++) {
         struct mdl_memory x;
-        double layers = layers_params(job, st, m, s);
+        double ex, layers = layers_params_split(job, st, m, s, &ex);
         double n = (double)stage_layers(job, m, s) / job->virtual_stages; /* per chunk */
         double emb = embedding_params(job, st, m, s);
         mdl_memory_params(layers + emb, m->dtype, dist_opt(job, st) ? R : 1, &x);
+        if (ex > 0 && dist_opt(job, st)) /* the experts' state sharded over their replicas */
+            x.optimizer += ex * (x.optimizer / (layers + emb)) * (R / expert_shards(job, st) - 1);
         if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * wb;
         if (zero_at(job, st, 3)) x.weights = (emb + layers / R + 2 * bucket) * wb;
         double per_chunk = st->recompute ? n * input : n * act;
@@ -541,12 +608,19 @@ static int chunk_part(struct stage *S, enum mdl_phase ph, int first, int lo, int
 }
 
 /* The gradients of `params` parameters reduced over the replicas after op `after`: an all-reduce,
- * or a reduce-scatter with the distributed optimizer. */
-static int reduce_grads(struct stage *S, double params, int after)
+ * or a reduce-scatter with the distributed optimizer; of them, the experts' (`expert`) over the
+ * expert-data-parallel replicas. */
+static int reduce_grads(struct stage *S, double params, double expert, int after)
 {
     bool dist = dist_opt(S->job, S->st);
-    int y = op_add(S, dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, C_DP,
-                   params * mdl_job_grad_bytes(S->m), dist ? "rs_grads_dp" : "ar_grads_dp", -1,
+    enum mdl_op_kind k = dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE;
+    double gb = mdl_job_grad_bytes(S->m);
+    int y = after;
+    if (params - expert > 0.5 && mdl_job_grad_replicas(S->job, S->st) > 1)
+        y = op_add(S, k, C_DP, (params - expert) * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1,
+                   MDL_PHASE_OTHER, after);
+    if (y >= 0 && expert > 0.5 && mdl_job_expert_replicas(S->job, S->st) > 1)
+        y = op_add(S, k, C_EDP, expert * gb, dist ? "rs_expert_grads_dp" : "ar_expert_grads_dp", -1,
                    MDL_PHASE_OTHER, after);
     if (y >= 0) S->last_dp = y;
     return y;
@@ -569,15 +643,16 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
                            (job->overlap_grad_reduce && mdl_job_grad_replicas(job, S->st) > 1 &&
                             S->last_bwd[chunk] == step));
     if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
-    double lp = mdl_strategy_layer_params(S->st, S->m), wb = mdl_dtype_bytes(S->m->dtype);
+    double wb = mdl_dtype_bytes(S->m->dtype);
     int x = after;
     for (int b = 0; b < nb; b++) {
         /* forward: buckets from the chunk's first layer up; backward: from its last layer down */
         int lo = fwd ? b * k : n - (b + 1) * k, hi = lo + k;
         if (lo < 0) lo = 0;
         if (hi > n) hi = n;
+        double ex, part = range_params(S->st, S->m, first + lo, hi - lo, &ex);
         int g = gather && !z3 ? S->gathered[chunk * S->nb + b] : -1;
-        if (z3 && (g = op_add(S, MDL_OP_ALL_GATHER, C_GATHER, (hi - lo) * lp * wb,
+        if (z3 && (g = op_add(S, MDL_OP_ALL_GATHER, C_GATHER, part * wb,
                               fwd ? "ag_params_fwd" : "ag_params_bwd", mb, ph, S->ahead[0])) < 0)
             return -1;
         int wait[2] = {g, x}; /* the bucket's gather and what the part waited for */
@@ -585,7 +660,7 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
         if ((x = chunk_part(S, ph, first, lo, hi - lo, n, mb, x)) < 0) return -1;
         S->ahead[0] = S->ahead[1];
         S->ahead[1] = x;
-        if (reduce && reduce_grads(S, (hi - lo) * lp, x) < 0) return -1;
+        if (reduce && reduce_grads(S, part, ex, x) < 0) return -1;
     }
     return x;
 }
@@ -688,15 +763,21 @@ static int stage_tail(struct stage *S)
     bool dist = dist_opt(job, S->st);
     int deps[2] = {S->last_dp, -1}, R = mdl_job_grad_replicas(job, S->st);
     /* what the buckets have not reduced yet: everything, or the embedding's share */
-    double emb = embedding_params(job, S->st, m, S->s);
-    double rest = job->overlap_grad_reduce || zero_at(job, S->st, 2) ? emb : params;
-    if (R > 1 && rest > 0.5) deps[0] = reduce_grads(S, rest, last);
+    double emb = embedding_params(job, S->st, m, S->s), ex;
+    layers_params_split(job, S->st, m, S->s, &ex);
+    bool buckets = job->overlap_grad_reduce || zero_at(job, S->st, 2);
+    double rest = buckets ? emb : params, rest_ex = buckets ? 0 : ex;
+    if ((R > 1 && rest - rest_ex > 0.5) ||
+        (rest_ex > 0.5 && mdl_job_expert_replicas(job, S->st) > 1))
+        deps[0] = reduce_grads(S, rest, rest_ex, last);
     bool tied = m->vocab > 0 && job->pp > 1 && !job->untied_embeddings;
     if (tied && (S->s == 0 || S->s == job->pp - 1))
         deps[1] = op_add(S, MDL_OP_ALL_REDUCE, C_EMB,
                          (double)m->vocab * (double)m->hidden / S->st->tp * gb,
                          "ar_embedding_grads", -1, MDL_PHASE_OTHER, last);
-    double shard = params / (dist ? R : 1); /* the parameters this GPU updates */
+    /* the parameters this GPU updates: its shard of the dense ones and of the experts' */
+    double shard = params / (dist ? R : 1);
+    if (ex > 0 && dist) shard = (params - ex) / R + ex / expert_shards(job, S->st);
     struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
     op.deps[op.ndeps++] = last;
     for (int i = 0; i < 2; i++)
@@ -723,9 +804,13 @@ static int stage_tail(struct stage *S)
     /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
      * layers' are gathered before each use) */
     double gathered = zero_at(job, S->st, 3) ? emb : params;
-    if (x >= 0 && dist && !job->overlap_param_gather && gathered > 0.5)
-        x = op_add(S, MDL_OP_ALL_GATHER, C_DP, gathered * mdl_dtype_bytes(m->dtype), "ag_params_dp",
-                   -1, MDL_PHASE_OTHER, x);
+    if (x >= 0 && dist && !job->overlap_param_gather && gathered - ex > 0.5)
+        x = op_add(S, MDL_OP_ALL_GATHER, C_DP, (gathered - ex) * mdl_dtype_bytes(m->dtype),
+                   "ag_params_dp", -1, MDL_PHASE_OTHER, x);
+    if (x >= 0 && dist && !job->overlap_param_gather && ex > 0.5 &&
+        mdl_job_expert_replicas(job, S->st) > 1)
+        x = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * mdl_dtype_bytes(m->dtype),
+                   "ag_expert_params_dp", -1, MDL_PHASE_OTHER, x);
     return x;
 }
 
@@ -737,7 +822,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int v = job->virtual_stages;
-    double lp = mdl_strategy_layer_params(S->st, m), wb = mdl_dtype_bytes(m->dtype);
+    double wb = mdl_dtype_bytes(m->dtype);
     double rest = embedding_params(job, S->st, m, S->s);
     if (rest > 0.5 &&
         op_add(S, MDL_OP_ALL_GATHER, C_DP, rest * wb, "ag_params_dp", -1, MDL_PHASE_OTHER, -1) < 0)
@@ -747,10 +832,14 @@ static int stage_gathers(struct stage *S, int nb, int k)
         int c = -1;
         for (int i = 0; i < v; i++)
             if (S->gathered[i * nb] == -2 && (c < 0 || S->first_fwd[i] < S->first_fwd[c])) c = i;
-        int n = mdl_job_chunk_range(job, m, S->s, c, NULL);
+        int first, n = mdl_job_chunk_range(job, m, S->s, c, &first);
         for (int b = 0; b * k < n; b++) {
             int cnt = b * k + k > n ? n - b * k : k;
-            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, cnt * lp * wb, "ag_params_dp", -1,
+            double ex, part = range_params(S->st, m, first + b * k, cnt, &ex);
+            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, (part - ex) * wb, "ag_params_dp", -1,
+                           MDL_PHASE_OTHER, -1);
+            if (g >= 0 && ex > 0.5 && mdl_job_expert_replicas(job, S->st) > 1)
+                g = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * wb, "ag_expert_params_dp", -1,
                            MDL_PHASE_OTHER, -1);
             if (g < 0) return -1;
             S->gathered[c * nb + b] = g;
@@ -817,10 +906,46 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
+/* Expert parallelism's groups of every stage: its GPUs in the order of their layer group and
+ * replica (t + tp cp d), laid out again expert_tp fastest, then ep, then the expert-data-parallel
+ * replicas (Megatron-LM's expert rank generator); each GPU's EP, expert-TP and expert-DP group. */
+static int expert_groups(const struct mdl_job *job, const struct mdl_strategy *st,
+                         struct mdl_program *p, struct job_comms *J)
+{
+    int g = mdl_strategy_gpus(st), n = g * job->dp, etp = mdl_strategy_etp(st);
+    int ep = mdl_strategy_ep(st), edp = mdl_job_expert_replicas(job, st);
+    size_t sz = (size_t)n * sizeof(int);
+    int *base = malloc(sz), *epg = malloc(sz), *etpg = malloc(sz), *ranks = malloc(sz);
+    int rc = base && epg && etpg && ranks ? 0 : -1;
+    for (int s = 0; !rc && s < job->pp; s++) {
+        for (int i = 0; i < n; i++)
+            base[i] = mdl_job_rank(job, st, s, i / g, i % g);
+        rc = mdl_strategy_expert_groups(st, p, base, n, epg, etpg);
+        for (int i = 0; !rc && i < n; i++) {
+            mdl_comms_set(&J->reg, J->mk[C_EP], base[i], epg[i]);
+            mdl_comms_set(&J->reg, J->mk[C_ETP], base[i], etpg[i]);
+        }
+        /* expert-DP group of (et, ee): members et + etp (ee + ep k) */
+        for (int i = 0; !rc && edp > 1 && i < etp * ep; i++) {
+            for (int k = 0; k < edp; k++)
+                ranks[k] = base[i + etp * ep * k];
+            int grp = mdl_program_group_add(p, edp, ranks);
+            if (grp < 0) rc = -1;
+            for (int k = 0; k < edp; k++)
+                mdl_comms_set(&J->reg, J->mk[C_EDP], ranks[k], grp);
+        }
+    }
+    free(base);
+    free(epg);
+    free(etpg);
+    free(ranks);
+    return rc;
+}
+
 /* The job's groups: the kind's own axes and ring per TP group (they are the kind's to lay out),
  * then every communicator made from the mesh. */
 static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
-                       struct mdl_program *p, struct job_comms *J)
+                       const struct mdl_model *m, struct mdl_program *p, struct job_comms *J)
 {
     int n = p->nranks, tp = st->tp;
     if (mdl_comms_alloc(&J->reg, n)) return -1;
@@ -848,6 +973,9 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     struct mdl_mesh mesh;
     mdl_job_mesh(job, st, &mesh);
     if (!rc) rc = mdl_comms_make(&J->reg, p, &mesh);
+    /* after the mesh's: a span must not find an expert group with its members (each is a
+     * communicator of its own) */
+    if (!rc && m->moe.experts > 0) rc = expert_groups(job, st, p, J);
     free(base);
     free(row);
     free(col);
@@ -857,10 +985,12 @@ static int groups_make(const struct mdl_job *job, const struct mdl_strategy *st,
     return rc;
 }
 
-/* Whether marker g names a group over several replicas. */
+/* Whether marker g names a group over several replicas (the expert groups may: shadows keep
+ * them). */
 static bool crosses_replicas(const struct job_comms *J, int g)
 {
-    return mdl_comms_spans(&J->reg, g, MDL_DIM_DP);
+    return mdl_comms_spans(&J->reg, g, MDL_DIM_DP) || g == J->mk[C_EP] || g == J->mk[C_ETP] ||
+           g == J->mk[C_EDP];
 }
 
 /* Rank r as a shadow of replica 0's rank `first` (template src): the communication ops rep
@@ -960,6 +1090,10 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     int rc = mdl_strategy_check(st, m, err);
     if (!rc) rc = mdl_job_check(job, st, m, err);
     if (rc) return rc;
+    if (m->moe.skewed && mdl_strategy_ep(st) > 1 && !fold)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "fold",
+                             "skewed routing runs in a job's folded layers only (run.fold: true): "
+                             "op by op every GPU would copy the first one's experts");
     double nops = mdl_job_ops(job, st, m, dev, fw, fold);
     if (rep != MDL_REPLICAS_FULL && nops > 0) /* within the few ops of a shadow */
         nops /= mdl_job_grad_replicas(job, st);
@@ -975,7 +1109,7 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->peak_flops = dev->peak_flops[m->dtype];
     struct job_comms G;
     rc = job_comms_init(job, st, &G);
-    if (!rc) rc = groups_make(job, st, out, &G);
+    if (!rc) rc = groups_make(job, st, m, out, &G);
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_lower(job, st, m, dev, fw, fold, &G, out, s, mdl_job_rank(job, st, s, 0, 0));
     for (int s = 0; !rc && s < job->pp; s++)

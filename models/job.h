@@ -75,6 +75,9 @@ struct mdl_job {
 /* GPUs holding the same weights, over which gradients are reduced and the distributed
  * optimizer shards: dp x cp (Megatron-LM's data-parallel group with context parallelism). */
 int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *st);
+/* GPUs holding the same experts, over which their gradients are reduced: a stage's tp x cp x dp
+ * GPUs over expert_tp x ep. */
+int mdl_job_expert_replicas(const struct mdl_job *job, const struct mdl_strategy *st);
 /* Parameters per gradient bucket, Megatron-LM's default: max(40 M, 1 M x dp x cp). */
 double mdl_job_bucket_params(const struct mdl_job *job, const struct mdl_strategy *st);
 /* Whole layers per bucket of a chunk, at least one and at most the chunk's. */
@@ -128,6 +131,11 @@ struct mdl_job_fold {
     int layers;                /* the layers the chunk simulated held (0: a chunk's) */
     double cp_exposed_s;       /* of which context parallelism's: exposed time, */
     double cp_bytes;           /* and bytes */
+    double ep_exposed_s;       /* of which expert parallelism's: exposed time, */
+    double ep_bytes;           /* bytes, */
+    double ep_wait_s;          /* and the longest wait for the straggler (report.h) */
+    int ep_straggler;          /* the straggler's global rank, */
+    int ep_waiter;             /* and the GPU that waited longest */
     int inexact;               /* TP groups of different stages share links: their collectives
                                   meet at times the folded chunk does not see */
 };

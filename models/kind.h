@@ -50,6 +50,7 @@ struct mdl_lower {
     int layout[2];  /* degree whose layout the activations are in, per Oases sub-batch */
     int glayout[2]; /* and the gradients */
     int nmb;        /* micro-batches lowered (weight gradients are reduced after the last) */
+    int ep_rank;    /* expert parallelism: the rank's EP rank (the experts it holds) */
     double share;   /* 1D: the rank's share of its d1 shard (heterogeneity.h's balancing): its
                        columns and heads times share; collectives keep their size */
 };
@@ -210,6 +211,13 @@ void lw_ce_bwd(struct mdl_lower *L, double bs, double d1);
  * `group` on `stream` after the last micro-batch's backward. */
 void lw_wgrad_replicas(struct mdl_lower *L, int mlp, double shards, int group, int stream,
                        const char *name);
+
+/* A mixture of experts as a layer's MLP (moe.c), forward and backward, in place of the kind's
+ * mlp_fwd and mlp_bwd on the layers that have one; the tensors it keeps for the backward per
+ * GPU and micro-batch, in 16-bit units (strategy.c's activation terms). */
+void lw_moe_fwd(struct mdl_lower *L);
+void lw_moe_bwd(struct mdl_lower *L);
+double lw_moe_activations(const struct mdl_strategy *st, const struct mdl_model *m);
 
 /* ATP's chunk counts the planner tries on Megatron's mesh kinds (1: no chunks). */
 #define LW_PLAN_NCHUNKS 4

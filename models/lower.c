@@ -395,9 +395,16 @@ static void blocks(struct mdl_lower *L, void (*first)(struct mdl_lower *),
     }
 }
 
+/* The layer's MLP body: the kind's, or a mixture of experts on the layers that have one. */
+static mdl_kind_body mlp_body(const struct mdl_lower *L, int bwd)
+{
+    if (mdl_model_is_moe_layer(L->m, L->layer)) return bwd ? lw_moe_bwd : lw_moe_fwd;
+    return bwd ? L->kind->mlp_bwd : L->kind->mlp_fwd;
+}
+
 static void layer_fwd(struct mdl_lower *L)
 {
-    blocks(L, L->kind->attn_fwd, L->kind->mlp_fwd);
+    blocks(L, L->kind->attn_fwd, mlp_body(L, 0));
 }
 
 /* Backward of a layer, after recomputing its forward when asked: Megatron's full recomputation
@@ -412,7 +419,7 @@ static void layer_bwd(struct mdl_lower *L)
         layer_fwd(L);
         L->no_comm = 0;
     }
-    blocks(L, L->kind->mlp_bwd, L->kind->attn_bwd);
+    blocks(L, mlp_body(L, 1), L->kind->attn_bwd);
 }
 
 /* The group of the n mesh devices dev[0..n-1] (in that order), given to each of them in out;
@@ -525,14 +532,15 @@ static int sub_groups(const struct mdl_strategy *st, struct mdl_program *p, int 
     return replica_groups(st, p, ta, g[2]) || replica_groups(st, p, tm, g[3]) ? -1 : 0;
 }
 
-/* Context parallelism's groups of a layer's tp x cp GPUs (rank k: TP rank k mod tp of CP rank
- * k / tp), each a communicator of its own: every TP rank's ring forward (to, from) and backward
- * (bto, bfrom), and its CP group. 0, or -1 on allocation failure. */
-static int cp_groups(const struct mdl_strategy *st, struct mdl_program *p, int *g[5])
+/* Context parallelism's groups of the tp x cp GPUs of the layer group from rank `at` (rank at + k:
+ * TP rank k mod tp of CP rank k / tp), each a communicator of its own: every TP rank's ring
+ * forward (to, from) and backward (bto, bfrom), and its CP group. 0, or -1 on allocation
+ * failure. */
+static int cp_groups(const struct mdl_strategy *st, struct mdl_program *p, int at, int *g[5])
 {
     int tp = st->tp, n = mdl_strategy_gpus(st), cp = mdl_strategy_cp(st);
-    for (int r = 0; r < n; r++) {
-        int next = (r + tp) % n, pair[2] = {r, next};
+    for (int k = 0; k < n; k++) {
+        int r = at + k, next = at + (k + tp) % n, pair[2] = {r, next};
         int fw = mdl_program_group_add(p, 2, pair);
         pair[0] = next;
         pair[1] = r;
@@ -544,21 +552,55 @@ static int cp_groups(const struct mdl_strategy *st, struct mdl_program *p, int *
     int *ranks = malloc((size_t)cp * sizeof *ranks), rc = ranks ? 0 : -1;
     for (int t = 0; !rc && t < tp; t++) {
         for (int c = 0; c < cp; c++)
-            ranks[c] = t + tp * c;
+            ranks[c] = at + t + tp * c;
         int grp = mdl_program_group_add(p, cp, ranks);
         if (grp < 0) rc = -1;
         for (int c = 0; c < cp; c++)
-            g[4][t + tp * c] = grp;
+            g[4][at + t + tp * c] = grp;
     }
     free(ranks);
     return rc;
 }
 
-/* Gives each rank a copy of rank 0's ops with its own row and column groups (those of its CP
- * rank's TP group) and its CP groups. */
-static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
+/* Expert parallelism's groups of ranks 0..n-1 (laid out expert_tp fastest, then ep, then the
+ * expert-data-parallel replicas), each a communicator of its own: every rank's EP group (g[0])
+ * and expert-TP group (g[1]). 0, or -1 on allocation failure. */
+int mdl_strategy_expert_groups(const struct mdl_strategy *st, struct mdl_program *p,
+                               const int *base, int n, int *ep_g, int *etp_g)
 {
-    int n = mdl_strategy_gpus(st), tp = st->tp;
+    int ep = mdl_strategy_ep(st), etp = mdl_strategy_etp(st), big = ep > etp ? ep : etp;
+    int *ranks = malloc((size_t)big * sizeof *ranks), rc = ranks ? 0 : -1;
+    for (int r = 0; r < n; r++)
+        ep_g[r] = etp_g[r] = -1;
+    for (int r = 0; !rc && r < n; r++) {
+        int et = r % etp, ee = r / etp % ep, ed = r / (etp * ep);
+        if (ep > 1 && ee == 0) { /* the first member makes the EP group */
+            for (int k = 0; k < ep; k++)
+                ranks[k] = base[et + etp * (k + ep * ed)];
+            int g = mdl_program_group_add(p, ep, ranks);
+            if (g < 0) rc = -1;
+            for (int k = 0; k < ep; k++)
+                ep_g[et + etp * (k + ep * ed)] = g;
+        }
+        if (etp > 1 && et == 0) {
+            for (int k = 0; k < etp; k++)
+                ranks[k] = base[k + etp * (ee + ep * ed)];
+            int g = mdl_program_group_add(p, etp, ranks);
+            if (g < 0) rc = -1;
+            for (int k = 0; k < etp; k++)
+                etp_g[k + etp * (ee + ep * ed)] = g;
+        }
+    }
+    free(ranks);
+    return rc;
+}
+
+/* Gives each rank a copy of rank 0's ops (unless every rank was lowered: `lowered`) with its own
+ * row and column groups (those of its CP rank's TP group), its CP groups and its expert groups. */
+static int assign_groups(const struct mdl_strategy *st, const struct mdl_model *m,
+                         struct mdl_program *out, bool lowered)
+{
+    int n = mdl_strategy_lower_gpus(st, m), tp = st->tp, lg = mdl_strategy_gpus(st);
     size_t sz = (size_t)n * sizeof(int);
     int *base = malloc(sz), *row = malloc(sz), *col = malloc(sz), *to = malloc(sz);
     int *from = malloc(sz), *pil = malloc(sz);
@@ -570,17 +612,22 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
                                       pil + c * tp);
         if (!rc) rc = mdl_strategy_ring_groups(st, out, base + c * tp, to + c * tp, from + c * tp);
     }
-    int *sub[5], *cpg[5];
+    int *sub[5], *cpg[5], *epg = malloc(sz), *etpg = malloc(sz);
+    if (!epg || !etpg) rc = -1;
     for (int i = 0; i < 5; i++) {
         if (!(sub[i] = malloc(sz))) rc = -1;
         if (!(cpg[i] = malloc(sz))) rc = -1;
     }
     if (!rc && mdl_strategy_is_mixed(st)) rc = sub_groups(st, out, sub);
-    if (!rc && n > tp) rc = cp_groups(st, out, cpg);
+    for (int at = 0; !rc && lg > tp && at < n; at += lg)
+        rc = cp_groups(st, out, at, cpg);
+    for (int r = 0; r < n && epg && etpg; r++)
+        epg[r] = etpg[r] = -1;
+    if (!rc && m->moe.experts > 0) rc = mdl_strategy_expert_groups(st, out, base, n, epg, etpg);
     /* rank 0 last: the others copy its ops while they still name the axes */
     for (int r = n - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];
-        if (r > 0 && mdl_rank_copy(dst, &out->ranks[0])) rc = -1;
+        if (r > 0 && !lowered && mdl_rank_copy(dst, &out->ranks[0])) rc = -1;
         for (int k = 0; !rc && k < dst->nops; k++) {
             int g = dst->ops[k].group;
             if (g == LW_AXIS_D1)
@@ -597,8 +644,14 @@ static int assign_groups(const struct mdl_strategy *st, struct mdl_program *out)
                 dst->ops[k].group = sub[MDL_GROUP_SUB_ATTN - g][r];
             else if (g <= MDL_GROUP_CP_TO && g >= MDL_GROUP_CP)
                 dst->ops[k].group = cpg[MDL_GROUP_CP_TO - g][r];
+            else if (g == MDL_GROUP_EP)
+                dst->ops[k].group = epg[r];
+            else if (g == MDL_GROUP_ETP)
+                dst->ops[k].group = etpg[r];
         }
     }
+    free(epg);
+    free(etpg);
     for (int i = 0; i < 5; i++) {
         free(sub[i]);
         free(cpg[i]);
@@ -642,13 +695,14 @@ static void lower_init(struct mdl_lower *L, const struct mdl_strategy *st,
     L->layout[0] = L->layout[1] = L->glayout[0] = L->glayout[1] = st->tp;
 }
 
-/* Lowers rank 0's ops only (no groups per rank); see mdl_strategy_lower. */
-static int lower_rank0(const struct mdl_strategy *st, const struct mdl_model *m,
-                       const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
-                       int micro_batches, double share, struct mdl_program *out)
+/* Lowers one rank's ops (no groups per rank); see mdl_strategy_lower. */
+static int lower_rank(const struct mdl_strategy *st, const struct mdl_model *m,
+                      const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
+                      int micro_batches, double share, struct mdl_program *out, int rank)
 {
     struct mdl_lower L;
-    lower_init(&L, st, m, dev, fw, out, 0);
+    lower_init(&L, st, m, dev, fw, out, rank);
+    L.ep_rank = rank / mdl_strategy_etp(st) % mdl_strategy_ep(st);
     L.nmb = micro_batches;
     L.share = share;
     for (int mb = 0; mb < micro_batches && !L.oom; mb++) {
@@ -677,10 +731,13 @@ double mdl_strategy_ops(const struct mdl_strategy *st, const struct mdl_model *m
     if (mdl_strategy_check(st, m, &e) != 0) return -1;
     struct mdl_program p;
     if (mdl_program_init(&p, st->tp) != 0) return -1;
-    int rc = lower_rank0(st, m, dev, fw, 1, 1, 1, &p);
+    /* one layer: with a mixture of experts, an expert layer (more ops than a dense one) */
+    struct mdl_model one = *m;
+    one.moe.first_dense_layers = 0;
+    int rc = lower_rank(st, &one, dev, fw, 1, 1, 1, &p, 0);
     double n = rc ? -1
-                  : (double)p.ranks[0].nops * (double)mdl_strategy_gpus(st) * (double)layers *
-                        (double)micro_batches;
+                  : (double)p.ranks[0].nops * (double)mdl_strategy_lower_gpus(st, m) *
+                        (double)layers * (double)micro_batches;
     mdl_program_release(&p);
     return n;
 }
@@ -689,19 +746,24 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
                        const struct mdl_device *dev, const struct mdl_framework *fw, int layers,
                        int micro_batches, struct mdl_program *out, struct tps_error *err)
 {
-    if (mdl_program_init(out, mdl_strategy_gpus(st)) != 0) return tps_error_oom(err);
+    int n = mdl_strategy_lower_gpus(st, m);
+    if (mdl_program_init(out, n) != 0) return tps_error_oom(err);
     int rc = mdl_strategy_check(st, m, err);
     if (rc) return rc;
     out->layers = layers;
     out->micro_batches = micro_batches;
-    out->model_flop = mdl_model_flop(m, layers, micro_batches);
+    /* the layer groups side by side that hold whole expert groups each run the micro-batches */
+    out->model_flop = mdl_model_flop(m, layers, micro_batches) * (n / mdl_strategy_gpus(st));
     out->peak_flops = dev->peak_flops[m->dtype];
     if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
                             "simulate fewer layers or micro-batches", err)))
         return rc;
-    if (lower_rank0(st, m, dev, fw, layers, micro_batches, 1, out) != 0 ||
-        assign_groups(st, out) != 0)
-        return tps_error_oom(err);
+    /* skewed routing: each rank's experts get their own tokens, so every rank is lowered */
+    bool each = m->moe.skewed && mdl_strategy_ep(st) > 1;
+    for (int r = 0; r < (each ? n : 1); r++)
+        if (lower_rank(st, m, dev, fw, layers, micro_batches, 1, out, r) != 0)
+            return tps_error_oom(err);
+    if (assign_groups(st, m, out, each) != 0) return tps_error_oom(err);
     return TPS_OK;
 }
 
@@ -710,7 +772,7 @@ int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_mod
                              int layers, int micro_batches, double share, struct mdl_program *out)
 {
     if (mdl_program_init(out, 1) != 0) return -1;
-    return lower_rank0(st, m, dev, fw, layers, micro_batches, share, out);
+    return lower_rank(st, m, dev, fw, layers, micro_batches, share, out, 0);
 }
 
 struct mdl_emitter {

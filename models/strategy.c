@@ -30,6 +30,29 @@ int mdl_strategy_gpus(const struct mdl_strategy *st)
     return st->tp * mdl_strategy_cp(st);
 }
 
+int mdl_strategy_ep(const struct mdl_strategy *st)
+{
+    return st->ep > 1 ? st->ep : 1;
+}
+
+int mdl_strategy_etp(const struct mdl_strategy *st)
+{
+    return st->expert_tp > 0 ? st->expert_tp : st->tp;
+}
+
+static int gcd(int a, int b)
+{
+    return b ? gcd(b, a % b) : a;
+}
+
+int mdl_strategy_lower_gpus(const struct mdl_strategy *st, const struct mdl_model *m)
+{
+    int g = mdl_strategy_gpus(st);
+    if (m->moe.experts <= 0) return g;
+    int e = mdl_strategy_ep(st) * mdl_strategy_etp(st);
+    return g / gcd(g, e) * e;
+}
+
 const struct mdl_kind *mdl_kind_of(const struct mdl_strategy *st)
 {
     TPS_ASSERT((unsigned)st->kind < (unsigned)nkinds);
@@ -131,6 +154,9 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     if (st->cp > 1)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " cp=%d (%s)", st->cp,
                               mdl_cp_comm_names[st->cp_comm]);
+    if (st->ep > 1 || st->expert_tp > 0)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " ep=%d expert_tp=%d", mdl_strategy_ep(st),
+                              mdl_strategy_etp(st));
     if (st->chunks > 1)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +%d-chunk overlap", st->chunks);
     if (st->oases && n < sizeof opts) n += (size_t)snprintf(opts + n, sizeof opts - n, " +oases");
@@ -192,6 +218,9 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     }
     const struct mdl_kind *K = mdl_kind_of(st);
     if (K->extra_activations) act += K->extra_activations(st, m);
+    /* a mixture of experts keeps its own MLP's tensors instead of the dense one's (the expert
+     * layers', which most layers are) */
+    if (m->moe.experts > 0) act += lw_moe_activations(st, m) - s * b * (m->glu ? 6 : 4) * f / t;
     double scale = mdl_dtype_bytes(m->dtype) / 2.0;
     *full = act * scale;
     *input = 2 * s * b * h / (sharded ? t : d2) * scale;
@@ -199,6 +228,8 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
 
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m)
 {
+    double expert;
+    if (m->moe.experts > 0) return mdl_moe_layer_params(st, m, &expert);
     /* QKV h*q+q (q = 3h for multi-head attention), projection h^2+h, FC1 h*u+u (u = f, or 2f
      * gated), FC2 f*h+h, two layer norms 4h: 4h^2+2hf+9h+f for a GPT layer; split over all tp
      * devices (Narayanan et al. 2021 neglect the small replicated biases and norms the same
@@ -270,6 +301,53 @@ static int check_cp(const struct mdl_strategy *st, const struct mdl_model *m, lo
     return TPS_OK;
 }
 
+/* Expert parallelism: a mixture of experts to split, on kind 1d (Megatron's layer), ep dividing
+ * the experts and expert_tp the expert's width; sequence parallelism with tp > 1 (Megatron-LM
+ * requires it: the router runs on each rank's share of the tokens). */
+static int check_moe(const struct mdl_strategy *st, const struct mdl_model *m,
+                     struct tps_error *err)
+{
+    const struct mdl_moe *x = &m->moe;
+    int ep = st->ep, etp = st->expert_tp;
+    if (ep < 0 || ep > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ep", "must be 1 to %d, got %d",
+                             MDL_MAX_TP, ep);
+    if (etp < 0 || etp > MDL_MAX_TP)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "expert_tp", "must be 1 to %d, got %d",
+                             MDL_MAX_TP, etp);
+    if (x->experts <= 0) {
+        if (ep > 1 || etp > 0)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, ep > 1 ? "ep" : "expert_tp",
+                                 "applies to a mixture of experts (model.moe)");
+        return TPS_OK;
+    }
+    if (st->kind != MDL_STRAT_1D)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "kind",
+                             "a mixture of experts runs on kind 1d (Megatron-LM's layer), not "
+                             "yet on %s",
+                             mdl_kind_of(st)->name);
+    if (mdl_strategy_is_mixed(st) || st->oases)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, st->oases ? "oases" : "attention_tp",
+                             "does not combine with a mixture of experts yet");
+    if (x->experts % mdl_strategy_ep(st))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "ep",
+                             "must divide model.moe.experts (%d), got %d", x->experts, ep);
+    if (x->expert_ffn % mdl_strategy_etp(st))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, etp ? "expert_tp" : "tp",
+                             "the experts' tensor-parallel degree (%d) must divide "
+                             "model.moe.expert_ffn (%ld)",
+                             mdl_strategy_etp(st), x->expert_ffn);
+    long shared = (long)x->shared_experts * x->expert_ffn;
+    if (shared % st->tp)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
+                             "must divide the shared experts' width (%ld)", shared);
+    if (st->tp > 1 && !st->sequence_parallel)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sequence_parallel",
+                             "a mixture of experts with tp > 1 needs sequence parallelism (as "
+                             "Megatron-LM does): set strategy.sequence_parallel: true");
+    return TPS_OK;
+}
+
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err)
 {
@@ -304,7 +382,8 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp",
                              "with sequence parallelism must divide model.seq (%ld), got %ld",
                              m->seq, d);
-    return check_cp(st, m, d, err);
+    if ((rc = check_cp(st, m, d, err))) return rc;
+    return check_moe(st, m, err);
 }
 
 int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err)

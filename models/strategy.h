@@ -109,7 +109,36 @@ struct mdl_strategy {
     struct mdl_tesseract_opts tesseract;
     int cp;                   /* context-parallel degree (0 or 1: none) */
     enum mdl_cp_comm cp_comm; /* how the attention crosses the CP group */
+    /* Expert parallelism (Megatron-LM's --expert-model-parallel-size and
+     * --expert-tensor-parallel-size; models/moe.c, docs/moe.md): a mixture of experts' experts
+     * split over ep GPUs, each expert over expert_tp. The expert layers lay the same GPUs out
+     * again, expert_tp fastest, then ep, then the expert-data-parallel replicas. */
+    int ep;        /* expert-parallel degree (0 or 1: none) */
+    int expert_tp; /* the experts' tensor-parallel degree (0: tp) */
 };
+
+/* The expert-parallel and expert tensor-parallel degrees, at least 1. */
+int mdl_strategy_ep(const struct mdl_strategy *st);
+int mdl_strategy_etp(const struct mdl_strategy *st);
+/* GPUs a plain run of layers lowers: the layer group (mdl_strategy_gpus), or with experts the
+ * fewest whole layer groups that hold whole expert groups (lcm(tp x cp, expert_tp x ep)). */
+int mdl_strategy_lower_gpus(const struct mdl_strategy *st, const struct mdl_model *m);
+/* Mixture of experts' closed forms (models/moe.c), per GPU and micro-batch of one expert layer,
+ * with balanced routing: the tokens a GPU routes (its sequence-parallel share of the
+ * micro-batch), the bytes it sends in the dispatch all-to-all (its tokens' top_k copies of h
+ * elements, the 1/ep for its own experts staying: the combine sends as many back), its
+ * parameters (attention, router, shared experts and its experts' shares) and, of them, the
+ * experts'. */
+double mdl_moe_tokens(const struct mdl_strategy *st, const struct mdl_model *m);
+double mdl_moe_dispatch_bytes(const struct mdl_strategy *st, const struct mdl_model *m);
+double mdl_moe_layer_params(const struct mdl_strategy *st, const struct mdl_model *m,
+                            double *expert);
+/* The tokens of a micro-batch's layer that expert parallelism's rank e (of ep) receives in the
+ * dispatch on one GPU: its experts' shares of its EP group's routed tokens, or with a capacity
+ * factor every expert's capacity. */
+double mdl_moe_received(const struct mdl_strategy *st, const struct mdl_model *m, int e);
+/* The EP rank whose experts get the most tokens, and its share of them. */
+int mdl_moe_hot_rank(const struct mdl_strategy *st, const struct mdl_model *m, double *share);
 
 /* Context parallelism's closed forms for one micro-batch (models/context.c): the bytes of one
  * ring step (the keys and values of a rank's s/cp tokens and its heads: 2 b (s/cp) kv_heads hd
@@ -248,6 +277,10 @@ int mdl_strategy_lower_share(const struct mdl_strategy *st, const struct mdl_mod
 #define MDL_GROUP_CP_BACK_TO   (-22)
 #define MDL_GROUP_CP_BACK_FROM (-23)
 #define MDL_GROUP_CP           (-24)
+/* Expert parallelism: the rank's EP group (the dispatch and combine all-to-alls) and its expert
+ * tensor-parallel group. */
+#define MDL_GROUP_EP  (-25)
+#define MDL_GROUP_ETP (-26)
 
 /* The planner's candidates (pipeline/planner.c): every kind's in table order (models/kind.h),
  * each passed to add, which returns nonzero to stop (that value is returned; 0 otherwise).
@@ -293,6 +326,12 @@ int mdl_emitter_op(struct mdl_emitter *E, struct mdl_op *op, const char *name, i
  * or -1 on allocation failure. */
 int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *p, const int *base,
                              int *row, int *col, int *pil);
+
+/* Expert parallelism's groups over ranks base[0..n-1] (laid out expert_tp fastest, then ep, then
+ * the expert-data-parallel replicas): each member's EP group in ep_g and expert-TP group in
+ * etp_g (-1 for a group of one). 0, or -1 on allocation failure. */
+int mdl_strategy_expert_groups(const struct mdl_strategy *st, struct mdl_program *p,
+                               const int *base, int n, int *ep_g, int *etp_g);
 
 /* PrimePar's ring over ranks base[0..tp-1] (member i at mesh device i): to[i] receives the
  * pair group (base[i], base[i+1]) and from[i] the pair (base[i-1], base[i]), indices modulo

@@ -10,6 +10,26 @@
 
 #include "device.h"
 
+/* Mixture of experts (Megatron-LM's --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+ * --moe-shared-expert-intermediate-size as a count of experts, --moe-layer-freq's leading dense
+ * layers, --moe-expert-capacity-factor): the MLP of every layer from first_dense_layers on is a
+ * router and `experts` expert MLPs (each expert_ffn wide, gated like the dense one), each token
+ * going through top_k of them and through the shared experts. docs/moe.md. */
+#define MDL_MOE_MAX_EXPERTS 512
+struct mdl_moe {
+    int experts;                      /* routed experts; 0: a dense model */
+    int top_k;                        /* experts a token is routed to */
+    long expert_ffn;                  /* FFN width of one expert */
+    int shared_experts;               /* experts every token goes through (one MLP shared_experts x
+                                         expert_ffn wide, tensor-parallel like the dense MLP) */
+    int first_dense_layers;           /* the leading layers keep the dense MLP (model.ffn wide) */
+    double capacity_factor;           /* 0: dropless; else every expert takes capacity_factor x its
+                                         balanced share of the tokens, its input padded to that and the
+                                         tokens beyond it dropped */
+    bool skewed;                      /* routing not balanced: share[] holds each expert's share */
+    float share[MDL_MOE_MAX_EXPERTS]; /* of the routed tokens, summing to 1 (skewed only) */
+};
+
 struct mdl_model {
     char name[32];        /* preset or user name */
     long layers;          /* transformer layers */
@@ -25,6 +45,7 @@ struct mdl_model {
     bool attn_dropout;    /* dropout on the attention probabilities (Megatron-LM GPT's
                              attention_dropout > 0): a kernel of its own each way, unless fused
                              into FlashAttention */
+    struct mdl_moe moe;   /* mixture of experts; moe.experts 0: dense */
 };
 
 /* Key/value heads: kv_heads, or heads when 0. */
@@ -41,6 +62,24 @@ double mdl_model_fc1_width(const struct mdl_model *m);
  * norm 2h; 1: FC1 h*u+u, FC2 f*h+h and the second layer norm 2h), unsharded. */
 double mdl_model_sublayer_params(const struct mdl_model *m, int mlp);
 
+/* Whether layer l (from 0) has a mixture of experts as its MLP. */
+bool mdl_model_is_moe_layer(const struct mdl_model *m, long l);
+/* Layers among [0, n) with a mixture of experts. */
+long mdl_model_moe_layers(const struct mdl_model *m, long n);
+/* Expert e's share of the routed tokens: 1/experts, or share[e] when skewed. */
+double mdl_model_expert_share(const struct mdl_model *m, int e);
+/* Parameters of one expert (FC1 h*u+u and FC2 f*h+h for its width f, u = 2f gated), of the
+ * router (h x experts) and of the shared experts' MLP (the same for its width); 0 when dense. */
+double mdl_model_expert_params(const struct mdl_model *m);
+double mdl_model_router_params(const struct mdl_model *m);
+double mdl_model_shared_params(const struct mdl_model *m);
+/* Forward FLOPs of layer l's MLP side: 2bs(h*u + f*h) dense; with experts, the router's 2bsh E
+ * plus top_k + shared_experts experts' MLPs per token (the activated experts only). */
+double mdl_model_mlp_fwd_flop(const struct mdl_model *m, long l);
+/* Skewed routing for `experts` experts: shares proportional to 1/(rank + 1)^skew, the ranks
+ * shuffled by `seed` (a Zipf law, skew 0: balanced). */
+void mdl_moe_zipf(struct mdl_moe *moe, double skew, unsigned long seed);
+
 /* Fills *out from a preset name ("gpt3-175b", "gpt3-13b", "megatron-22b", ...). 0 or -1. */
 int mdl_model_preset(const char *name, struct mdl_model *out);
 const char *const *mdl_model_names(void);
@@ -49,6 +88,9 @@ const char *const *mdl_model_names(void);
  * for the four linears, q the QKV width and u FC1's (2bs(4h^2 + 2h*ffn) for multi-head attention
  * and a plain MLP), plus 4bs^2h for the attention core. Backward is twice that. */
 double mdl_model_layer_fwd_flop(const struct mdl_model *m);
+/* The same for layer l (from 0): with a mixture of experts, its MLP side is
+ * mdl_model_mlp_fwd_flop's; mdl_model_layer_fwd_flop is the last layer's. */
+double mdl_model_layer_fwd_flop_at(const struct mdl_model *m, long l);
 
 /* Model FLOPs of one training iteration of `layers` layers over `micro_batches` micro-batches
  * (every TP rank together): forward plus backward, 3 x mdl_model_layer_fwd_flop per layer and

@@ -31,10 +31,10 @@ struct layer_time {
 static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *y)
 {
     return x->kind == y->kind && x->tp == y->tp && x->cp == y->cp && x->cp_comm == y->cp_comm &&
-           x->atp.d1 == y->atp.d1 && x->atp.d2 == y->atp.d2 &&
-           x->atp.placement == y->atp.placement && x->sequence_parallel == y->sequence_parallel &&
-           x->chunks == y->chunks && x->oases == y->oases && x->recompute == y->recompute &&
-           x->selective == y->selective;
+           x->ep == y->ep && x->expert_tp == y->expert_tp && x->atp.d1 == y->atp.d1 &&
+           x->atp.d2 == y->atp.d2 && x->atp.placement == y->atp.placement &&
+           x->sequence_parallel == y->sequence_parallel && x->chunks == y->chunks &&
+           x->oases == y->oases && x->recompute == y->recompute && x->selective == y->selective;
 }
 
 struct plan {
@@ -46,9 +46,11 @@ struct plan {
 };
 
 static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, int sp, int rc,
-                        struct mdl_strategy *st)
+                        const int ep[2], struct mdl_strategy *st)
 {
     *st = s->strategy;
+    st->ep = ep[0];
+    st->expert_tp = ep[1];
     st->kind = MDL_STRAT_1D;
     st->tp = st->atp.d1 = tp;
     st->cp = cp;
@@ -245,10 +247,14 @@ static void describe(struct jobplan_row *w)
         snprintf(kind, sizeof kind, " %d chunks", w->st.chunks);
     else if (w->st.oases)
         snprintf(kind, sizeof kind, " oases");
-    char cp[40] = "";
+    char cp[64] = "";
+    int n = 0;
     if (w->st.cp > 1)
-        snprintf(cp, sizeof cp, ", cp %d%s%s", w->st.cp, w->st.cp_comm ? " " : "",
-                 w->st.cp_comm ? mdl_cp_comm_names[w->st.cp_comm] : "");
+        n = snprintf(cp, sizeof cp, ", cp %d%s%s", w->st.cp, w->st.cp_comm ? " " : "",
+                     w->st.cp_comm ? mdl_cp_comm_names[w->st.cp_comm] : "");
+    if (w->st.ep > 1 || w->st.expert_tp > 0)
+        snprintf(cp + n, sizeof cp - (size_t)n, ", ep %d etp %d", mdl_strategy_ep(&w->st),
+                 mdl_strategy_etp(&w->st));
     snprintf(w->desc, sizeof w->desc, "tp %d%s%s%s, pp %d%s%s%s, dp %d, mb %d, recompute %s",
              w->st.tp, kind, w->st.sequence_parallel ? " +sp" : "", cp, w->job.pp,
              w->job.pp > 1 ? " " : "", w->job.pp > 1 ? sched : "",
@@ -287,6 +293,30 @@ static bool cp_fits(const struct scn_scenario *s, int N, int tp, int cp)
            (cp == 1 || (s->model.seq % (2L * cp) == 0 && s->model.seq / cp >= CP_MIN_TOKENS));
 }
 
+/* The expert layouts a job of N GPUs at tp x cp = G with dp replicas may take: (ep, expert_tp)
+ * pairs, ep dividing the experts and expert_tp 1 or tp, their product dividing the stage's
+ * G x dp GPUs; the scenario's own for a dense model. Returns how many. */
+#define MAX_EXPERT_LAYOUTS 32
+static int expert_layouts(const struct scn_scenario *s, int tp, int Gdp,
+                          int out[MAX_EXPERT_LAYOUTS][2])
+{
+    int E = s->model.moe.experts, n = 0;
+    if (E <= 0) {
+        out[0][0] = s->strategy.ep;
+        out[0][1] = s->strategy.expert_tp;
+        return 1;
+    }
+    for (int ep = 1; ep <= E && n < MAX_EXPERT_LAYOUTS; ep *= 2)
+        for (int t = 0; t < (tp > 1 ? 2 : 1) && n < MAX_EXPERT_LAYOUTS; t++) {
+            int etp = t ? 1 : tp;
+            if (E % ep || Gdp % (ep * etp) || s->model.moe.expert_ffn % etp) continue;
+            out[n][0] = ep;
+            out[n][1] = t ? 1 : 0; /* 0: expert_tp = tp, Megatron-LM's default */
+            n++;
+        }
+    return n;
+}
+
 static int enumerate(struct plan *P, int N, long gb)
 {
     const struct scn_scenario *s = P->s;
@@ -322,12 +352,15 @@ static int enumerate(struct plan *P, int N, long gb)
                             job.micro_batches = (int)M;
                             job.virtual_stages = v;
                             job.schedule = v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
-                            for (int rc = RC_NONE; rc <= RC_FULL; rc++)
-                                for (int sp = 0; sp <= (tp > 1); sp++) {
-                                    struct mdl_strategy st;
-                                    strategy_of(s, tp, cp, comm, sp, rc, &st);
-                                    if (consider(P, &st, &job, b)) return -1;
-                                }
+                            int lay[MAX_EXPERT_LAYOUTS][2];
+                            int nl = expert_layouts(s, tp, G * dp, lay);
+                            for (int e = 0; e < nl; e++)
+                                for (int rc = RC_NONE; rc <= RC_FULL; rc++)
+                                    for (int sp = 0; sp <= (tp > 1); sp++) {
+                                        struct mdl_strategy st;
+                                        strategy_of(s, tp, cp, comm, sp, rc, lay[e], &st);
+                                        if (consider(P, &st, &job, b)) return -1;
+                                    }
                         }
                     }
                 }

@@ -111,6 +111,20 @@ static int fold_program(const struct scn_scenario *s, const struct mdl_strategy 
                         struct mdl_program *p, int *inexact, struct tps_error *err)
 {
     int pp = s->job.pp, dp = s->job.dp, tp = mdl_strategy_gpus(st), all = pp * dp;
+    int lg = mdl_strategy_lower_gpus(st, &s->model);
+    if (lg > tp) {
+        /* a mixture of experts: the first replicas of the first stage whose layer groups hold
+         * whole expert groups, their all-to-alls on the fabric; the other such units run
+         * alongside on links of their own, which the fold does not check */
+        int *at1 = malloc((size_t)lg * sizeof *at1);
+        if (!at1) return tps_error_oom(err);
+        for (int k = 0; k < lg; k++)
+            at1[k] = mdl_job_rank(&s->job, st, 0, k / tp, k % tp);
+        int rc = fold_place(s, st, n, 1, at1, p, err);
+        *inexact = 0;
+        free(at1);
+        return rc;
+    }
     int *at = malloc((size_t)all * (size_t)tp * sizeof *at);
     if (!at) return tps_error_oom(err);
     for (int g = 0; g < all; g++)
@@ -162,6 +176,14 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
         fold->tp_bytes = rep.bytes_sent;
         fold->cp_exposed_s = rep.exposed_dim_s[MDL_DIM_CP];
         fold->cp_bytes = rep.bytes_dim[MDL_DIM_CP];
+        fold->ep_exposed_s = rep.exposed_dim_s[MDL_DIM_EP];
+        fold->ep_bytes = rep.bytes_dim[MDL_DIM_EP];
+        fold->ep_wait_s = rep.ep_wait_s;
+        /* the folded program's GPU k is GPU k of the first stage's layer groups */
+        int g = mdl_strategy_gpus(st);
+        fold->ep_straggler =
+            mdl_job_rank(&s->job, st, 0, rep.ep_straggler / g, rep.ep_straggler % g);
+        fold->ep_waiter = mdl_job_rank(&s->job, st, 0, rep.ep_waiter / g, rep.ep_waiter % g);
         report_release(&rep);
     }
     timing_release(&tm);
@@ -348,7 +370,7 @@ void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_ba
 {
     *layers = j->deferred ? j->scn.layers : j->prog.layers;
     *micro_batches = j->deferred ? plain_micro_batches(&j->scn) : j->prog.micro_batches;
-    *gpus = j->deferred ? mdl_strategy_gpus(&j->scn.strategy) : j->prog.nranks;
+    *gpus = j->deferred ? mdl_strategy_lower_gpus(&j->scn.strategy, &j->scn.model) : j->prog.nranks;
 }
 
 /* Lowers the job's program in full: its layers, micro-batches and replicas. */
@@ -661,6 +683,16 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
         r->bytes_dim[MDL_DIM_TP] += chunks * (j->fold.tp_bytes - j->fold.cp_bytes);
         r->exposed_dim_s[MDL_DIM_CP] += chunks * j->fold.cp_exposed_s;
         r->bytes_dim[MDL_DIM_CP] += chunks * j->fold.cp_bytes;
+        r->exposed_dim_s[MDL_DIM_TP] -= chunks * j->fold.ep_exposed_s;
+        r->bytes_dim[MDL_DIM_TP] -= chunks * j->fold.ep_bytes;
+        r->exposed_dim_s[MDL_DIM_EP] += chunks * j->fold.ep_exposed_s;
+        r->bytes_dim[MDL_DIM_EP] += chunks * j->fold.ep_bytes;
+        if (j->fold.ep_bytes > 0) r->dim_used[MDL_DIM_EP] = 1;
+        if (j->fold.ep_wait_s > 0) {
+            r->ep_wait_s = chunks * j->fold.ep_wait_s;
+            r->ep_straggler = j->fold.ep_straggler;
+            r->ep_waiter = j->fold.ep_waiter;
+        }
         r->bytes_sent += chunks * j->fold.tp_bytes;
         if (j->fold.tp_bytes > j->fold.cp_bytes) r->dim_used[MDL_DIM_TP] = 1;
         if (j->fold.cp_bytes > 0) r->dim_used[MDL_DIM_CP] = 1;

@@ -332,3 +332,84 @@ Test(job, llama3_405b_on_16384_gpus_gives_the_documented_figures, .timeout = 900
     done(&j, &r);
 }
 #endif
+
+/* Ops of rank r named `name` and the size of the group of the last of them. */
+static int named_ops(const struct mdl_program *p, int r, const char *name, int *group_n)
+{
+    int n = 0;
+    for (int i = 0; i < p->ranks[r].nops; i++) {
+        const struct mdl_op *o = &p->ranks[r].ops[i];
+        if (strcmp(p->names[o->name], name)) continue;
+        n++;
+        *group_n = o->group >= 0 ? p->groups[o->group].n : 0;
+    }
+    return n;
+}
+
+Test(job, a_mixture_of_experts_folds_as_it_runs_op_by_op)
+{
+    /* Mixtral 8x7B cut to 4 layers on 16 GPUs (TP 2, EP 4, PP 2, DP 4): the folded layers (on
+     * the first two replicas, which hold whole EP groups) against every all-to-all replayed in
+     * the job; the experts' gradients reduced over their 2 expert replicas, the dense ones over
+     * the 4 data-parallel replicas */
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    double full = run(TPSIM_SOURCE_DIR "/tests/data/good/moe-job.yaml", 0, -1, &a, &ra);
+    double folded = run(TPSIM_SOURCE_DIR "/tests/data/good/moe-job.yaml", 1, -1, &b, &rb);
+    cr_assert(lt(dbl, fabs(folded / full - 1), 0.01), "full %g s, folded %g s", full, folded);
+    cr_assert(gt(dbl, ra.exposed_dim_s[MDL_DIM_EP], 0));
+    cr_assert(lt(dbl, fabs(rb.exposed_dim_s[MDL_DIM_EP] / ra.exposed_dim_s[MDL_DIM_EP] - 1), 0.01));
+    cr_assert(lt(dbl, fabs(rb.bytes_dim[MDL_DIM_EP] / ra.bytes_dim[MDL_DIM_EP] - 1), 1e-9));
+    int gn = 0;
+    cr_assert(eq(int, named_ops(&a.prog, 0, "rs_expert_grads_dp", &gn), 1));
+    cr_assert(eq(int, gn, 2));
+    cr_assert(eq(int, named_ops(&a.prog, 0, "rs_grads_dp", &gn), 1));
+    cr_assert(eq(int, gn, 4));
+    cr_assert(gt(int, named_ops(&a.prog, 0, "a2a_dispatch", &gn), 0));
+    cr_assert(eq(int, gn, 4));
+    cr_assert(lt(dbl, fabs(rb.model_flop / ra.model_flop - 1), 1e-12));
+    done(&a, &ra);
+    done(&b, &rb);
+}
+
+Test(job, skewed_routing_is_slower_and_the_report_names_the_straggler)
+{
+    /* one layer group pair on one machine: balanced, then expert 5 taking half the copies (EP
+     * rank 2 of 4: GPUs 2 of the plain run); the others wait for it at the combine */
+    struct pipeline_job a, b;
+    struct report ra, rb;
+    double even = run(TPSIM_SOURCE_DIR "/tests/data/good/moe-layer.yaml", -1, -1, &a, &ra);
+    load(TPSIM_SOURCE_DIR "/tests/data/good/moe-layer.yaml", -1, &b);
+    for (int e = 0; e < 8; e++)
+        b.scn.model.moe.share[e] = e == 5 ? 0.5f : 0.5f / 7;
+    b.scn.model.moe.skewed = true;
+    double skew = simulate(&b, &rb);
+    cr_assert(gt(dbl, skew, 1.2 * even), "balanced %g s, skewed %g s", even, skew);
+    cr_assert(eq(dbl, ra.ep_wait_s, 0));
+    cr_assert(gt(dbl, rb.ep_wait_s, 0.1 * (skew - even)));
+    cr_assert(eq(int, rb.ep_straggler, 2));
+    cr_assert(ne(int, rb.ep_waiter, 2));
+    done(&a, &ra);
+    done(&b, &rb);
+}
+
+#ifndef TPSIM_SANITIZE
+/* The figures docs/moe.md quotes for Mixtral 8x22B on 256 H100 (NeMo's recipe shape: TP 2, CP 2,
+ * PP 4 interleaved x14, EP 8, DP 16). */
+Test(job, mixtral_8x22b_on_256_gpus_gives_the_documented_figures)
+{
+    struct pipeline_job j;
+    struct report r;
+    double t = simulate_as(TPSIM_SOURCE_DIR "/scenarios/job-mixtral-8x22b-ep8-256-h100.yaml", -1,
+                           -1, -1, &j, &r);
+    cr_assert(lt(dbl, fabs(t - 5.163) / 5.163, 5e-4), "%.4f s", t);
+    cr_assert(lt(dbl, fabs(r.model_tflops_per_gpu - 397.7) / 397.7, 1e-3), "%.1f TFLOP/s",
+              r.model_tflops_per_gpu);
+    cr_assert(lt(dbl, fabs(r.exposed_dim_s[MDL_DIM_EP] - 0.946) / 0.946, 2e-3), "%.3f s",
+              r.exposed_dim_s[MDL_DIM_EP]);
+    cr_assert(lt(dbl, fabs(r.bytes_dim[MDL_DIM_EP] / 1e9 - 39.46) / 39.46, 1e-3), "%.2f GB",
+              r.bytes_dim[MDL_DIM_EP] / 1e9);
+    cr_assert(lt(dbl, fabs(j.mem.total / 1e9 - 39.7) / 39.7, 2e-3), "%.2f GB", j.mem.total / 1e9);
+    done(&j, &r);
+}
+#endif
