@@ -195,3 +195,65 @@ Test(jobplan, counts_the_embedding_and_the_loss_as_layers_where_pp_does_not_divi
     free(rows);
     scn_release(&s);
 }
+
+Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
+{
+    /* Mixtral 8x7B cut to 4 layers on 16 GPUs: every candidate's ep divides the 8 experts, its
+     * expert_tp is 1 or tp, and expert_tp x ep divides a stage's GPUs; several layouts appear */
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/moe-job.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct jobplan_opts o = {.simulate = 1};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n, seen[9][2] = {{0}};
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    for (int i = 0; i < n; i++) {
+        const struct jobplan_row *w = &rows[i];
+        int ep = mdl_strategy_ep(&w->st), etp = mdl_strategy_etp(&w->st);
+        cr_assert(eq(int, 8 % ep, 0), "%s", w->desc);
+        cr_assert(etp == 1 || etp == w->st.tp, "%s", w->desc);
+        cr_assert(eq(int, (w->st.tp * mdl_strategy_cp(&w->st) * w->job.dp) % (ep * etp), 0), "%s",
+                  w->desc);
+        if (ep > 1) cr_assert(ne(int, strstr(w->desc, ", ep ") != NULL, 0), "%s", w->desc);
+        seen[ep][etp == 1] = 1;
+    }
+    cr_assert(seen[1][1] && seen[2][1] && seen[4][1] && seen[8][1]);
+    cr_assert(seen[4][0], "expert_tp = tp 2 with ep 4");
+    cr_assert(gt(dbl, rows[0].simulated_s, 0));
+    free(rows);
+    scn_release(&s);
+}
+
+#ifndef TPSIM_SANITIZE
+/* docs/moe.md: the plan of Mixtral 8x22B on 256 H100 puts expert_tp 1 first, EP 8 inside each
+ * machine (TP 1, CP 2, 4 interleaved stages, 32 replicas). */
+Test(jobplan, mixtral_8x22b_on_256_gpus_plans_the_documented_best)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(
+        eq(int,
+           scn_load(TPSIM_SOURCE_DIR "/scenarios/job-mixtral-8x22b-ep8-256-h100.yaml", &s, &err),
+           0),
+        "%s", err.msg);
+    struct jobplan_opts o = {.simulate = 1};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    const struct jobplan_row *b = &rows[0];
+    cr_assert(eq(int, b->st.tp, 1), "%s", b->desc);
+    cr_assert(eq(int, mdl_strategy_cp(&b->st), 2), "%s", b->desc);
+    cr_assert(eq(int, mdl_strategy_ep(&b->st), 8), "%s", b->desc);
+    cr_assert(eq(int, mdl_strategy_etp(&b->st), 1), "%s", b->desc);
+    cr_assert(eq(int, b->job.pp, 4), "%s", b->desc);
+    cr_assert(eq(int, b->job.dp, 32), "%s", b->desc);
+    cr_assert(eq(int, b->job.schedule, MDL_SCHED_INTERLEAVED), "%s", b->desc);
+    cr_assert(gt(dbl, b->simulated_s, 0));
+    cr_assert(lt(dbl, b->simulated_s, 5.163), "%s: %.3f s", b->desc, b->simulated_s);
+    free(rows);
+    scn_release(&s);
+}
+#endif
