@@ -112,7 +112,9 @@ static int sink_add(void *ctx, const struct mdl_strategy *st)
 static int enumerate(const struct scn_scenario *s, const struct planner_opts *o, struct list *l)
 {
     struct sink k = {l, s};
-    return mdl_strategy_candidates(&s->strategy, o->sequence_parallel, sink_add, &k);
+    /* a mixture of experts on tp > 1 needs sequence parallelism: tried whatever --sp says */
+    bool sp = o->sequence_parallel || (s->model.moe.experts > 0 && s->strategy.tp > 1);
+    return mdl_strategy_candidates(&s->strategy, sp, sink_add, &k);
 }
 
 static int by_prediction(const void *a, const void *b)

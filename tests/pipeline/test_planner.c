@@ -156,3 +156,26 @@ Test(plan, enumerates_every_kind_whatever_the_scenarios_own_kind)
     free(rows);
     scn_release(&s);
 }
+
+Test(plan, a_mixture_of_experts_plans_with_sequence_parallelism_unasked)
+{
+    /* Megatron-LM's MoE layer on tp > 1 needs sequence parallelism: the planner tries it without
+     * --sp, and only it (Megatron's 1D with ATP's chunks; the other kinds take no experts) */
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/moe-layer.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct planner_opts o = {.simulate = 1, .ignore_memory = true};
+    struct planner_row *rows;
+    struct planner_info info;
+    int n;
+    cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, n, 4), "candidates: %d", n);
+    for (int i = 0; i < n; i++) {
+        cr_assert(rows[i].st.sequence_parallel, "%d", i);
+        cr_assert(eq(int, rows[i].st.kind, MDL_STRAT_1D));
+        cr_assert(eq(int, rows[i].st.ep, 4));
+    }
+    free(rows);
+    scn_release(&s);
+}
