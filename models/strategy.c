@@ -5,6 +5,7 @@
  */
 #include "strategy.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,10 @@ int mdl_strategy_lower_gpus(const struct mdl_strategy *st, const struct mdl_mode
 {
     int g = mdl_strategy_gpus(st);
     if (m->moe.experts <= 0) return g;
-    int e = mdl_strategy_ep(st) * mdl_strategy_etp(st);
-    return g / gcd(g, e) * e;
+    long long e = (long long)mdl_strategy_ep(st) * mdl_strategy_etp(st);
+    if (e > INT_MAX) return INT_MAX; /* far beyond any platform: refused there */
+    long long l = g / gcd(g, (int)e) * e;
+    return l > INT_MAX ? INT_MAX : (int)l;
 }
 
 const struct mdl_kind *mdl_kind_of(const struct mdl_strategy *st)
