@@ -252,7 +252,7 @@ static void describe(struct jobplan_row *w)
     if (w->st.cp > 1)
         n = snprintf(cp, sizeof cp, ", cp %d%s%s", w->st.cp, w->st.cp_comm ? " " : "",
                      w->st.cp_comm ? mdl_cp_comm_names[w->st.cp_comm] : "");
-    if (w->st.ep > 1 || w->st.expert_tp > 0)
+    if ((w->st.ep > 1 || w->st.expert_tp > 0) && n >= 0 && (size_t)n < sizeof cp)
         snprintf(cp + n, sizeof cp - (size_t)n, ", ep %d etp %d", mdl_strategy_ep(&w->st),
                  mdl_strategy_etp(&w->st));
     snprintf(w->desc, sizeof w->desc, "tp %d%s%s%s, pp %d%s%s%s, dp %d, mb %d, recompute %s",

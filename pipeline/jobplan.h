@@ -41,7 +41,7 @@ struct jobplan_row {
     struct mdl_strategy st; /* TP kind and degree, sequence parallelism, recomputation */
     struct mdl_job job;     /* pp, dp, schedule, virtual stages, micro-batches per replica */
     int micro_batch;        /* sequences per micro-batch */
-    char desc[160];
+    char desc[256];
     double predicted_s;              /* per iteration */
     double simulated_s;              /* per iteration, or 0 when not simulated */
     double bubble_s;                 /* simulated: pipeline bubble, mean per GPU */
