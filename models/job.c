@@ -459,6 +459,14 @@ static double layers_params_split(const struct mdl_job *job, const struct mdl_st
     return all;
 }
 
+double mdl_job_stage_expert_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                                   const struct mdl_model *m, int s)
+{
+    double e;
+    layers_params_split(job, st, m, s, &e);
+    return e;
+}
+
 static double layers_params(const struct mdl_job *job, const struct mdl_strategy *st,
                             const struct mdl_model *m, int s)
 {

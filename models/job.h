@@ -97,6 +97,10 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy 
 double mdl_job_stage_params(const struct mdl_job *job, const struct mdl_strategy *st,
                             const struct mdl_model *m, int s);
 
+/* Of them, the experts' (0 for a dense model): reduced over the expert replicas. */
+double mdl_job_stage_expert_params(const struct mdl_job *job, const struct mdl_strategy *st,
+                                   const struct mdl_model *m, int s);
+
 /* Checks the job against the strategy and model (layers divide into stages and chunks, the
  * interleaved schedule's micro-batch count a multiple of pp). Fills err->msg and err->field
  * (relative: "pp", "virtual_stages", "micro_batches"). */

@@ -114,16 +114,19 @@ static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double by
  * axis 0 the TP groups (one per replica), 1 the data-parallel groups (one per TP rank, over the
  * replicas and the CP ranks), 2 the point-to-point pairs to the next stage (one per GPU of the
  * stage), 3 the pairs of first and last stage that hold the tied embedding (one per GPU of
- * stage 0), 4 the columns (D1 axis) of the TP mesh (d2 per replica; 1D: the TP groups). The TP
- * groups and columns are those of CP rank 0. */
+ * stage 0), 4 the columns (D1 axis) of the TP mesh (d2 per replica; 1D: the TP groups), 5 the
+ * expert-data-parallel groups of a mixture of experts (expert_tp x ep of them, each over the
+ * stage's GPUs holding the same experts). The TP groups and columns are those of CP rank 0. */
 static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
     int tp = w->st.tp, dp = w->job.dp, d1, d2, G = mdl_strategy_gpus(&w->st);
     int R = mdl_job_grad_replicas(&w->job, &w->st), cp = mdl_strategy_cp(&w->st);
     mdl_strategy_mesh(&w->st, &d1, &d2);
-    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : G * dp;
-    int per = axis == 0 ? tp : axis == 1 ? R : axis == 4 ? d1 : 2;
+    /* axis 5: the expert-data-parallel groups (models/job.c's expert layout) */
+    int el = mdl_strategy_ep(&w->st) * mdl_strategy_etp(&w->st);
+    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : axis == 5 ? el : G * dp;
+    int per = axis == 0 ? tp : axis == 1 ? R : axis == 4 ? d1 : axis == 5 ? G * dp / el : 2;
     int hop = axis == 3 ? w->job.pp - 1 : 1;
     int *ranks = malloc((size_t)ng * (size_t)per * sizeof *ranks);
     struct mdl_group *g = malloc((size_t)ng * sizeof *g);
@@ -136,7 +139,8 @@ static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w
     for (int i = 0; i < ng; i++) {
         int *r = ranks + (size_t)i * (size_t)per;
         for (int j = 0; j < per; j++)
-            r[j] = axis == 0   ? mdl_job_rank(&w->job, &w->st, st, i, j)
+            r[j] = axis == 5 ? mdl_job_rank(&w->job, &w->st, st, (i + el * j) / G, (i + el * j) % G)
+                   : axis == 0 ? mdl_job_rank(&w->job, &w->st, st, i, j)
                    : axis == 4 ? mdl_job_rank(&w->job, &w->st, st, i / d2,
                                               mdl_strategy_device(&w->st, j, i % d2))
                    : axis == 1
@@ -200,10 +204,20 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         /* what the tail reduces and gathers: all the parameters, or without the layers that
          * ZeRO-2 reduces and ZeRO-3 gathers during the steps */
         double red = z >= 2 ? params - layers : params, gat = z == 3 ? params - layers : params;
-        double x = z ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, red * gb, err)
-                     : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, red * gb, err);
-        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, gat * wb, err) : 0;
+        /* the experts' share goes over their own replicas, after the dense part */
+        double ex = mdl_job_stage_expert_params(&w->job, &w->st, &m, 0);
+        double x = z ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, (red - ex) * gb, err)
+                     : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, (red - ex) * gb, err);
+        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, (gat - ex) * wb, err) : 0;
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
+        if (ex > 0 && mdl_job_expert_replicas(&w->job, &w->st) > 1) {
+            double xe =
+                job_coll(s, w, 5, 0, z ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, ex * gb, err);
+            double ye = z ? job_coll(s, w, 5, 0, MDL_OP_ALL_GATHER, ex * wb, err) : 0;
+            if (xe < 0 || ye < 0) return err->code ? err->code : TPS_EINVAL;
+            x += xe;
+            y += ye;
+        }
         /* overlapped: the buckets run under the last backward (forward) of every chunk, so what
          * stays exposed is the last bucket, or what the compute cannot cover */
         if (w->job.overlap_grad_reduce && z < 2) {

@@ -222,6 +222,9 @@ Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
     cr_assert(seen[1][1] && seen[2][1] && seen[4][1] && seen[8][1]);
     cr_assert(seen[4][0], "expert_tp = tp 2 with ep 4");
     cr_assert(gt(dbl, rows[0].simulated_s, 0));
+    /* the closed form prices the experts' gradients over their own replicas: within 10% */
+    cr_assert(lt(dbl, fabs(rows[0].predicted_s / rows[0].simulated_s - 1), 0.10), "%s: %g vs %g",
+              rows[0].desc, rows[0].predicted_s, rows[0].simulated_s);
     free(rows);
     scn_release(&s);
 }
