@@ -54,12 +54,6 @@ static int ring_hop(struct mdl_lower *L, const char *name, double bytes, int bac
                     MDL_STREAM_CP_RECV, MDL_OP_DIM(MDL_DIM_CP), after, after2);
 }
 
-/* What the attention's inputs wait for: the collective that made q, k and v, or their GEMM. */
-static int inputs_ready(const struct mdl_lower *L)
-{
-    return L->pending >= 0 ? L->pending : L->last_comp;
-}
-
 /* Ring attention, forward: cp steps of one block each, block i + 1 in flight under step i, then
  * each step's output merged into the result by its softmax statistics. */
 static int ring_fwd(struct mdl_lower *L, const struct mdl_dims *D)
@@ -67,7 +61,7 @@ static int ring_fwd(struct mdl_lower *L, const struct mdl_dims *D)
     int cp = (int)D->cp, got = -1, x = -1;
     double bh = D->b * D->a / D->d1, s = D->s, hd = D->h / D->a;
     double block = kv_elems(D) * mdl_dtype_bytes(L->m->dtype);
-    int ready = inputs_ready(L);
+    int ready = lw_ready(L);
     for (int i = 0; i < cp && !L->oom; i++) {
         int next = i < cp - 1 ? ring_hop(L, "cp_kv", block, 0, i ? got : ready, -1) : -1;
         if (i > 0) L->pending = got;
@@ -89,7 +83,7 @@ static int ring_bwd(struct mdl_lower *L, const struct mdl_dims *D)
     int cp = (int)D->cp, got = -1, made = -1, x = -1;
     double bh = D->b * D->a / D->d1, s = D->s, hd = D->h / D->a;
     double block = kv_elems(D) * mdl_dtype_bytes(L->m->dtype);
-    int ready = inputs_ready(L);
+    int ready = lw_ready(L);
     for (int i = 0; i < cp && !L->oom; i++) {
         double bytes = (i < cp - 1 ? block : 0) + (i > 0 ? block : 0);
         int next = ring_hop(L, "cp_kv_dkv", bytes, 1, i ? got : ready, made);
@@ -112,7 +106,7 @@ static int gathered(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
 {
     double all = kv_elems(D) * mdl_dtype_bytes(L->m->dtype) * D->cp;
     int g = cp_coll(L, MDL_OP_ALL_GATHER, bwd ? "ag_cp_kv_bwd" : "ag_cp_kv", all,
-                    bwd ? L->last_comp : inputs_ready(L));
+                    bwd ? L->last_comp : lw_ready(L));
     if (g >= 0 && bwd) L->pending2 = g;
     if (g >= 0 && !bwd) L->pending = g;
     int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1, D->s, D->s * D->cp,
@@ -130,7 +124,7 @@ static int ulysses(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
     double B = mdl_dtype_bytes(L->m->dtype), cp = D->cp;
     double qkv = D->bs * D->q / D->d1 * B, out = D->bs * D->h / D->d1 * B;
     int a = cp_coll(L, MDL_OP_ALL_TO_ALL, bwd ? "a2a_cp_dout" : "a2a_cp_qkv", bwd ? out : qkv,
-                    inputs_ready(L));
+                    lw_ready(L));
     if (a >= 0) L->pending = a;
     int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1 / cp, D->s * cp,
                      D->s * cp, D->h / D->a, bwd);

@@ -920,33 +920,24 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 static int expert_groups(const struct mdl_job *job, const struct mdl_strategy *st,
                          struct mdl_program *p, struct job_comms *J)
 {
-    int g = mdl_strategy_gpus(st), n = g * job->dp, etp = mdl_strategy_etp(st);
-    int ep = mdl_strategy_ep(st), edp = mdl_job_expert_replicas(job, st);
+    int g = mdl_strategy_gpus(st), n = g * job->dp;
     size_t sz = (size_t)n * sizeof(int);
-    int *base = malloc(sz), *epg = malloc(sz), *etpg = malloc(sz), *ranks = malloc(sz);
-    int rc = base && epg && etpg && ranks ? 0 : -1;
+    int *base = malloc(sz), *epg = malloc(sz), *etpg = malloc(sz), *edpg = malloc(sz);
+    int rc = base && epg && etpg && edpg ? 0 : -1;
     for (int s = 0; !rc && s < job->pp; s++) {
         for (int i = 0; i < n; i++)
             base[i] = mdl_job_rank(job, st, s, i / g, i % g);
-        rc = mdl_strategy_expert_groups(st, p, base, n, epg, etpg);
+        rc = mdl_strategy_expert_groups(st, p, base, n, epg, etpg, edpg);
         for (int i = 0; !rc && i < n; i++) {
             mdl_comms_set(&J->reg, J->mk[C_EP], base[i], epg[i]);
             mdl_comms_set(&J->reg, J->mk[C_ETP], base[i], etpg[i]);
-        }
-        /* expert-DP group of (et, ee): members et + etp (ee + ep k) */
-        for (int i = 0; !rc && edp > 1 && i < etp * ep; i++) {
-            for (int k = 0; k < edp; k++)
-                ranks[k] = base[i + etp * ep * k];
-            int grp = mdl_program_group_add(p, edp, ranks);
-            if (grp < 0) rc = -1;
-            for (int k = 0; k < edp; k++)
-                mdl_comms_set(&J->reg, J->mk[C_EDP], ranks[k], grp);
+            mdl_comms_set(&J->reg, J->mk[C_EDP], base[i], edpg[i]);
         }
     }
     free(base);
     free(epg);
     free(etpg);
-    free(ranks);
+    free(edpg);
     return rc;
 }
 

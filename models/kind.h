@@ -158,6 +158,9 @@ int lw_gemm(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double
 int lw_mem_k(struct mdl_lower *L, enum mdl_mem_kind k, const char *name, double elems);
 int lw_mem(struct mdl_lower *L, const char *name, double elems);
 void lw_eager_mem(struct mdl_lower *L, const char *name, double elems);
+/* What the next op working on the current tensor waits for: the pending collective that made
+ * it, or else the last compute op. */
+int lw_ready(const struct mdl_lower *L);
 /* Collective over one mesh axis on `elems` elements (full size) rooted at member `root`, once
  * op `after` (-1: none) has completed; none (-1) on an axis of size 1 or in a recomputation
  * without collectives. lw_coll: rooted at 0, and the next compute op waits for it. */

@@ -112,7 +112,7 @@ static void relayout(struct mdl_lower *L, int *from, int to, const char *name)
 {
     if (to > *from && !L->no_comm) {
         double tokens = (double)L->m->micro_batch * L->frac * to / L->st->tp * (double)L->m->seq;
-        int after = L->pending >= 0 ? L->pending : L->last_comp;
+        int after = lw_ready(L);
         struct mdl_op op = {.kind = MDL_OP_ALL_GATHER,
                             .stream = MDL_STREAM_COMM,
                             .dim = MDL_OP_DIM(MDL_DIM_TP),

@@ -119,6 +119,11 @@ int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double
     return lw_emit(L, &op, name);
 }
 
+int lw_ready(const struct mdl_lower *L)
+{
+    return L->pending >= 0 ? L->pending : L->last_comp;
+}
+
 static double axis_size(const struct mdl_lower *L, int axis)
 {
     return axis == LW_AXIS_D1 ? L->d1 : axis == LW_AXIS_D2 ? L->d2 : L->d3;
@@ -562,35 +567,37 @@ static int cp_groups(const struct mdl_strategy *st, struct mdl_program *p, int a
     return rc;
 }
 
-/* Expert parallelism's groups of ranks 0..n-1 (laid out expert_tp fastest, then ep, then the
- * expert-data-parallel replicas), each a communicator of its own: every rank's EP group (g[0])
- * and expert-TP group (g[1]). 0, or -1 on allocation failure. */
-int mdl_strategy_expert_groups(const struct mdl_strategy *st, struct mdl_program *p,
-                               const int *base, int n, int *ep_g, int *etp_g)
+/* The group of the n ranks base[first + stride k], a communicator of its own, given to each of
+ * them in out (nothing when n is 1); ranks is scratch. 0, or -1 on allocation failure. */
+static int stride_line(struct mdl_program *p, const int *base, int first, int n, int stride,
+                       int *ranks, int *out)
 {
-    int ep = mdl_strategy_ep(st), etp = mdl_strategy_etp(st), big = ep > etp ? ep : etp;
-    int *ranks = malloc((size_t)big * sizeof *ranks), rc = ranks ? 0 : -1;
-    for (int r = 0; r < n; r++)
+    if (n < 2) return 0;
+    for (int k = 0; k < n; k++)
+        ranks[k] = base[first + stride * k];
+    int g = mdl_program_group_add(p, n, ranks);
+    for (int k = 0; k < n; k++)
+        out[first + stride * k] = g;
+    return g < 0 ? -1 : 0;
+}
+
+int mdl_strategy_expert_groups(const struct mdl_strategy *st, struct mdl_program *p,
+                               const int *base, int n, int *ep_g, int *etp_g, int *edp_g)
+{
+    int ep = mdl_strategy_ep(st), etp = mdl_strategy_etp(st), el = ep * etp;
+    int *ranks = malloc((size_t)n * sizeof *ranks), rc = ranks ? 0 : -1;
+    for (int r = 0; r < n; r++) {
         ep_g[r] = etp_g[r] = -1;
-    for (int r = 0; !rc && r < n; r++) {
-        int et = r % etp, ee = r / etp % ep, ed = r / (etp * ep);
-        if (ep > 1 && ee == 0) { /* the first member makes the EP group */
-            for (int k = 0; k < ep; k++)
-                ranks[k] = base[et + etp * (k + ep * ed)];
-            int g = mdl_program_group_add(p, ep, ranks);
-            if (g < 0) rc = -1;
-            for (int k = 0; k < ep; k++)
-                ep_g[et + etp * (k + ep * ed)] = g;
-        }
-        if (etp > 1 && et == 0) {
-            for (int k = 0; k < etp; k++)
-                ranks[k] = base[k + etp * (ee + ep * ed)];
-            int g = mdl_program_group_add(p, etp, ranks);
-            if (g < 0) rc = -1;
-            for (int k = 0; k < etp; k++)
-                etp_g[k + etp * (ee + ep * ed)] = g;
-        }
+        if (edp_g) edp_g[r] = -1;
     }
+    for (int r = 0; !rc && r < n; r++) {
+        int et = r % etp, ee = r / etp % ep, ed = r / el;
+        if (ee == 0) /* the first member makes each group */
+            rc = stride_line(p, base, et + el * ed, ep, etp, ranks, ep_g);
+        if (!rc && et == 0) rc = stride_line(p, base, etp * (ee + ep * ed), etp, 1, ranks, etp_g);
+    }
+    for (int i = 0; !rc && edp_g && i < el; i++)
+        rc = stride_line(p, base, i, n / el, el, ranks, edp_g);
     free(ranks);
     return rc;
 }
@@ -621,9 +628,9 @@ static int assign_groups(const struct mdl_strategy *st, const struct mdl_model *
     if (!rc && mdl_strategy_is_mixed(st)) rc = sub_groups(st, out, sub);
     for (int at = 0; !rc && lg > tp && at < n; at += lg)
         rc = cp_groups(st, out, at, cpg);
-    for (int r = 0; r < n && epg && etpg; r++)
-        epg[r] = etpg[r] = -1;
-    if (!rc && m->moe.experts > 0) rc = mdl_strategy_expert_groups(st, out, base, n, epg, etpg);
+    /* the expert markers appear only with experts */
+    if (!rc && m->moe.experts > 0)
+        rc = mdl_strategy_expert_groups(st, out, base, n, epg, etpg, NULL);
     /* rank 0 last: the others copy its ops while they still name the axes */
     for (int r = n - 1; !rc && r >= 0; r--) {
         struct mdl_rank *dst = &out->ranks[r];

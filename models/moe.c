@@ -198,16 +198,14 @@ void lw_moe_fwd(struct mdl_lower *L)
     lw_mem_k(L, MDL_MEM_SOFTMAX, "router_topk", 2 * T * E * f32);
     lw_mem(L, "moe_permute", T * h + T * k * h);
     ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_dispatch", M.R * M.bytes, L->last_comp, MDL_GROUP_EP);
-    ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp", M.Rg * M.bytes,
-            L->pending >= 0 ? L->pending : L->last_comp, MDL_GROUP_ETP);
+    ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp", M.Rg * M.bytes, lw_ready(L), MDL_GROUP_ETP);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_sort_chunks", 2 * M.Rg * h);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc1", M.El, M.tok, M.ue, h);
     lw_mem(L, D.glu ? "expert_swiglu" : "expert_gelu", (D.glu ? 3 : 2) * M.Rg * M.fe);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2", M.El, M.tok, h, M.fe);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_unsort_chunks", 2 * M.Rg * h);
     ep_coll(L, MDL_OP_REDUCE_SCATTER, "rs_expert_tp", M.Rg * M.bytes, L->last_comp, MDL_GROUP_ETP);
-    ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_combine", M.R * M.bytes,
-            L->pending >= 0 ? L->pending : L->last_comp, MDL_GROUP_EP);
+    ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_combine", M.R * M.bytes, lw_ready(L), MDL_GROUP_EP);
     /* the k outputs of each token weighted by its router probabilities and summed */
     lw_mem(L, "moe_unpermute", T * k * h + T * h);
     shared_fwd(L, &D);
@@ -225,8 +223,7 @@ void lw_moe_bwd(struct mdl_lower *L)
     /* the output gradient spread to the k copies, and the router probabilities' gradient */
     lw_mem(L, "moe_unpermute_bwd", T * h + 2 * T * k * h);
     ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_combine_bwd", M.R * M.bytes, L->last_comp, MDL_GROUP_EP);
-    ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp_bwd", M.Rg * M.bytes,
-            L->pending >= 0 ? L->pending : L->last_comp, MDL_GROUP_ETP);
+    ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp_bwd", M.Rg * M.bytes, lw_ready(L), MDL_GROUP_ETP);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_sort_chunks_bwd", 2 * M.Rg * h);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2_dgrad", M.El, M.tok, M.fe, h);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2_wgrad", M.El, M.fe, h, M.tok);
@@ -236,8 +233,7 @@ void lw_moe_bwd(struct mdl_lower *L)
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_unsort_chunks_bwd", 2 * M.Rg * h);
     ep_coll(L, MDL_OP_REDUCE_SCATTER, "rs_expert_tp_bwd", M.Rg * M.bytes, L->last_comp,
             MDL_GROUP_ETP);
-    ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_dispatch_bwd", M.R * M.bytes,
-            L->pending >= 0 ? L->pending : L->last_comp, MDL_GROUP_EP);
+    ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_dispatch_bwd", M.R * M.bytes, lw_ready(L), MDL_GROUP_EP);
     lw_mem(L, "moe_permute_bwd", T * k * h + T * h);
     lw_mem_k(L, MDL_MEM_SOFTMAX, "router_topk_bwd", 3 * T * E * f32);
     lw_gemm(L, MDL_OP_GEMM, "router_dgrad", 1, T, h, E);

@@ -328,10 +328,11 @@ int mdl_strategy_axis_groups(const struct mdl_strategy *st, struct mdl_program *
                              int *row, int *col, int *pil);
 
 /* Expert parallelism's groups over ranks base[0..n-1] (laid out expert_tp fastest, then ep, then
- * the expert-data-parallel replicas): each member's EP group in ep_g and expert-TP group in
- * etp_g (-1 for a group of one). 0, or -1 on allocation failure. */
+ * the expert-data-parallel replicas), each a communicator of its own: each member's EP group in
+ * ep_g, expert-TP group in etp_g and, unless edp_g is NULL, expert-data-parallel group in edp_g
+ * (made after the others); -1 for a group of one. 0, or -1 on allocation failure. */
 int mdl_strategy_expert_groups(const struct mdl_strategy *st, struct mdl_program *p,
-                               const int *base, int n, int *ep_g, int *etp_g);
+                               const int *base, int n, int *ep_g, int *etp_g, int *edp_g);
 
 /* PrimePar's ring over ranks base[0..tp-1] (member i at mesh device i): to[i] receives the
  * pair group (base[i], base[i+1]) and from[i] the pair (base[i-1], base[i]), indices modulo
