@@ -111,28 +111,18 @@ static int fold_program(const struct scn_scenario *s, const struct mdl_strategy 
                         struct mdl_program *p, int *inexact, struct tps_error *err)
 {
     int pp = s->job.pp, dp = s->job.dp, tp = mdl_strategy_gpus(st), all = pp * dp;
-    int lg = mdl_strategy_lower_gpus(st, &s->model);
-    if (lg > tp) {
-        /* a mixture of experts: the first replicas of the first stage whose layer groups hold
-         * whole expert groups, their all-to-alls on the fabric; the other such units run
-         * alongside on links of their own, which the fold does not check */
-        int *at1 = malloc((size_t)lg * sizeof *at1);
-        if (!at1) return tps_error_oom(err);
-        for (int k = 0; k < lg; k++)
-            at1[k] = mdl_job_rank(&s->job, st, 0, k / tp, k % tp);
-        int rc = fold_place(s, st, n, 1, at1, p, err);
-        *inexact = 0;
-        free(at1);
-        return rc;
-    }
     int *at = malloc((size_t)all * (size_t)tp * sizeof *at);
     if (!at) return tps_error_oom(err);
     for (int g = 0; g < all; g++)
         for (int t = 0; t < tp; t++)
             at[g * tp + t] = mdl_job_rank(&s->job, st, g / dp, g % dp, t);
     int rc = TPS_OK, stages = 0, replicas = 0;
+    /* a mixture of experts lowers the first stage's first layer groups that hold whole expert
+     * groups (at's first GPUs), their all-to-alls on the fabric; the other such units run
+     * alongside on links of their own, which the fold does not check */
+    bool moe = mdl_strategy_lower_gpus(st, &s->model) > tp;
     /* the check needs only the groups: one layer of every group */
-    if (all > 1 && !(rc = fold_place(s, st, 1, all, at, p, err))) {
+    if (all > 1 && !moe && !(rc = fold_place(s, st, 1, all, at, p, err))) {
         if ((replicas = share_links(p, s, &s->topo, UNIT_TP_GROUP)) > 0 && pp > 1)
             stages = share_links(p, s, &s->topo, UNIT_STAGE);
         if (replicas < 0 || stages < 0) rc = tps_error_oom(err);
