@@ -106,7 +106,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
                info->folded == nsim ? "layers folded" : "some with layers folded");
     printf("\n");
     print_dropped(s, info->dropped, info->candidates, o->ignore_memory);
-    double peak = s->device.peak_flops[s->model.dtype];
+    double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
            "predicted ms", "model TF/s", "MFU", "mem GB/GPU");
     for (int i = 0; i < n && (top == 0 || i < top); i++) {
@@ -134,7 +134,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
 static int write_plan_json(const struct scn_scenario *s, const char *path, const char *json,
                            const struct planner_row *rows, int n, const struct planner_info *info)
 {
-    double peak = s->device.peak_flops[s->model.dtype];
+    double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     int code = 0;
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
@@ -180,7 +180,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated\n", info->gpus,
            info->global_batch, info->candidates, simulate < n ? simulate : n);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
-    double peak = s->device.peak_flops[s->model.dtype];
+    double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     int width = 76; /* the configurations' column: 76, or the longest shown */
     for (int i = 0; i < n && (top == 0 || i < top); i++)
         if ((int)strlen(rows[i].desc) > width) width = (int)strlen(rows[i].desc);
@@ -218,7 +218,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
                                const struct jobplan_row *rows, int n,
                                const struct jobplan_info *info)
 {
-    double peak = s->device.peak_flops[s->model.dtype];
+    double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         const struct jobplan_row *w = &rows[i];

@@ -768,12 +768,49 @@ static void e2e_progress(int i, const char *name, void *ctx)
 
 /* Prints one table's rows and summary; appends its rows to `rows` (JSON, each with its table)
  * and their |error| to abs_err (at *nerr). */
-static void e2e_print(const char *csv, const struct e2e_result *res, const char *const *v,
-                      long max_gpus, json_t *rows, double *abs_err, int *nerr)
+/* A recipe table's FP8 rows against the BF16 rows of the same release, model and GPUs: the
+ * measured and the simulated step-time ratio FP8 / BF16, and how far apart they are. */
+static void e2e_print_ratios(const struct e2e_result *res)
+{
+    int n = 0;
+    double *dev = malloc((size_t)(res->n + 1) * sizeof *dev);
+    if (!dev) return;
+    for (int i = 0; i < res->n; i++) {
+        const struct e2e_row *f = &res->rows[i];
+        if (!f->recipe || !f->fp8) continue;
+        for (int j = 0; j < res->n; j++) {
+            const struct e2e_row *b = &res->rows[j];
+            if (b->fp8 || b->gpus != f->gpus || strcmp(b->release, f->release) ||
+                strncmp(b->name, f->name, strlen(f->name) - strlen(strstr(f->name, "FP8"))))
+                continue;
+            double meas = f->measured_s / b->measured_s, sim = f->simulated_s / b->simulated_s;
+            if (n == 0)
+                printf("\n%-42s %5s %10s %10s %8s\n", "FP8 / BF16 step time", "gpus", "measured",
+                       "simulated", "error");
+            dev[n] = fabs(sim / meas - 1) * 100;
+            printf("%-42.*s %5ld %10.3f %10.3f %+7.1f%%\n",
+                   (int)(strlen(f->name) - strlen(strstr(f->name, "FP8"))), f->name, f->gpus, meas,
+                   sim, (sim / meas - 1) * 100);
+            n++;
+        }
+    }
+    if (n > 0) {
+        double median, max;
+        tps_median_max(dev, n, &median, &max);
+        printf("\nFP8/BF16 ratio: median |error| %.1f%%, max %.1f%% over %d pairs\n", median, max,
+               n);
+    }
+    free(dev);
+}
+
+static void e2e_print(const char *csv, const struct e2e_result *res, const char *device,
+                      const char *platform, const char *dtype, long max_gpus, json_t *rows,
+                      double *abs_err, int *nerr)
 {
     if (res->skipped) printf("(%d rows above --max-gpus %ld left out)\n", res->skipped, max_gpus);
-    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n,
-           v['d' - 'a'], v['p' - 'a'], v['t' - 'a']);
+    bool recipe = res->n > 0 && res->rows[0].recipe;
+    printf("end-to-end %s (%d rows)\ndevice     %s on %s machines, %s\n\n", csv, res->n, device,
+           platform, recipe ? "each row's precision (BF16, or FP8 over it)" : dtype);
     if (res->n == 0) return;
     printf("%-42s %5s %3s %3s %3s %3s %3s %10s %10s %8s %9s %9s %8s\n", "model and mode", "gpus",
            "tp", "pp", "dp", "mb", "v", "measured", "simulated", "error", "meas.", "sim.",
@@ -795,6 +832,11 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
             w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits);
         /* the context-parallel degree, where a row has one (the table's context_par column) */
         if (w->cp > 1) json_object_set_new(row, "cp", json_integer(w->cp));
+        /* a recipe's precision and TP overlap */
+        if (w->recipe) {
+            json_object_set_new(row, "precision", json_string(w->fp8 ? "fp8" : "bf16"));
+            json_object_set_new(row, "tp_comm_overlap", json_boolean(w->tp_comm_overlap));
+        }
         json_array_append_new(rows, row);
         abs_err[(*nerr)++] = fabs(w->err_pct);
     }
@@ -802,17 +844,20 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
         "\nmedian |error| %.1f%%, max %.1f%% over %d rows (iteration time; model TFLOP/s per GPU "
         "from the model's FLOPs, the same for measured and simulated)\n",
         res->median_abs_err_pct, res->max_abs_err_pct, res->n);
+    e2e_print_ratios(res);
 }
 
-/* The tables `validate e2e` runs without an argument, under the reference data's e2e/, and the
- * runs table of each (NULL: none), under the project. */
-static const char *const e2e_tables[] = {
-    "korthikanti2022_table5_iteration_time_via_calculon.csv",
-    "megatron_readme_2021_a100_weak_scaling.csv",
-};
-static const char *const e2e_runs[] = {
-    NULL,
-    "scenarios/validation/megatron-2021-weak-scaling-runs.csv",
+/* The tables `validate e2e` runs without an argument, under the reference data's e2e/: the runs
+ * table of each (NULL: none), under the project, and the GPUs and machines each was measured on
+ * (what --device and --platform give when a CSV is named). */
+static const struct e2e_table {
+    const char *csv, *runs, *device, *platform;
+} e2e_tables[] = {
+    {"korthikanti2022_table5_iteration_time_via_calculon.csv", NULL, "A100-80GB", "dgx-a100"},
+    {"megatron_readme_2021_a100_weak_scaling.csv",
+     "scenarios/validation/megatron-2021-weak-scaling-runs.csv", "A100-80GB", "dgx-a100"},
+    {"dgxc_bench_eos_h100_gpt3_nemotron4.csv", "scenarios/validation/dgxc-recipes-runs.csv",
+     "H100-SXM", "dgx-h100"},
 };
 #define E2E_NTABLES ((int)(sizeof e2e_tables / sizeof e2e_tables[0]))
 
@@ -827,9 +872,8 @@ static int validate_e2e(int argc, char **argv)
                                           {0}};
     char csvbuf[E2E_NTABLES][1024], runbuf[E2E_NTABLES][1024];
     const char *v[26] = {0}, *csv = NULL, *csvs[E2E_NTABLES], *runs[E2E_NTABLES] = {0};
+    const char *devs[E2E_NTABLES], *plats[E2E_NTABLES];
     long max_gpus = 0;
-    v['d' - 'a'] = "A100-80GB";
-    v['p' - 'a'] = "dgx-a100";
     v['t' - 'a'] = "fp16";
     int n, rc = cli_parse(argc, argv, 2, "validate e2e", e2e_help, "", longs, store_option, v, &csv,
                           1, &n);
@@ -844,13 +888,29 @@ static int validate_e2e(int argc, char **argv)
                                "--runs");
     for (int k = 0; !csv && k < E2E_NTABLES; k++) {
         char rel[256];
-        snprintf(rel, sizeof rel, "%s/e2e/%s", TPSIM_REFDATA_DEFAULT, e2e_tables[k]);
+        snprintf(rel, sizeof rel, "%s/e2e/%s", TPSIM_REFDATA_DEFAULT, e2e_tables[k].csv);
         csvs[k] = cli_project_path(rel, csvbuf[k], sizeof csvbuf[k]);
-        runs[k] = e2e_runs[k] ? cli_project_path(e2e_runs[k], runbuf[k], sizeof runbuf[k]) : NULL;
+        runs[k] = e2e_tables[k].runs
+                      ? cli_project_path(e2e_tables[k].runs, runbuf[k], sizeof runbuf[k])
+                      : NULL;
+        devs[k] = e2e_tables[k].device;
+        plats[k] = e2e_tables[k].platform;
     }
-    struct mdl_device d;
-    if (mdl_device_preset(v['d' - 'a'], &d) != 0)
-        return cli_usage_error("validate e2e", "unknown device '%s'", v['d' - 'a']);
+    struct tps_error err = {0};
+    if (csv) { /* a named table: measured where a table of its format was */
+        enum e2e_format fmt;
+        if (e2e_format_of(csv, &fmt, &err)) return cli_report_error(&err);
+        int k = fmt == E2E_RECIPE ? 2 : 0;
+        devs[0] = e2e_tables[k].device;
+        plats[0] = e2e_tables[k].platform;
+    }
+    struct mdl_device d[E2E_NTABLES];
+    for (int k = 0; k < ntables; k++) {
+        if (v['d' - 'a']) devs[k] = v['d' - 'a'];
+        if (v['p' - 'a']) plats[k] = v['p' - 'a'];
+        if (mdl_device_preset(devs[k], &d[k]) != 0)
+            return cli_usage_error("validate e2e", "unknown device '%s'", devs[k]);
+    }
     enum mdl_dtype dt;
     if (mdl_dtype_parse(v['t' - 'a'], &dt) != 0)
         return cli_usage_error("validate e2e", "unknown dtype '%s' (expected fp16, bf16 or fp32)",
@@ -858,14 +918,13 @@ static int validate_e2e(int argc, char **argv)
     if (v['g' - 'a'] &&
         (rc = cli_parse_count("validate e2e", "--max-gpus", v['g' - 'a'], 1, 100000000, &max_gpus)))
         return rc;
-    struct tps_error err = {0};
     struct e2e_result res[E2E_NTABLES];
     memset(res, 0, sizeof res);
     /* every table is read and simulated before anything is printed: an error prints nothing */
     for (int k = 0; !rc && k < ntables; k++) {
         if (ntables > 1 && isatty(2))
             fprintf(stderr, "\rtable %d of %d: %s\n", k + 1, ntables, csvs[k]);
-        rc = e2e_run(csvs[k], runs[k], &d, v['p' - 'a'], dt, max_gpus, e2e_progress, NULL, &res[k],
+        rc = e2e_run(csvs[k], runs[k], &d[k], plats[k], dt, max_gpus, e2e_progress, NULL, &res[k],
                      &err);
         if (isatty(2)) fprintf(stderr, "\r%80s\r", "");
     }
@@ -874,8 +933,8 @@ static int validate_e2e(int argc, char **argv)
         total += res[k].n;
     if (!rc && total == 0)
         rc = tps_error_set(&err, TPS_EINVAL, NULL, 0, 0, "--max-gpus",
-                           "no row of %s has at most %ld GPUs",
-                           ntables > 1 ? "either table" : csvs[0], max_gpus);
+                           "no row of %s has at most %ld GPUs", ntables > 1 ? "any table" : csvs[0],
+                           max_gpus);
     double *abs_err = rc ? NULL : malloc((size_t)total * sizeof *abs_err);
     if (!rc && !abs_err) rc = tps_error_oom(&err);
     if (rc) {
@@ -888,7 +947,8 @@ static int validate_e2e(int argc, char **argv)
     int nerr = 0;
     for (int k = 0; k < ntables; k++) {
         if (k) printf("\n");
-        e2e_print(csvs[k], &res[k], v, max_gpus, rows, abs_err, &nerr);
+        e2e_print(csvs[k], &res[k], devs[k], plats[k], v['t' - 'a'], max_gpus, rows, abs_err,
+                  &nerr);
         json_array_append_new(tables,
                               json_pack("{s:s, s:i, s:f, s:f}", "csv", csvs[k], "rows", res[k].n,
                                         "median_abs_err_pct", res[k].median_abs_err_pct,
@@ -903,8 +963,9 @@ static int validate_e2e(int argc, char **argv)
     if (v['j' - 'a']) {
         json_t *top =
             json_pack("{s:s, s:s, s:s, s:o, s:o, s:f, s:f}", "csv", ntables > 1 ? "all" : csvs[0],
-                      "device", v['d' - 'a'], "platform", v['p' - 'a'], "tables", tables, "rows",
-                      rows, "median_abs_err_pct", median, "max_abs_err_pct", max);
+                      "device", ntables > 1 && !v['d' - 'a'] ? "per table" : devs[0], "platform",
+                      ntables > 1 && !v['p' - 'a'] ? "per table" : plats[0], "tables", tables,
+                      "rows", rows, "median_abs_err_pct", median, "max_abs_err_pct", max);
         code = cli_write_json(top, v['j' - 'a'], "validate e2e");
     } else {
         json_decref(rows);

@@ -21,7 +21,7 @@ static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
     const char *t;
     int rc = tps_ydoc_str(d, v, f, &t, err);
     if (!rc && mdl_dtype_parse(t, (enum mdl_dtype *)dst) != 0)
-        rc = tps_ydoc_fail(d, v, f, err, "expected fp32, fp16 or bf16, got '%s'", t);
+        rc = tps_ydoc_fail(d, v, f, err, "expected fp32, fp16, bf16 or fp8, got '%s'", t);
     return rc;
 }
 
@@ -53,6 +53,7 @@ static const struct tps_ykey model_keys[] = {
     {"glu", TPS_YK_BOOL, M(glu), 0, {NULL}},
     {"attention_dropout", TPS_YK_BOOL, M(attn_dropout), 0, {NULL}},
     {"dtype", TPS_YK_FN, M(dtype), 0, {.fn = read_dtype}},
+    {"fp8_attention", TPS_YK_BOOL, M(fp8_attention), 0, {NULL}},
     {"moe", TPS_YK_SKIP, 0, 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef M
@@ -139,6 +140,7 @@ static const struct tps_ykey strategy_keys[] = {
     {"placement", TPS_YK_SKIP, 0, 0, {NULL}},
     {"extra_allgathers", TPS_YK_BOOL, S(atp.extra_allgathers), 0, {NULL}},
     {"chunks", TPS_YK_INT, S(chunks), 64, {NULL}},
+    {"tp_comm_overlap", TPS_YK_BOOL, S(tp_comm_overlap), 0, {NULL}},
     {"oases", TPS_YK_BOOL, S(oases), 0, {NULL}},
     {"recompute", TPS_YK_BOOL, S(recompute), 0, {NULL}},
     {"pp", TPS_YK_SKIP, 0, 0, {NULL}},
@@ -337,6 +339,15 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
                              "the preset's kv_heads (%ld) must divide it, got %ld: give "
                              "model.kv_heads",
                              m->kv_heads, m->heads);
+    /* fp8: Transformer Engine's hybrid recipe, the linear layers' GEMMs in FP8 and the rest
+     * (activations, weights, collectives) in bf16 */
+    if (m->dtype == MDL_FP8) {
+        m->dtype = MDL_BF16;
+        m->fp8 = true;
+    }
+    int fa = tps_ydoc_get(d, id, "fp8_attention");
+    if (fa && m->fp8_attention && !m->fp8)
+        return tps_ydoc_fail(d, fa, "model.fp8_attention", err, "needs model.dtype: fp8");
     int moe = tps_ydoc_get(d, id, "moe");
     return moe ? load_moe(d, moe, m, err) : TPS_OK;
 }
@@ -372,7 +383,7 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     if (pid == id) return TPS_OK;
     struct device_in in = {.dev = *dev};
     if ((rc = tps_ydoc_read_map(d, id, "device", device_keys, &in, err))) return rc;
-    if (in.peak_flops > 0) in.dev.peak_flops[s->model.dtype] = in.peak_flops;
+    if (in.peak_flops > 0) in.dev.peak_flops[mdl_model_gemm_dtype(&s->model)] = in.peak_flops;
     *dev = in.dev;
     int v;
     if ((v = tps_ydoc_get(d, id, "gemm_table"))) {
@@ -380,7 +391,8 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
         if ((rc = tps_ydoc_str(d, v, "device.gemm_table", &t, err))) return rc;
         plat_path_resolve(base, t, s->gemm_table, sizeof s->gemm_table);
         struct tps_error e2 = {0};
-        if (mdl_compute_calibrate(dev, s->model.dtype, s->gemm_table, NULL, &e2) != 0) {
+        if (mdl_compute_calibrate(dev, mdl_model_gemm_dtype(&s->model), s->gemm_table, NULL, &e2) !=
+            0) {
             /* the table's own position is the better one when it has one */
             if (e2.path[0] && e2.line > 0) {
                 if (!err->code) *err = e2;
@@ -389,7 +401,7 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
             return tps_ydoc_fail(d, v, "device.gemm_table", err, "%s", e2.msg);
         }
         /* the fit prices shapes beyond the table; the table itself prices those it covers */
-        if (mdl_gemm_table_load(s->gemm_table, s->model.dtype, &s->gemm, &e2) != 0)
+        if (mdl_gemm_table_load(s->gemm_table, mdl_model_gemm_dtype(&s->model), &s->gemm, &e2) != 0)
             return tps_ydoc_fail(d, v, "device.gemm_table", err, "%s", e2.msg);
         dev->gemm_table = &s->gemm;
     }
@@ -862,6 +874,13 @@ static int load_doc(const struct tps_ydoc *d, int root, int at, const char *base
     if (n && tps_ydoc_text(d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(d, n));
     int rc = load_model(d, tps_ydoc_get(d, root, "model"), s, err);
     if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, root, "device"), base, s, err);
+    if (rc == TPS_OK && s->model.fp8 && !(s->device.peak_flops[MDL_FP8] > 0)) {
+        int mid = tps_ydoc_get(d, root, "model"), dt = mid ? tps_ydoc_get(d, mid, "dtype") : 0;
+        rc = tps_ydoc_fail(d, dt ? dt : mid, "model.dtype", err,
+                           "fp8 needs FP8 tensor cores, which %s has not (Hopper and later have "
+                           "them; or give device.peak_tflops)",
+                           s->device.name);
+    }
     if (rc == TPS_OK) {
         int pid = tps_ydoc_get(d, at, "platform");
         if (!pid)
@@ -967,7 +986,7 @@ void scn_describe_model(const struct scn_scenario *s, char *buf, size_t len)
     snprintf(buf, len,
              "%s (layers %ld, hidden %ld, heads %ld%s, ffn %ld%s, seq %ld, micro-batch %ld, %s%s)",
              m->name, m->layers, m->hidden, m->heads, kv, m->ffn, m->glu ? " SwiGLU" : "", m->seq,
-             m->micro_batch, mdl_dtype_name(m->dtype),
+             m->micro_batch, m->fp8 ? "fp8" : mdl_dtype_name(m->dtype),
              m->attn_dropout ? ", attention dropout" : "");
     const struct mdl_moe *x = &m->moe;
     size_t n = strlen(buf);

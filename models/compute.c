@@ -17,12 +17,15 @@ double mdl_gemm_flop(double batch, double m, double n, double k)
 
 double mdl_gemm_bytes(enum mdl_dtype t, double batch, double m, double n, double k)
 {
+    /* FP8 GEMMs read one-byte operands and write a 16-bit output */
+    if (t == MDL_FP8) return batch * (m * k + k * n + 2 * m * n);
     return batch * (m * k + k * n + m * n) * mdl_dtype_bytes(t);
 }
 
 double mdl_gemm_time_wb(const struct mdl_device *d, enum mdl_dtype t, double flop, double bytes)
 {
-    double tc = d->gemm_overhead_s + flop / (d->gemm_eff_max * d->peak_flops[t]);
+    double tc =
+        mdl_device_gemm_overhead(d, t) + flop / (mdl_device_gemm_eff(d, t) * d->peak_flops[t]);
     double tm = bytes / (d->mem_eff * d->hbm_Bps); /* streaming operands, as any kernel */
     return tc > tm ? tc : tm;
 }
@@ -85,8 +88,8 @@ int mdl_compute_calibrate(struct mdl_device *d, enum mdl_dtype t, const char *cs
                            "GEMM table gives no positive throughput fit");
         goto done;
     }
-    d->gemm_overhead_s = c0;
-    d->gemm_eff_max = 1.0 / (c1 * d->peak_flops[t]);
+    *(t == MDL_FP8 ? &d->fp8_gemm_overhead_s : &d->gemm_overhead_s) = c0;
+    *(t == MDL_FP8 ? &d->fp8_gemm_eff : &d->gemm_eff_max) = 1.0 / (c1 * d->peak_flops[t]);
     for (int i = 0; i < rows; i++)
         rel[i] = fabs((c0 + c1 * w[i]) - ts[i]) / ts[i];
     if (out) {

@@ -39,9 +39,26 @@
 #define A100_EFF      0.761
 #define A100_OVERHEAD 10.1e-6
 #define H100_EFF      0.75
+/* FP8 (Transformer Engine's E4M3/E5M2 GEMMs), Hopper: dense peak 1979 TFLOP/s (twice BF16; the
+ * theory_tflops of gemm/mamf_max_achievable_matmul_stas00 for H200/GH200, and the peak the DGX
+ * Cloud recipes' MFU divides by, e2e/dgxc_bench_eos_h100_gpt3_nemotron4.meta.yaml). The curve's
+ * two constants: mdl_compute_calibrate (least squares on relative time) over the 9 cuBLASLt
+ * shapes of gemm/h100_sxm_azure_ndv5_cublaslt_fp8 (65.9% of peak, 6.3 us; median |error| 5.8%,
+ * the memory-bound 802816x192x768 row aside, which the roofline prices) and of
+ * gemm/h200_sxm_azure_ndv5_cublaslt_fp8 (65.3%, 6.0 us) (tests/models/test_fp8.c refits
+ * them). Earlier GPUs have no FP8 tensor cores: peak 0, and an FP8 model is refused. */
+#define FP8_PEAK          (1979 * T)
+#define H100_FP8_EFF      0.6587
+#define H100_FP8_OVERHEAD 6.33e-6
+#define H200_FP8_EFF      0.6535
+#define H200_FP8_OVERHEAD 6.02e-6
 #define TAIL                                                                                       \
     NORM_EFF, SOFTMAX_EFF, FLASH_EFF, LAUNCH, BWD_LAUNCH, GRAPH_LAUNCH, FLASH_LAUNCH, FLASH_BWD,   \
         NULL
+/* a device without FP8 tensor cores: no FP8 GEMM curve */
+#define NO_FP8 TAIL, 0, 0
+/* Streaming multiprocessors per GPU: NVIDIA's architecture whitepapers (V100 80, A100 108, H100
+ * SXM5 132, GA102 of the RTX 3090 82, AD102 of the RTX 4090 128); not in refdata. */
 
 static const struct mdl_device presets[] = {
     /* V100 SXM2: hw.csv tensor_peak_fp16_dense 125; hbm_bandwidth 900 GB/s. No BF16 on Volta:
@@ -54,7 +71,8 @@ static const struct mdl_device presets[] = {
      GEMM_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     NO_FP8,
+     80},
     /* A100 SXM4 40GB: hw.csv bf16_peak_dense 312 (fp16 312, tf32 156 in its notes). HBM 1555
      * GB/s: NVIDIA A100 datasheet (not in refdata: hw.csv lists the 80GB variant only).
      * GEMM eff_max 0.761 and overhead 10.1 us: the A100 80GB fit below (same chip). */
@@ -66,7 +84,8 @@ static const struct mdl_device presets[] = {
      A100_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     NO_FP8,
+     108},
     /* A100 SXM4 80GB: hw.csv bf16_peak_dense 312, hbm_bandwidth 2.00 TB/s. GEMM eff_max 0.761
      * and overhead 10.1 us: least squares on relative time over the 8 cuBLASLt shapes of
      * gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16 (median |error| 6.8%, max 32.8%). */
@@ -78,31 +97,38 @@ static const struct mdl_device presets[] = {
      A100_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     NO_FP8,
+     108},
     /* H100 SXM5: hw.csv bf16_peak_dense 989, hbm_bandwidth 3.35 TB/s. tf32 494.7: NVIDIA H100
      * datasheet dense (not in refdata). GEMM eff_max 0.75, overhead 2 us and kernel overhead
      * 1 us (the defaults above): fitted on the CUDA-graphs rows of
      * layers/h100_megatron_1d_layer_times (GPU time with no host in it; docs/compute-model.md). */
     {"H100-SXM",
-     {494.7 * T, 989 * T, 989 * T},
+     {494.7 * T, 989 * T, 989 * T, FP8_PEAK},
      3350 * GB,
      80 * GIB,
      H100_EFF,
      GEMM_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     TAIL,
+     H100_FP8_EFF,
+     H100_FP8_OVERHEAD,
+     132},
     /* H200 SXM: hw.csv bf16_peak_dense 989, hbm_bandwidth 4.80 TB/s, 141 GB. The H100's
      * compute (same GH100 chip; mamf says "H200 is the same" as H100 SXM). */
     {"H200",
-     {494.7 * T, 989 * T, 989 * T},
+     {494.7 * T, 989 * T, 989 * T, FP8_PEAK},
      4800 * GB,
      141 * GB,
      H100_EFF,
      GEMM_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     TAIL,
+     H200_FP8_EFF,
+     H200_FP8_OVERHEAD,
+     132},
     /* RTX 3090: hw.csv memory_bandwidth 936.2 GB/s; its notes give FP16 non-tensor 35.58
      * TFLOP/s, which is the GA102 FP32 rate. Tensor fp16/bf16 with fp32 accumulate 71 TFLOP/s:
      * NVIDIA GA102 whitepaper (hw.csv: NOT FOUND offline). */
@@ -114,7 +140,8 @@ static const struct mdl_device presets[] = {
      GEMM_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     NO_FP8,
+     82},
     /* RTX 4090: hw.csv bf16_tensor_peak_dense 165.15, memory_bandwidth 1008 GB/s. fp32 82.6:
      * NVIDIA Ada whitepaper (not in refdata). */
     {"RTX-4090",
@@ -125,7 +152,8 @@ static const struct mdl_device presets[] = {
      GEMM_OVERHEAD,
      MEM_EFF,
      KERNEL_OVERHEAD,
-     TAIL},
+     NO_FP8,
+     128},
 };
 
 static const char *const names[] = {"V100", "A100-40GB", "A100-80GB", "H100-SXM",
@@ -149,7 +177,7 @@ const char *const *mdl_device_names(void)
 
 int mdl_dtype_parse(const char *name, enum mdl_dtype *out)
 {
-    static const char *n[] = {"fp32", "fp16", "bf16"};
+    static const char *n[] = {"fp32", "fp16", "bf16", "fp8"};
     for (int i = 0; i < MDL_NDTYPES; i++) {
         if (strcmp(n[i], name) == 0) {
             *out = (enum mdl_dtype)i;
@@ -161,10 +189,20 @@ int mdl_dtype_parse(const char *name, enum mdl_dtype *out)
 
 const char *mdl_dtype_name(enum mdl_dtype t)
 {
-    return t == MDL_FP32 ? "fp32" : t == MDL_FP16 ? "fp16" : "bf16";
+    return t == MDL_FP32 ? "fp32" : t == MDL_FP16 ? "fp16" : t == MDL_FP8 ? "fp8" : "bf16";
 }
 
 int mdl_dtype_bytes(enum mdl_dtype t)
 {
-    return t == MDL_FP32 ? 4 : 2;
+    return t == MDL_FP32 ? 4 : t == MDL_FP8 ? 1 : 2;
+}
+
+double mdl_device_gemm_eff(const struct mdl_device *d, enum mdl_dtype t)
+{
+    return t == MDL_FP8 ? d->fp8_gemm_eff : d->gemm_eff_max;
+}
+
+double mdl_device_gemm_overhead(const struct mdl_device *d, enum mdl_dtype t)
+{
+    return t == MDL_FP8 ? d->fp8_gemm_overhead_s : d->gemm_overhead_s;
 }

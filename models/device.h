@@ -8,7 +8,9 @@
 #ifndef MDL_DEVICE_H
 #define MDL_DEVICE_H
 
-enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_NDTYPES = 3 };
+/* MDL_FP8: the GEMM rate of Transformer Engine's FP8 (E4M3/E5M2 operands, higher-precision
+ * output); a model never holds its activations in it (transformer.h: mdl_model.fp8). */
+enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_FP8 = 3, MDL_NDTYPES = 4 };
 
 struct mdl_gemm_table;
 
@@ -34,6 +36,11 @@ struct mdl_device {
     /* Measured GEMM times (gemmtable.h), borrowed from its owner (a scenario), or NULL: GEMMs it
      * covers take its interpolated time, the others the roofline. */
     const struct mdl_gemm_table *gemm_table;
+    /* FP8 GEMMs (peak_flops[MDL_FP8]; 0 there: no FP8 tensor cores): their own asymptotic
+     * fraction of peak and fixed time, fitted on an FP8 GEMM table (device.c) */
+    double fp8_gemm_eff, fp8_gemm_overhead_s;
+    int sms; /* streaming multiprocessors: a GEMM beside communication kernels that hold some of
+                them runs on the rest (tp_comm_overlap) */
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */
@@ -45,5 +52,9 @@ const char *const *mdl_device_names(void);
 int mdl_dtype_parse(const char *name, enum mdl_dtype *out);
 const char *mdl_dtype_name(enum mdl_dtype t);
 int mdl_dtype_bytes(enum mdl_dtype t);
+/* The GEMM curve's two constants for dtype t on d: FP8's own, else gemm_eff_max and
+ * gemm_overhead_s. */
+double mdl_device_gemm_eff(const struct mdl_device *d, enum mdl_dtype t);
+double mdl_device_gemm_overhead(const struct mdl_device *d, enum mdl_dtype t);
 
 #endif

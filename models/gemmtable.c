@@ -63,7 +63,7 @@ static int num(const char *s, double *out)
 
 static int dtype_matches(const char *s, enum mdl_dtype t)
 {
-    static const char *const alias[] = {"float32", "float16", "bfloat16"};
+    static const char *const alias[] = {"float32", "float16", "bfloat16", "float8"};
     return !strcasecmp(s, mdl_dtype_name(t)) || !strcasecmp(s, alias[t]);
 }
 

@@ -394,7 +394,7 @@ int mdl_hetero_apply(const struct mdl_hetero *h, const struct mdl_strategy *st,
         f[r] = h->slowdown && r < h->nslow ? h->slowdown[r] : 1;
         if (h->noise != MDL_NOISE_NONE && h->per == MDL_NOISE_PER_ITERATION) f[r] *= draw(g, h);
         int di = device_of(h, r);
-        peak += device_ptr(h, dev, di)->peak_flops[m->dtype];
+        peak += device_ptr(h, dev, di)->peak_flops[mdl_model_gemm_dtype(m)];
         if (h->balance != MDL_BALANCE_NONE && !have[di + 1]) {
             if (shape(st, m, device_ptr(h, dev, di), fw, &du[di + 1], &ds[di + 1]) != 0) {
                 rc = tps_error_oom(err);

@@ -511,6 +511,7 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
         double n = (double)stage_layers(job, m, s) / job->virtual_stages; /* per chunk */
         double emb = embedding_params(job, st, m, s);
         mdl_memory_params(layers + emb, m->dtype, dist_opt(job, st) ? R : 1, &x);
+        x.weights += (double)stage_layers(job, m, s) * mdl_strategy_fp8_weight_bytes(st, m);
         if (ex > 0 && dist_opt(job, st)) /* the experts' state sharded over their replicas */
             x.optimizer += ex * (x.optimizer / (layers + emb)) * (R / expert_shards(job, st) - 1);
         if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * wb;
@@ -1105,7 +1106,7 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->layers = (int)m->layers;
     out->micro_batches = job->micro_batches;
     out->model_flop = mdl_job_model_flop(job, m);
-    out->peak_flops = dev->peak_flops[m->dtype];
+    out->peak_flops = dev->peak_flops[mdl_model_gemm_dtype(m)];
     struct job_comms G;
     rc = job_comms_init(job, st, &G);
     if (!rc) rc = groups_make(job, st, m, out, &G);

@@ -53,6 +53,12 @@ struct mdl_lower {
     int ep_rank;    /* expert parallelism: the rank's EP rank (the experts it holds) */
     double share;   /* 1D: the rank's share of its d1 shard (heterogeneity.h's balancing): its
                        columns and heads times share; collectives keep their size */
+    int ub_splits;  /* tp_comm_overlap: a linear's GEMM and reduce-scatter in this many pieces
+                       (Transformer Engine's pipeline method), 0: the strategy's chunks */
+    int ub_sms;     /* tp_comm_overlap: SMs its communication kernels hold beside the GEMMs
+                       being lowered (set_sm_margin): the GEMMs run on the rest */
+    int no_fp8;     /* lowering a linear Transformer Engine does not run (the logits, the
+                       router): its GEMMs in the model dtype even when the model is FP8 */
 };
 
 /* Shapes of the current (sub-)batch: Oases splits the micro-batch in two sub-batches. */
@@ -156,6 +162,15 @@ int lw_gemm(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double
 /* Memory-bound kernel of kind k touching `elems` elements in total; lw_mem: element-wise;
  * lw_eager_mem: one PyTorch's unfused ops add (none when fused). */
 int lw_mem_k(struct mdl_lower *L, enum mdl_mem_kind k, const char *name, double elems);
+/* FP8 (model.fp8, docs/fp8.md): whether the linear GEMMs being lowered run in FP8; the
+ * cast-transpose kernel Transformer Engine runs on a linear's `elems`-element 16-bit input (or
+ * output gradient) before its FP8 GEMMs (reads 2 bytes per element, writes the FP8 copy and its
+ * transpose, 1 byte each); returns it, or `x` when the linear is not FP8. lw_fp8_scale: the
+ * size of an FP8 linear input against the model dtype's (0.5; 1 when not FP8), for the
+ * all-gathers that carry it. */
+int lw_fp8(const struct mdl_lower *L);
+int lw_fp8_cast(struct mdl_lower *L, const char *name, double elems, int x);
+double lw_fp8_scale(const struct mdl_lower *L);
 int lw_mem(struct mdl_lower *L, const char *name, double elems);
 void lw_eager_mem(struct mdl_lower *L, const char *name, double elems);
 /* What the next op working on the current tensor waits for: the pending collective that made

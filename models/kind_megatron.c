@@ -16,19 +16,79 @@ static void extra_ag(struct mdl_lower *L, const char *name, double elems, int af
     if (L->st->atp.extra_allgathers) lw_coll(L, MDL_OP_ALL_GATHER, name, elems, after, LW_AXIS_D2);
 }
 
+/* Transformer Engine's userbuffers (strategy.tp_comm_overlap), with its default configuration
+ * (transformer_engine/pytorch/module/base.py, initialize_ub): the all-gather before QKV and FC1
+ * forward, and before the projection's and FC2's data gradients, by ring exchange, 1 SM (the
+ * copy engines move the data); the reduce-scatter after the projection and FC2 forward
+ * pipelined in 4 pieces, 16 SMs held; QKV's and FC1's backward bulk-overlapped (the input's
+ * all-gather under the data gradient, its reduce-scatter under the weight gradient), 16 SMs. */
+#define UB_RING_SMS   1
+#define UB_SMS        16
+#define UB_PIPE_SPLIT 4
+
+static bool ub(const struct mdl_lower *L)
+{
+    return L->st->tp_comm_overlap && L->d1 > 1 && !L->no_comm;
+}
+
+/* An all-gathered input times a column-parallel weight, by ring exchange: in step i of tp, the
+ * GEMM of the tokens chunk i brought (bs/tp; step 0 the rank's own), while the chunk is passed
+ * on to the next rank of the ring and the next one received from the previous; each GEMM waits
+ * for its chunk. `chunk` elements per step, in the linear's input dtype (FP8: lw_fp8_scale). */
+static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *sname, double bs,
+                        double n, double k, double chunk)
+{
+    int t = (int)L->d1, prev = -1, g = -1, ready = lw_ready(L);
+    double bytes = chunk * lw_fp8_scale(L) * mdl_dtype_bytes(L->m->dtype);
+    L->pending = -1; /* the first GEMM is on the rank's own chunk */
+    L->ub_sms = UB_RING_SMS;
+    for (int i = 0; i < t && !L->oom; i++) {
+        int next = i + 1 < t ? lw_shift(L, sname, bytes, MDL_GROUP_SHIFT_TO, MDL_GROUP_SHIFT_FROM,
+                                        MDL_STREAM_SHIFT_SEND, MDL_STREAM_SHIFT_RECV,
+                                        MDL_OP_DIM(MDL_DIM_TP), i ? prev : ready, -1)
+                             : -1;
+        L->pending = prev;
+        g = lw_gemm(L, MDL_OP_GEMM, gname, 1, bs / t, n, k);
+        prev = next;
+    }
+    L->ub_sms = 0;
+    return g;
+}
+
+/* A row-parallel linear whose output is reduce-scattered: TE's pipeline method (4 pieces, each
+ * piece's reduce-scatter under the next piece's GEMM, the GEMMs on the SMs the communication
+ * leaves), else Megatron-LM's (lw_linear_reduce). */
+static int row_linear(struct mdl_lower *L, const char *gname, const char *cname, double bs,
+                      double n, double k)
+{
+    if (!ub(L)) return lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
+    L->ub_splits = UB_PIPE_SPLIT;
+    L->ub_sms = UB_SMS;
+    int x = lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
+    L->ub_splits = 0;
+    L->ub_sms = 0;
+    return x;
+}
+
 static void attn_fwd(struct mdl_lower *L)
 {
     struct mdl_dims D = lw_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, bs = D.bs, tok = D.tok;
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
+    x = lw_fp8_cast(L, "qkv_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln1", bs * h, x);
-    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h, x, LW_AXIS_D1);
-    x = lw_linear_reduce(L, "qkv", "ar_qkv", bs, D.q / d1, h / d2, LW_AXIS_D2);
+    if (ub(L)) {
+        x = ring_ag_gemm(L, "qkv", "ring_ag_attn", bs, D.q / d1, h, tok * h);
+    } else {
+        if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
+        x = lw_linear_reduce(L, "qkv", "ar_qkv", bs, D.q / d1, h / d2, LW_AXIS_D2);
+    }
     extra_ag(L, "ag_attn_in", bs * h / d1, x);
     x = lw_attn_core_fwd(L, &D);
     lw_eager_mem(L, "attn_out_copy", 2 * bs * h / d1);
     extra_ag(L, "ag_attn_out", bs * h / d1, x);
-    lw_linear_reduce(L, "proj", "ar_attn", bs, h / d2, h / d1, LW_AXIS_D1);
+    lw_fp8_cast(L, "proj_fp8_cast", bs * h / d1, -1);
+    row_linear(L, "proj", "ar_attn", bs, h / d2, h / d1);
     lw_dropout_add(L, "dropout_add", tok * h / d2);
 }
 
@@ -37,11 +97,17 @@ static void mlp_fwd(struct mdl_lower *L)
     struct mdl_dims D = lw_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
+    x = lw_fp8_cast(L, "fc1_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln2", bs * h, x);
-    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h, x, LW_AXIS_D1);
-    lw_linear_reduce(L, "fc1", "ar_fc1", bs, D.u / d1, h / d2, LW_AXIS_D2);
+    if (ub(L)) {
+        ring_ag_gemm(L, "fc1", "ring_ag_mlp", bs, D.u / d1, h, tok * h);
+    } else {
+        if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
+        lw_linear_reduce(L, "fc1", "ar_fc1", bs, D.u / d1, h / d2, LW_AXIS_D2);
+    }
     lw_mlp_act(L, &D, 0);
-    lw_linear_reduce(L, "fc2", "ar_mlp", bs, h / d2, f / d1, LW_AXIS_D1);
+    lw_fp8_cast(L, "fc2_fp8_cast", bs * f / d1, -1);
+    row_linear(L, "fc2", "ar_mlp", bs, h / d2, f / d1);
     lw_dropout_add(L, "dropout_add2", tok * h / d2);
 }
 
@@ -51,17 +117,47 @@ static void mlp_fwd(struct mdl_lower *L)
  * all-gather `agname` collects it again for wgrad, beside dgrad (the input-grad collective
  * queues behind it on the stream). */
 static void column_bwd(struct mdl_lower *L, const char *dgrad, const char *wgrad, const char *cname,
-                       const char *agname, double bs, double n_local, double k, int axis)
+                       const char *agname, const char *castname, double bs, double n_local,
+                       double k, int axis)
 {
     int ag = -1;
     if (mdl_strategy_shards_activations(L->st) && axis == LW_AXIS_D1)
-        ag = lw_coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2, L->last_comp, axis, 0);
+        ag = lw_coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2 * lw_fp8_scale(L),
+                        L->last_comp, axis, 0);
+    lw_fp8_cast(L, castname, bs * n_local, -1);
+    /* userbuffers' bulk overlap: the all-gather under dgrad, the reduce-scatter under wgrad */
+    L->ub_sms = ub(L) && axis == LW_AXIS_D1 ? UB_SMS : 0;
     int c = lw_linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
     int saved = L->pending;
     L->pending = L->st->async_grad_allreduce ? -1 : c;
     L->pending2 = ag;
     lw_gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
+    L->ub_sms = 0;
     if (L->st->async_grad_allreduce) L->pending = saved;
+}
+
+/* The data gradient of row-parallel linear `lin` (input n_in wide, over d1) of sublayer `sub`
+ * from its output gradient (ready after op x): with sequence parallelism gathered first (by
+ * userbuffers' ring under the GEMM with TP overlap: cast to FP8 on the rank's share, gathered in
+ * FP8), cast to FP8 for an FP8 model; the partial sums over d2 reduced. */
+static void row_dgrad(struct mdl_lower *L, const struct mdl_dims *D, int x, const char *lin,
+                      const char *sub, double n_in)
+{
+    double d1 = D->d1, d2 = D->d2, h = D->h, bs = D->bs, tok = D->tok;
+    char cast[48], dgrad[48], ag[48], red[48];
+    snprintf(cast, sizeof cast, "%s_grad_fp8_cast", lin);
+    snprintf(dgrad, sizeof dgrad, "%s_dgrad", lin);
+    if (ub(L)) {
+        snprintf(ag, sizeof ag, "ring_ag_%s_bwd", sub);
+        lw_fp8_cast(L, cast, tok * h, -1);
+        ring_ag_gemm(L, dgrad, ag, bs, n_in / d1, h, tok * h);
+        return;
+    }
+    snprintf(ag, sizeof ag, "ag_%s_bwd", sub);
+    snprintf(red, sizeof red, "ar_%s_bwd", lin);
+    if (D->sp) lw_coll(L, MDL_OP_ALL_GATHER, ag, bs * h, x, LW_AXIS_D1);
+    lw_fp8_cast(L, cast, bs * h / d2, -1);
+    lw_linear_reduce(L, dgrad, red, bs, n_in / d1, h / d2, LW_AXIS_D2);
 }
 
 static void mlp_bwd(struct mdl_lower *L)
@@ -69,13 +165,12 @@ static void mlp_bwd(struct mdl_lower *L)
     struct mdl_dims D = lw_dims(L);
     double d1 = D.d1, d2 = D.d2, h = D.h, f = D.f, bs = D.bs, tok = D.tok;
     int x = lw_mem(L, "dropout_add2_bwd", 2 * tok * h / d2);
-    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp_bwd", bs * h, x, LW_AXIS_D1);
     /* FC2 (in f/d1, out h/d2): input-grad partial sums over d2 */
-    lw_linear_reduce(L, "fc2_dgrad", "ar_fc2_bwd", bs, f / d1, h / d2, LW_AXIS_D2);
+    row_dgrad(L, &D, x, "fc2", "mlp", f);
     lw_gemm(L, MDL_OP_GEMM, "fc2_wgrad", 1, h / d2, f / d1, bs);
     lw_mlp_act(L, &D, 1);
-    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", "ag_mlp_input_bwd", bs, D.u / d1, h / d2,
-               LW_AXIS_D1);
+    column_bwd(L, "fc1_dgrad", "fc1_wgrad", "ar_mlp_bwd", "ag_mlp_input_bwd", "fc1_grad_fp8_cast",
+               bs, D.u / d1, h / d2, LW_AXIS_D1);
     x = lw_ln_bwd(L, "ln2_bwd", tok * h / d2);
     extra_ag(L, "ag_ln2_bwd", bs * h, x);
 }
@@ -88,15 +183,14 @@ static void attn_bwd(struct mdl_lower *L)
         lw_attn_core_recompute(L);
     int x = lw_mem(L, "dropout_add_bwd", 2 * tok * h / d2);
     lw_eager_mem(L, "residual_add_bwd", 3 * tok * h / d2);
-    if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn_bwd", bs * h, x, LW_AXIS_D1);
-    lw_linear_reduce(L, "proj_dgrad", "ar_proj_bwd", bs, h / d1, h / d2, LW_AXIS_D2);
+    row_dgrad(L, &D, x, "proj", "attn", h);
     x = lw_gemm(L, MDL_OP_GEMM, "proj_wgrad", 1, h / d1, h / d2, bs);
     extra_ag(L, "ag_attn_out_bwd", bs * h / d1, x);
     x = lw_attn_core_bwd(L, &D);
     lw_eager_mem(L, "qkv_grad_cat", 2 * bs * D.q / d1);
     extra_ag(L, "ag_attn_in_bwd", bs * h / d1, x);
-    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", "ag_attn_input_bwd", bs, D.q / d1,
-               h / d2, LW_AXIS_D1);
+    column_bwd(L, "qkv_dgrad", "qkv_wgrad", "ar_attn_bwd", "ag_attn_input_bwd", "qkv_grad_fp8_cast",
+               bs, D.q / d1, h / d2, LW_AXIS_D1);
     x = lw_ln_bwd(L, "ln1_bwd", tok * h / d2);
     lw_eager_mem(L, "residual_add1_bwd", 3 * tok * h / d2);
     extra_ag(L, "ag_ln1_bwd", bs * h, x);
@@ -210,8 +304,8 @@ void lw_mesh_logits(struct mdl_lower *L)
         lw_ce_fwd(L, bs, d1, LW_AXIS_D1);
     } else {
         lw_ce_bwd(L, bs, d1);
-        column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", "ag_logits_input_bwd", bs,
-                   v / d1, h / d2, LW_AXIS_D1);
+        column_bwd(L, "logits_dgrad", "logits_wgrad", "ar_logits_bwd", "ag_logits_input_bwd",
+                   "logits_grad_fp8_cast", bs, v / d1, h / d2, LW_AXIS_D1);
         lw_ln_bwd(L, "final_ln_bwd", tok * h / d2);
     }
 }

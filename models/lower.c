@@ -74,9 +74,35 @@ int lw_gemm(struct mdl_lower *L, enum mdl_op_kind kind, const char *name, double
 {
     struct mdl_op op = {.kind = (uint8_t)kind, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
+    /* a linear's GEMMs in FP8 with an FP8 model, the attention core's only when asked */
+    enum mdl_dtype t =
+        lw_fp8(L) && (kind == MDL_OP_GEMM || L->m->fp8_attention) ? MDL_FP8 : L->m->dtype;
     op.flop = mdl_gemm_flop(batch, m, n, k);
-    op.bytes = mdl_gemm_bytes(L->m->dtype, batch, m, n, k); /* memory traffic, for re-pricing */
-    op.dur_s = mdl_gemm_time(L->dev, L->m->dtype, batch, m, n, k);
+    op.bytes = mdl_gemm_bytes(t, batch, m, n, k); /* memory traffic, for re-pricing */
+    op.dur_s = mdl_gemm_time(L->dev, t, batch, m, n, k);
+    /* beside userbuffers' kernels, on the SMs they leave (Transformer Engine's set_sm_margin) */
+    if (L->ub_sms > 0 && L->dev->sms > L->ub_sms)
+        op.dur_s *= (double)L->dev->sms / (L->dev->sms - L->ub_sms);
+    return lw_emit(L, &op, name);
+}
+
+int lw_fp8(const struct mdl_lower *L)
+{
+    return L->m->fp8 && !L->no_fp8;
+}
+
+double lw_fp8_scale(const struct mdl_lower *L)
+{
+    return lw_fp8(L) ? 1.0 / mdl_dtype_bytes(L->m->dtype) : 1;
+}
+
+int lw_fp8_cast(struct mdl_lower *L, const char *name, double elems, int x)
+{
+    if (!lw_fp8(L)) return x;
+    struct mdl_op op = {.kind = MDL_OP_MEM, .stream = MDL_STREAM_COMPUTE, .group = -1};
+    take_pending(L, &op);
+    op.bytes = elems * (mdl_dtype_bytes(L->m->dtype) + 2); /* read it, write FP8 and FP8^T */
+    op.dur_s = mdl_mem_time(L->dev, op.bytes);
     return lw_emit(L, &op, name);
 }
 
@@ -113,7 +139,8 @@ int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double
     double kv = (double)mdl_model_kv_heads(L->m) / (double)L->m->heads * (sk / sq);
     op.flop = bwd ? 2.5 * fwd_flop : fwd_flop;
     op.bytes = (bwd ? 4 + 4 * kv : 2 + 2 * kv) * bh * sq * hd * mdl_dtype_bytes(L->m->dtype);
-    double peak = L->dev->peak_flops[L->m->dtype] * L->dev->flash_eff;
+    double peak = L->dev->peak_flops[lw_fp8(L) && L->m->fp8_attention ? MDL_FP8 : L->m->dtype] *
+                  L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
     op.dur_s = tc > tm ? tc : tm;
     return lw_emit(L, &op, name);
@@ -195,9 +222,8 @@ int lw_reduce_out(struct mdl_lower *L, const char *name, double elems, int after
 int lw_linear_reduce(struct mdl_lower *L, const char *gname, const char *cname, double tokens,
                      double n, double k, int axis)
 {
-    int kc = L->st->chunks > 1 && !L->no_comm && (axis == LW_AXIS_D1 ? L->d1 : L->d2) > 1
-                 ? L->st->chunks
-                 : 1;
+    int splits = L->ub_splits > 0 ? L->ub_splits : L->st->chunks;
+    int kc = splits > 1 && !L->no_comm && (axis == LW_AXIS_D1 ? L->d1 : L->d2) > 1 ? splits : 1;
     int g = -1, last = -1;
     for (int c = 0; c < kc; c++) {
         g = lw_gemm(L, MDL_OP_GEMM, gname, 1, tokens / kc, n, k);
@@ -476,7 +502,8 @@ int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *
 {
     int d1, d2, d = st->tp;
     mdl_strategy_mesh(st, &d1, &d2);
-    bool ring = mdl_kind_of(st)->ring && d1 > 1;
+    /* PrimePar's ring, or Transformer Engine's ring exchange (tp_comm_overlap) */
+    bool ring = (mdl_kind_of(st)->ring || st->tp_comm_overlap) && d1 > 1;
     for (int i = 0; i < d; i++)
         to[i] = from[i] = -1;
     for (int i = 0; ring && i < d; i++) {
@@ -761,7 +788,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     out->micro_batches = micro_batches;
     /* the layer groups side by side that hold whole expert groups each run the micro-batches */
     out->model_flop = mdl_model_flop(m, layers, micro_batches) * (n / mdl_strategy_gpus(st));
-    out->peak_flops = dev->peak_flops[m->dtype];
+    out->peak_flops = dev->peak_flops[mdl_model_gemm_dtype(m)];
     if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
                             "simulate fewer layers or micro-batches", err)))
         return rc;
@@ -857,7 +884,9 @@ int mdl_emitter_logits(struct mdl_emitter *E, enum mdl_phase ph, int mb, int aft
     struct mdl_lower *L = &E->L;
     int n0 = piece_begin(L, ph, mb, -1, after);
     if (L->m->vocab <= 0) return after;
+    L->no_fp8++; /* Megatron-LM's output layer is its own linear, not Transformer Engine's */
     L->kind->logits(L);
+    L->no_fp8--;
     return piece_end(L, n0, after);
 }
 

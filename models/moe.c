@@ -159,8 +159,10 @@ static void shared_fwd(struct mdl_lower *L, const struct mdl_dims *D)
     if (fs <= 0) return;
     double us = (D->glu ? 2.0 : 1.0) * fs, d1 = D->d1, bs = D->bs, h = D->h;
     if (D->sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_shared_expert", bs * h, L->last_comp, LW_AXIS_D1);
+    lw_fp8_cast(L, "shared_fc1_fp8_cast", bs * h, -1);
     lw_gemm(L, MDL_OP_GEMM, "shared_fc1", 1, bs, us / d1, h);
     lw_mem(L, D->glu ? "shared_swiglu" : "shared_gelu", (D->glu ? 3 : 2) * bs * fs / d1);
+    lw_fp8_cast(L, "shared_fc2_fp8_cast", bs * fs / d1, -1);
     lw_linear_reduce(L, "shared_fc2", "rs_shared_expert", bs, h, fs / d1, LW_AXIS_D1);
 }
 
@@ -171,9 +173,11 @@ static void shared_bwd(struct mdl_lower *L, const struct mdl_dims *D)
     double us = (D->glu ? 2.0 : 1.0) * fs, d1 = D->d1, bs = D->bs, h = D->h;
     if (D->sp)
         lw_coll(L, MDL_OP_ALL_GATHER, "ag_shared_expert_bwd", bs * h, L->last_comp, LW_AXIS_D1);
+    lw_fp8_cast(L, "shared_fc2_grad_fp8_cast", bs * h, -1);
     lw_gemm(L, MDL_OP_GEMM, "shared_fc2_dgrad", 1, bs, fs / d1, h);
     lw_gemm(L, MDL_OP_GEMM, "shared_fc2_wgrad", 1, h, fs / d1, bs);
     lw_mem(L, D->glu ? "shared_swiglu_bwd" : "shared_gelu_bwd", (D->glu ? 5 : 3) * bs * fs / d1);
+    lw_fp8_cast(L, "shared_fc1_grad_fp8_cast", bs * us / d1, -1);
     /* the input, kept as the rank's share, gathered again for the weight gradient */
     int ag = D->sp ? lw_coll_on(L, MDL_OP_ALL_GATHER, "ag_shared_input_bwd", bs * h, L->last_comp,
                                 LW_AXIS_D1, 0)
@@ -193,15 +197,19 @@ void lw_moe_fwd(struct mdl_lower *L)
     const struct mdl_moe *x = &L->m->moe;
     double h = D.h, T = M.T, k = x->top_k, E = x->experts, f32 = 4.0 / mdl_dtype_bytes(L->m->dtype);
     lw_mem_k(L, MDL_MEM_NORM, "ln2", 2 * T * h);
-    /* the router: logits, then softmax and top-k over them in fp32 */
+    /* the router: logits (a plain linear, never FP8), then softmax and top-k over them in fp32 */
+    L->no_fp8++;
     lw_gemm(L, MDL_OP_GEMM, "router", 1, T, E, h);
+    L->no_fp8--;
     lw_mem_k(L, MDL_MEM_SOFTMAX, "router_topk", 2 * T * E * f32);
     lw_mem(L, "moe_permute", T * h + T * k * h);
     ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_dispatch", M.R * M.bytes, L->last_comp, MDL_GROUP_EP);
     ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp", M.Rg * M.bytes, lw_ready(L), MDL_GROUP_ETP);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_sort_chunks", 2 * M.Rg * h);
+    lw_fp8_cast(L, "expert_fc1_fp8_cast", M.Rg * h, -1);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc1", M.El, M.tok, M.ue, h);
     lw_mem(L, D.glu ? "expert_swiglu" : "expert_gelu", (D.glu ? 3 : 2) * M.Rg * M.fe);
+    lw_fp8_cast(L, "expert_fc2_fp8_cast", M.Rg * M.fe, -1);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2", M.El, M.tok, h, M.fe);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_unsort_chunks", 2 * M.Rg * h);
     ep_coll(L, MDL_OP_REDUCE_SCATTER, "rs_expert_tp", M.Rg * M.bytes, L->last_comp, MDL_GROUP_ETP);
@@ -225,9 +233,11 @@ void lw_moe_bwd(struct mdl_lower *L)
     ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_combine_bwd", M.R * M.bytes, L->last_comp, MDL_GROUP_EP);
     ep_coll(L, MDL_OP_ALL_GATHER, "ag_expert_tp_bwd", M.Rg * M.bytes, lw_ready(L), MDL_GROUP_ETP);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_sort_chunks_bwd", 2 * M.Rg * h);
+    lw_fp8_cast(L, "expert_fc2_grad_fp8_cast", M.Rg * h, -1);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2_dgrad", M.El, M.tok, M.fe, h);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc2_wgrad", M.El, M.fe, h, M.tok);
     lw_mem(L, D.glu ? "expert_swiglu_bwd" : "expert_gelu_bwd", (D.glu ? 5 : 3) * M.Rg * M.fe);
+    lw_fp8_cast(L, "expert_fc1_grad_fp8_cast", M.Rg * M.ue, -1);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc1_dgrad", M.El, M.tok, h, M.ue);
     lw_gemm(L, MDL_OP_GEMM, "expert_fc1_wgrad", M.El, h, M.ue, M.tok);
     if (M.El > 1 && M.ep > 1) lw_mem(L, "moe_unsort_chunks_bwd", 2 * M.Rg * h);
@@ -236,7 +246,9 @@ void lw_moe_bwd(struct mdl_lower *L)
     ep_coll(L, MDL_OP_ALL_TO_ALL, "a2a_dispatch_bwd", M.R * M.bytes, lw_ready(L), MDL_GROUP_EP);
     lw_mem(L, "moe_permute_bwd", T * k * h + T * h);
     lw_mem_k(L, MDL_MEM_SOFTMAX, "router_topk_bwd", 3 * T * E * f32);
+    L->no_fp8++;
     lw_gemm(L, MDL_OP_GEMM, "router_dgrad", 1, T, h, E);
     lw_gemm(L, MDL_OP_GEMM, "router_wgrad", 1, h, E, T);
+    L->no_fp8--;
     lw_ln_bwd(L, "ln2_bwd", T * h);
 }

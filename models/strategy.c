@@ -163,6 +163,8 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     if (st->chunks > 1)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +%d-chunk overlap", st->chunks);
     if (st->oases && n < sizeof opts) n += (size_t)snprintf(opts + n, sizeof opts - n, " +oases");
+    if (st->tp_comm_overlap && n < sizeof opts)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " +tp-comm-overlap");
     if (st->recompute && n < sizeof opts)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +recompute%s",
                               st->oases ? " (no forward collectives)" : "");
@@ -224,9 +226,23 @@ void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct 
     /* a mixture of experts keeps its own MLP's tensors instead of the dense one's (the expert
      * layers', which most layers are) */
     if (m->moe.experts > 0) act += lw_moe_activations(st, m) - s * b * (m->glu ? 6 : 4) * f / t;
+    /* FP8: Transformer Engine saves each linear's input for its weight gradient as the FP8 copy,
+     * half the 16-bit one: QKV's and FC1's (2sbh each, replicated without sequence
+     * parallelism), the projection's (2sbh/t) and FC2's (2sbf/t; dense MLP) */
+    if (m->fp8)
+        act -= s * b * h * (sharded ? 2.0 / t : 2.0) + s * b * h / t +
+               (m->moe.experts > 0 ? 0 : s * b * f / t);
     double scale = mdl_dtype_bytes(m->dtype) / 2.0;
     *full = act * scale;
     *input = 2 * s * b * h / (sharded ? t : d2) * scale;
+}
+
+double mdl_strategy_fp8_weight_bytes(const struct mdl_strategy *st, const struct mdl_model *m)
+{
+    /* Transformer Engine keeps each linear weight's FP8 copy and its transpose (the data
+     * gradient's operand) beside the 16-bit weight: 2 bytes per parameter (the norms' few are
+     * counted too) */
+    return m->fp8 ? 2 * mdl_strategy_layer_params(st, m) : 0;
 }
 
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m)
@@ -263,6 +279,7 @@ double mdl_strategy_memory(const struct mdl_strategy *st, const struct mdl_model
     double act, input;
     mdl_strategy_layer_activations(st, m, fw, &act, &input);
     mdl_memory_params(layers * mdl_strategy_layer_params(st, m), m->dtype, 1, out);
+    out->weights += layers * mdl_strategy_fp8_weight_bytes(st, m);
     out->activations = st->recompute ? layers * input + act : layers * act;
     out->total = out->weights + out->gradients + out->optimizer + out->activations;
     return out->total;
@@ -351,6 +368,31 @@ static int check_moe(const struct mdl_strategy *st, const struct mdl_model *m,
     return TPS_OK;
 }
 
+/* Transformer Engine's FP8 and TP overlap run Megatron-LM's 1D layer (one degree for both
+ * sublayers); the overlap needs sequence parallelism (its all-gathers and reduce-scatters), and
+ * replaces ATP's chunks and Oases' sub-batches, which overlap the same collectives otherwise. */
+static int check_te(const struct mdl_strategy *st, const struct mdl_model *m, struct tps_error *err)
+{
+    bool plain = st->kind == MDL_STRAT_1D && !mdl_strategy_is_mixed(st);
+    if (m->fp8 && !plain)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "kind",
+                             "model.dtype fp8 (Transformer Engine) runs Megatron-LM's 1d layer "
+                             "with one TP degree, not this one");
+    if (!st->tp_comm_overlap) return TPS_OK;
+    if (!plain)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
+                             "Transformer Engine's TP overlap runs Megatron-LM's 1d layer with "
+                             "one TP degree only");
+    if (!st->sequence_parallel || st->tp < 2)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
+                             "needs sequence_parallel: true and tp of 2 or more (it overlaps "
+                             "their all-gathers and reduce-scatters)");
+    if (st->chunks > 1 || st->oases)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
+                             "replaces %s: give one of them", st->oases ? "oases" : "chunks");
+    return TPS_OK;
+}
+
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                        struct tps_error *err)
 {
@@ -386,6 +428,7 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
                              "with sequence parallelism must divide model.seq (%ld), got %ld",
                              m->seq, d);
     if ((rc = check_cp(st, m, d, err))) return rc;
+    if ((rc = check_te(st, m, err))) return rc;
     return check_moe(st, m, err);
 }
 

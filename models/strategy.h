@@ -97,12 +97,15 @@ struct mdl_strategy {
     int tp;                    /* TP degree d: ranks in the group */
     bool sequence_parallel;    /* 1D: AR -> RS + AG; norms and dropout on s/d tokens */
     bool async_grad_allreduce; /* backward input-grad AR overlaps the weight-grad GEMM */
-    int chunks;     /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
-    bool oases;     /* Oases: two interleaved sub-batches of half the micro-batch */
-    bool recompute; /* recompute each layer's forward before its backward (Oases:
-                       without the forward collectives, whose outputs it saved) */
-    bool selective; /* selective recomputation (Korthikanti et al. 2022): only the
-                       attention core (scores, softmax, context) is recomputed */
+    int chunks;           /* ATP chunk overlap: each reduced linear in k token chunks, 0/1 off */
+    bool tp_comm_overlap; /* 1D with sequence parallelism: Transformer Engine's userbuffers
+                             overlap of the TP all-gathers and reduce-scatters with the GEMMs
+                             (Megatron-LM's --tp-comm-overlap; docs/fp8.md) */
+    bool oases;           /* Oases: two interleaved sub-batches of half the micro-batch */
+    bool recompute;       /* recompute each layer's forward before its backward (Oases:
+                             without the forward collectives, whose outputs it saved) */
+    bool selective;       /* selective recomputation (Korthikanti et al. 2022): only the
+                             attention core (scores, softmax, context) is recomputed */
     struct mdl_atp_opts atp;
     struct mdl_sublayer_opts sublayer;
     struct mdl_primepar_opts primepar;
@@ -194,6 +197,8 @@ struct mdl_memory {
  * under full recomputation, the layer's input alone (*input). */
 void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct mdl_model *m,
                                     const struct mdl_framework *fw, double *full, double *input);
+/* Bytes of one layer's FP8 weight copies on one GPU (0 unless the model is FP8). */
+double mdl_strategy_fp8_weight_bytes(const struct mdl_strategy *st, const struct mdl_model *m);
 /* Parameters of one layer held by one GPU. */
 double mdl_strategy_layer_params(const struct mdl_strategy *st, const struct mdl_model *m);
 /* The weights, gradients and Adam state of `params` parameters in dtype dt, the state split

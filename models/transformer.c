@@ -9,20 +9,14 @@
 
 #define P(n, l, h, a, s)                                                                           \
     {                                                                                              \
-        n, l, h, a, 4 * (h), s, 1, MDL_BF16, 51200, 0, false, false,                               \
-        {                                                                                          \
-            0                                                                                      \
-        }                                                                                          \
+        n, l, h, a, 4 * (h), s, 1, MDL_BF16, 51200, 0, false, false, {0}, false, false             \
     }
 
 /* Llama family (Touvron et al. 2023; Meta's Llama 3 model cards): SwiGLU MLP, grouped-query
  * attention for the larger models, Llama 2's 32,000-token and Llama 3's 128,256-token vocabulary */
 #define G(n, l, h, a, kv, f, s, v)                                                                 \
     {                                                                                              \
-        n, l, h, a, f, s, 1, MDL_BF16, v, kv, true, false,                                         \
-        {                                                                                          \
-            0                                                                                      \
-        }                                                                                          \
+        n, l, h, a, f, s, 1, MDL_BF16, v, kv, true, false, {0}, false, false                       \
     }
 
 /* Mixtures of experts: layers, width, heads, key/value heads, the dense ffn (of the leading dense
@@ -94,6 +88,11 @@ int mdl_model_preset(const char *name, struct mdl_model *out)
 const char *const *mdl_model_names(void)
 {
     return names;
+}
+
+enum mdl_dtype mdl_model_gemm_dtype(const struct mdl_model *m)
+{
+    return m->fp8 ? MDL_FP8 : m->dtype;
 }
 
 long mdl_model_kv_heads(const struct mdl_model *m)

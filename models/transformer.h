@@ -46,7 +46,14 @@ struct mdl_model {
                              attention_dropout > 0): a kernel of its own each way, unless fused
                              into FlashAttention */
     struct mdl_moe moe;   /* mixture of experts; moe.experts 0: dense */
+    bool fp8;             /* Transformer Engine's FP8 (`dtype: fp8`, Megatron-LM's --fp8-format
+                             hybrid): the linear layers' GEMMs in FP8 with their casts, dtype
+                             (bf16) everywhere else; docs/fp8.md */
+    bool fp8_attention;   /* the attention core's GEMMs in FP8 too (TE's fp8_dpa) */
 };
+
+/* The dtype the linear layers' GEMMs run in: MDL_FP8 for an FP8 model, else dtype. */
+enum mdl_dtype mdl_model_gemm_dtype(const struct mdl_model *m);
 
 /* Key/value heads: kv_heads, or heads when 0. */
 long mdl_model_kv_heads(const struct mdl_model *m);

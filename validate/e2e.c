@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/grow.h"
 #include "common/csv.h"
@@ -56,6 +57,42 @@ static const char *const wcols[W_N] = {"model_size",
 #define WEAK_SEQ   2048 /* the README: "a sequence length of 2048" */
 #define WEAK_VOCAB 51200
 #define WEAK_HD    128 /* head dimension: not in the table; GPT-3's from 6.7B up */
+
+/* The third format: ../shared/refdata/e2e/dgxc_bench_eos_h100_gpt3_nemotron4.csv (NVIDIA's DGX
+ * Cloud recipes): each row's model shape, degrees (cp 1 and vp empty: none), batch, precision
+ * and step time; release optional. */
+enum {
+    P_MODEL,
+    P_PREC,
+    P_GPUS,
+    P_SEQ,
+    P_LAYERS,
+    P_HIDDEN,
+    P_FFN,
+    P_HEADS,
+    P_KV,
+    P_VOCAB,
+    P_TP,
+    P_PP,
+    P_CP,
+    P_VP,
+    P_DP,
+    P_MB,
+    P_GB,
+    P_TIME,
+    P_N
+};
+static const char *const pcols[P_N] = {
+    "model", "precision", "num_gpus", "seq_len", "num_layers", "hidden",
+    "ffn",   "heads",     "kv_heads", "vocab",   "tp",         "pp",
+    "cp",    "vp",        "dp",       "mbs",     "gbs",        "step_time_s"};
+
+/* A recipe table's runs table (e2e.h): per release and model, how its rows ran. */
+enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_VP, Q_N };
+static const char *const qcols[Q_N] = {
+    "recompute",           "tp_comm_overlap",      "distributed_optimizer",
+    "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
+    "virtual_stages"};
 
 /* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
  * whole one when `count`; an error at that cell otherwise. */
@@ -185,6 +222,104 @@ static void runs_release(struct runs *r)
     memset(r, 0, sizeof *r);
 }
 
+/* A recipe table's runs table (e2e.h): rows keyed by release and model. */
+struct recipe_run {
+    char release[24], model[48];
+    struct run_cell c[Q_N];
+    int line, used;
+};
+
+struct recipe_runs {
+    const char *path;
+    int n;
+    struct recipe_run *rows;
+};
+
+/* Reads `text`, cell (line, col) of `path`, into *cell as setting c of a recipe's runs table. */
+static int recipe_cell_read(const char *text, int c, const char *path, int line, int col,
+                            struct run_cell *cell, struct tps_error *err)
+{
+    memset(cell, 0, sizeof *cell);
+    if (!text[0]) return 0;
+    *cell = (struct run_cell){.set = 1, .path = path, .line = line, .col = col};
+    if (c == Q_VP) {
+        double x;
+        int rc = row_number(text, col - 1, qcols[c], true, path, line, &x, err);
+        cell->value = (long)x;
+        return rc;
+    }
+    static const char *const rec[] = {"none", "selective", "full"}, *const yn[] = {"false", "true"};
+    const char *const *names = c == Q_RECOMPUTE ? rec : yn;
+    int n = c == Q_RECOMPUTE ? 3 : 2;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(text, names[i])) {
+            cell->value = i;
+            return 0;
+        }
+    return tps_error_set(err, TPS_EINVAL, path, line, col, qcols[c], "expected %s, got '%s'",
+                         c == Q_RECOMPUTE ? "none, selective or full" : "true or false", text);
+}
+
+/* Reads the runs table of a recipe table at `path` into *r. */
+static int recipe_runs_read(const char *path, struct recipe_runs *r, struct tps_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    size_t len = 0;
+    char *text = tps_read_file(path, 1 << 20, "a runs table", &len, err);
+    if (!text) return err->code ? err->code : TPS_EIO;
+    const char *p = text, *end = text + len;
+    char store[4096], *f[MAX_FIELDS];
+    int line = 0, at[Q_N], rel = -1, mod = -1, last = 0, cap = 0, rc = 0, header = 0;
+    while (!rc && p < end) {
+        if (*p == '#' || *p == '\n' || *p == '\r') { /* a comment or a blank line */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            p = nl ? nl + 1 : end;
+            line++;
+            continue;
+        }
+        int nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, header ? last : -1, path,
+                             &line, err);
+        if (nf <= 0) {
+            rc = nf < 0 ? err->code : 0;
+            break;
+        }
+        if (!header) {
+            header = 1;
+            rel = tps_csv_column(f, nf, "release");
+            if ((mod = tps_csv_column(f, nf, "model")) < 0)
+                rc = tps_error_set(err, TPS_EINVAL, path, line, 1, "header",
+                                   "missing column 'model'");
+            last = mod > rel ? mod : rel;
+            for (int c = 0; c < Q_N; c++)
+                if ((at[c] = tps_csv_column(f, nf, qcols[c])) > last) last = at[c];
+            continue;
+        }
+        const char *release = rel >= 0 ? f[rel] : "";
+        for (int i = 0; !rc && i < r->n; i++)
+            if (!strcmp(r->rows[i].model, f[mod]) && !strcmp(r->rows[i].release, release))
+                rc = tps_error_set(err, TPS_EINVAL, path, line, mod + 1, "model",
+                                   "'%s %s' is already given on line %d", release, f[mod],
+                                   r->rows[i].line);
+        if (rc) break;
+        if (tps_grow(&r->rows, &cap, r->n + 1, sizeof *r->rows, 16)) {
+            rc = tps_error_oom(err);
+            break;
+        }
+        struct recipe_run *w = &r->rows[r->n++];
+        memset(w, 0, sizeof *w);
+        snprintf(w->release, sizeof w->release, "%s", release);
+        snprintf(w->model, sizeof w->model, "%s", f[mod]);
+        w->line = line;
+        for (int c = 0; !rc && c < Q_N; c++)
+            if (at[c] >= 0)
+                rc = recipe_cell_read(f[at[c]], c, path, line, at[c] + 1, &w->c[c], err);
+    }
+    if (!rc && !header) rc = tps_error_set(err, TPS_EINVAL, path, 1, 1, "header", "no header line");
+    free(text);
+    return rc;
+}
+
 /* A weak-scaling row as a row of the first format (read_weak checked that it divides): tensor
  * parallel inside a machine (at most its `per_machine` GPUs) and pipeline parallel beyond,
  * Megatron-LM's placement rule (Narayanan et al. 2021, section 3.3); by default (weak_apply
@@ -221,15 +356,19 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->model = (struct mdl_model){.layers = v[C_LAYERS],
                                   .hidden = v[C_HIDDEN],
                                   .heads = v[C_HEADS],
-                                  .ffn = 4 * v[C_HIDDEN],
+                                  .ffn = w->ffn > 0 ? w->ffn : 4 * v[C_HIDDEN],
                                   .seq = v[C_SEQ],
                                   .micro_batch = v[C_MB],
-                                  .dtype = dtype,
-                                  .vocab = 51200,
+                                  /* a recipe's precision is its row's: bf16, or FP8 over it */
+                                  .dtype = w->recipe ? MDL_BF16 : dtype,
+                                  .fp8 = w->fp8,
+                                  .vocab = w->vocab > 0 ? w->vocab : 51200,
+                                  .kv_heads = w->kv_heads,
                                   /* Megatron-LM's GPT runs dropout on the attention probabilities
                                    * (attention_dropout 0.1 by default); Korthikanti et al.'s
-                                   * 5as^2b activations count its mask and output */
-                                  .attn_dropout = true};
+                                   * 5as^2b activations count its mask and output. A recipe's
+                                   * fused attention applies it inside its kernel. */
+                                  .attn_dropout = !w->recipe};
     snprintf(s->model.name, sizeof s->model.name, "%.*s", (int)sizeof s->model.name - 1, w->name);
     s->device = *dev;
     mdl_framework_default(&s->framework);
@@ -239,6 +378,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
                                         .cp = w->cp > 1 ? (int)w->cp : 0,
                                         .sequence_parallel = strstr(w->mode, "seq_par") != NULL,
                                         .async_grad_allreduce = w->async_grad_allreduce,
+                                        .tp_comm_overlap = w->tp_comm_overlap && v[C_TP] > 1,
                                         .chunks = 1,
                                         .recompute = full,
                                         .selective = sel && !full};
@@ -253,13 +393,16 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
                          .virtual_stages = (int)v[C_INTERLEAVE],
                          .micro_batches = (int)(per > 0 ? v[C_GB] / per : 0)};
     s->job.overlap_grad_reduce = w->overlap_grad_reduce;
+    s->job.zero = w->distributed_optimizer ? 1 : 0;
+    s->job.overlap_param_gather = w->overlap_param_gather;
+    s->job.untied_embeddings = w->untied_embeddings;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "global_batch",
                              "must be a multiple of data_par x micro_batch (%ld)", per);
     /* context parallelism runs the attention as fused kernels */
-    if (w->cp > 1) s->framework.attention = MDL_ATTENTION_FLASH;
+    if (w->cp > 1 || w->recipe) s->framework.attention = MDL_ATTENTION_FLASH;
     long cp = w->cp > 1 ? w->cp : 1;
     if (v[C_TP] * cp * v[C_PP] * v[C_DP] != v[C_GPUS])
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "num_gpus",
@@ -444,6 +587,96 @@ static int read_table5(char **f, const int *at, int cpcol, const char *csv, int 
     return 0;
 }
 
+/* Reads row `line` of a recipe table (fields f, columns at, the release column relcol or -1)
+ * into w and v, with its settings from runs (may be NULL): its precision, Megatron-LM's
+ * sequence parallelism with tp > 1, FlashAttention, and the runs row's switches. */
+static int read_recipe(char **f, const int *at, int relcol, const char *csv, int line,
+                       struct recipe_runs *runs, struct e2e_row *w, long *v, struct tps_error *err)
+{
+    double x[P_N] = {0};
+    for (int c = P_GPUS; c < P_N; c++) {
+        if (c == P_VP && !f[at[c]][0]) { /* empty: no interleaving, or not printed */
+            x[c] = 1;
+            continue;
+        }
+        int rc = row_number(f[at[c]], at[c], pcols[c], c != P_TIME, csv, line, &x[c], err);
+        if (rc) return rc;
+    }
+    const char *prec = f[at[P_PREC]];
+    if (strcasecmp(prec, "bf16") && strcasecmp(prec, "fp8"))
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[P_PREC] + 1, "precision",
+                             "expected BF16 or FP8, got '%s'", prec);
+    w->fp8 = !strcasecmp(prec, "fp8");
+    w->recipe = true;
+    snprintf(w->release, sizeof w->release, "%s", relcol >= 0 ? f[relcol] : "");
+    v[C_HEADS] = (long)x[P_HEADS];
+    v[C_HIDDEN] = (long)x[P_HIDDEN];
+    v[C_LAYERS] = (long)x[P_LAYERS];
+    v[C_SEQ] = (long)x[P_SEQ];
+    v[C_GPUS] = (long)x[P_GPUS];
+    v[C_TP] = (long)x[P_TP];
+    v[C_PP] = (long)x[P_PP];
+    v[C_DP] = (long)x[P_DP];
+    v[C_GB] = (long)x[P_GB];
+    v[C_MB] = (long)x[P_MB];
+    v[C_INTERLEAVE] = (long)x[P_VP];
+    w->cp = (long)x[P_CP];
+    w->ffn = (long)x[P_FFN];
+    w->kv_heads = (long)x[P_KV];
+    w->vocab = (long)x[P_VOCAB];
+    w->measured_s = x[P_TIME];
+    int recompute = 0;
+    struct recipe_run *r = NULL;
+    for (int i = 0; runs && i < runs->n && !r; i++)
+        if (!strcmp(runs->rows[i].model, f[at[P_MODEL]]) &&
+            !strcmp(runs->rows[i].release, w->release))
+            r = &runs->rows[i];
+    if (runs && !r)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[P_MODEL] + 1, "model",
+                             "'%s %s' has no row in the runs table %s", w->release, f[at[P_MODEL]],
+                             runs->path);
+    if (r) {
+        const struct run_cell *c = r->c;
+        r->used = 1;
+        recompute = c[Q_RECOMPUTE].set ? (int)c[Q_RECOMPUTE].value : 0;
+        w->tp_comm_overlap = c[Q_OVERLAP].set && c[Q_OVERLAP].value;
+        w->distributed_optimizer = c[Q_DISTOPT].set && c[Q_DISTOPT].value;
+        w->overlap_grad_reduce = c[Q_GRAD].set && c[Q_GRAD].value;
+        w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
+        w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
+        if (c[Q_VP].set && f[at[P_VP]][0])
+            return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
+                              err);
+        if (c[Q_VP].set) v[C_INTERLEAVE] = c[Q_VP].value;
+    }
+    snprintf(w->mode, sizeof w->mode, "%s%s", v[C_TP] > 1 ? "seq_par " : "",
+             recompute == 2 ? "full_recompute"
+             : recompute    ? "selective_recompute"
+                            : "none");
+    snprintf(w->name, sizeof w->name, "%.10s %.20s %s%s", w->release, f[at[P_MODEL]],
+             w->fp8 ? "FP8" : "BF16", w->tp_comm_overlap ? " tp-overlap" : "");
+    return 0;
+}
+
+int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err)
+{
+    size_t len = 0;
+    char *text = tps_read_file(csv, MAX_CSV, "an end-to-end table", &len, err);
+    if (!text) return err->code ? err->code : TPS_EIO;
+    char store[4096], *f[MAX_FIELDS];
+    const char *next;
+    int nf = tps_csv_record(text, text + len, store, sizeof store, f, MAX_FIELDS, &next);
+    int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
+    if (!rc)
+        *out =
+            tps_csv_column(f, nf, wcols[W_MP]) >= 0 ? E2E_WEAK
+            : tps_csv_column(f, nf, pcols[P_TIME]) >= 0 && tps_csv_column(f, nf, pcols[P_PREC]) >= 0
+                ? E2E_RECIPE
+                : E2E_TABLE5;
+    free(text);
+    return rc;
+}
+
 int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
             const char *platform, enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *res,
@@ -451,14 +684,20 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
 {
     memset(res, 0, sizeof *res);
     struct runs runs = {0};
+    struct recipe_runs rruns = {0};
+    enum e2e_format fmt;
     size_t len = 0;
-    if (runs_csv && runs_read(runs_csv, &runs, err)) {
+    if (e2e_format_of(csv, &fmt, err)) return err->code ? err->code : TPS_EIO;
+    if (runs_csv && (fmt == E2E_RECIPE ? recipe_runs_read(runs_csv, &rruns, err)
+                                       : runs_read(runs_csv, &runs, err))) {
         runs_release(&runs);
+        free(rruns.rows);
         return err->code ? err->code : TPS_EINVAL;
     }
     char *text = tps_read_file(csv, MAX_CSV, "an end-to-end table", &len, err);
     if (!text) {
         runs_release(&runs);
+        free(rruns.rows);
         return err->code ? err->code : TPS_EIO;
     }
     char store[4096], *f[MAX_FIELDS];
@@ -468,16 +707,19 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     int last = 0;
     /* the weak-scaling table's format, told by its model_parallel_size column */
-    bool weak = !rc && tps_csv_column(f, nf, wcols[W_MP]) >= 0;
-    if (!rc && runs_csv && !weak)
+    bool weak = fmt == E2E_WEAK, recipe = fmt == E2E_RECIPE;
+    if (!rc && runs_csv && fmt == E2E_TABLE5)
         rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header",
                            "a runs table (%s) applies to a weak-scaling table (model_size, "
-                           "model_parallel_size, ...), not to this one",
+                           "model_parallel_size, ...) or a recipe table (precision, "
+                           "step_time_s, ...), not to this one",
                            runs_csv);
     for (int c = 0; c < R_N; c++)
         ropt[c] = weak && !rc ? tps_csv_column(f, nf, rcols[c]) : -1;
-    int ncols = weak ? W_N : C_N;
-    const char *const *names = weak ? wcols : cols;
+    int ncols = weak ? W_N : recipe ? P_N : C_N;
+    const char *const *names = weak ? wcols : recipe ? pcols : cols;
+    int relcol = recipe ? tps_csv_column(f, nf, "release") : -1;
+    if (relcol > last) last = relcol;
     for (int c = 0; !rc && c < ncols; c++) {
         if ((at[c] = tps_csv_column(f, nf, names[c])) < 0)
             rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "missing column '%s'",
@@ -487,7 +729,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     }
     for (int c = 0; c < R_N; c++)
         if (ropt[c] > last) last = ropt[c];
-    int cpcol = !rc && !weak ? tps_csv_column(f, nf, CP_COLUMN) : -1;
+    int cpcol = !rc && fmt == E2E_TABLE5 ? tps_csv_column(f, nf, CP_COLUMN) : -1;
     if (cpcol > last) last = cpcol;
     long per_machine = 1; /* GPUs per machine of the platform */
     if (!rc) {
@@ -522,7 +764,8 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         memset(v, 0, C_N * sizeof *v);
         rc = weak ? read_weak(f, at, ropt, csv, line, per_machine, runs_csv ? &runs : NULL, w, v,
                               err)
-                  : read_table5(f, at, cpcol, csv, line, w, v, err);
+             : recipe ? read_recipe(f, at, relcol, csv, line, runs_csv ? &rruns : NULL, w, v, err)
+                      : read_table5(f, at, cpcol, csv, line, w, v, err);
         if (rc) break;
         w->gpus = v[C_GPUS];
         w->tp = v[C_TP];
@@ -554,6 +797,11 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         if (!runs.rows[i].used)
             rc = tps_error_set(err, TPS_EINVAL, runs_csv, runs.rows[i].line, 1, "model_size",
                                "'%s' names no row of %s", runs.rows[i].name, csv);
+    for (int i = 0; !rc && i < rruns.n; i++)
+        if (!rruns.rows[i].used && res->skipped == 0)
+            rc = tps_error_set(err, TPS_EINVAL, runs_csv, rruns.rows[i].line, 1, "model",
+                               "'%s %s' names no row of %s", rruns.rows[i].release,
+                               rruns.rows[i].model, csv);
     for (int i = 0; !rc && i < res->n; i++) {
         struct e2e_row *w = &res->rows[i];
         if (progress) progress(i, w->name, ctx);
@@ -567,6 +815,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         abs_err[i] = fabs(w->err_pct);
     }
     runs_release(&runs);
+    free(rruns.rows);
     if (!rc) tps_median_max(abs_err, res->n, &res->median_abs_err_pct, &res->max_abs_err_pct);
     free(abs_err);
     free(vs);

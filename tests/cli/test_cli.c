@@ -655,7 +655,7 @@ Test(cli, options_parse_alike_in_every_command)
         {"trace a.yaml b.yaml -o x", "unexpected argument 'b.yaml'"},
         {"validate layers --device Z80", "unknown device 'Z80'"},
         {"validate layers a.csv --kernels b.csv", "give CSV or --kernels, not both"},
-        {"validate e2e --max-gpus 4", "no row of either table has at most 4 GPUs"},
+        {"validate e2e --max-gpus 4", "no row of any table has at most 4 GPUs"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert(eq(int, tpsim(out, sizeof out, bad[i][0], 1), 2), "%s", bad[i][0]);
@@ -667,28 +667,33 @@ Test(cli, options_parse_alike_in_every_command)
     testdir_remove(d);
 }
 
-/* Without a CSV, validate e2e runs both tables of the reference data and summarises all rows. */
-Test(cli, validate_e2e_without_a_table_runs_both_tables)
+/* Without a CSV, validate e2e runs every table of the reference data, each on its own GPUs, and
+ * summarises all rows. */
+Test(cli, validate_e2e_without_a_table_runs_every_table)
 {
     char d[256], json[300], args[600], out[16384];
     cr_assert_not_null(testdir_make(d, sizeof d));
     snprintf(json, sizeof json, "%s/e2e.json", d);
     snprintf(args, sizeof args, "validate e2e --max-gpus 32 --json %s", json);
     cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
-    cr_assert(ne(ptr, strstr(out, "all 2 tables: median |error|"), NULL), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "all 3 tables: median |error|"), NULL), "%s", out);
+    /* the DGX Cloud recipes on H100s, with their FP8/BF16 ratios */
+    cr_assert(ne(ptr, strstr(out, "H100-SXM on dgx-h100 machines"), NULL), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "FP8/BF16 ratio: median |error|"), NULL), "%s", out);
     json_error_t je;
     json_t *j = json_load_file(json, 0, &je);
     cr_assert(ne(ptr, j, NULL), "%s", je.text);
     json_t *tables = json_object_get(j, "tables"), *rows = json_object_get(j, "rows");
-    cr_assert(eq(sz, json_array_size(tables), 2));
-    /* the two 8-GPU rows of Korthikanti et al.'s table, the 32-GPU row of the weak scaling */
-    cr_assert(eq(sz, json_array_size(rows), 3));
+    cr_assert(eq(sz, json_array_size(tables), 3));
+    /* the two 8-GPU rows of Korthikanti et al.'s table, the 32-GPU row of the weak scaling, the
+     * 16- and 32-GPU Nemotron-4 15B rows of both releases in BF16 and FP8 */
+    cr_assert(eq(sz, json_array_size(rows), 11));
     cr_assert(ne(ptr,
                  strstr(json_string_value(json_object_get(json_array_get(rows, 2), "table")),
                         "weak_scaling"),
                  NULL));
     double worst = 0;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 11; i++)
         worst =
             fmax(worst, fabs(json_real_value(json_object_get(json_array_get(rows, i), "err_pct"))));
     cr_assert(eq(dbl, json_real_value(json_object_get(j, "max_abs_err_pct")), worst));

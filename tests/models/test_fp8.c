@@ -1,0 +1,171 @@
+/* test_fp8.c - Transformer Engine's FP8 and TP communication overlap: an FP8 GEMM's time from
+ * the FP8 table, the cast kernels and FP8 all-gathers, the ring-exchange all-gather + GEMM and the
+ * pipelined GEMM + reduce-scatter against hand-computed ones, memory with the FP8 copies. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+
+#include "lowered.h"
+#include "models/compute.h"
+
+#define FP8_TABLE TPSIM_REFDATA "/gemm/h100_sxm_azure_ndv5_cublaslt_fp8.csv"
+
+/* The H100 preset's FP8 curve is the fit of the FP8 table, and prices its large shapes within
+ * 6% (8192^3: 1290 TFLOP/s measured). */
+Test(fp8, the_h100_fp8_gemm_curve_is_the_fp8_tables_fit)
+{
+    struct mdl_device d, fit;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &d), 0));
+    fit = d;
+    struct tps_error err = {0};
+    struct mdl_calib c;
+    cr_assert(eq(int, mdl_compute_calibrate(&fit, MDL_FP8, FP8_TABLE, &c, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, c.rows, 9));
+    cr_assert(lt(dbl, fabs(fit.fp8_gemm_eff / d.fp8_gemm_eff - 1), 1e-3), "%g", fit.fp8_gemm_eff);
+    cr_assert(lt(dbl, fabs(fit.fp8_gemm_overhead_s / d.fp8_gemm_overhead_s - 1), 1e-3));
+    /* the BF16 curve is untouched by an FP8 fit */
+    cr_assert(eq(dbl, fit.gemm_eff_max, d.gemm_eff_max));
+    static const double shape[][4] = {{8192, 8192, 8192, 1290.1}, {6144, 12288, 12288, 1351.4}};
+    for (int i = 0; i < 2; i++) {
+        double t = mdl_gemm_time(&d, MDL_FP8, 1, shape[i][0], shape[i][1], shape[i][2]);
+        double tf = mdl_gemm_flop(1, shape[i][0], shape[i][1], shape[i][2]) / t / 1e12;
+        cr_assert(lt(dbl, fabs(tf / shape[i][3] - 1), 0.06), "%g TFLOP/s", tf);
+    }
+    /* FP8 needs FP8 tensor cores: none on the A100 */
+    struct mdl_device a;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &a), 0));
+    cr_assert(eq(dbl, a.peak_flops[MDL_FP8], 0));
+}
+
+static struct mdl_model gpt(bool fp8)
+{
+    struct mdl_model m = {0};
+    cr_assert(eq(int, mdl_model_preset("gpt3-175b", &m), 0));
+    m.vocab = 0;
+    m.fp8 = fp8;
+    return m;
+}
+
+static struct mdl_strategy sp4(bool overlap)
+{
+    return (struct mdl_strategy){.kind = MDL_STRAT_1D,
+                                 .tp = 4,
+                                 .sequence_parallel = true,
+                                 .async_grad_allreduce = true,
+                                 .chunks = 1,
+                                 .tp_comm_overlap = overlap};
+}
+
+/* FP8: the linear GEMMs at the FP8 rate with the same FLOPs, one cast-transpose per linear each
+ * way, the inputs' all-gathers at half the bytes; the attention core stays 16-bit. */
+Test(fp8, fp8_linears_cast_their_inputs_and_gather_them_in_one_byte)
+{
+    struct mdl_model mb = gpt(false), m8 = gpt(true);
+    struct mdl_strategy st = sp4(false);
+    struct mdl_program pb = {0}, p8 = {0};
+    lower(&st, &mb, &pb);
+    lower(&st, &m8, &p8);
+    double bb, fb, b8, f8;
+    cr_assert(eq(int, sum_ops(&pb, 0, "qkv", &bb, &fb), sum_ops(&p8, 0, "qkv", &b8, &f8) - 2));
+    /* qkv's forward cast and its gradient's: the two more ops */
+    cr_assert(eq(dbl, sum_ops(&p8, 0, "qkv_fp8_cast", &b8, &f8), 1));
+    double s = 2048, h = 12288, t = 4;
+    cr_assert(eq(dbl, b8, s / t * h * 4)); /* the rank's share: read 2 bytes, write 1 + 1 */
+    cr_assert(eq(int, sum_ops(&p8, 0, "fc2_fp8_cast", &b8, &f8), 1));
+    cr_assert(eq(dbl, b8, s * 4 * h / t * 4));
+    /* every linear's forward input and output gradient: 8 casts */
+    int casts = 0;
+    for (int i = 0; i < p8.ranks[0].nops; i++)
+        casts += strstr(p8.names[p8.ranks[0].ops[i].name], "fp8_cast") != NULL;
+    cr_assert(eq(int, casts, 8));
+    cr_assert(eq(int, sum_ops(&pb, 0, "ag_attn", &bb, &fb), sum_ops(&p8, 0, "ag_attn", &b8, &f8)));
+    /* ag_attn (forward, FP8) and ag_attn_input_bwd (FP8) halve; ag_attn_bwd (the gradient) not */
+    cr_assert(eq(dbl, b8, bb - (s * h * 2) / 2 * 2), "%g %g", b8, bb);
+    /* same FLOPs, less time in the GEMMs */
+    double tb = 0, t8 = 0, flb = 0, fl8 = 0;
+    for (int i = 0; i < pb.ranks[0].nops; i++) {
+        const struct mdl_op *o = &pb.ranks[0].ops[i];
+        if (o->kind == MDL_OP_GEMM) tb += o->dur_s, flb += o->flop;
+    }
+    for (int i = 0; i < p8.ranks[0].nops; i++) {
+        const struct mdl_op *o = &p8.ranks[0].ops[i];
+        if (o->kind == MDL_OP_GEMM) t8 += o->dur_s, fl8 += o->flop;
+    }
+    cr_assert(eq(dbl, flb, fl8));
+    cr_assert(lt(dbl, t8, 0.7 * tb), "%g vs %g", t8, tb);
+    mdl_program_release(&pb);
+    mdl_program_release(&p8);
+}
+
+/* The index of rank 0's op named `name` at occurrence k, or -1. */
+static int op_at(const struct mdl_program *p, const char *name, int k)
+{
+    for (int i = 0; i < p->ranks[0].nops; i++)
+        if (!strcmp(p->names[p->ranks[0].ops[i].name], name) && k-- == 0) return i;
+    return -1;
+}
+
+/* TP overlap: QKV's all-gather + GEMM by ring exchange (tp GEMMs of s/tp tokens, each after the
+ * chunk it computes on arrives, tp - 1 sends of a rank's share), and the projection's GEMM +
+ * reduce-scatter in 4 pieces whose GEMMs run on 116 of the 132 SMs. */
+Test(fp8, tp_overlap_ring_exchange_and_pipeline_match_hand_computed_schedules)
+{
+    struct mdl_model m = gpt(false);
+    struct mdl_strategy st = sp4(true);
+    struct mdl_program p = {0};
+    lower(&st, &m, &p);
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    double s = 2048, h = 12288, t = 4, q = 3 * h, bytes, flop;
+    cr_assert(eq(int, sum_ops(&p, 0, "ring_ag_attn_send", &bytes, &flop), 3));
+    cr_assert(eq(dbl, bytes, 3 * s / t * h * 2));
+    /* no NCCL all-gather before QKV: only the backward's bulk one of its input */
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_attn", &bytes, &flop), 1));
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_attn_input_bwd", &bytes, &flop), 1));
+    double ring_gemm = mdl_gemm_time(&dev, MDL_BF16, 1, s / t, q / t, h) * 132 / 131;
+    for (int i = 0; i < 4; i++) {
+        int g = op_at(&p, "qkv", i);
+        cr_assert(ge(int, g, 0));
+        const struct mdl_op *o = &p.ranks[0].ops[g];
+        cr_assert(ieee_ulp_eq(dbl, o->dur_s, ring_gemm, 4), "%g %g", o->dur_s, ring_gemm);
+        if (i == 0) continue;
+        /* GEMM i waits for the chunk received in step i - 1 */
+        int recv = op_at(&p, "ring_ag_attn_recv", i - 1);
+        bool waits = false;
+        for (int k = 0; k < o->ndeps; k++)
+            waits |= o->deps[k] == recv;
+        cr_assert(waits, "qkv piece %d", i);
+    }
+    double pipe_gemm = mdl_gemm_time(&dev, MDL_BF16, 1, s / 4, h, h / t) * 132 / 116;
+    /* the four pieces make the whole reduce-scatter; then the backward's ar_attn_bwd */
+    cr_assert(eq(int, sum_ops(&p, 0, "ar_attn", &bytes, &flop), 4 + 1));
+    cr_assert(eq(dbl, bytes, s * h * 2 + s * h * 2));
+    for (int i = 0; i < 4; i++) {
+        const struct mdl_op *o = &p.ranks[0].ops[op_at(&p, "proj", i)];
+        cr_assert(ieee_ulp_eq(dbl, o->dur_s, pipe_gemm, 4), "%g %g", o->dur_s, pipe_gemm);
+    }
+    /* bulk: QKV's data and weight gradients beside the all-gather and reduce-scatter */
+    const struct mdl_op *dg = &p.ranks[0].ops[op_at(&p, "qkv_dgrad", 0)];
+    cr_assert(
+        ieee_ulp_eq(dbl, dg->dur_s, mdl_gemm_time(&dev, MDL_BF16, 1, s, h, q / t) * 132 / 116, 4));
+    mdl_program_release(&p);
+}
+
+/* Memory: the FP8 copies add 2 bytes per weight; the linears' saved inputs shrink to one byte
+ * (QKV's and FC1's 2sbh/t, the projection's 2sbh/t, FC2's 2sbf/t each halve). */
+Test(fp8, memory_holds_the_fp8_copies_and_fp8_saved_inputs)
+{
+    struct mdl_model mb = gpt(false), m8 = gpt(true);
+    struct mdl_strategy st = sp4(false);
+    struct mdl_memory b, f;
+    mdl_strategy_memory(&st, &mb, NULL, 96, &b);
+    mdl_strategy_memory(&st, &m8, NULL, 96, &f);
+    double params = 96 * mdl_strategy_layer_params(&st, &mb);
+    cr_assert(ieee_ulp_eq(dbl, f.weights - b.weights, 2 * params, 8));
+    cr_assert(eq(dbl, f.gradients, b.gradients));
+    cr_assert(eq(dbl, f.optimizer, b.optimizer));
+    double s = 2048, h = 12288, t = 4, ff = 4 * h;
+    double saved = 96 * (s * h * 2 / t + s * h / t + s * ff / t);
+    cr_assert(ieee_ulp_eq(dbl, b.activations - f.activations, saved, 64), "%g %g",
+              b.activations - f.activations, saved);
+}
