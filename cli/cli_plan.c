@@ -212,6 +212,14 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
            "%.1f)\n",
            b->mem.total / 1e9, b->mem.weights / 1e9, b->mem.gradients / 1e9, b->mem.optimizer / 1e9,
            b->mem.activations / 1e9);
+    /* what Transformer Engine's switches buy it */
+    for (int k = 0; k < JOBPLAN_NBUYS; k++) {
+        const struct jobplan_buy *x = &info->buys[k];
+        if (!x->tried) continue;
+        printf("  %s %s: %.3f s per iteration (%+.1f%%)\n",
+               k == JOBPLAN_BUY_FP8 ? "with FP8 (Transformer Engine)" : "with the TP overlap",
+               x->on ? "on" : "off", x->simulated_s, (x->simulated_s / b->simulated_s - 1) * 100);
+    }
 }
 
 static int write_job_plan_json(const struct scn_scenario *s, const char *path, const char *json,
@@ -249,6 +257,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
             json_string(w->st.atp.placement == MDL_COLUMN_FIRST ? "column-first" : "row-first"));
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
+        json_object_set_new(row, "tp_comm_overlap", json_boolean(w->st.tp_comm_overlap));
         json_object_set_new(row, "pipeline_bubble_s",
                             w->simulated_s > 0 ? json_real(w->bubble_s) : json_null());
         for (int d = 0; d < MDL_NDIMS; d++) {
@@ -259,12 +268,22 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         }
         json_array_append_new(arr, row);
     }
-    return cli_write_json(
+    json_t *top =
         json_pack("{s:s, s:i, s:I, s:f, s:f, s:i, s:i, s:o}", "scenario", path, "gpus", info->gpus,
                   "global_batch", (json_int_t)info->global_batch, "model_flop", info->model_flop,
                   "device_memory_gb", s->device.mem_bytes / 1e9, "candidates", info->candidates,
-                  "dropped_for_memory", info->dropped, "rows", arr),
-        json, "plan");
+                  "dropped_for_memory", info->dropped, "rows", arr);
+    /* the best simulated again with each of Transformer Engine's switches toggled */
+    json_t *buys = json_object();
+    for (int k = 0; k < JOBPLAN_NBUYS; k++) {
+        const struct jobplan_buy *b = &info->buys[k];
+        if (b->tried)
+            json_object_set_new(
+                buys, k == JOBPLAN_BUY_FP8 ? "fp8" : "tp_comm_overlap",
+                json_pack("{s:b, s:f}", "on", b->on, "simulated_s", b->simulated_s));
+    }
+    json_object_set_new(top, "what_each_buys", buys);
+    return cli_write_json(top, json, "plan");
 }
 
 struct plan_args {

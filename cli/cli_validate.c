@@ -858,6 +858,8 @@ static const struct e2e_table {
      "scenarios/validation/megatron-2021-weak-scaling-runs.csv", "A100-80GB", "dgx-a100"},
     {"dgxc_bench_eos_h100_gpt3_nemotron4.csv", "scenarios/validation/dgxc-recipes-runs.csv",
      "H100-SXM", "dgx-h100"},
+    {"nemo_long_context_cp_llama2_7b_h100_fp8.csv",
+     "scenarios/validation/nemo-long-context-runs.csv", "H100-SXM", "dgx-h100"},
 };
 #define E2E_NTABLES ((int)(sizeof e2e_tables / sizeof e2e_tables[0]))
 
@@ -900,7 +902,7 @@ static int validate_e2e(int argc, char **argv)
     if (csv) { /* a named table: measured where a table of its format was */
         enum e2e_format fmt;
         if (e2e_format_of(csv, &fmt, &err)) return cli_report_error(&err);
-        int k = fmt == E2E_RECIPE ? 2 : 0;
+        int k = fmt == E2E_RECIPE || fmt == E2E_TFLOPS ? 2 : 0;
         devs[0] = e2e_tables[k].device;
         plats[0] = e2e_tables[k].platform;
     }

@@ -129,6 +129,8 @@ static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *
  * (12 + 2); in fp32 training, no master copy: 12 read, 12 written. */
 #define OPT_BYTES_MIXED 30.0
 #define OPT_BYTES_FP32  24.0
+/* FP8: the updated 16-bit weight read (2 B), its FP8 copy and transposed copy written (1 + 1) */
+#define FP8_CAST_BYTES 4.0
 
 int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *st)
 {
@@ -438,8 +440,10 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy 
     double shard = params / (dist_opt(job, st) ? mdl_job_grad_replicas(job, st) : 1);
     double unscale = m->dtype == MDL_FP16 ? mdl_mem_time(dev, shard * UNSCALE_BYTES) : 0;
     double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
+    /* FP8's weight cast: every parameter counted, the embedding's too (a bound) */
+    double cast = m->fp8 ? mdl_mem_time(dev, params * FP8_CAST_BYTES) : 0;
     return mdl_mem_time(dev, params * ZERO_BYTES) + unscale +
-           mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per);
+           mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per) + cast;
 }
 
 /* Parameters of stage s's layers one GPU holds, and of them its experts' (*expert). */
@@ -810,6 +814,16 @@ static int stage_tail(struct stage *S)
     op.bytes = shard * per;
     op.dur_s = mdl_mem_time(S->dev, op.bytes);
     if (x >= 0) x = mdl_emitter_op(S->E, &op, "optimizer_step", -1, MDL_PHASE_OTHER);
+    /* FP8: Transformer Engine casts each linear weight to FP8 (and its transpose) once per
+     * iteration, on the first micro-batch (is_first_microbatch); here, after the step that
+     * updates them: read 2 bytes, write 1 + 1, for every weight of the GPU's layers */
+    if (x >= 0 && m->fp8) {
+        op.ndeps = 0;
+        op.deps[op.ndeps++] = x;
+        op.bytes = (params - emb) * FP8_CAST_BYTES;
+        op.dur_s = mdl_mem_time(S->dev, op.bytes);
+        x = mdl_emitter_op(S->E, &op, "fp8_weight_cast", -1, MDL_PHASE_OTHER);
+    }
     /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
      * layers' are gathered before each use) */
     double gathered = zero_at(job, S->st, 3) ? emb : params;

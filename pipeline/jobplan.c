@@ -34,7 +34,8 @@ static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *
            x->ep == y->ep && x->expert_tp == y->expert_tp && x->atp.d1 == y->atp.d1 &&
            x->atp.d2 == y->atp.d2 && x->atp.placement == y->atp.placement &&
            x->sequence_parallel == y->sequence_parallel && x->chunks == y->chunks &&
-           x->oases == y->oases && x->recompute == y->recompute && x->selective == y->selective;
+           x->oases == y->oases && x->tp_comm_overlap == y->tp_comm_overlap &&
+           x->recompute == y->recompute && x->selective == y->selective;
 }
 
 struct plan {
@@ -61,6 +62,7 @@ static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, 
     st->selective = rc == RC_SELECTIVE;
     st->chunks = 0;
     st->oases = false;
+    st->tp_comm_overlap = false;
     st->atp.extra_allgathers = false;
 }
 
@@ -261,6 +263,8 @@ static void describe(struct jobplan_row *w)
         snprintf(kind, sizeof kind, " %d chunks", w->st.chunks);
     else if (w->st.oases)
         snprintf(kind, sizeof kind, " oases");
+    else if (w->st.tp_comm_overlap)
+        snprintf(kind, sizeof kind, " +tp-overlap");
     char cp[64] = "";
     int n = 0;
     if (w->st.cp > 1)
@@ -400,7 +404,8 @@ static bool planned(const struct plan *P, const struct mdl_strategy *st, const s
 
 /* The other TP kinds on the job shape of 1D candidate w (its tp, pp, dp, micro-batch, schedule
  * and recomputation): ATP's 2D meshes d1 x d2 = tp in both placements (no sequence parallelism,
- * which is 1D's), ATP's chunk overlap (2 and 4 chunks) and the Oases schedule. Those the model
+ * which is 1D's), ATP's chunk overlap (2 and 4 chunks), the Oases schedule and, with sequence
+ * parallelism, Transformer Engine's TP overlap. Those the model
  * does not allow are not added. Returns how many were added, or -1 (out of memory). */
 static int add_kinds(struct plan *P, const struct jobplan_row *w)
 {
@@ -426,6 +431,11 @@ static int add_kinds(struct plan *P, const struct jobplan_row *w)
     if (tp > 1 && nv < 16) {
         v[nv] = w->st;
         v[nv++].oases = true;
+    }
+    /* Transformer Engine's TP overlap, where sequence parallelism gives it its collectives */
+    if (tp > 1 && w->st.sequence_parallel && nv < 16) {
+        v[nv] = w->st;
+        v[nv++].tp_comm_overlap = true;
     }
     int added = 0;
     for (int i = 0; i < nv; i++) {
@@ -460,6 +470,42 @@ int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct
         memcpy(w->dim_used, r.dim_used, sizeof w->dim_used);
     }
     report_release(&r);
+    return rc;
+}
+
+/* The best simulated row w again with Transformer Engine's switches toggled, one at a time: FP8
+ * where the device has FP8 tensor cores, the TP overlap where w has sequence parallelism on 1D
+ * without ATP's chunks or Oases (the variant checked as any candidate). */
+static int what_each_buys(const struct scn_scenario *s, const struct jobplan_row *w,
+                          struct jobplan_info *info, struct tps_error *err)
+{
+    struct scn_scenario *v = malloc(sizeof *v);
+    if (!v) return tps_error_oom(err);
+    int rc = 0;
+    for (int k = 0; !rc && k < JOBPLAN_NBUYS; k++) {
+        struct jobplan_buy *b = &info->buys[k];
+        struct jobplan_row x = *w;
+        *v = *s; /* borrowed: nothing of it is released */
+        if (k == JOBPLAN_BUY_FP8) {
+            if (!(s->device.peak_flops[MDL_FP8] > 0)) continue;
+            v->model.fp8 = !s->model.fp8;
+            b->on = v->model.fp8;
+        } else {
+            x.st.tp_comm_overlap = !w->st.tp_comm_overlap;
+            b->on = x.st.tp_comm_overlap;
+        }
+        struct mdl_model m = v->model;
+        m.micro_batch = w->micro_batch;
+        struct tps_error e = {0};
+        if (mdl_strategy_check(&x.st, &m, &e) || mdl_job_check(&x.job, &x.st, &m, &e)) continue;
+        fprintf(stderr, "tpsim plan: simulating the best with %s %s\n",
+                k == JOBPLAN_BUY_FP8 ? "FP8" : "the TP overlap", b->on ? "on" : "off");
+        if (!(rc = jobplan_simulate(v, &x, err))) {
+            b->tried = 1;
+            b->simulated_s = x.simulated_s;
+        }
+    }
+    free(v);
     return rc;
 }
 
@@ -538,6 +584,10 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
         return rc;
     }
     qsort(P.v, (size_t)P.n, sizeof *P.v, by_result);
+    if (P.n > 0 && P.v[0].simulated_s > 0 && (rc = what_each_buys(s, &P.v[0], info, err))) {
+        free(P.v);
+        return rc;
+    }
     *rows = P.v;
     *nrows = P.n;
     return TPS_OK;

@@ -20,7 +20,8 @@
  * mesh's columns (1D: the TP group) where activations are not sharded, t_dp the stage's gradient
  * reduction (and parameter gather) over its replicas, all of one stage's groups at once (tuner's
  * closed form), and t_optimizer the memory-bound step. The best are then simulated as whole jobs
- * (layers and replicas folded, pipeline.h). Units: seconds, bytes.
+ * (layers and replicas folded, pipeline.h), and the best of them again with FP8 and with the TP
+ * overlap toggled (jobplan_info.buys). Units: seconds, bytes.
  */
 #ifndef PIPELINE_JOBPLAN_H
 #define PIPELINE_JOBPLAN_H
@@ -51,12 +52,23 @@ struct jobplan_row {
     int fits;
 };
 
+/* What Transformer Engine's two switches buy the best simulated configuration: it simulated again
+ * with FP8 toggled (the candidates are ranked in the scenario's precision: FP8 changes the
+ * numerics) and with the TP overlap toggled. */
+enum { JOBPLAN_BUY_FP8, JOBPLAN_BUY_TP_OVERLAP, JOBPLAN_NBUYS };
+struct jobplan_buy {
+    int tried;          /* the switch applies to the best configuration and it was simulated */
+    int on;             /* the variant has the switch on (the best has it off) */
+    double simulated_s; /* the variant's iteration */
+};
+
 struct jobplan_info {
     int gpus;          /* N */
     long global_batch; /* sequences per iteration */
     int candidates;    /* enumerated */
     int dropped;       /* left out: they do not fit in memory */
     double model_flop; /* of one iteration: the same for every candidate */
+    struct jobplan_buy buys[JOBPLAN_NBUYS];
 };
 
 /* Fills *rows (malloc'ed; simulated ones first by simulated time, then the rest by prediction)

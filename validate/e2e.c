@@ -1,6 +1,7 @@
 /* e2e.c - end-to-end iterations measured against simulated (see e2e.h). */
 #include "validate/e2e.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -86,6 +87,26 @@ static const char *const pcols[P_N] = {
     "model", "precision", "num_gpus", "seq_len", "num_layers", "hidden",
     "ffn",   "heads",     "kv_heads", "vocab",   "tp",         "pp",
     "cp",    "vp",        "dp",       "mbs",     "gbs",        "step_time_s"};
+
+/* The fourth format: ../shared/refdata/e2e/nemo_long_context_cp_llama2_7b_h100_fp8.csv (NeMo's
+ * long-context runs): a model preset by name, degrees with CP, batch, precision and model TFLOP/s
+ * per GPU. */
+enum { T_MODEL, T_PREC, T_SEQ, T_GPUS, T_GB, T_TP, T_PP, T_DP, T_CP, T_TFLOPS, T_N };
+static const char *const tcols[T_N] = {
+    "model", "precision", "seq_len", "num_gpus", "gbs",
+    "tp",    "pp",        "dp",      "cp",       "tflops_per_gpu_with_cp"};
+
+/* NeMo's model FLOPs of one iteration of a Llama-family model (NeMo's flops_formulas.llama2;
+ * NVIDIA's published TFLOP/s divide it by the step time and the GPUs): B s L h^2 (12 + 12 g/a +
+ * 18 f/h + 12 s/h + 6 V/(L h)), with B sequences of s tokens, L layers, width h, a heads and g
+ * key/value heads, FFN f, vocabulary V. */
+static double nemo_llama_flop(const struct mdl_model *m, double B)
+{
+    double s = (double)m->seq, L = (double)m->layers, h = (double)m->hidden;
+    double a = (double)m->heads, g = (double)mdl_model_kv_heads(m), f = (double)m->ffn;
+    double V = (double)m->vocab;
+    return B * s * L * h * h * (12 + 12 * g / a + 18 * f / h + 12 * s / h + 6 * V / (L * h));
+}
 
 /* A recipe table's runs table (e2e.h): per release and model, how its rows ran. */
 enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_VP, Q_N };
@@ -364,6 +385,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
                                   .fp8 = w->fp8,
                                   .vocab = w->vocab > 0 ? w->vocab : 51200,
                                   .kv_heads = w->kv_heads,
+                                  .glu = w->glu,
                                   /* Megatron-LM's GPT runs dropout on the attention probabilities
                                    * (attention_dropout 0.1 by default); Korthikanti et al.'s
                                    * 5as^2b activations count its mask and output. A recipe's
@@ -587,6 +609,106 @@ static int read_table5(char **f, const int *at, int cpcol, const char *csv, int 
     return 0;
 }
 
+/* Applies the runs row of (w->release, model) to row w and its values v: recompute (w->mode,
+ * with sequence parallelism when tp > 1), the switches, and virtual_stages where the table gives
+ * none (vp_given). An error at the table's model cell (col) when runs has no such row. */
+static int recipe_apply(struct recipe_runs *runs, const char *model, bool vp_given, const char *csv,
+                        int line, int col, struct e2e_row *w, long *v, struct tps_error *err)
+{
+    int recompute = 0;
+    struct recipe_run *r = NULL;
+    for (int i = 0; runs && i < runs->n && !r; i++)
+        if (!strcmp(runs->rows[i].model, model) && !strcmp(runs->rows[i].release, w->release))
+            r = &runs->rows[i];
+    if (runs && !r)
+        return tps_error_set(err, TPS_EINVAL, csv, line, col + 1, "model",
+                             "'%s%s%s' has no row in the runs table %s", w->release,
+                             w->release[0] ? " " : "", model, runs->path);
+    if (r) {
+        const struct run_cell *c = r->c;
+        r->used = 1;
+        recompute = c[Q_RECOMPUTE].set ? (int)c[Q_RECOMPUTE].value : 0;
+        w->tp_comm_overlap = c[Q_OVERLAP].set && c[Q_OVERLAP].value;
+        w->distributed_optimizer = c[Q_DISTOPT].set && c[Q_DISTOPT].value;
+        w->overlap_grad_reduce = c[Q_GRAD].set && c[Q_GRAD].value;
+        w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
+        w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
+        if (c[Q_VP].set && vp_given)
+            return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
+                              err);
+        if (c[Q_VP].set) v[C_INTERLEAVE] = c[Q_VP].value;
+    }
+    snprintf(w->mode, sizeof w->mode, "%s%s", v[C_TP] > 1 ? "seq_par " : "",
+             recompute == 2 ? "full_recompute"
+             : recompute    ? "selective_recompute"
+                            : "none");
+    return 0;
+}
+
+/* The precision cell `prec` (column col) into w->fp8: BF16 or FP8. */
+static int read_precision(const char *prec, const char *csv, int line, int col, struct e2e_row *w,
+                          struct tps_error *err)
+{
+    if (strcasecmp(prec, "bf16") && strcasecmp(prec, "fp8"))
+        return tps_error_set(err, TPS_EINVAL, csv, line, col + 1, "precision",
+                             "expected BF16 or FP8, got '%s'", prec);
+    w->fp8 = !strcasecmp(prec, "fp8");
+    return 0;
+}
+
+/* Reads row `line` of a TFLOP/s table (fields f, columns at) into w and v: the model preset the
+ * model column names (case aside), micro-batch 1, the measured step time from NeMo's model FLOPs
+ * over the TFLOP/s of all GPUs (nemo_llama_flop), the settings from runs by model. */
+static int read_tflops(char **f, const int *at, const char *csv, int line, struct recipe_runs *runs,
+                       struct e2e_row *w, long *v, struct tps_error *err)
+{
+    double x[T_N] = {0};
+    for (int c = T_SEQ; c < T_N; c++) {
+        int rc = row_number(f[at[c]], at[c], tcols[c], c != T_TFLOPS, csv, line, &x[c], err);
+        if (rc) return rc;
+    }
+    int rc = read_precision(f[at[T_PREC]], csv, line, at[T_PREC], w, err);
+    if (rc) return rc;
+    char name[32];
+    size_t n = 0;
+    for (const char *p = f[at[T_MODEL]]; *p && n + 1 < sizeof name; p++)
+        name[n++] = (char)tolower((unsigned char)*p);
+    name[n] = 0;
+    struct mdl_model m;
+    if (mdl_model_preset(name, &m) != 0)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[T_MODEL] + 1, "model",
+                             "'%s' names no model preset", f[at[T_MODEL]]);
+    if (m.moe.experts > 0 || !m.glu)
+        return tps_error_set(err, TPS_EINVAL, csv, line, at[T_MODEL] + 1, "model",
+                             "'%s': NeMo's FLOP formula here is the Llama family's (dense, "
+                             "gated MLP)",
+                             f[at[T_MODEL]]);
+    m.seq = (long)x[T_SEQ];
+    w->recipe = true;
+    v[C_HEADS] = m.heads;
+    v[C_HIDDEN] = m.hidden;
+    v[C_LAYERS] = m.layers;
+    v[C_SEQ] = m.seq;
+    v[C_GPUS] = (long)x[T_GPUS];
+    v[C_TP] = (long)x[T_TP];
+    v[C_PP] = (long)x[T_PP];
+    v[C_DP] = (long)x[T_DP];
+    v[C_GB] = (long)x[T_GB];
+    v[C_MB] = 1;
+    v[C_INTERLEAVE] = 1;
+    w->cp = (long)x[T_CP];
+    w->ffn = m.ffn;
+    w->kv_heads = m.kv_heads;
+    w->vocab = m.vocab;
+    w->glu = m.glu;
+    w->measured_s = nemo_llama_flop(&m, x[T_GB]) / (x[T_TFLOPS] * 1e12 * x[T_GPUS]);
+    if ((rc = recipe_apply(runs, f[at[T_MODEL]], false, csv, line, at[T_MODEL], w, v, err)))
+        return rc;
+    snprintf(w->name, sizeof w->name, "%.16s %s %ldK cp %ld", f[at[T_MODEL]],
+             w->fp8 ? "FP8" : "BF16", m.seq / 1024, w->cp);
+    return 0;
+}
+
 /* Reads row `line` of a recipe table (fields f, columns at, the release column relcol or -1)
  * into w and v, with its settings from runs (may be NULL): its precision, Megatron-LM's
  * sequence parallelism with tp > 1, FlashAttention, and the runs row's switches. */
@@ -602,11 +724,8 @@ static int read_recipe(char **f, const int *at, int relcol, const char *csv, int
         int rc = row_number(f[at[c]], at[c], pcols[c], c != P_TIME, csv, line, &x[c], err);
         if (rc) return rc;
     }
-    const char *prec = f[at[P_PREC]];
-    if (strcasecmp(prec, "bf16") && strcasecmp(prec, "fp8"))
-        return tps_error_set(err, TPS_EINVAL, csv, line, at[P_PREC] + 1, "precision",
-                             "expected BF16 or FP8, got '%s'", prec);
-    w->fp8 = !strcasecmp(prec, "fp8");
+    int rc = read_precision(f[at[P_PREC]], csv, line, at[P_PREC], w, err);
+    if (rc) return rc;
     w->recipe = true;
     snprintf(w->release, sizeof w->release, "%s", relcol >= 0 ? f[relcol] : "");
     v[C_HEADS] = (long)x[P_HEADS];
@@ -625,34 +744,8 @@ static int read_recipe(char **f, const int *at, int relcol, const char *csv, int
     w->kv_heads = (long)x[P_KV];
     w->vocab = (long)x[P_VOCAB];
     w->measured_s = x[P_TIME];
-    int recompute = 0;
-    struct recipe_run *r = NULL;
-    for (int i = 0; runs && i < runs->n && !r; i++)
-        if (!strcmp(runs->rows[i].model, f[at[P_MODEL]]) &&
-            !strcmp(runs->rows[i].release, w->release))
-            r = &runs->rows[i];
-    if (runs && !r)
-        return tps_error_set(err, TPS_EINVAL, csv, line, at[P_MODEL] + 1, "model",
-                             "'%s %s' has no row in the runs table %s", w->release, f[at[P_MODEL]],
-                             runs->path);
-    if (r) {
-        const struct run_cell *c = r->c;
-        r->used = 1;
-        recompute = c[Q_RECOMPUTE].set ? (int)c[Q_RECOMPUTE].value : 0;
-        w->tp_comm_overlap = c[Q_OVERLAP].set && c[Q_OVERLAP].value;
-        w->distributed_optimizer = c[Q_DISTOPT].set && c[Q_DISTOPT].value;
-        w->overlap_grad_reduce = c[Q_GRAD].set && c[Q_GRAD].value;
-        w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
-        w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
-        if (c[Q_VP].set && f[at[P_VP]][0])
-            return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
-                              err);
-        if (c[Q_VP].set) v[C_INTERLEAVE] = c[Q_VP].value;
-    }
-    snprintf(w->mode, sizeof w->mode, "%s%s", v[C_TP] > 1 ? "seq_par " : "",
-             recompute == 2 ? "full_recompute"
-             : recompute    ? "selective_recompute"
-                            : "none");
+    rc = recipe_apply(runs, f[at[P_MODEL]], f[at[P_VP]][0] != 0, csv, line, at[P_MODEL], w, v, err);
+    if (rc) return rc;
     snprintf(w->name, sizeof w->name, "%.10s %.20s %s%s", w->release, f[at[P_MODEL]],
              w->fp8 ? "FP8" : "BF16", w->tp_comm_overlap ? " tp-overlap" : "");
     return 0;
@@ -669,7 +762,8 @@ int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err)
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     if (!rc)
         *out =
-            tps_csv_column(f, nf, wcols[W_MP]) >= 0 ? E2E_WEAK
+            tps_csv_column(f, nf, wcols[W_MP]) >= 0       ? E2E_WEAK
+            : tps_csv_column(f, nf, tcols[T_TFLOPS]) >= 0 ? E2E_TFLOPS
             : tps_csv_column(f, nf, pcols[P_TIME]) >= 0 && tps_csv_column(f, nf, pcols[P_PREC]) >= 0
                 ? E2E_RECIPE
                 : E2E_TABLE5;
@@ -688,8 +782,9 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     enum e2e_format fmt;
     size_t len = 0;
     if (e2e_format_of(csv, &fmt, err)) return err->code ? err->code : TPS_EIO;
-    if (runs_csv && (fmt == E2E_RECIPE ? recipe_runs_read(runs_csv, &rruns, err)
-                                       : runs_read(runs_csv, &runs, err))) {
+    bool keyed = fmt == E2E_RECIPE || fmt == E2E_TFLOPS; /* runs keyed by release and model */
+    if (runs_csv &&
+        (keyed ? recipe_runs_read(runs_csv, &rruns, err) : runs_read(runs_csv, &runs, err))) {
         runs_release(&runs);
         free(rruns.rows);
         return err->code ? err->code : TPS_EINVAL;
@@ -707,7 +802,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     int last = 0;
     /* the weak-scaling table's format, told by its model_parallel_size column */
-    bool weak = fmt == E2E_WEAK, recipe = fmt == E2E_RECIPE;
+    bool weak = fmt == E2E_WEAK, recipe = fmt == E2E_RECIPE, tfl = fmt == E2E_TFLOPS;
     if (!rc && runs_csv && fmt == E2E_TABLE5)
         rc = tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header",
                            "a runs table (%s) applies to a weak-scaling table (model_size, "
@@ -716,8 +811,8 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
                            runs_csv);
     for (int c = 0; c < R_N; c++)
         ropt[c] = weak && !rc ? tps_csv_column(f, nf, rcols[c]) : -1;
-    int ncols = weak ? W_N : recipe ? P_N : C_N;
-    const char *const *names = weak ? wcols : recipe ? pcols : cols;
+    int ncols = weak ? W_N : recipe ? P_N : tfl ? T_N : C_N;
+    const char *const *names = weak ? wcols : recipe ? pcols : tfl ? tcols : cols;
     int relcol = recipe ? tps_csv_column(f, nf, "release") : -1;
     if (relcol > last) last = relcol;
     for (int c = 0; !rc && c < ncols; c++) {
@@ -765,6 +860,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
         rc = weak ? read_weak(f, at, ropt, csv, line, per_machine, runs_csv ? &runs : NULL, w, v,
                               err)
              : recipe ? read_recipe(f, at, relcol, csv, line, runs_csv ? &rruns : NULL, w, v, err)
+             : tfl    ? read_tflops(f, at, csv, line, runs_csv ? &rruns : NULL, w, v, err)
                       : read_table5(f, at, cpcol, csv, line, w, v, err);
         if (rc) break;
         w->gpus = v[C_GPUS];

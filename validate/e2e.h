@@ -25,6 +25,7 @@ struct e2e_row {
     /* a production recipe's row (the third format): its model's shape beyond the first two
      * formats' (0: 4h, multi-head, vocabulary 51,200) and how it ran (its runs table's row) */
     long ffn, kv_heads, vocab;
+    bool glu;             /* a gated MLP (the long-context table's Llama) */
     bool recipe;          /* FlashAttention (Transformer Engine's fused attention), no dropout */
     bool fp8;             /* precision FP8: Transformer Engine's hybrid FP8 */
     bool tp_comm_overlap; /* Transformer Engine's userbuffers TP overlap */
@@ -46,8 +47,11 @@ struct e2e_result {
 enum e2e_format {
     E2E_TABLE5, /* korthikanti2022_table5_iteration_time_via_calculon.csv's */
     E2E_WEAK,   /* megatron_readme_2021_a100_weak_scaling.csv's (model_parallel_size) */
-    E2E_RECIPE  /* dgxc_bench_eos_h100_gpt3_nemotron4.csv's (precision, step_time_s): production
+    E2E_RECIPE, /* dgxc_bench_eos_h100_gpt3_nemotron4.csv's (precision, step_time_s): production
                    recipes, each row's model, degrees, batch, precision and step time */
+    E2E_TFLOPS  /* nemo_long_context_cp_llama2_7b_h100_fp8.csv's (tflops_per_gpu_with_cp): a
+                   model preset by name, degrees with CP, batch, precision and the model TFLOP/s
+                   per GPU by NeMo's formula of the model's family, which gives the step time */
 };
 /* The format of csv's header (*out), or an error (unreadable, no header). */
 int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err);
@@ -61,8 +65,9 @@ int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err);
  * model (columns release, model, then any of recompute: none | selective | full,
  * tp_comm_overlap, distributed_optimizer, overlap_grad_reduce, overlap_param_gather,
  * untied_embeddings: true | false, and virtual_stages where the table leaves vp empty); each
- * row's precision (BF16, FP8) overrides dtype. With device dev on `platform` machines (a preset
- * name such as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's
+ * row's precision (BF16, FP8) overrides dtype. A TFLOP/s table (E2E_TFLOPS) takes the same runs
+ * table, its rows keyed by model alone (release empty). With device dev on `platform` machines (a
+ * preset name such as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's
  * training dtype. progress (may be NULL) is called before each row. */
 int e2e_run(const char *csv, const char *runs, const struct mdl_device *dev, const char *platform,
             enum mdl_dtype dtype, long max_gpus,

@@ -676,7 +676,7 @@ Test(cli, validate_e2e_without_a_table_runs_every_table)
     snprintf(json, sizeof json, "%s/e2e.json", d);
     snprintf(args, sizeof args, "validate e2e --max-gpus 32 --json %s", json);
     cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
-    cr_assert(ne(ptr, strstr(out, "all 3 tables: median |error|"), NULL), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "all 4 tables: median |error|"), NULL), "%s", out);
     /* the DGX Cloud recipes on H100s, with their FP8/BF16 ratios */
     cr_assert(ne(ptr, strstr(out, "H100-SXM on dgx-h100 machines"), NULL), "%s", out);
     cr_assert(ne(ptr, strstr(out, "FP8/BF16 ratio: median |error|"), NULL), "%s", out);
@@ -684,16 +684,17 @@ Test(cli, validate_e2e_without_a_table_runs_every_table)
     json_t *j = json_load_file(json, 0, &je);
     cr_assert(ne(ptr, j, NULL), "%s", je.text);
     json_t *tables = json_object_get(j, "tables"), *rows = json_object_get(j, "rows");
-    cr_assert(eq(sz, json_array_size(tables), 3));
+    cr_assert(eq(sz, json_array_size(tables), 4));
     /* the two 8-GPU rows of Korthikanti et al.'s table, the 32-GPU row of the weak scaling, the
-     * 16- and 32-GPU Nemotron-4 15B rows of both releases in BF16 and FP8 */
-    cr_assert(eq(sz, json_array_size(rows), 11));
+     * 16- and 32-GPU Nemotron-4 15B rows of both releases in BF16 and FP8, the long-context
+     * table's 4- to 32-GPU rows */
+    cr_assert(eq(sz, json_array_size(rows), 15));
     cr_assert(ne(ptr,
                  strstr(json_string_value(json_object_get(json_array_get(rows, 2), "table")),
                         "weak_scaling"),
                  NULL));
     double worst = 0;
-    for (size_t i = 0; i < 11; i++)
+    for (size_t i = 0; i < 15; i++)
         worst =
             fmax(worst, fabs(json_real_value(json_object_get(json_array_get(rows, i), "err_pct"))));
     cr_assert(eq(dbl, json_real_value(json_object_get(j, "max_abs_err_pct")), worst));

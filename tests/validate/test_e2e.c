@@ -308,3 +308,89 @@ Test(e2e, the_context_par_column_runs_rows_with_context_parallelism)
     cr_assert(ne(int, strstr(e2.msg, "context_par x") != NULL, 0), "%s", e2.msg);
     testdir_remove(dir);
 }
+
+#define DGXC      TPSIM_REFDATA "/e2e/dgxc_bench_eos_h100_gpt3_nemotron4.csv"
+#define DGXC_RUNS TPSIM_SOURCE_DIR "/scenarios/validation/dgxc-recipes-runs.csv"
+#define LONGCTX   TPSIM_REFDATA "/e2e/nemo_long_context_cp_llama2_7b_h100_fp8.csv"
+#define LONG_RUNS TPSIM_SOURCE_DIR "/scenarios/validation/nemo-long-context-runs.csv"
+
+/* e2e_run of an H100 table on dgx-h100 machines (each row's own precision). */
+static int run_h100(const char *csv, const char *runs, long max_gpus, struct e2e_result *r,
+                    struct tps_error *err)
+{
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &d), 0));
+    return e2e_run(csv, runs, &d, "dgx-h100", MDL_BF16, max_gpus, NULL, NULL, r, err);
+}
+
+/* The DGX Cloud recipes' 16-GPU rows (Nemotron-4 15B, both releases, BF16 and FP8) run as their
+ * recipes ran: TP overlap from the runs table, FP8 from the precision; each within 10%, and FP8's
+ * step time against BF16's within 10% of the measured ratio. */
+Test(e2e, the_dgx_cloud_recipes_16_gpu_rows_and_their_fp8_speedup)
+{
+    struct e2e_result r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_h100(DGXC, DGXC_RUNS, 16, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.n, 4));
+    for (int i = 0; i < r.n; i++) {
+        const struct e2e_row *w = &r.rows[i];
+        cr_assert(ne(int, w->recipe, 0));
+        cr_assert(ne(int, w->tp_comm_overlap, 0), "%s", w->name);
+        cr_assert(ne(int, w->distributed_optimizer, 0));
+        cr_assert(lt(dbl, fabs(w->err_pct), 10), "%s: %+.1f%%", w->name, w->err_pct);
+    }
+    /* rows 0, 1: v24.11.1 BF16, FP8; rows 2, 3: v25.04 */
+    for (int k = 0; k < 4; k += 2) {
+        cr_assert(eq(int, r.rows[k].fp8, 0));
+        cr_assert(ne(int, r.rows[k + 1].fp8, 0));
+        double meas = r.rows[k + 1].measured_s / r.rows[k].measured_s;
+        double sim = r.rows[k + 1].simulated_s / r.rows[k].simulated_s;
+        cr_assert(lt(dbl, fabs(sim / meas - 1), 0.10), "%g vs %g", sim, meas);
+    }
+    e2e_release(&r);
+}
+
+/* A recipe table's bad cells and runs rows are refused where they are. */
+Test(e2e, a_recipe_tables_bad_precision_and_unknown_runs_row_are_refused)
+{
+    static const char hdr[] =
+        "release,model,precision,num_gpus,seq_len,num_layers,hidden,ffn,heads,"
+        "kv_heads,vocab,tp,pp,cp,vp,dp,mbs,gbs,step_time_s\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sr1,M,FP4,8,1024,4,1024,4096,16,16,1000,2,1,1,,4,1,8,1.0\n", hdr);
+    struct tps_error err = {0};
+    run_refused(text, &err);
+    cr_assert(eq(int, err.line, 2));
+    cr_assert(eq(int, err.col, 3));
+    cr_assert(eq(str, err.field, "precision"), "%s", err.msg);
+    snprintf(text, sizeof text, "%sr1,M,BF16,8,1024,4,1024,4096,16,16,1000,2,1,1,,4,1,8,1.0\n",
+             hdr);
+    struct tps_error e2 = {0};
+    char file[16];
+    run_refused_with(text, "release,model,tp_comm_overlap\nr1,N,true\n", &e2, file);
+    cr_assert(eq(str, e2.field, "model"), "%s", e2.msg);
+    cr_assert(eq(str, file, "t.csv"), "%s", e2.msg);
+    struct tps_error e3 = {0};
+    run_refused_with(text, "release,model,tp_comm_overlap\nr1,M,maybe\n", &e3, file);
+    cr_assert(eq(str, e3.field, "tp_comm_overlap"), "%s", e3.msg);
+    cr_assert(eq(str, file, "runs.csv"));
+    cr_assert(eq(int, e3.line, 2));
+}
+
+/* The long-context table's step times come from NeMo's Llama FLOP formula over the published
+ * TFLOP/s: its 4-GPU row (4K tokens, 1,024 sequences, 768 TFLOP/s per GPU) by hand. */
+Test(e2e, the_long_context_rows_take_their_time_from_nemos_flop_formula)
+{
+    struct e2e_result r;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_h100(LONGCTX, LONG_RUNS, 4, &r, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, r.n, 1));
+    double s = 4096, L = 32, h = 4096, B = 1024;
+    double F = B * s * L * h * h * (12 + 12 + 18 * 11008 / h + 12 * s / h + 6 * 32000 / (L * h));
+    cr_assert(ieee_ulp_eq(dbl, r.rows[0].measured_s, F / (768e12 * 4), 8), "%g",
+              r.rows[0].measured_s);
+    cr_assert(ne(int, r.rows[0].fp8, 0));
+    cr_assert(ne(int, r.rows[0].glu, 0));
+    cr_assert(gt(dbl, r.rows[0].simulated_s, 0));
+    e2e_release(&r);
+}
