@@ -181,6 +181,20 @@ static int run_cell_read(const char *text, int c, const char *path, int line, in
     return rc;
 }
 
+/* The next row of a runs table at *p (fields into f, from store): comment lines (starting with
+ * '#') and blank lines are skipped. Returns the field count, 0 at the end, -1 on error. */
+static int runs_row(const char **p, const char *end, char *store, size_t size, char **f, int last,
+                    const char *path, int *line, struct tps_error *err)
+{
+    while (*p < end && (**p == '#' || **p == '\n' || **p == '\r')) {
+        const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+        *p = nl ? nl + 1 : end;
+        (*line)++;
+    }
+    if (*p >= end) return 0;
+    return tps_csv_row(p, end, store, size, f, MAX_FIELDS, last, path, line, err);
+}
+
 /* Reads the runs table at `path` into *r: a header with model_size and any of rcols, then one
  * row per model; lines starting with '#' are comments. */
 static int runs_read(const char *path, struct runs *r, struct tps_error *err)
@@ -194,14 +208,7 @@ static int runs_read(const char *path, struct runs *r, struct tps_error *err)
     char store[4096], *f[MAX_FIELDS];
     int line = 0, at[R_N], key = -1, last = 0, cap = 0, rc = 0, header = 0;
     while (!rc && p < end) {
-        if (*p == '#' || *p == '\n' || *p == '\r') { /* a comment or a blank line */
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            p = nl ? nl + 1 : end;
-            line++;
-            continue;
-        }
-        int nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, header ? last : -1, path,
-                             &line, err);
+        int nf = runs_row(&p, end, store, sizeof store, f, header ? last : -1, path, &line, err);
         if (nf <= 0) {
             rc = nf < 0 ? err->code : 0;
             break;
@@ -293,14 +300,7 @@ static int recipe_runs_read(const char *path, struct recipe_runs *r, struct tps_
     char store[4096], *f[MAX_FIELDS];
     int line = 0, at[Q_N], rel = -1, mod = -1, last = 0, cap = 0, rc = 0, header = 0;
     while (!rc && p < end) {
-        if (*p == '#' || *p == '\n' || *p == '\r') { /* a comment or a blank line */
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            p = nl ? nl + 1 : end;
-            line++;
-            continue;
-        }
-        int nf = tps_csv_row(&p, end, store, sizeof store, f, MAX_FIELDS, header ? last : -1, path,
-                             &line, err);
+        int nf = runs_row(&p, end, store, sizeof store, f, header ? last : -1, path, &line, err);
         if (nf <= 0) {
             rc = nf < 0 ? err->code : 0;
             break;
