@@ -655,7 +655,7 @@ Test(cli, options_parse_alike_in_every_command)
         {"trace a.yaml b.yaml -o x", "unexpected argument 'b.yaml'"},
         {"validate layers --device Z80", "unknown device 'Z80'"},
         {"validate layers a.csv --kernels b.csv", "give CSV or --kernels, not both"},
-        {"validate e2e --max-gpus 4", "no row of any table has at most 4 GPUs"},
+        {"validate e2e --max-gpus 3", "no row of any table has at most 3 GPUs"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert(eq(int, tpsim(out, sizeof out, bad[i][0], 1), 2), "%s", bad[i][0]);
