@@ -10,8 +10,8 @@
 
 #define FP8_TABLE TPSIM_REFDATA "/gemm/h100_sxm_azure_ndv5_cublaslt_fp8.csv"
 
-/* The H100 preset's FP8 curve is the fit of the FP8 table, and prices its large shapes within
- * 6% (8192^3: 1290 TFLOP/s measured). */
+/* The H100 and H200 presets' FP8 curves are the fits of their FP8 tables, and the H100's prices
+ * its large shapes within 6% (8192^3: 1290 TFLOP/s measured). */
 Test(fp8, the_h100_fp8_gemm_curve_is_the_fp8_tables_fit)
 {
     struct mdl_device d, fit;
@@ -31,6 +31,17 @@ Test(fp8, the_h100_fp8_gemm_curve_is_the_fp8_tables_fit)
         double tf = mdl_gemm_flop(1, shape[i][0], shape[i][1], shape[i][2]) / t / 1e12;
         cr_assert(lt(dbl, fabs(tf / shape[i][3] - 1), 0.06), "%g TFLOP/s", tf);
     }
+    struct mdl_device h200, fit200;
+    cr_assert(eq(int, mdl_device_preset("H200", &h200), 0));
+    fit200 = h200;
+    cr_assert(eq(int,
+                 mdl_compute_calibrate(&fit200, MDL_FP8,
+                                       TPSIM_REFDATA "/gemm/h200_sxm_azure_ndv5_cublaslt_fp8.csv",
+                                       &c, &err),
+                 0),
+              "%s", err.msg);
+    cr_assert(lt(dbl, fabs(fit200.fp8_gemm_eff / h200.fp8_gemm_eff - 1), 1e-3));
+    cr_assert(lt(dbl, fabs(fit200.fp8_gemm_overhead_s / h200.fp8_gemm_overhead_s - 1), 1e-3));
     /* FP8 needs FP8 tensor cores: none on the A100 */
     struct mdl_device a;
     cr_assert(eq(int, mdl_device_preset("A100-80GB", &a), 0));
