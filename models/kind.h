@@ -57,6 +57,9 @@ struct mdl_lower {
                        (Transformer Engine's pipeline method), 0: the strategy's chunks */
     int ub_sms;     /* tp_comm_overlap: SMs its communication kernels hold beside the GEMMs
                        being lowered (set_sm_margin): the GEMMs run on the rest */
+    int ub_call;    /* tp_comm_overlap: 1 while lowering one call into Transformer Engine, whose
+                       C++ launches all its pieces: the first op pays the host's launch (then 2),
+                       the others none */
     int no_fp8;     /* lowering a linear Transformer Engine does not run (the logits, the
                        router): its GEMMs in the model dtype even when the model is FP8 */
 };

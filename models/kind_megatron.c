@@ -21,7 +21,9 @@ static void extra_ag(struct mdl_lower *L, const char *name, double elems, int af
  * forward, and before the projection's and FC2's data gradients, by ring exchange, 1 SM (the
  * copy engines move the data); the reduce-scatter after the projection and FC2 forward
  * pipelined in 4 pieces, 16 SMs held; QKV's and FC1's backward bulk-overlapped (the input's
- * all-gather under the data gradient, its reduce-scatter under the weight gradient), 16 SMs. */
+ * all-gather under the data gradient, its reduce-scatter under the weight gradient), 16 SMs.
+ * The pieces of a ring exchange or a pipelined GEMM are launched by TE's C++ within one call: the
+ * host pays one launch for the call (ub_call). */
 #define UB_RING_SMS   1
 #define UB_SMS        16
 #define UB_PIPE_SPLIT 4
@@ -42,6 +44,7 @@ static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *snam
     double bytes = chunk * lw_fp8_scale(L) * mdl_dtype_bytes(L->m->dtype);
     L->pending = -1; /* the first GEMM is on the rank's own chunk */
     L->ub_sms = UB_RING_SMS;
+    L->ub_call = 1;
     for (int i = 0; i < t && !L->oom; i++) {
         int next = i + 1 < t ? lw_shift(L, sname, bytes, MDL_GROUP_SHIFT_TO, MDL_GROUP_SHIFT_FROM,
                                         MDL_STREAM_SHIFT_SEND, MDL_STREAM_SHIFT_RECV,
@@ -52,6 +55,7 @@ static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *snam
         prev = next;
     }
     L->ub_sms = 0;
+    L->ub_call = 0;
     return g;
 }
 
@@ -64,9 +68,11 @@ static int row_linear(struct mdl_lower *L, const char *gname, const char *cname,
     if (!ub(L)) return lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
     L->ub_splits = UB_PIPE_SPLIT;
     L->ub_sms = UB_SMS;
+    L->ub_call = 1;
     int x = lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
     L->ub_splits = 0;
     L->ub_sms = 0;
+    L->ub_call = 0;
     return x;
 }
 

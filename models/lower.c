@@ -43,6 +43,8 @@ int lw_emit(struct mdl_lower *L, struct mdl_op *op, const char *name)
     op->mb = L->mb;
     op->phase = L->phase;
     op->launch_s = launch_cost(L, op);
+    if (L->ub_call == 2) op->launch_s = 0; /* launched by the call's first op */
+    if (L->ub_call == 1) L->ub_call = 2;
     int idx = op->name < 0 ? -1 : mdl_program_add(L->p, L->rank, op);
     if (idx < 0) L->oom = 1;
     if (op->stream == MDL_STREAM_COMPUTE) L->last_comp = idx;
