@@ -108,6 +108,11 @@ static double nemo_llama_flop(const struct mdl_model *m, double B)
     return B * s * L * h * h * (12 + 12 * g / a + 18 * f / h + 12 * s / h + 6 * V / (L * h));
 }
 
+/* The most named columns of any format: the columns' positions of a table fit in this many. */
+#define E2E_MAX_COLS P_N
+_Static_assert((int)P_N >= (int)C_N && (int)P_N >= (int)W_N && (int)P_N >= (int)T_N,
+               "E2E_MAX_COLS holds every format's columns");
+
 /* A recipe table's runs table (e2e.h): per release and model, how its rows ran. */
 enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_VP, Q_N };
 static const char *const qcols[Q_N] = {
@@ -797,7 +802,7 @@ int e2e_run(const char *csv, const char *runs_csv, const struct mdl_device *dev,
     }
     char store[4096], *f[MAX_FIELDS];
     const char *next, *end = text + len;
-    int at[C_N], ropt[R_N],
+    int at[E2E_MAX_COLS], ropt[R_N],
         nf = tps_csv_record(text, end, store, sizeof store, f, MAX_FIELDS, &next);
     int rc = nf <= 0 ? tps_error_set(err, TPS_EINVAL, csv, 1, 1, "header", "no header line") : 0;
     int last = 0;
