@@ -162,13 +162,21 @@ struct runs {
     struct run_row *rows;
 };
 
-/* Reads `text`, cell (line, col) of `path`, into *cell as setting c; an empty cell sets nothing. */
-static int run_cell_read(const char *text, int c, const char *path, int line, int col,
-                         struct run_cell *cell, struct tps_error *err)
+/* Starts *cell from `text`, cell (line, col) of `path`: 0 for an empty cell (nothing set), else
+ * 1 with the cell's position kept for its errors. */
+static int cell_begin(const char *text, const char *path, int line, int col, struct run_cell *cell)
 {
     memset(cell, 0, sizeof *cell);
     if (!text[0]) return 0;
     *cell = (struct run_cell){.set = 1, .path = path, .line = line, .col = col};
+    return 1;
+}
+
+/* Reads `text`, cell (line, col) of `path`, into *cell as setting c; an empty cell sets nothing. */
+static int run_cell_read(const char *text, int c, const char *path, int line, int col,
+                         struct run_cell *cell, struct tps_error *err)
+{
+    if (!cell_begin(text, path, line, col, cell)) return 0;
     if (c == R_DDP || c == R_ASYNC) {
         const char *yes = c == R_DDP ? "torch" : "true", *no = c == R_DDP ? "local" : "false";
         if (!strcmp(text, yes) || (c == R_ASYNC && !strcmp(text, "1")))
@@ -272,9 +280,7 @@ struct recipe_runs {
 static int recipe_cell_read(const char *text, int c, const char *path, int line, int col,
                             struct run_cell *cell, struct tps_error *err)
 {
-    memset(cell, 0, sizeof *cell);
-    if (!text[0]) return 0;
-    *cell = (struct run_cell){.set = 1, .path = path, .line = line, .col = col};
+    if (!cell_begin(text, path, line, col, cell)) return 0;
     if (c == Q_VP) {
         double x;
         int rc = row_number(text, col - 1, qcols[c], true, path, line, &x, err);
