@@ -248,7 +248,8 @@ Test(jobplan, mixtral_8x22b_on_256_gpus_plans_the_documented_best)
     int n;
     cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
     const struct jobplan_row *b = &rows[0];
-    cr_assert(eq(int, b->st.tp *mdl_strategy_cp(&b->st), 2), "%s", b->desc);
+    const int tp_cp = b->st.tp * mdl_strategy_cp(&b->st);
+    cr_assert(eq(int, tp_cp, 2), "%s", b->desc);
     if (b->st.tp == 2) cr_assert(ne(int, b->st.tp_comm_overlap, 0), "%s", b->desc);
     cr_assert(eq(int, mdl_strategy_ep(&b->st), 8), "%s", b->desc);
     cr_assert(eq(int, mdl_strategy_etp(&b->st), 1), "%s", b->desc);
