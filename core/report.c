@@ -77,14 +77,16 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     double(*comm)[2] = malloc((size_t)(maxops + 1) * sizeof *comm);
     /* each dimension's intervals, maxops + 1 apiece */
     double(*dimc)[2] = malloc((size_t)(maxops + 1) * MDL_NDIMS * sizeof *dimc);
+    double(*nonpp)[2] = malloc((size_t)(maxops + 1) * sizeof *nonpp);
     r->layers = calloc((size_t)(p->layers > 0 ? p->layers : 1), sizeof *r->layers);
     /* [layer][mb][phase] first start and last end */
     size_t nspan = (size_t)(p->layers > 0 ? p->layers : 1) * (size_t)r->micro_batches * 2;
     double(*span)[2] = malloc(nspan * sizeof *span);
-    if (!comp || !comm || !dimc || !r->layers || !span) {
+    if (!comp || !comm || !dimc || !nonpp || !r->layers || !span) {
         free(comp);
         free(comm);
         free(dimc);
+        free(nonpp);
         free(span);
         report_release(r);
         return TPS_ENOMEM;
@@ -99,7 +101,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     for (int k = 0; k < p->nranks; k++) {
         if (p->shadow && p->shadow[k]) continue;
         counted++;
-        int nc = 0, nm = 0, nd[MDL_NDIMS] = {0};
+        int nc = 0, nm = 0, nn = 0, nd[MDL_NDIMS] = {0};
         double a2a = 0;
         for (int i = 0; i < p->ranks[k].nops; i++) {
             const struct mdl_op *op = &p->ranks[k].ops[i];
@@ -116,6 +118,10 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
                 (*kc)[0] = ts->start;
                 (*kc)[1] = ts->end;
                 r->dim_used[d] = 1;
+                if (d != MDL_DIM_PP) {
+                    nonpp[nn][0] = ts->start;
+                    nonpp[nn++][1] = ts->end;
+                }
             }
             if (op->layer < 0 || op->layer >= p->layers || op->mb < 0 ||
                 op->mb >= r->micro_batches || op->phase > MDL_PHASE_BWD)
@@ -129,6 +135,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->compute_s += report_interval_union(comp, nc);
         r->comm_s += report_interval_union(comm, nm);
         r->exposed_comm_s += report_interval_exposed(comm, nm, comp, nc);
+        r->exposed_non_pp_s += report_interval_exposed(nonpp, nn, comp, nc);
         for (int d = 0; d < MDL_NDIMS; d++) {
             r->exposed_dim_s[d] +=
                 report_interval_exposed(&dimc[(size_t)d * (size_t)(maxops + 1)], nd[d], comp, nc);
@@ -150,6 +157,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     r->compute_s /= counted;
     r->comm_s /= counted;
     r->exposed_comm_s /= counted;
+    r->exposed_non_pp_s /= counted;
     for (int d = 0; d < MDL_NDIMS; d++) {
         r->exposed_dim_s[d] /= counted;
         r->bytes_dim[d] /= counted;
@@ -173,16 +181,14 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     free(comp);
     free(comm);
     free(dimc);
+    free(nonpp);
     free(span);
     return TPS_OK;
 }
 
 double report_exposed_non_pp(const struct report *r)
 {
-    double s = 0;
-    for (int d = 0; d < MDL_NDIMS; d++)
-        if (d != MDL_DIM_PP) s += r->exposed_dim_s[d];
-    return s;
+    return r->exposed_non_pp_s;
 }
 
 int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
@@ -198,6 +204,7 @@ int report_extrapolate(const struct report *a, const struct report *b, int nlaye
     EXTRA(compute_s);
     EXTRA(comm_s);
     EXTRA(exposed_comm_s);
+    EXTRA(exposed_non_pp_s);
     for (int d = 0; d < MDL_NDIMS; d++) {
         EXTRA(exposed_dim_s[d]);
         EXTRA(bytes_dim[d]);

@@ -34,6 +34,8 @@ struct report {
      * (waiting for a stage neighbour, or idle in the schedule's fill and drain). */
     int job;
     double exposed_dim_s[MDL_NDIMS];
+    double exposed_non_pp_s; /* when a collective of a dimension but the pipeline's runs and no
+                                compute: their union (two exposed at once count once) */
     double bytes_dim[MDL_NDIMS];
     int dim_used[MDL_NDIMS]; /* the program has ops serving the dimension */
     double pipeline_bubble_s;
@@ -80,8 +82,8 @@ struct report_meta {
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
 void report_release(struct report *r);
-/* The exposed communication of every dimension but the pipeline's, summed: what the pipeline
- * bubble leaves out besides compute. */
+/* The exposed communication of every dimension but the pipeline's, as one union: what the
+ * pipeline bubble leaves out besides compute. */
 double report_exposed_non_pp(const struct report *r);
 /* The report of nlayers identical layers from reports a and b of the same program with a->nlayers
  * and a->nlayers + 1 of them (at least 3 in b): every additive figure as a's plus one layer's

@@ -188,6 +188,7 @@ static const struct tps_ykey training_keys[] = {
     {"untied_embeddings", TPS_YK_BOOL, T(job.untied_embeddings), 0, {NULL}},
     {"overlap_grad_reduce", TPS_YK_BOOL, T(job.overlap_grad_reduce), 0, {NULL}},
     {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
+    {"grad_reduce_in_bf16", TPS_YK_BOOL, T(job.grad_reduce_in_bf16), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef T
 #undef J
@@ -631,14 +632,14 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
             int eid = tps_ydoc_get(d, sid, "ep");
             return tps_ydoc_fail(d, first_node(eid, sid, 0), "strategy.ep", err, "%s", e2.msg);
         }
-        if (!strcmp(e2.field, "zero")) {
-            int zid = tps_ydoc_get(d, tid, "zero");
-            return tps_ydoc_fail(d, first_node(zid, tid, sid), "training.zero", err, "%s", e2.msg);
-        }
-        if (!strcmp(e2.field, "overlap_param_gather")) {
-            int oid = tps_ydoc_get(d, tid, "overlap_param_gather");
-            return tps_ydoc_fail(d, first_node(oid, tid, sid), "training.overlap_param_gather", err,
-                                 "%s", e2.msg);
+        /* a training key the check names */
+        static const char *const tkeys[] = {"zero", "overlap_param_gather", "grad_reduce_in_bf16"};
+        for (size_t k = 0; k < sizeof tkeys / sizeof tkeys[0]; k++) {
+            if (strcmp(e2.field, tkeys[k])) continue;
+            char f[64];
+            snprintf(f, sizeof f, "training.%s", tkeys[k]);
+            int id = tps_ydoc_get(d, tid, tkeys[k]);
+            return tps_ydoc_fail(d, first_node(id, tid, sid), f, err, "%s", e2.msg);
         }
         return tps_ydoc_fail(d, first_node(ppid, sid, 0), "strategy.pp", err, "%s", e2.msg);
     }

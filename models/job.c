@@ -356,6 +356,11 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->overlap_param_gather && job->zero == 3)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
                              "ZeRO-3 gathers every bucket's parameters before each use already");
+    if (job->grad_reduce_in_bf16 && m->dtype != MDL_BF16)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "grad_reduce_in_bf16",
+                             "applies to bf16 training (model.dtype bf16 or fp8) only: %s "
+                             "training reduces its gradients in its own dtype",
+                             mdl_dtype_name(m->dtype));
     if (m->moe.experts > 0) {
         int e = mdl_strategy_ep(st) * mdl_strategy_etp(st), g = mdl_strategy_gpus(st) * job->dp;
         if (g % e)
@@ -429,9 +434,10 @@ double mdl_job_model_flop(const struct mdl_job *job, const struct mdl_model *m)
     return per_mb * job->micro_batches * job->dp;
 }
 
-double mdl_job_grad_bytes(const struct mdl_model *m)
+double mdl_job_grad_bytes(const struct mdl_job *job, const struct mdl_model *m)
 {
-    return m->dtype == MDL_BF16 ? 4 : mdl_dtype_bytes(m->dtype);
+    if (m->dtype == MDL_BF16) return job->grad_reduce_in_bf16 ? 2 : 4;
+    return mdl_dtype_bytes(m->dtype);
 }
 
 double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -499,7 +505,7 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
                       const struct mdl_model *m, const struct mdl_framework *fw,
                       struct mdl_memory *out)
 {
-    double wb = mdl_dtype_bytes(m->dtype), act, input;
+    double wb = mdl_dtype_bytes(m->dtype), gb = mdl_job_grad_bytes(job, m), act, input;
     mdl_strategy_layer_activations(st, m, fw, &act, &input);
     double sp = mdl_strategy_shards_activations(st) ? st->tp : 1;
     double cp = mdl_strategy_cp(st), R = mdl_job_grad_replicas(job, st);
@@ -515,10 +521,14 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
         double n = (double)stage_layers(job, m, s) / job->virtual_stages; /* per chunk */
         double emb = embedding_params(job, st, m, s);
         mdl_memory_params(layers + emb, m->dtype, dist_opt(job, st) ? R : 1, &x);
+        /* the gradient buffer holds what is accumulated and reduced: Megatron-LM's fp32 main
+         * gradients in bf16 training (its distributed optimizer's 6 + 12/dp bytes per
+         * parameter) */
+        x.gradients = (layers + emb) * gb;
         x.weights += (double)stage_layers(job, m, s) * mdl_strategy_fp8_weight_bytes(st, m);
         if (ex > 0 && dist_opt(job, st)) /* the experts' state sharded over their replicas */
             x.optimizer += ex * (x.optimizer / (layers + emb)) * (R / expert_shards(job, st) - 1);
-        if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * wb;
+        if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * gb;
         if (zero_at(job, st, 3)) x.weights = (emb + layers / R + 2 * bucket) * wb;
         double per_chunk = st->recompute ? n * input : n * act;
         x.activations = mdl_job_in_flight(job, s) * per_chunk + (st->recompute ? act : 0);
@@ -627,7 +637,7 @@ static int reduce_grads(struct stage *S, double params, double expert, int after
 {
     bool dist = dist_opt(S->job, S->st);
     enum mdl_op_kind k = dist ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE;
-    double gb = mdl_job_grad_bytes(S->m);
+    double gb = mdl_job_grad_bytes(S->job, S->m);
     int y = after;
     if (params - expert > 0.5 && mdl_job_grad_replicas(S->job, S->st) > 1)
         y = op_add(S, k, C_DP, (params - expert) * gb, dist ? "rs_grads_dp" : "ar_grads_dp", -1,
@@ -772,7 +782,7 @@ static int stage_tail(struct stage *S)
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int last = S->p->ranks[S->rank].nops - 1;
-    double params = mdl_job_stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(m);
+    double params = mdl_job_stage_params(job, S->st, m, S->s), gb = mdl_job_grad_bytes(job, m);
     bool dist = dist_opt(job, S->st);
     int deps[2] = {S->last_dp, -1}, R = mdl_job_grad_replicas(job, S->st);
     /* what the buckets have not reduced yet: everything, or the embedding's share */

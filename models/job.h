@@ -63,6 +63,10 @@ struct mdl_job {
     bool overlap_param_gather;  /* distributed optimizer: each bucket's parameters gathered under
                                    the forward (the first micro-batch of each chunk waits for its
                                    buckets) instead of after the optimizer step */
+    bool grad_reduce_in_bf16;   /* bf16 training (FP8 included): the gradients accumulated and
+                                   reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16, NeMo's
+                                   grad_sync_dtype bf16) instead of Megatron-LM's fp32 main
+                                   gradients */
     /* Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers and
      * --decoder-last-pipeline-num-layers): the first and the last stage's layers (0: an even
      * share), the others splitting the rest evenly; or (--account-for-embedding-in-pipeline-
@@ -83,9 +87,9 @@ double mdl_job_bucket_params(const struct mdl_job *job, const struct mdl_strateg
 /* Whole layers per bucket of a chunk, at least one and at most the chunk's. */
 int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *st,
                           const struct mdl_model *m);
-/* Bytes of one gradient element as Megatron-LM reduces it: fp32 main gradients in bf16
- * training, the training dtype otherwise. */
-double mdl_job_grad_bytes(const struct mdl_model *m);
+/* Bytes of one gradient element as Megatron-LM accumulates and reduces it: fp32 main gradients
+ * in bf16 training unless grad_reduce_in_bf16, the training dtype otherwise. */
+double mdl_job_grad_bytes(const struct mdl_job *job, const struct mdl_model *m);
 /* The memory-bound work around the optimizer of a GPU holding `params` parameters, as the
  * lowering prices it: zeroing the gradients, fp16 unscaling, the norm and Adam (on its shard
  * with the distributed optimizer). */

@@ -198,7 +198,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             T += (double)M * v * g;
         }
     }
-    double gb = mdl_job_grad_bytes(&m), params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
+    double gb = mdl_job_grad_bytes(&w->job, &m), params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
     int R = mdl_job_grad_replicas(&w->job, &w->st), z = R > 1 ? w->job.zero : 0;
     if (R > 1) {
         double lp = mdl_strategy_layer_params(&w->st, &m), layers = v * n * lp;

@@ -669,6 +669,7 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
         r->compute_s -= chunks * j->fold.tp_exposed_s;
         r->comm_s += chunks * j->fold.tp_comm_s;
         r->exposed_comm_s += chunks * j->fold.tp_exposed_s;
+        r->exposed_non_pp_s += chunks * j->fold.tp_exposed_s; /* the chunk's TP, CP and EP */
         r->exposed_dim_s[MDL_DIM_TP] += chunks * (j->fold.tp_exposed_s - j->fold.cp_exposed_s);
         r->bytes_dim[MDL_DIM_TP] += chunks * (j->fold.tp_bytes - j->fold.cp_bytes);
         r->exposed_dim_s[MDL_DIM_CP] += chunks * j->fold.cp_exposed_s;

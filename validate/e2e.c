@@ -114,11 +114,11 @@ _Static_assert((int)P_N >= (int)C_N && (int)P_N >= (int)W_N && (int)P_N >= (int)
                "E2E_MAX_COLS holds every format's columns");
 
 /* A recipe table's runs table (e2e.h): per release and model, how its rows ran. */
-enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_VP, Q_N };
+enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_BF16_GRADS, Q_VP, Q_N };
 static const char *const qcols[Q_N] = {
     "recompute",           "tp_comm_overlap",      "distributed_optimizer",
     "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
-    "virtual_stages"};
+    "grad_reduce_in_bf16", "virtual_stages"};
 
 /* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
  * whole one when `count`; an error at that cell otherwise. */
@@ -429,6 +429,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->job.zero = w->distributed_optimizer ? 1 : 0;
     s->job.overlap_param_gather = w->overlap_param_gather;
     s->job.untied_embeddings = w->untied_embeddings;
+    s->job.grad_reduce_in_bf16 = w->grad_reduce_in_bf16 && s->model.dtype == MDL_BF16;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)
@@ -644,6 +645,7 @@ static int recipe_apply(struct recipe_runs *runs, const char *model, bool vp_giv
         w->overlap_grad_reduce = c[Q_GRAD].set && c[Q_GRAD].value;
         w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
         w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
+        w->grad_reduce_in_bf16 = c[Q_BF16_GRADS].set && c[Q_BF16_GRADS].value;
         if (c[Q_VP].set && vp_given)
             return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
                               err);

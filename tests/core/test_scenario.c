@@ -53,6 +53,8 @@ static const struct bad_case cases[] = {
     {"job_bad_order.yaml", 4, 33, "strategy.order", "expected tp-dp-pp"},
     {"job_zero_contradicts.yaml", 7, 26, "training.distributed_optimizer", "contradicts"},
     {"job_zero3_param_gather.yaml", 5, 43, "training.overlap_param_gather", "ZeRO-3"},
+    {"job_grad_reduce_in_bf16_fp16.yaml", 5, 62, "training.grad_reduce_in_bf16",
+     "applies to bf16 training"},
     {"job_bad_fold.yaml", 5, 13, "run.fold", "auto, true or false"},
     {"mesh_not_tp.yaml", 7, 9, "strategy.mesh", "must multiply to tp"},
     {"bad_placement.yaml", 4, 55, "strategy.placement", "row-first or column-first"},

@@ -515,7 +515,7 @@ Test(job, the_optimizer_work_is_priced_per_byte_of_each_pass)
         mdl_mem_time(&dev, 4 * P) + mdl_mem_time(&dev, 1 * P) + mdl_mem_time(&dev, 7.5 * P);
     cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &st, &m, &dev, P) / shard - 1), 1e-12));
     m.dtype = MDL_FP16; /* fp16: unscaling, 8 B of the share, and the gradients in fp16 */
-    cr_assert(eq(dbl, mdl_job_grad_bytes(&m), 2));
+    cr_assert(eq(dbl, mdl_job_grad_bytes(&j, &m), 2));
     double fp16 = shard + mdl_mem_time(&dev, 2 * P);
     cr_assert(lt(dbl, fabs(mdl_job_update_time(&j, &st, &m, &dev, P) / fp16 - 1), 1e-12));
 }
@@ -566,6 +566,41 @@ Test(job, zero_stages_move_the_bytes_of_their_sharding)
 
 /* Memory by ZeRO stage: the optimizer state over dp from stage 1, the layers' gradients from
  * stage 2 and their weights from stage 3 (plus the buckets in flight); the embedding stays. */
+/* grad_reduce_in_bf16 (Megatron-LM's --grad-reduce-in-bf16): the distributed optimizer's
+ * reduce-scatter moves 2 B per parameter instead of the fp32 main gradients' 4, the gradient
+ * buffer holds 2 B per parameter, the rest stays; an fp16 model is refused at the field. */
+Test(job, bf16_gradients_halve_the_reduction_and_the_buffer)
+{
+    struct mdl_model m = model(); /* bf16 */
+    struct mdl_strategy st = tp_of(2);
+    struct mdl_framework fw = {0};
+    struct mdl_job j = small_job(1);
+    double lp = mdl_strategy_layer_params(&st, &m), emb = 51200.0 * 2048 / 2, fp32, bf16;
+    int after;
+    struct mdl_program p;
+    struct mdl_memory a, b;
+    mdl_job_memory(&j, &st, &m, &fw, &a);
+    lower_checked(&j, &st, &m, &p);
+    sum_ops(&p, 0, "rs_grads_dp", &fp32, &after);
+    mdl_program_release(&p);
+    cr_assert(lt(dbl, fabs(fp32 / ((12 * lp + emb) * 4) - 1), 1e-12));
+    j.grad_reduce_in_bf16 = true;
+    cr_assert(eq(dbl, mdl_job_grad_bytes(&j, &m), 2));
+    mdl_job_memory(&j, &st, &m, &fw, &b);
+    lower_checked(&j, &st, &m, &p);
+    sum_ops(&p, 0, "rs_grads_dp", &bf16, &after);
+    mdl_program_release(&p);
+    cr_assert(lt(dbl, fabs(bf16 / fp32 - 0.5), 1e-12));
+    cr_assert(lt(dbl, fabs(b.gradients / a.gradients - 0.5), 1e-12));
+    cr_assert(eq(dbl, b.weights, a.weights));
+    cr_assert(eq(dbl, b.optimizer, a.optimizer));
+    cr_assert(eq(dbl, b.activations, a.activations));
+    m.dtype = MDL_FP16;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "grad_reduce_in_bf16"));
+}
+
 Test(job, zero_stages_shard_their_memory)
 {
     struct mdl_model m = model();
@@ -582,8 +617,10 @@ Test(job, zero_stages_shard_their_memory)
     }
     cr_assert(fabs(z[0].optimizer - 12 * (layers + emb)) < 1);
     cr_assert(fabs(z[1].optimizer - 3 * (layers + emb)) < 1);
-    cr_assert(fabs(z[1].gradients - 2 * (layers + emb)) < 1);
-    cr_assert(fabs(z[2].gradients - 2 * (layers / 4 + emb + bucket)) < 1);
+    /* bf16 training: Megatron-LM's fp32 main gradients, 4 B per parameter */
+    cr_assert(eq(int, m.dtype, MDL_BF16));
+    cr_assert(fabs(z[1].gradients - 4 * (layers + emb)) < 1);
+    cr_assert(fabs(z[2].gradients - 4 * (layers / 4 + emb + bucket)) < 1);
     cr_assert(fabs(z[2].weights - 2 * (layers + emb)) < 1);
     cr_assert(fabs(z[3].weights - 2 * (layers / 4 + emb + 2 * bucket)) < 1);
     for (int k = 1; k < 4; k++)

@@ -230,6 +230,37 @@ Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
 }
 
 #ifndef TPSIM_SANITIZE
+/* README.md: the plan of the 70B-class job on 1,024 H100 (8,032 candidates, 3,472 left out for
+ * memory): TP 2 with sequence parallelism and 4 chunks, CP 2 by ring, 8 interleaved stages of 5,
+ * 32 replicas, at 3.21 s and 78.3 GB; the best without context parallelism (TP 4, 16 stages) is
+ * predicted at 4.34 s. */
+Test(jobplan, the_70b_job_on_1024_gpus_plans_the_documented_best, .timeout = 600)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/job-70b-1024-h100.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct jobplan_opts o = {.simulate = 1};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, info.candidates, 8032));
+    cr_assert(eq(int, info.dropped, 3472));
+    const struct jobplan_row *b = &rows[0];
+    const char *want = "tp 2 4 chunks +sp, cp 2, pp 8 interleaved x5, dp 32, mb 1, recompute none";
+    cr_assert(eq(int, strcmp(b->desc, want), 0), "%s", b->desc);
+    cr_assert(lt(dbl, fabs(b->simulated_s - 3.21) / 3.21, 2e-3), "%.4f s", b->simulated_s);
+    cr_assert(lt(dbl, fabs(b->mem.total / 1e9 - 78.3) / 78.3, 1e-3), "%.2f GB", b->mem.total / 1e9);
+    double no_cp = 0;
+    for (int i = 0; i < n && no_cp == 0; i++)
+        if (mdl_strategy_cp(&rows[i].st) == 1 && rows[i].simulated_s <= 0)
+            no_cp = rows[i].predicted_s;
+    cr_assert(lt(dbl, fabs(no_cp - 4.34) / 4.34, 2e-3), "%.4f s", no_cp);
+    free(rows);
+    scn_release(&s);
+}
+
 /* docs/moe.md: the plan of Mixtral 8x22B on 256 H100 puts expert_tp 1 first, EP 8 inside each
  * machine, 4 interleaved stages, 32 replicas; the pair of GPUs left beside EP is either TP 2 with
  * Transformer Engine's TP overlap or TP 1 with CP 2 (their predictions nearly tie). */
