@@ -189,6 +189,7 @@ static const struct tps_ykey training_keys[] = {
     {"overlap_grad_reduce", TPS_YK_BOOL, T(job.overlap_grad_reduce), 0, {NULL}},
     {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
     {"grad_reduce_in_bf16", TPS_YK_BOOL, T(job.grad_reduce_in_bf16), 0, {NULL}},
+    {"fp8_param_gather", TPS_YK_BOOL, T(job.fp8_param_gather), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef T
 #undef J
@@ -633,7 +634,8 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
             return tps_ydoc_fail(d, first_node(eid, sid, 0), "strategy.ep", err, "%s", e2.msg);
         }
         /* a training key the check names */
-        static const char *const tkeys[] = {"zero", "overlap_param_gather", "grad_reduce_in_bf16"};
+        static const char *const tkeys[] = {"zero", "overlap_param_gather", "grad_reduce_in_bf16",
+                                            "fp8_param_gather"};
         for (size_t k = 0; k < sizeof tkeys / sizeof tkeys[0]; k++) {
             if (strcmp(e2.field, tkeys[k])) continue;
             char f[64];

@@ -129,8 +129,11 @@ static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *
  * (12 + 2); in fp32 training, no master copy: 12 read, 12 written. */
 #define OPT_BYTES_MIXED 30.0
 #define OPT_BYTES_FP32  24.0
-/* FP8: the updated 16-bit weight read (2 B), its FP8 copy and transposed copy written (1 + 1) */
-#define FP8_CAST_BYTES 4.0
+/* FP8: the updated 16-bit weight read (2 B), its FP8 copy and transposed copy written (1 + 1);
+ * with fp8_param_gather the optimizer writes the FP8 weight itself (its 1 B instead of the 16-bit
+ * copy's 2 in the step) and the gathered weight's transpose is made: read 1 B, write 1 B */
+#define FP8_CAST_BYTES          4.0
+#define FP8_GATHERED_CAST_BYTES 2.0
 
 int mdl_job_grad_replicas(const struct mdl_job *job, const struct mdl_strategy *st)
 {
@@ -356,6 +359,13 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->overlap_param_gather && job->zero == 3)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_param_gather",
                              "ZeRO-3 gathers every bucket's parameters before each use already");
+    if (job->fp8_param_gather && !m->fp8)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "fp8_param_gather",
+                             "keeps the weights in FP8: needs model.dtype fp8");
+    if (job->fp8_param_gather && job->zero < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "fp8_param_gather",
+                             "gathers the distributed optimizer's parameters: needs "
+                             "distributed_optimizer: true (or zero >= 1)");
     if (job->grad_reduce_in_bf16 && m->dtype != MDL_BF16)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "grad_reduce_in_bf16",
                              "applies to bf16 training (model.dtype bf16 or fp8) only: %s "
@@ -440,6 +450,18 @@ double mdl_job_grad_bytes(const struct mdl_job *job, const struct mdl_model *m)
     return mdl_dtype_bytes(m->dtype);
 }
 
+double mdl_job_gather_bytes(const struct mdl_job *job, const struct mdl_model *m)
+{
+    return job->fp8_param_gather ? 1 : mdl_dtype_bytes(m->dtype);
+}
+
+/* FP8 weight casts per layer parameter (fp8_weight_cast): from the 16-bit copy, or with
+ * fp8_param_gather the transpose of the gathered FP8 weight (read 1, write 1) */
+static double fp8_cast_bytes(const struct mdl_job *job)
+{
+    return job->fp8_param_gather ? FP8_GATHERED_CAST_BYTES : FP8_CAST_BYTES;
+}
+
 double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy *st,
                            const struct mdl_model *m, const struct mdl_device *dev, double params)
 {
@@ -447,7 +469,7 @@ double mdl_job_update_time(const struct mdl_job *job, const struct mdl_strategy 
     double unscale = m->dtype == MDL_FP16 ? mdl_mem_time(dev, shard * UNSCALE_BYTES) : 0;
     double per = mdl_dtype_bytes(m->dtype) >= 4 ? OPT_BYTES_FP32 : OPT_BYTES_MIXED;
     /* FP8's weight cast: every parameter counted, the embedding's too (a bound) */
-    double cast = m->fp8 ? mdl_mem_time(dev, params * FP8_CAST_BYTES) : 0;
+    double cast = m->fp8 ? mdl_mem_time(dev, params * fp8_cast_bytes(job)) : 0;
     return mdl_mem_time(dev, params * ZERO_BYTES) + unscale +
            mdl_mem_time(dev, shard * NORM_BYTES) + mdl_mem_time(dev, shard * per) + cast;
 }
@@ -525,7 +547,10 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
          * gradients in bf16 training (its distributed optimizer's 6 + 12/dp bytes per
          * parameter) */
         x.gradients = (layers + emb) * gb;
-        x.weights += (double)stage_layers(job, m, s) * mdl_strategy_fp8_weight_bytes(st, m);
+        /* FP8's weight copy and transpose beside the 16-bit weights; with fp8_param_gather they
+         * replace the layers' 16-bit weights (2 B per parameter either way) */
+        if (!job->fp8_param_gather)
+            x.weights += (double)stage_layers(job, m, s) * mdl_strategy_fp8_weight_bytes(st, m);
         if (ex > 0 && dist_opt(job, st)) /* the experts' state sharded over their replicas */
             x.optimizer += ex * (x.optimizer / (layers + emb)) * (R / expert_shards(job, st) - 1);
         if (zero_at(job, st, 2)) x.gradients = (emb + layers / R + bucket) * gb;
@@ -666,7 +691,7 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
                            (job->overlap_grad_reduce && mdl_job_grad_replicas(job, S->st) > 1 &&
                             S->last_bwd[chunk] == step));
     if (!gather && !reduce) return chunk_part(S, ph, first, 0, n, n, mb, after);
-    double wb = mdl_dtype_bytes(S->m->dtype);
+    double wb = mdl_job_gather_bytes(job, S->m);
     int x = after;
     for (int b = 0; b < nb; b++) {
         /* forward: buckets from the chunk's first layer up; backward: from its last layer down */
@@ -830,20 +855,22 @@ static int stage_tail(struct stage *S)
     if (x >= 0 && m->fp8) {
         op.ndeps = 0;
         op.deps[op.ndeps++] = x;
-        op.bytes = (params - emb) * FP8_CAST_BYTES;
+        op.bytes = (params - emb) * fp8_cast_bytes(job);
         op.dur_s = mdl_mem_time(S->dev, op.bytes);
         x = mdl_emitter_op(S->E, &op, "fp8_weight_cast", -1, MDL_PHASE_OTHER);
     }
     /* the updated parameters gathered back: all of them, or under ZeRO-3 the embedding's (the
      * layers' are gathered before each use) */
     double gathered = zero_at(job, S->st, 3) ? emb : params;
+    double wb = mdl_dtype_bytes(m->dtype), pb = mdl_job_gather_bytes(job, m);
+    /* the embedding's share in 16 bits, the layers' in the gather's bytes */
+    double bytes = emb * wb + (gathered - emb - ex) * pb;
     if (x >= 0 && dist && !job->overlap_param_gather && gathered - ex > 0.5)
-        x = op_add(S, MDL_OP_ALL_GATHER, C_DP, (gathered - ex) * mdl_dtype_bytes(m->dtype),
-                   "ag_params_dp", -1, MDL_PHASE_OTHER, x);
+        x = op_add(S, MDL_OP_ALL_GATHER, C_DP, bytes, "ag_params_dp", -1, MDL_PHASE_OTHER, x);
     if (x >= 0 && dist && !job->overlap_param_gather && ex > 0.5 &&
         mdl_job_expert_replicas(job, S->st) > 1)
-        x = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * mdl_dtype_bytes(m->dtype),
-                   "ag_expert_params_dp", -1, MDL_PHASE_OTHER, x);
+        x = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * pb, "ag_expert_params_dp", -1, MDL_PHASE_OTHER,
+                   x);
     return x;
 }
 
@@ -855,7 +882,7 @@ static int stage_gathers(struct stage *S, int nb, int k)
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int v = job->virtual_stages;
-    double wb = mdl_dtype_bytes(m->dtype);
+    double wb = mdl_dtype_bytes(m->dtype), pb = mdl_job_gather_bytes(job, m);
     double rest = embedding_params(job, S->st, m, S->s);
     if (rest > 0.5 &&
         op_add(S, MDL_OP_ALL_GATHER, C_DP, rest * wb, "ag_params_dp", -1, MDL_PHASE_OTHER, -1) < 0)
@@ -869,10 +896,10 @@ static int stage_gathers(struct stage *S, int nb, int k)
         for (int b = 0; b * k < n; b++) {
             int cnt = b * k + k > n ? n - b * k : k;
             double ex, part = range_params(S->st, m, first + b * k, cnt, &ex);
-            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, (part - ex) * wb, "ag_params_dp", -1,
+            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, (part - ex) * pb, "ag_params_dp", -1,
                            MDL_PHASE_OTHER, -1);
             if (g >= 0 && ex > 0.5 && mdl_job_expert_replicas(job, S->st) > 1)
-                g = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * wb, "ag_expert_params_dp", -1,
+                g = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * pb, "ag_expert_params_dp", -1,
                            MDL_PHASE_OTHER, -1);
             if (g < 0) return -1;
             S->gathered[c * nb + b] = g;

@@ -67,6 +67,9 @@ struct mdl_job {
                                    reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16, NeMo's
                                    grad_sync_dtype bf16) instead of Megatron-LM's fp32 main
                                    gradients */
+    bool fp8_param_gather;      /* FP8 with the distributed optimizer: the layers' weights kept
+                                   as FP8 only (no 16-bit copy) and all-gathered in FP8
+                                   (Megatron-LM's --fp8-param-gather, NeMo's fp8_params) */
     /* Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers and
      * --decoder-last-pipeline-num-layers): the first and the last stage's layers (0: an even
      * share), the others splitting the rest evenly; or (--account-for-embedding-in-pipeline-
@@ -90,6 +93,9 @@ int mdl_job_bucket_layers(const struct mdl_job *job, const struct mdl_strategy *
 /* Bytes of one gradient element as Megatron-LM accumulates and reduces it: fp32 main gradients
  * in bf16 training unless grad_reduce_in_bf16, the training dtype otherwise. */
 double mdl_job_grad_bytes(const struct mdl_job *job, const struct mdl_model *m);
+/* Bytes of one layer parameter as the replicas gather it: FP8's 1 with fp8_param_gather, the
+ * training dtype's otherwise (the embedding's stay 16-bit). */
+double mdl_job_gather_bytes(const struct mdl_job *job, const struct mdl_model *m);
 /* The memory-bound work around the optimizer of a GPU holding `params` parameters, as the
  * lowering prices it: zeroing the gradients, fp16 unscaling, the norm and Adam (on its shard
  * with the distributed optimizer). */

@@ -198,7 +198,8 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             T += (double)M * v * g;
         }
     }
-    double gb = mdl_job_grad_bytes(&w->job, &m), params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
+    double gb = mdl_job_grad_bytes(&w->job, &m),
+           params = mdl_job_stage_params(&w->job, &w->st, &m, 0);
     int R = mdl_job_grad_replicas(&w->job, &w->st), z = R > 1 ? w->job.zero : 0;
     if (R > 1) {
         double lp = mdl_strategy_layer_params(&w->st, &m), layers = v * n * lp;
@@ -210,12 +211,15 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         double ex = mdl_job_stage_expert_params(&w->job, &w->st, &m, 0);
         double x = z ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, (red - ex) * gb, err)
                      : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, (red - ex) * gb, err);
-        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, (gat - ex) * wb, err) : 0;
+        /* the gathers in the layers' bytes (FP8's with fp8_param_gather; the embedding's share
+         * too, a bound) */
+        double pb = mdl_job_gather_bytes(&w->job, &m);
+        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, (gat - ex) * pb, err) : 0;
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
         if (ex > 0 && mdl_job_expert_replicas(&w->job, &w->st) > 1) {
             double xe =
                 job_coll(s, w, 5, 0, z ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, ex * gb, err);
-            double ye = z ? job_coll(s, w, 5, 0, MDL_OP_ALL_GATHER, ex * wb, err) : 0;
+            double ye = z ? job_coll(s, w, 5, 0, MDL_OP_ALL_GATHER, ex * pb, err) : 0;
             if (xe < 0 || ye < 0) return err->code ? err->code : TPS_EINVAL;
             x += xe;
             y += ye;

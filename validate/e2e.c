@@ -114,11 +114,22 @@ _Static_assert((int)P_N >= (int)C_N && (int)P_N >= (int)W_N && (int)P_N >= (int)
                "E2E_MAX_COLS holds every format's columns");
 
 /* A recipe table's runs table (e2e.h): per release and model, how its rows ran. */
-enum { Q_RECOMPUTE, Q_OVERLAP, Q_DISTOPT, Q_GRAD, Q_PARAM, Q_UNTIED, Q_BF16_GRADS, Q_VP, Q_N };
+enum {
+    Q_RECOMPUTE,
+    Q_OVERLAP,
+    Q_DISTOPT,
+    Q_GRAD,
+    Q_PARAM,
+    Q_UNTIED,
+    Q_BF16_GRADS,
+    Q_FP8_PARAMS,
+    Q_VP,
+    Q_N
+};
 static const char *const qcols[Q_N] = {
     "recompute",           "tp_comm_overlap",      "distributed_optimizer",
     "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
-    "grad_reduce_in_bf16", "virtual_stages"};
+    "grad_reduce_in_bf16", "fp8_param_gather",     "virtual_stages"};
 
 /* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
  * whole one when `count`; an error at that cell otherwise. */
@@ -430,6 +441,8 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->job.overlap_param_gather = w->overlap_param_gather;
     s->job.untied_embeddings = w->untied_embeddings;
     s->job.grad_reduce_in_bf16 = w->grad_reduce_in_bf16 && s->model.dtype == MDL_BF16;
+    /* FP8 weights for the FP8 rows of a recipe that keeps them (a BF16 row has none) */
+    s->job.fp8_param_gather = w->fp8_param_gather && s->model.fp8 && s->job.zero >= 1;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)
@@ -646,6 +659,7 @@ static int recipe_apply(struct recipe_runs *runs, const char *model, bool vp_giv
         w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
         w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
         w->grad_reduce_in_bf16 = c[Q_BF16_GRADS].set && c[Q_BF16_GRADS].value;
+        w->fp8_param_gather = c[Q_FP8_PARAMS].set && c[Q_FP8_PARAMS].value;
         if (c[Q_VP].set && vp_given)
             return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
                               err);

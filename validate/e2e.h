@@ -31,6 +31,7 @@ struct e2e_row {
     bool tp_comm_overlap; /* Transformer Engine's userbuffers TP overlap */
     bool distributed_optimizer, overlap_param_gather, untied_embeddings;
     bool grad_reduce_in_bf16; /* the gradients reduced in bf16 (recipe tables' runs) */
+    bool fp8_param_gather;    /* FP8 rows: the weights kept and gathered in FP8 */
     char release[24];         /* the recipe's release, where the table gives one */
     double measured_s, simulated_s, err_pct;  /* (simulated - measured) / measured, % */
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
@@ -65,7 +66,8 @@ int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err);
  * Every runs row must name a row of csv. A recipe table's runs table names rows by release and
  * model (columns release, model, then any of recompute: none | selective | full,
  * tp_comm_overlap, distributed_optimizer, overlap_grad_reduce, overlap_param_gather,
- * untied_embeddings, grad_reduce_in_bf16: true | false, and virtual_stages where the table leaves
+ * untied_embeddings, grad_reduce_in_bf16, fp8_param_gather: true | false, and virtual_stages where
+ * the table leaves
  * vp empty); each row's precision (BF16, FP8) overrides dtype. A TFLOP/s table (E2E_TFLOPS) takes
  * the same runs table, its rows keyed by model alone (release empty). With device dev on `platform`
  * machines (a preset name such as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype:

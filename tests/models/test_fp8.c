@@ -7,6 +7,7 @@
 
 #include "lowered.h"
 #include "models/compute.h"
+#include "models/job.h"
 
 #define FP8_TABLE TPSIM_REFDATA "/gemm/h100_sxm_azure_ndv5_cublaslt_fp8.csv"
 
@@ -179,4 +180,52 @@ Test(fp8, memory_holds_the_fp8_copies_and_fp8_saved_inputs)
     double saved = 96 * (s * h * 2 / t + s * h / t + s * ff / t);
     cr_assert(ieee_ulp_eq(dbl, b.activations - f.activations, saved, 64), "%g %g",
               b.activations - f.activations, saved);
+}
+
+/* fp8_param_gather (Megatron-LM's --fp8-param-gather): the distributed optimizer's all-gather
+ * moves the layers' weights in one byte, the weight cast after the step only transposes the
+ * gathered FP8 weight (2 B per parameter instead of 4), and the 16-bit copy of the layers'
+ * weights is gone (2 B per parameter less memory). It needs FP8 and the distributed optimizer. */
+Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
+{
+    struct mdl_model m = gpt(true);
+    m.layers = 4;
+    struct mdl_strategy st = sp4(false);
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    struct mdl_job j = {.pp = 2,
+                        .dp = 2,
+                        .schedule = MDL_SCHED_1F1B,
+                        .virtual_stages = 1,
+                        .micro_batches = 2,
+                        .zero = 1};
+    double params = 2 * mdl_strategy_layer_params(&st, &m), ag[2], cast[2], flop;
+    struct mdl_memory mem[2];
+    for (int k = 0; k < 2; k++) {
+        j.fp8_param_gather = k;
+        struct tps_error err = {0};
+        struct mdl_program p;
+        cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), 0), "%s", err.msg);
+        cr_assert(
+            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+            "%s", err.msg);
+        cr_assert(eq(int, sum_ops(&p, 0, "ag_params_dp", &ag[k], &flop), 1));
+        cr_assert(eq(int, sum_ops(&p, 0, "fp8_weight_cast", &cast[k], &flop), 1));
+        mdl_program_release(&p);
+        mdl_job_memory(&j, &st, &m, NULL, &mem[k]);
+    }
+    cr_assert(ieee_ulp_eq(dbl, ag[0], 2 * params, 8), "%g %g", ag[0], 2 * params);
+    cr_assert(ieee_ulp_eq(dbl, ag[1], params, 8), "%g %g", ag[1], params);
+    cr_assert(ieee_ulp_eq(dbl, cast[0], 4 * params, 8));
+    cr_assert(ieee_ulp_eq(dbl, cast[1], 2 * params, 8));
+    cr_assert(ieee_ulp_eq(dbl, mem[0].weights - mem[1].weights, 2 * params, 8));
+    cr_assert(eq(dbl, mem[0].gradients, mem[1].gradients));
+    struct tps_error err = {0};
+    j.zero = 0;
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "fp8_param_gather"));
+    j.zero = 1;
+    m.fp8 = false;
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "fp8_param_gather"));
 }
