@@ -494,6 +494,7 @@ static int what_each_buys(const struct scn_scenario *s, const struct jobplan_row
             if (!(s->device.peak_flops[MDL_FP8] > 0)) continue;
             v->model.fp8 = !s->model.fp8;
             b->on = v->model.fp8;
+            if (!b->on) x.job.fp8_param_gather = false; /* FP8 weights go with FP8 */
         } else {
             x.st.tp_comm_overlap = !w->st.tp_comm_overlap;
             b->on = x.st.tp_comm_overlap;

@@ -229,6 +229,32 @@ Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
     scn_release(&s);
 }
 
+/* What each switch buys the best configuration: an FP8 plan with FP8 weights simulates the best
+ * with FP8 off (its FP8 weights go with it: fp8_param_gather alone would be refused), slower;
+ * the TP overlap is tried only where the best has TP >= 2 with sequence parallelism. */
+Test(jobplan, fp8_off_is_simulated_for_an_fp8_plan_with_fp8_weights)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-fp8.yaml", &s, &err), 0),
+              "%s", err.msg);
+    struct jobplan_opts o = {.simulate = 1};
+    struct jobplan_row *rows;
+    struct jobplan_info info;
+    int n;
+    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    const struct jobplan_buy *b = &info.buys[JOBPLAN_BUY_FP8];
+    cr_assert(eq(int, b->tried, 1));
+    cr_assert(eq(int, b->on, 0));
+    cr_assert(gt(dbl, b->simulated_s, rows[0].simulated_s), "%g vs %g", b->simulated_s,
+              rows[0].simulated_s);
+    const struct jobplan_buy *t = &info.buys[JOBPLAN_BUY_TP_OVERLAP];
+    bool can = rows[0].st.tp >= 2 && rows[0].st.sequence_parallel;
+    cr_assert(eq(int, t->tried, can ? 1 : 0), "%s", rows[0].desc);
+    free(rows);
+    scn_release(&s);
+}
+
 #ifndef TPSIM_SANITIZE
 /* README.md: the plan of the 70B-class job on 1,024 H100 (8,032 candidates, 3,472 left out for
  * memory): TP 2 with sequence parallelism and 4 chunks, CP 2 by ring, 8 interleaved stages of 5,
