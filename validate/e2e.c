@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -130,6 +131,18 @@ static const char *const qcols[Q_N] = {
     "recompute",           "tp_comm_overlap",      "distributed_optimizer",
     "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
     "grad_reduce_in_bf16", "fp8_param_gather",     "virtual_stages"};
+
+/* The runs table's true/false columns and the row's switch each sets (an empty cell: false). */
+static const struct {
+    int col;
+    size_t at;
+} qflags[] = {{Q_OVERLAP, offsetof(struct e2e_row, tp_comm_overlap)},
+              {Q_DISTOPT, offsetof(struct e2e_row, distributed_optimizer)},
+              {Q_GRAD, offsetof(struct e2e_row, overlap_grad_reduce)},
+              {Q_PARAM, offsetof(struct e2e_row, overlap_param_gather)},
+              {Q_UNTIED, offsetof(struct e2e_row, untied_embeddings)},
+              {Q_BF16_GRADS, offsetof(struct e2e_row, grad_reduce_in_bf16)},
+              {Q_FP8_PARAMS, offsetof(struct e2e_row, fp8_param_gather)}};
 
 /* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
  * whole one when `count`; an error at that cell otherwise. */
@@ -653,13 +666,8 @@ static int recipe_apply(struct recipe_runs *runs, const char *model, bool vp_giv
         const struct run_cell *c = r->c;
         r->used = 1;
         recompute = c[Q_RECOMPUTE].set ? (int)c[Q_RECOMPUTE].value : 0;
-        w->tp_comm_overlap = c[Q_OVERLAP].set && c[Q_OVERLAP].value;
-        w->distributed_optimizer = c[Q_DISTOPT].set && c[Q_DISTOPT].value;
-        w->overlap_grad_reduce = c[Q_GRAD].set && c[Q_GRAD].value;
-        w->overlap_param_gather = c[Q_PARAM].set && c[Q_PARAM].value;
-        w->untied_embeddings = c[Q_UNTIED].set && c[Q_UNTIED].value;
-        w->grad_reduce_in_bf16 = c[Q_BF16_GRADS].set && c[Q_BF16_GRADS].value;
-        w->fp8_param_gather = c[Q_FP8_PARAMS].set && c[Q_FP8_PARAMS].value;
+        for (size_t k = 0; k < sizeof qflags / sizeof qflags[0]; k++)
+            *(bool *)((char *)w + qflags[k].at) = c[qflags[k].col].set && c[qflags[k].col].value;
         if (c[Q_VP].set && vp_given)
             return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
                               err);

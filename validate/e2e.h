@@ -67,11 +67,11 @@ int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err);
  * model (columns release, model, then any of recompute: none | selective | full,
  * tp_comm_overlap, distributed_optimizer, overlap_grad_reduce, overlap_param_gather,
  * untied_embeddings, grad_reduce_in_bf16, fp8_param_gather: true | false, and virtual_stages where
- * the table leaves
- * vp empty); each row's precision (BF16, FP8) overrides dtype. A TFLOP/s table (E2E_TFLOPS) takes
- * the same runs table, its rows keyed by model alone (release empty). With device dev on `platform`
- * machines (a preset name such as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype:
- * the table's training dtype. progress (may be NULL) is called before each row. */
+ * the table leaves vp empty); each row's precision (BF16, FP8) overrides dtype. A TFLOP/s table
+ * (E2E_TFLOPS) takes the same runs table, its rows keyed by model alone (release empty). With
+ * device dev on `platform` machines (a preset name such as "dgx-a100"; nodes=ceil(gpus / GPUs per
+ * machine) is added). dtype: the table's training dtype. progress (may be NULL) is called before
+ * each row. */
 int e2e_run(const char *csv, const char *runs, const struct mdl_device *dev, const char *platform,
             enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *r,
