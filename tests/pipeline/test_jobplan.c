@@ -11,17 +11,24 @@
 
 TestSuite(jobplan, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
 
+/* Loads the scenario at `path` into *s and plans it, the best `simulate` simulated; the caller
+ * frees *rows and releases *s. */
+static void plan_of(const char *path, int simulate, struct scn_scenario *s,
+                    struct jobplan_row **rows, int *n, struct jobplan_info *info)
+{
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(path, s, &err), 0), "%s: %s", path, err.msg);
+    struct jobplan_opts o = {.simulate = simulate};
+    cr_assert(eq(int, jobplan_run(s, &o, rows, n, info, &err), 0), "%s", err.msg);
+}
+
 Test(jobplan, enumerates_every_split_of_the_gpus_and_batch_and_predicts_the_simulation)
 {
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0), "%s",
-              err.msg);
-    struct jobplan_opts o = {.simulate = 3};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n;
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", 3, &s, &rows, &n, &info);
     cr_assert(eq(int, info.gpus, 32));
     cr_assert(gt(int, n, 50), "%d rows", n);
     int tps[9] = {0}, pps[25] = {0}, cps[33] = {0}, inter = 0;
@@ -115,14 +122,10 @@ Test(jobplan, zero_stages_cost_their_per_step_traffic_in_the_prediction)
 Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
 {
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0), "%s",
-              err.msg);
-    struct jobplan_opts o = {.simulate = 0};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n;
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", 0, &s, &rows, &n, &info);
     int row_first = 0, col_first = 0, chunks2 = 0, chunks4 = 0, oases = 0;
     const struct jobplan_row *best2d = NULL, *bestoases = NULL;
     for (int i = 0; i < n; i++) {
@@ -154,6 +157,7 @@ Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
     }
     cr_assert(row_first > 0 && col_first > 0 && chunks2 > 0 && chunks4 > 0 && oases > 0,
               "2d %d/%d, chunks %d/%d, oases %d", row_first, col_first, chunks2, chunks4, oases);
+    struct tps_error err = {0};
     const struct jobplan_row *check[2] = {best2d, bestoases};
     for (int i = 0; i < 2; i++) {
         struct jobplan_row w = *check[i];
@@ -201,14 +205,10 @@ Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
     /* Mixtral 8x7B cut to 4 layers on 16 GPUs: every candidate's ep divides the 8 experts, its
      * expert_tp is 1 or tp, and expert_tp x ep divides a stage's GPUs; several layouts appear */
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/moe-job.yaml", &s, &err), 0),
-              "%s", err.msg);
-    struct jobplan_opts o = {.simulate = 1};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n, seen[9][2] = {{0}};
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/tests/data/good/moe-job.yaml", 1, &s, &rows, &n, &info);
     for (int i = 0; i < n; i++) {
         const struct jobplan_row *w = &rows[i];
         int ep = mdl_strategy_ep(&w->st), etp = mdl_strategy_etp(&w->st);
@@ -235,14 +235,10 @@ Test(jobplan, searches_expert_layouts_of_a_mixture_of_experts)
 Test(jobplan, fp8_off_is_simulated_for_an_fp8_plan_with_fp8_weights)
 {
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-fp8.yaml", &s, &err), 0),
-              "%s", err.msg);
-    struct jobplan_opts o = {.simulate = 1};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n;
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/tests/data/good/plan-fp8.yaml", 1, &s, &rows, &n, &info);
     const struct jobplan_buy *b = &info.buys[JOBPLAN_BUY_FP8];
     cr_assert(eq(int, b->tried, 1));
     cr_assert(eq(int, b->on, 0));
@@ -263,14 +259,10 @@ Test(jobplan, fp8_off_is_simulated_for_an_fp8_plan_with_fp8_weights)
 Test(jobplan, the_70b_job_on_1024_gpus_plans_the_documented_best, .timeout = 600)
 {
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/job-70b-1024-h100.yaml", &s, &err), 0),
-              "%s", err.msg);
-    struct jobplan_opts o = {.simulate = 1};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n;
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/scenarios/job-70b-1024-h100.yaml", 1, &s, &rows, &n, &info);
     cr_assert(eq(int, info.candidates, 8032));
     cr_assert(eq(int, info.dropped, 3472));
     const struct jobplan_row *b = &rows[0];
@@ -293,17 +285,11 @@ Test(jobplan, the_70b_job_on_1024_gpus_plans_the_documented_best, .timeout = 600
 Test(jobplan, mixtral_8x22b_on_256_gpus_plans_the_documented_best)
 {
     struct scn_scenario s;
-    struct tps_error err = {0};
-    cr_assert(
-        eq(int,
-           scn_load(TPSIM_SOURCE_DIR "/scenarios/job-mixtral-8x22b-ep8-256-h100.yaml", &s, &err),
-           0),
-        "%s", err.msg);
-    struct jobplan_opts o = {.simulate = 1};
     struct jobplan_row *rows;
     struct jobplan_info info;
     int n;
-    cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+    plan_of(TPSIM_SOURCE_DIR "/scenarios/job-mixtral-8x22b-ep8-256-h100.yaml", 1, &s, &rows, &n,
+            &info);
     const struct jobplan_row *b = &rows[0];
     const int tp_cp = b->st.tp * mdl_strategy_cp(&b->st);
     cr_assert(eq(int, tp_cp, 2), "%s", b->desc);
