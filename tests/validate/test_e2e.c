@@ -339,6 +339,12 @@ Test(e2e, the_dgx_cloud_recipes_16_gpu_rows_and_their_fp8_speedup)
         cr_assert(ne(int, w->distributed_optimizer, 0));
         cr_assert(lt(dbl, fabs(w->err_pct), 10), "%s: %+.1f%%", w->name, w->err_pct);
     }
+    /* the runs table's switches: Nemotron-4 15B reduces fp32 gradients; v25.04 (NeMo 2.0)
+     * keeps FP8 weights, v24.11.1 does not */
+    for (int i = 0; i < r.n; i++)
+        cr_assert(eq(int, r.rows[i].grad_reduce_in_bf16, 0), "%s", r.rows[i].name);
+    cr_assert(eq(int, r.rows[1].fp8_param_gather, 0));
+    cr_assert(ne(int, r.rows[3].fp8_param_gather, 0));
     /* rows 0, 1: v24.11.1 BF16, FP8; rows 2, 3: v25.04 */
     for (int k = 0; k < 4; k += 2) {
         cr_assert(eq(int, r.rows[k].fp8, 0));
@@ -348,6 +354,37 @@ Test(e2e, the_dgx_cloud_recipes_16_gpu_rows_and_their_fp8_speedup)
         cr_assert(lt(dbl, fabs(sim / meas - 1), 0.10), "%g vs %g", sim, meas);
     }
     e2e_release(&r);
+}
+
+/* grad_reduce_in_bf16 from a runs table (every table row needs a runs row, the larger ones
+ * too): the same 16-GPU rows with bf16 gradients need 2 bytes per parameter less (the gradient
+ * buffer), and the switch is on every row of the model. */
+Test(e2e, a_runs_tables_bf16_gradients_shrink_the_recipes_memory)
+{
+    static const char runs[] =
+        "release,model,recompute,tp_comm_overlap,distributed_optimizer,overlap_grad_reduce,"
+        "overlap_param_gather,untied_embeddings,grad_reduce_in_bf16,fp8_param_gather\n"
+        "v24.11.1,Nemotron4-15B,none,true,true,true,true,true,true,false\n"
+        "v25.04,Nemotron4-15B,none,true,true,true,true,true,true,true\n"
+        "v24.11.1,GPT3-175B,none,true,true,true,true,false,true,true\n"
+        "v25.04,GPT3-175B,none,true,true,true,true,false,true,true\n"
+        "v24.11.1,Nemotron4-340B,selective,false,true,true,true,true,true,false\n"
+        "v25.04,Nemotron4-340B,none,true,true,true,true,true,true,true\n";
+    char dir[256], rpath[300];
+    testdir_make(dir, sizeof dir);
+    write_file(dir, "runs.csv", runs, rpath);
+    struct e2e_result a, b;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_h100(DGXC, DGXC_RUNS, 16, &a, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, run_h100(DGXC, rpath, 16, &b, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, a.n, b.n));
+    for (int i = 0; i < b.n; i++) {
+        cr_assert(ne(int, b.rows[i].grad_reduce_in_bf16, 0), "%s", b.rows[i].name);
+        cr_assert(lt(dbl, b.rows[i].memory_gb, a.rows[i].memory_gb), "%s", b.rows[i].name);
+    }
+    e2e_release(&a);
+    e2e_release(&b);
+    testdir_remove(dir);
 }
 
 /* A recipe table's bad cells and runs rows are refused where they are. */
