@@ -155,36 +155,69 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
     return chunks_of(bytes, c, MDL_MAX_TREE_CHUNKS);
 }
 
-/* Position of machine v in node tree `kind` (0: a heap over 0..N-1, 1: the same over N-1..0),
- * and back. */
-static int heap_pos(int N, int kind, int v)
+/* NCCL's double binary tree over N members (src/graph/trees.cc: ncclGetBtree, ncclGetDtree).
+ * Tree 0 (kind 0) is NCCL's binary tree over positions 0..N-1: position p, its lowest set bit
+ * b, has the parent (p ^ b) | 2b, or p ^ b where that is N or more, and the children p - b/2
+ * and the first of p + b/2, p + b/4, ..., p + 1 below N; the root 0 has a single child, the
+ * power of two just below N. A member's position in tree 1 (kind 1) is its mirror N-1-v when N
+ * is even and its shift v-1 (mod N) when N is odd, so that tree 1's inner members are tree 0's
+ * leaves (with odd N, member 0 is inner in both). Position of member v in tree `kind`, and
+ * back. */
+static int bt_pos(int N, int kind, int v)
 {
-    return kind == 0 ? v : N - 1 - v;
+    if (kind == 0) return v;
+    return N % 2 ? (v - 1 + N) % N : N - 1 - v;
 }
 
-/* Parent machine of v in node tree `kind` (-1 at the root) and its child machines (0..2). */
-static int heap_links(int N, int kind, int v, int *parent, int children[2])
+static int bt_member(int N, int kind, int p)
 {
-    int p = heap_pos(N, kind, v), nc = 0;
-    *parent = p == 0 ? -1 : heap_pos(N, kind, (p - 1) / 2);
-    for (int c = 2 * p + 1; c <= 2 * p + 2; c++)
-        if (c < N) children[nc++] = heap_pos(N, kind, c);
+    if (kind == 0) return p;
+    return N % 2 ? (p + 1) % N : N - 1 - p;
+}
+
+/* Lowest set bit of position p; for the root, the power of two at or above N. */
+static int bt_bit(int N, int p)
+{
+    int b = 1;
+    while (b < N && !(b & p))
+        b <<= 1;
+    return b;
+}
+
+/* Parent member of v in tree `kind` (-1 at the root) and its child members (0..2). */
+static int bt_links(int N, int kind, int v, int *parent, int children[2])
+{
+    int p = bt_pos(N, kind, v), b = bt_bit(N, p), nc = 0;
+    if (p == 0) {
+        *parent = -1;
+        if (N > 1) children[nc++] = bt_member(N, kind, b >> 1);
+        return nc;
+    }
+    int up = (p ^ b) | (b << 1);
+    *parent = bt_member(N, kind, up < N ? up : p ^ b);
+    if (b > 1) children[nc++] = bt_member(N, kind, p - b / 2);
+    for (int lb = b / 2; lb > 0; lb /= 2)
+        if (p + lb < N) {
+            children[nc++] = bt_member(N, kind, p + lb);
+            break;
+        }
     return nc;
 }
 
-static int heap_height(int N, int kind, int v)
+/* Height: log2 of the position's lowest set bit (its first child's subtree is complete, the
+ * second's no higher), the root's log2 of the power of two at or above N. */
+static int bt_height(int N, int kind, int v)
 {
-    /* the deepest descendant of heap position p lies on its leftmost path */
-    int p = heap_pos(N, kind, v), h = 0;
-    for (long c = 2L * p + 1; c < N; c = 2 * c + 1)
+    int h = 0;
+    for (int b = bt_bit(N, bt_pos(N, kind, v)); b > 1; b >>= 1)
         h++;
     return h;
 }
 
-static int heap_depth(int N, int kind, int v)
+static int bt_depth(int N, int kind, int v)
 {
-    int p = heap_pos(N, kind, v), d = 0;
-    for (; p > 0; p = (p - 1) / 2)
+    int d = 0, parent, ch[2];
+    for (bt_links(N, kind, v, &parent, ch); parent >= 0; bt_links(N, kind, parent, &parent, ch))
         d++;
     return d;
 }
@@ -231,7 +264,7 @@ int mdl_tree_links(const struct mdl_tree_shape *s, int t, int i, int *parent,
     if (a.q < a.L - 1) children[nc++] = base + (a.h + a.q + 1) % a.L; /* along the chain */
     if (a.q == 0) {                                                   /* the machine's head */
         int pv, cv[2];
-        int ncv = heap_links(a.N, a.kind, a.v, &pv, cv);
+        int ncv = bt_links(a.N, a.kind, a.v, &pv, cv);
         if (pv >= 0) *parent = pv * a.L + a.h;
         for (int j = 0; j < ncv; j++)
             children[nc++] = cv[j] * a.L + a.h;
@@ -242,19 +275,19 @@ int mdl_tree_links(const struct mdl_tree_shape *s, int t, int i, int *parent,
 int mdl_tree_height(const struct mdl_tree_shape *s, int t, int i)
 {
     struct tree_at a = tree_at(s, t, i);
-    return a.q > 0 ? a.L - 1 - a.q : a.L - 1 + heap_height(a.N, a.kind, a.v);
+    return a.q > 0 ? a.L - 1 - a.q : a.L - 1 + bt_height(a.N, a.kind, a.v);
 }
 
 int mdl_tree_depth(const struct mdl_tree_shape *s, int t, int i)
 {
     struct tree_at a = tree_at(s, t, i);
-    return heap_depth(a.N, a.kind, a.v) + a.q;
+    return bt_depth(a.N, a.kind, a.v) + a.q;
 }
 
 int mdl_tree_top(const struct mdl_tree_shape *s)
 {
     int N = s->n / s->local;
-    return s->local - 1 + heap_height(N, 0, 0);
+    return s->local - 1 + bt_height(N, 0, 0);
 }
 
 int mdl_tree_crosses(const struct mdl_tree_shape *s, int i, int j)
@@ -278,13 +311,13 @@ static void node_key(int N, int v, struct node_key *key)
     memset(key, 0, sizeof *key);
     for (int kind = 0; kind < 2; kind++) {
         int pv, cv[2];
-        int nc = heap_links(N, kind, v, &pv, cv);
+        int nc = bt_links(N, kind, v, &pv, cv);
         int *k = key->k[kind];
-        k[0] = heap_height(N, kind, v);
-        k[1] = heap_depth(N, kind, v);
+        k[0] = bt_height(N, kind, v);
+        k[1] = bt_depth(N, kind, v);
         k[2] = nc;
         for (int j = 0; j < nc; j++)
-            k[3 + j] = heap_height(N, kind, cv[j]) + 1;
+            k[3 + j] = bt_height(N, kind, cv[j]) + 1;
     }
 }
 

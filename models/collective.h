@@ -167,14 +167,16 @@ double mdl_nvls_portions(int P, double u, double alpha);
 double mdl_collnet_pipe(int k, double aa, double ua, double ab, double ub);
 
 /* The shape of a tree all-reduce. A flat double binary tree over n members (local 1, 2
- * trees: tree 0 a heap over members 0..n-1, tree 1 the same heap over n-1..0, so no member is
- * inside both), or NCCL's tree across machines (local >= 2 members per machine, member i on
- * machine i / local at local index i % local): in every machine a chain through its members,
- * between machines a double binary tree joining the chains' first members (the heads), as
- * NCCL's trees run (NCCL_TOPO_PATTERN_TREE: all of a machine's network traffic of a tree on its
- * head). Trees come in pairs, one per NIC channel: tree 2p is the heap over machines 0..N-1,
- * tree 2p+1 over N-1..0, and both enter every machine at local index p * local / pairs and chain
- * on through local + 1, local + 2, ... (mod local). Each tree carries 1 / trees of the buffer. */
+ * trees: NCCL's, tree 0 its binary tree over members 0..n-1, whose root 0 has one child and
+ * whose inner members have a parent and two children, tree 1 the same over the members mirrored
+ * (n even) or shifted by one (n odd), so that tree 1's inner members are tree 0's leaves), or
+ * NCCL's tree across machines (local >= 2 members per machine, member i on machine i / local at
+ * local index i % local): in every machine a chain through its members, between machines that
+ * double binary tree over the machines joining the chains' first members (the heads), as NCCL's
+ * trees run (NCCL_TOPO_PATTERN_TREE: all of a machine's network traffic of a tree on its head).
+ * Trees come in pairs, one per NIC channel: tree 2p over the machines as tree 0, tree 2p+1 as
+ * tree 1, and both enter every machine at local index p * local / pairs and chain on through
+ * local + 1, local + 2, ... (mod local). Each tree carries 1 / trees of the buffer. */
 struct mdl_tree_shape {
     int n;     /* members */
     int local; /* members per machine (>= 2: NCCL's tree), or 1 (flat) */

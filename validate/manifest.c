@@ -190,10 +190,12 @@ static void busbw_body(FILE *g, void *ctx)
                "set ylabel 'bus bandwidth (GB/s)'\nset key top left\nset grid\n");
     for (int i = 0; i < bp->res->n; i++) {
         const struct man_log *v = &bp->res->logs[i];
+        /* a long log name in a smaller font, so that it stays over its own panel */
         fprintf(g,
-                "set title '%s%s' noenhanced\nplot '%s/%s.dat' using 1:2 with points pt 7 "
+                "set title '%s%s' noenhanced%s\nplot '%s/%s.dat' using 1:2 with points pt 7 "
                 "title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'\n",
-                v->name, v->fit ? " (fit)" : "", bp->out, v->name);
+                v->name, v->fit ? " (fit)" : "", strlen(v->name) > 44 ? " font ',9'" : " font ''",
+                bp->out, v->name);
     }
     fprintf(g, "unset multiplot\n");
 }

@@ -103,11 +103,13 @@ Test(collective, ncclS_tree_chains_each_machine_and_joins_the_heads_across_machi
                 for (int t = 0; t < s.trees; t++) {
                     int h = mdl_tree_head(&s, t), root = tree_check(&s, t);
                     /* both trees of a pair enter every machine at the same member; tree A's root
-                     * is machine 0's head, tree B's machine N-1's */
+                     * is machine 0's head, tree B's machine N-1's (N even, the mirror) or
+                     * machine 1's (N odd, the shift), as NCCL's ncclGetDtreeRoots */
                     cr_assert(eq(int, h, mdl_tree_head(&s, t ^ 1)));
-                    cr_assert(eq(int, root, (t % 2 ? N - 1 : 0) * L + h));
-                    /* the trees' height: a chain through L members, then the machines' heap */
-                    cr_assert(eq(int, mdl_tree_top(&s), L - 1 + (N == 2 ? 1 : 3)));
+                    cr_assert(eq(int, root, (t % 2 ? (N % 2 ? 1 : N - 1) : 0) * L + h));
+                    /* the trees' height: a chain through L members, then log2 of the power of
+                     * two at or above the machines (2: 1; 9: 4) */
+                    cr_assert(eq(int, mdl_tree_top(&s), L - 1 + (N == 2 ? 1 : 4)));
                     for (int i = 0; i < s.n; i++) {
                         int parent, ch[MDL_TREE_ARITY];
                         int nc = mdl_tree_links(&s, t, i, &parent, ch);
@@ -129,7 +131,51 @@ Test(collective, ncclS_tree_chains_each_machine_and_joins_the_heads_across_machi
     cr_assert(eq(int, mdl_tree_shape_machines(&s, 4, 2, 3), -1)); /* more pairs than members */
     mdl_tree_shape_flat(&s, 7);
     cr_assert(eq(int, tree_check(&s, 0), 0));
-    cr_assert(eq(int, tree_check(&s, 1), 6));
+    cr_assert(eq(int, tree_check(&s, 1), 1));
+}
+
+/* The trees NCCL draws in src/graph/trees.cc: 12 members (mirror) and 13 (shift). */
+Test(collective, the_double_binary_tree_is_ncclS)
+{
+    struct {
+        int n, t, member, parent, nc, c0, c1;
+    } rows[] = {
+        /* 12, tree 0: 0 - 8; 8 - 4, 10; 4 - 2, 6; 10 - 9, 11; 2 - 1, 3 */
+        {12, 0, 0, -1, 1, 8, -1},
+        {12, 0, 8, 0, 2, 4, 10},
+        {12, 0, 4, 8, 2, 2, 6},
+        {12, 0, 10, 8, 2, 9, 11},
+        {12, 0, 3, 2, 0, -1, -1},
+        /* 12, tree 1 (the mirror): 11 - 3; 3 - 7, 1; 7 - 9, 5; 1 - 2, 0 */
+        {12, 1, 11, -1, 1, 3, -1},
+        {12, 1, 3, 11, 2, 7, 1},
+        {12, 1, 1, 3, 2, 2, 0},
+        /* 13, tree 0: 12's only child is 10; 13, tree 1 (the shift): 1 - 9; 9 - 5, 0; 0 - 11 */
+        {13, 0, 12, 8, 1, 10, -1},
+        {13, 1, 1, -1, 1, 9, -1},
+        {13, 1, 9, 1, 2, 5, 0},
+        {13, 1, 0, 9, 1, 11, -1},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct mdl_tree_shape s;
+        mdl_tree_shape_flat(&s, rows[r].n);
+        int parent, ch[MDL_TREE_ARITY];
+        int nc = mdl_tree_links(&s, rows[r].t, rows[r].member, &parent, ch);
+        cr_assert(eq(int, parent, rows[r].parent), "row %zu", r);
+        cr_assert(eq(int, nc, rows[r].nc), "row %zu", r);
+        if (nc > 0) cr_assert(eq(int, ch[0], rows[r].c0), "row %zu", r);
+        if (nc > 1) cr_assert(eq(int, ch[1], rows[r].c1), "row %zu", r);
+    }
+    /* over 4 machines the inner machine of each tree has a parent and two children: machine 2
+     * in tree 0 (0 - 2; 2 - 1, 3), machine 1 in tree 1; so each machine sends 4 of the two
+     * trees' 8 halves per chunk pair, where a heap (root with two children) sent at most 3 */
+    struct mdl_tree_shape s;
+    mdl_tree_shape_flat(&s, 4);
+    tree_check(&s, 0);
+    tree_check(&s, 1);
+    struct mdl_tree_cost c;
+    cr_assert(eq(int, mdl_tree_cost(&s, 1, &c), 0));
+    cr_assert(eq(int, c.flow[1], 4));
 }
 
 Test(collective, a_tree_costs_its_chains_and_its_links_between_machines_apart)
