@@ -1,6 +1,6 @@
-set terminal pngcairo size 1680,1360
+set terminal pngcairo size 1680,1700
 set output 'docs/validation/busbw.png'
-set multiplot layout 4,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
+set multiplot layout 5,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
 set logscale x 2
 set format x '%.0b%BB'
 set xtics 256
@@ -36,14 +36,16 @@ set title 'h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion' noenhan
 plot 'docs/validation/h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_8node_64gpu_ib400_all_reduce_minctas24_qps2_gjaion' noenhanced font ',9'
 plot 'docs/validation/h100_8node_64gpu_ib400_all_reduce_minctas24_qps2_gjaion.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
+set title 'a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info' noenhanced font ',9'
+plot 'docs/validation/a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'rtx2080ti_2gpu_pcie_nop2p_all_reduce (fit)' noenhanced font ''
 plot 'docs/validation/rtx2080ti_2gpu_pcie_nop2p_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'rtx2080ti_2gpu_pcie_nop2p_all_gather' noenhanced font ''
 plot 'docs/validation/rtx2080ti_2gpu_pcie_nop2p_all_gather.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 unset multiplot
-set terminal svg size 1680,1360
+set terminal svg size 1680,1700
 set output 'docs/validation/busbw.svg'
-set multiplot layout 4,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
+set multiplot layout 5,4 title 'nccl-tests bus bandwidth: measured (points) vs tpsim (line)'
 set logscale x 2
 set format x '%.0b%BB'
 set xtics 256
@@ -79,6 +81,8 @@ set title 'h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion' noenhan
 plot 'docs/validation/h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'h100_8node_64gpu_ib400_all_reduce_minctas24_qps2_gjaion' noenhanced font ',9'
 plot 'docs/validation/h100_8node_64gpu_ib400_all_reduce_minctas24_qps2_gjaion.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
+set title 'a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info' noenhanced font ',9'
+plot 'docs/validation/a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'rtx2080ti_2gpu_pcie_nop2p_all_reduce (fit)' noenhanced font ''
 plot 'docs/validation/rtx2080ti_2gpu_pcie_nop2p_all_reduce.dat' using 1:2 with points pt 7 title 'measured', '' using 1:3 with lines lw 2 title 'tpsim'
 set title 'rtx2080ti_2gpu_pcie_nop2p_all_gather' noenhanced font ''
