@@ -354,8 +354,9 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
                       "--log=tpsim_engine.thres:error"};
     int argc = 6;
 #ifdef TPSIM_SANITIZE
-    /* raw contexts as in a normal build (threads, ASan's usual remedy, made the sanitizer suite
-     * 15 times slower); 256 KiB stacks, as ASan fills and poisons every stack it allocates */
+    /* raw contexts as in a normal build (threads, ASan's usual remedy, made a simulation 15
+     * times slower and the sanitizer suite 5); 256 KiB stacks, as ASan fills and poisons every
+     * stack it allocates */
     argv[argc++] = "--cfg=contexts/stack-size:256";
     sim_sanitize_quiet();
 #endif
