@@ -325,6 +325,9 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->heads = cpl_coll_path(&ge->heads, hop, eff);
     out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines, p);
     out->tree_whole = p == MDL_PROTO_SIMPLE;
+    out->p2p_base_s = nc->p2p_base_s;
+    out->p2p_channel_Bps = nc->p2p_channel_Bps;
+    out->p2p_channels = nc->p2p_channels;
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
@@ -368,9 +371,10 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             continue;
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
-            if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE || a == MDL_ALGO_COLLNET) &&
+            if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE || a == MDL_ALGO_COLLNET ||
+                 (k == MDL_OP_SEND_RECV && nc->p2p_base_s > 0)) &&
                 p != MDL_PROTO_SIMPLE)
-                continue; /* NVLS and CollNet run Simple */
+                continue; /* NVLS, CollNet and NCCL's point-to-point path run Simple */
             struct mdl_coll_env e;
             tune_coll_env(ge, nc, (enum mdl_coll_proto)p, &e);
             double tm = mdl_coll_time(k, (enum mdl_coll_algo)a, bytes, &e);

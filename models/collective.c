@@ -139,6 +139,25 @@ static int chunks_of(double bytes, double chunk_bytes, int most)
     return k < 1 ? 1 : k > most ? most : (int)k;
 }
 
+int mdl_p2p_channels(int per_peer, double bytes, double chunk_bytes, bool across)
+{
+    if (per_peer < 2) return 1;
+    int n = per_peer / 2;
+    double most = across ? chunk_bytes : 32 * chunk_bytes;
+    while (bytes / n > most && n <= per_peer / 2)
+        n *= 2;
+    return n;
+}
+
+double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate)
+{
+    double t = S / bw;
+    if (!(rate > 0) || channels < 1) return t;
+    double share = S / channels, first = share < chunk_bytes ? share : chunk_bytes;
+    double ch = (first + share) / rate;
+    return ch > t ? ch : t;
+}
+
 int mdl_coll_chunks(double bytes, double chunk_bytes)
 {
     return chunks_of(bytes, chunk_bytes, MDL_MAX_CHUNKS);
@@ -574,7 +593,11 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         break;
     case MDL_ALGO_DIRECT:
         if (m > MDL_DIRECT_MAX_N) return -1;
-        if (k == MDL_OP_SEND_RECV)
+        if (k == MDL_OP_SEND_RECV && e->p2p_base_s > 0) {
+            int ch = mdl_p2p_channels(e->p2p_channels, S, e->chunk_bytes, e->machines > 1);
+            double move = mdl_p2p_time(S, ch, e->chunk_bytes, p->bw_Bps, e->p2p_channel_Bps);
+            t = m == 2 ? p->alpha_s + move : -1;
+        } else if (k == MDL_OP_SEND_RECV)
             t = m == 2 ? p->alpha_s + S / p->bw_Bps : -1;
         else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);
@@ -611,7 +634,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
     default:
         return -1;
     }
-    return t < 0 ? -1 : e->base_s + t;
+    if (t < 0) return -1;
+    return (k == MDL_OP_SEND_RECV && e->p2p_base_s > 0 ? e->p2p_base_s : e->base_s) + t;
 }
 
 double mdl_coll_busbw_factor(enum mdl_op_kind k, int n)

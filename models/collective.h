@@ -78,6 +78,17 @@ struct mdl_nccl {
      * copies them on going down. Per machine count of the group: [0] one, [1] two, [2] more
      * (NCCL measures the three apart); 0: unlimited. */
     double tree_rate_Bps[3];
+    /* Across machines: the most one channel (one thread block and its network connection)
+     * moves per direction, 0: unlimited; and NCCL_MIN_CTAS, the fewest channels (0: NCCL's
+     * own, two per NIC). */
+    double net_channel_Bps;
+    int min_ctas;
+    /* Send/receive (NCCL's point-to-point path, not a collective's protocols): its latency per
+     * operation (0: the protocol's base_s, as a collective), and its channels: p2p_channels per
+     * peer (NCCL's "p2p channels per peer"), each moving at most p2p_channel_Bps (0: no limit)
+     * in chunk_bytes steps (mdl_p2p_channels, mdl_p2p_time). */
+    double p2p_base_s, p2p_channel_Bps;
+    int p2p_channels;
 };
 
 void mdl_nccl_default(struct mdl_nccl *n);
@@ -124,23 +135,36 @@ struct mdl_coll_env {
     int local, nodes;         /* hierarchical: local * nodes == n with nodes >= 2, else 0 */
     int machines;             /* distinct machines of the members */
     struct mdl_coll_path all; /* ring neighbour (flat) routes */
-    struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
-    int channels;                      /* rings a ring runs at once across machines (>= 1) */
-    struct mdl_coll_path chan;         /* their routes, when channels >= 2 */
-    int pairs;                         /* tree pairs across machines (one per NIC channel) */
-    struct mdl_coll_path heads;        /* routes between machines' tree heads, all at once */
-    double base_s;                     /* per-collective latency */
-    int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
-    int nvls_tree;                     /* ... or NVLS-tree (local GPUs in each of nodes NVLS
-                                        * machines) */
-    int collnet;                       /* ... or CollNet (local GPUs in each of nodes machines,
-                                        * or one in each of n) */
-    double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
-    double chunk_bytes;                /* pipeline chunk */
-    double tree_rate_Bps;              /* a tree channel's rate under the protocol
-                                        * (mdl_nccl_tree_rate); 0: none */
-    bool tree_whole;                   /* a chunk passes a channel whole (Simple) */
+    struct mdl_coll_path intra, inter;  /* inside a machine; between machines on a rail */
+    int channels;                       /* rings a ring runs at once across machines (>= 1) */
+    struct mdl_coll_path chan;          /* their routes, when channels >= 2 */
+    int pairs;                          /* tree pairs across machines (one per NIC channel) */
+    struct mdl_coll_path heads;         /* routes between machines' tree heads, all at once */
+    double base_s;                      /* per-collective latency */
+    int nvls;                           /* the group may run NVLS (one NVSwitch machine) */
+    int nvls_tree;                      /* ... or NVLS-tree (local GPUs in each of nodes NVLS
+                                         * machines) */
+    int collnet;                        /* ... or CollNet (local GPUs in each of nodes machines,
+                                         * or one in each of n) */
+    double nvls_eff;                    /* its delivered fraction of the path's bandwidth */
+    double chunk_bytes;                 /* pipeline chunk */
+    double tree_rate_Bps;               /* a tree channel's rate under the protocol
+                                         * (mdl_nccl_tree_rate); 0: none */
+    bool tree_whole;                    /* a chunk passes a channel whole (Simple) */
+    double p2p_base_s, p2p_channel_Bps; /* send/receive (mdl_nccl) */
+    int p2p_channels;
 };
+
+/* The channels NCCL splits a send of `bytes` over (enqueue.cc, calcP2pChunkSize, for a pair):
+ * half the channels per peer, doubled (up to all of them) while a channel's share would exceed
+ * the largest piece, 32 chunks inside a machine and one chunk across machines. */
+int mdl_p2p_channels(int per_peer, double bytes, double chunk_bytes, bool across);
+
+/* The time a send of S spends moving, on a route of bandwidth bw split over `channels` channels
+ * of at most `rate` each (0: no limit): the route's time, or a channel's: its first chunk
+ * through both copies of NCCL's pipeline (the sender's into the transport's buffer, the
+ * receiver's out of it), then the rest of its share. */
+double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate);
 
 /* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
 int mdl_coll_chunks(double bytes, double chunk_bytes);

@@ -39,6 +39,14 @@ struct fit {
     double base_s[MDL_PROTO_N], hop_s[MDL_PROTO_N], eff[MDL_PROTO_N];
     bool nvls;
     double nvls_eff;
+    /* across machines, from the multi-node logs of the system where there are some: the
+     * network transport's latency per end of a crossing, and one channel's rate */
+    double lat_nic_s, net_channel_Bps;
+    /* point-to-point (mdl_nccl): latency per send, channels per peer (NCCL: twice the NVLinks
+     * joining the pair, to a power of 2, at most its 32 channels), a channel's rate */
+    double p2p_base_s;
+    int p2p_channels;
+    double p2p_channel_Bps;
 };
 
 static const struct fit fits[] = {
@@ -51,7 +59,15 @@ static const struct fit fits[] = {
      {0, 0, 1e-6, 1.7966e-6},
      {0, 0.1, 0, 1},
      false,
-     1},
+     1,
+     0,
+     0,
+     /* a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info (the same GPU): 13.5 us a send on
+      * the pair's platform less this preset's route (2 x 0.348 us) and Simple step latency,
+      * 16.05 GB/s a channel; 12 NVLinks per GPU */
+     13.4946e-6 - 2 * 0.348e-6 - 1.7966e-6,
+     32,
+     16.05 * GB},
     /* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
      * SHARP): NVLS reaches 475 GB/s bus bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200
      * (real nccl-tests logs quoted in docs/validation.md), 2(n-1)/(n+1) of its per-link rate:
@@ -63,7 +79,18 @@ static const struct fit fits[] = {
      {0, 1.4441e-6, 0, 4.1450e-6},
      {0, 0.3730, 0.9375, 1},
      true,
-     0.886},
+     0.886,
+     /* h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion: the Ring's floor (1 and 2
+      * MiB, 156.75 us) less tpsim's without it (70.66 us) over its 4 crossings of 2 ends;
+      * h100_8node_64gpu_ib400_all_reduce_gjaion: 320.70 GB/s bus bandwidth at 8 GiB, NCCL's
+      * Ring in its 16 channels (2 per NIC) */
+     10.76e-6,
+     20.04 * GB,
+     /* the Leonardo pair's 13.5 us a send less the route and Simple step latency; 18 NVLinks;
+      * no point-to-point log on Hopper gives a channel's rate */
+     13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
+     32,
+     0},
 };
 
 static const struct fit *fit_of(const char *preset)
@@ -95,6 +122,7 @@ int plat_params_default(const char *preset, struct plat_params *p)
     if (ft) {
         p->gpu_link_Bps = ft->gpu_link_Bps;
         p->lat_nvlink_s = ft->lat_nvlink_s;
+        p->lat_nic_s = ft->lat_nic_s;
     }
     return 0;
 }
@@ -109,6 +137,10 @@ void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
     memcpy(nc->eff, ft->eff, sizeof nc->eff);
     nc->nvls = ft->nvls;
     nc->nvls_eff = ft->nvls_eff;
+    nc->net_channel_Bps = ft->net_channel_Bps;
+    nc->p2p_base_s = ft->p2p_base_s;
+    nc->p2p_channels = ft->p2p_channels;
+    nc->p2p_channel_Bps = ft->p2p_channel_Bps;
     if (!strcmp(preset, "dgx-h100")) {
         /* NCCL's per-channel tree bus bandwidth on Hopper over one, two and more machines
          * (38.7, 41.4, 36.0 GB/s), a quarter per tree as on Ampere (mdl_nccl_default) */
@@ -227,15 +259,27 @@ static int check(const struct plat_params *p, struct tps_error *err)
     return TPS_OK;
 }
 
-int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct tps_error *err)
+double plat_nic_rate(const struct plat_params *p, const struct mdl_nccl *nc, int nics)
+{
+    if (!(nc->net_channel_Bps > 0) || nics < 1) return p->nic_Bps;
+    int per = 2;
+    if (nc->min_ctas > per * nics) per = (nc->min_ctas + nics - 1) / nics;
+    double r = per * nc->net_channel_Bps;
+    return r < p->nic_Bps ? r : p->nic_Bps;
+}
+
+int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, struct plat_topo *t,
+                      struct tps_error *err)
 {
     plat_topo_init(t, p->preset);
     plat_nccl_preset(p->preset, &t->nccl);
+    if (nc) t->nccl = *nc;
     int rc = check(p, err);
     if (rc) return rc;
     struct builder b = {.t = t, .p = p};
     t->machines = p->nodes;
     int core = -1, leaf = -1, uplink = -1, nic_count = 0, leaf_nics = 0;
+    double nic = 0, lat_nic = p->lat_pcie_s + p->lat_nic_s;
     double pcie_nic = plat_pcie_Bps(p->pcie_gen                      ? p->pcie_gen
                                     : !strcmp(p->preset, "dgx-h100") ? 5
                                                                      : 4);
@@ -245,20 +289,21 @@ int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct t
         int g = build_server(&b, m, gpus);
         if (p->nodes == 1 || b.oom) continue;
         int k = p->nics_per_node ? p->nics_per_node : g;
+        if (!nic) nic = plat_nic_rate(p, &t->nccl, k);
         for (int j = 0; j < k && !b.oom; j++) {
-            int nic = node(&b, PLAT_NIC, m, 0, "n%dnic%d", m, j);
+            int nn = node(&b, PLAT_NIC, m, 0, "n%dnic%d", m, j);
             int per = g / k;
             if (per == 1) {
-                link(&b, gpus[j], nic, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+                link(&b, gpus[j], nn, pcie_nic, lat_nic, false, PLAT_LVL_PCIE);
             } else {
                 int sw = node(&b, PLAT_SWITCH, m, 0, "n%dnicsw%d", m, j);
                 if (b.oom) break;
-                link(&b, sw, nic, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
+                link(&b, sw, nn, pcie_nic, lat_nic, false, PLAT_LVL_PCIE);
                 for (int i = 0; i < per; i++)
                     link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
             }
             if (p->oversub <= 1) {
-                link(&b, nic, core, p->nic_Bps, p->lat_net_s, false, PLAT_LVL_NET);
+                link(&b, nn, core, nic, p->lat_net_s, false, PLAT_LVL_NET);
                 continue;
             }
             if (nic_count % p->leaf_ports == 0) {
@@ -270,7 +315,7 @@ int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct t
             }
             nic_count++;
             leaf_nics++;
-            link(&b, nic, leaf, p->nic_Bps, p->lat_net_s, false, PLAT_LVL_NET);
+            link(&b, nn, leaf, nic, p->lat_net_s, false, PLAT_LVL_NET);
             /* the leaf uplink carries what its NICs can send, divided by the oversubscription */
             t->links[uplink].bw_Bps = leaf_nics * p->nic_Bps / p->oversub;
         }

@@ -26,6 +26,8 @@ struct plat_params {
     double lat_nvlink_s; /* per NVLink/NVSwitch link */
     double lat_pcie_s;   /* per PCIe link */
     double lat_net_s;    /* per network link */
+    double lat_nic_s;    /* per network crossing and end: what NCCL's network transport adds
+                          * between a GPU and its NIC (proxy thread, RDMA post, completion) */
 };
 
 /* Defaults for a preset name; returns -1 for an unknown name. */
@@ -34,8 +36,14 @@ const char *const *plat_preset_names(void);
 /* A preset's collective tuning: mdl_nccl_default with the preset's fitted protocol costs and its
  * NVLS (docs/validation.md, "Presets"). */
 void plat_nccl_preset(const char *preset, struct mdl_nccl *nc);
-/* Builds the topology (initialises *t; release it even on failure). */
-int plat_preset_build(const struct plat_params *p, struct plat_topo *t, struct tps_error *err);
+/* The rate a NIC carries NCCL's traffic at: its port rate, or less where its channels cannot
+ * fill it (mdl_nccl.net_channel_Bps times the channels through it: NCCL builds one ring per
+ * NIC and doubles them, or NCCL_MIN_CTAS shared among a machine's `nics` NICs). */
+double plat_nic_rate(const struct plat_params *p, const struct mdl_nccl *nc, int nics);
+/* Builds the topology with collective tuning nc (NULL: the preset's) (initialises *t; release it
+ * even on failure). */
+int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, struct plat_topo *t,
+                      struct tps_error *err);
 /* PCIe x16 bandwidth per direction of a generation (3, 4, 5), 0 if unknown. */
 double plat_pcie_Bps(int gen);
 

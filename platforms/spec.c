@@ -237,6 +237,11 @@ static const struct tps_ykey nccl_keys[] = {
     {"nvls_tree", TPS_YK_BOOL, NC(nvls_tree), 0, {NULL}},
     {"collnet", TPS_YK_BOOL, NC(collnet), 0, {NULL}},
     {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
+    {"net_channel_rate", TPS_YK_RATE, NC(net_channel_Bps), 0, {NULL}},
+    {"min_ctas", TPS_YK_INT, NC(min_ctas), 64, {NULL}},
+    {"p2p_base_latency", TPS_YK_TIME, NC(p2p_base_s), 0, {NULL}},
+    {"p2p_channel_rate", TPS_YK_RATE, NC(p2p_channel_Bps), 0, {NULL}},
+    {"p2p_channels", TPS_YK_INT, NC(p2p_channels), 32, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 
@@ -269,6 +274,7 @@ static const struct tps_ykey preset_keys[] = {
     {"nvlink_latency", TPS_YK_TIME, PP(lat_nvlink_s), 0, {NULL}},
     {"pcie_latency", TPS_YK_TIME, PP(lat_pcie_s), 0, {NULL}},
     {"net_latency", TPS_YK_TIME, PP(lat_net_s), 0, {NULL}},
+    {"nic_latency", TPS_YK_TIME, PP(lat_nic_s), 0, {NULL}},
     {"pcie_rate", TPS_YK_RATE, PP(pcie_Bps), 0, {NULL}},
     {"nccl", TPS_YK_SKIP, 0, 0, {NULL}},
     {"degraded_links", TPS_YK_SKIP, 0, 0, {NULL}},
@@ -416,7 +422,7 @@ static int build_preset(const struct tps_ydoc *d, int id, const char *field,
     char f[160];
     int rc;
     struct tps_error e2 = {0};
-    rc = plat_preset_build(&p, out, &e2);
+    rc = plat_preset_build(&p, nc, out, &e2);
     if (rc) {
         /* position the error on the offending key, or on the mapping */
         int vid = e2.field[0] ? tps_ydoc_get(d, id, e2.field) : 0;
@@ -659,7 +665,7 @@ static int parse_node(const struct tps_ydoc *d, int id, const char *field, const
                                  "file)",
                                  s, list);
         }
-        return plat_preset_build(&p, out, err);
+        return plat_preset_build(&p, NULL, out, err);
     }
     plat_topo_init(out, "");
     if (!tps_ydoc_is_map(d, id))

@@ -880,7 +880,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
-    sleep_for(nc->base_s[pr]);
+    bool p2p = k == MDL_OP_SEND_RECV && op->algo == MDL_ALGO_DIRECT && nc->p2p_base_s > 0;
+    sleep_for(p2p ? nc->p2p_base_s : nc->base_s[pr]);
     double S = op->bytes;
     switch (op->algo) {
     case MDL_ALGO_TREE: {
@@ -921,8 +922,16 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
                     post_send(&x, (root + j) % n, SLOT_MAIN, S);
                 finish(&x);
             } else {
+                /* NCCL's point-to-point path: what its channels take beyond the route's own
+                 * time for S (mdl_p2p_time) delays the message */
+                double extra = 0, bw = p2p ? bw_to(&x, (root + 1) % n) : 0;
+                if (bw > 0) {
+                    int ch = mdl_p2p_channels(nc->p2p_channels, S, nc->chunk_bytes,
+                                              c->hier[op->group].machines > 1);
+                    extra = mdl_p2p_time(S, ch, nc->chunk_bytes, bw, nc->p2p_channel_Bps) - S / bw;
+                }
                 for (int j = 1; j < n; j++) {
-                    sleep_for(alpha_to(&x, (root + j) % n));
+                    sleep_for(alpha_to(&x, (root + j) % n) + extra);
                     post_send(&x, (root + j) % n, SLOT_MAIN, S);
                     finish(&x);
                 }

@@ -914,3 +914,35 @@ Test(cli, context_parallel_plan_counts_every_gpu_and_the_timeline_names_used_str
     json_decref(j);
     testdir_remove(d);
 }
+
+/* A Ring all-reduce over 2 dgx-h100 machines crosses the network 4 times on its critical path
+ * (30 steps, a lap and most of a second): each crossing pays nic_latency at both ends, so the
+ * preset's 10.76 us add 8 x 10.76 us to a latency-bound size. */
+static double coll_time(const char *dir, const char *platform)
+{
+    char js[512], cmd[1024];
+    static char out[8192];
+    testdir_path(js, sizeof js, dir, "c.json");
+    snprintf(cmd, sizeof cmd,
+             "collective --platform \"%s\" --algorithm ring --protocol LL128 --bytes 1MiB "
+             "--json %s",
+             platform, js);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    double t =
+        json_real_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "time_s"));
+    json_decref(j);
+    return t;
+}
+
+Test(cli, a_ring_across_machines_pays_the_network_transport_latency_per_crossing_end)
+{
+    char d[256];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    double with = coll_time(d, "dgx-h100 nodes=2");
+    double without = coll_time(d, "dgx-h100 nodes=2 nic_latency=0");
+    cr_assert(ieee_ulp_eq(dbl, with - without, 8 * 10.76e-6, 1 << 20), "%g", with - without);
+    testdir_remove(d);
+}

@@ -198,3 +198,28 @@ Test(collective, a_tree_costs_its_chains_and_its_links_between_machines_apart)
     double t = mdl_tree_time(&c, 1, 1e3, &chain, &link, 0, true);
     near(t, 2 * (3 * (1e-6 + 1e3 / 100e9) + (5e-6 + 1e3 / 10e9)));
 }
+
+/* NCCL's point-to-point split (enqueue.cc, calcP2pChunkSize, for a pair): half the channels per
+ * peer, doubled while a share exceeds 32 chunks inside a machine (one chunk across machines),
+ * at most all of them; a channel takes its first chunk twice (both copies) and then the rest of
+ * its share at its rate, never less than the route's time. The Leonardo pair: 8 channels per
+ * peer, 512 KiB chunks: 4 channels up to 64 MiB, 8 from 128 MiB. */
+Test(collective, a_send_runs_in_ncclS_point_to_point_channels_at_their_rate)
+{
+    const double K = 1024, M = K * K, c = 512 * K;
+    cr_assert(eq(int, mdl_p2p_channels(8, 8, c, false), 4));
+    cr_assert(eq(int, mdl_p2p_channels(8, 64 * M, c, false), 4));
+    cr_assert(eq(int, mdl_p2p_channels(8, 128 * M, c, false), 8));
+    cr_assert(eq(int, mdl_p2p_channels(8, 8192 * M, c, false), 8));
+    cr_assert(eq(int, mdl_p2p_channels(8, 2 * M, c, true), 4));
+    cr_assert(eq(int, mdl_p2p_channels(8, 4 * M, c, true), 8));
+    cr_assert(eq(int, mdl_p2p_channels(1, 64 * M, c, false), 1));
+    const double bw = 73.56e9, r = 16.05e9;
+    /* 64 MiB: 4 channels of 16 MiB, each (0.5 + 16) MiB at 16.05 GB/s */
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(64 * M, 4, c, bw, r), (c + 16 * M) / r, 4));
+    /* 1 MiB: 256 KiB shares, each through both copies */
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, r), 2 * 256 * K / r, 4));
+    /* 128 MiB on 8 channels: the route's time */
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(128 * M, 8, c, bw, r), 128 * M / bw, 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, 0), M / bw, 4));
+}

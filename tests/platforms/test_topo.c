@@ -262,3 +262,40 @@ Test(topo, collnet_is_off_unless_nccl_collnet_says_the_switches_reduce)
     cr_assert(eq(int, t.nccl.collnet, 1));
     plat_topo_release(&t);
 }
+
+/* Across machines on dgx-h100: each end of a crossing adds the network transport's latency
+ * (nic_latency, fitted on the 2-node Ring log) to the GPU's PCIe link to its NIC, and a NIC
+ * carries what NCCL's channels through it can move: 2 channels per NIC of 20.04 GB/s (fitted on
+ * the 8-node log), 3 with NCCL_MIN_CTAS=24 over 8 NICs, never more than the port's 50 GB/s. The
+ * presets without those fits keep their NICs' port rate and the PCIe latency. */
+Test(topo, a_nic_carries_ncclS_channels_and_a_crossing_pays_the_transport_latency)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=2"};
+    build("dgx-h100", 1, kv, &t);
+    struct plat_route r;
+    cr_assert(eq(int, plat_topo_route(&t, 0, 8, &r), 0));
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 2 * 20.04e9, 4));
+    /* gpu -> nic (PCIe + transport) -> core -> nic -> gpu */
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * (1.5e-6 + 10.76e-6) + 2 * 2e-6, 4));
+    plat_topo_route(&t, 0, 7, &r);
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 0.4275e-6, 4));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnodes: 2\nnccl: {min_ctas: 24}\n",
+             "preset: dgx-h100\nnccl: {min_ctas: 65}\n", 18, "nccl.min_ctas", &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 50e9)); /* 3 x 20.04 > the port */
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnodes: 2\nnic_latency: 0\nnccl: {net_channel_rate: 10GB/s}\n",
+             "preset: dgx-h100\nnccl: {net_channel_rate: fast}\n", 26, "nccl.net_channel_rate", &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 20e9, 4));
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 1.5e-6 + 2 * 2e-6, 4));
+    plat_topo_release(&t);
+    char *a[] = {"nodes=2"};
+    build("dgx-a100", 1, a, &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 25e9));
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 1.5e-6 + 2 * 2e-6, 4));
+    plat_topo_release(&t);
+}

@@ -261,10 +261,10 @@ Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600 * TPSIM
         summary += strstr(line, "evaluation logs only (fit logs excluded)") != NULL;
     }
     fclose(f);
-    cr_assert(eq(int, fit, 6));
-    cr_assert(eq(int, eval, 11));
+    cr_assert(eq(int, fit, 9));
+    cr_assert(eq(int, eval, 8));
     cr_assert(eq(int, summary, 1));
-    /* the JSON says the same: 17 logs, 6 of them fit, and the evaluation median is the median of
+    /* the JSON says the same: 17 logs, 9 of them fit, and the evaluation median is the median of
      * the evaluation logs' |error| at 1 MiB and up */
     char js[300];
     json_error_t je;
@@ -286,7 +286,7 @@ Test(calibrate, validate_scores_only_the_evaluation_logs, .timeout = 600 * TPSIM
                 e[n++] = fabs(json_real_value(json_object_get(w, "err_pct")));
         }
     }
-    cr_assert(eq(int, nfit, 6));
+    cr_assert(eq(int, nfit, 9));
     cr_assert(eq(int, (int)json_integer_value(json_object_get(j, "evaluation_sizes")), n));
     for (int a = 0; a < n; a++) /* sort, then the median */
         for (int b = a + 1; b < n; b++)
@@ -320,11 +320,20 @@ Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median,
     json_t *j = json_load_file(testdir_path(js, sizeof js, d, "v.json"), 0, &je);
     cr_assert_not_null(j, "%s", je.text);
     json_t *logs = json_object_get(j, "logs");
-    int nvswitch = 0;
+    int nvswitch = 0, h100_nodes = 0;
     for (size_t i = 0; i < json_array_size(logs); i++) {
         json_t *l = json_array_get(logs, i);
         const char *name = json_string_value(json_object_get(l, "log"));
         cr_assert_not_null(name);
+        /* the multi-node H100 logs (docs/validation.md, "Multi-node H100"): the Ring-forced and
+         * 8-node logs fit nic_latency and net_channel_rate and come within 2% and 13% median,
+         * the 2- and 4-node defaults within 14%; the tuned 8-node run (two queue pairs per
+         * connection, not modelled) is not held to it */
+        if (strstr(name, "gjaion") && !strstr(name, "8node_64gpu_ib400_all_reduce_minctas24")) {
+            double med = json_number_value(json_object_get(l, "median_abs_err_pct"));
+            cr_assert(le(dbl, med, strstr(name, "ring") ? 2.0 : 14.0), "%s: %.1f%%", name, med);
+            h100_nodes++;
+        }
         if (strstr(name, "node_16gpu") || strstr(name, "node_32gpu") ||
             strstr(name, "node_64gpu") || strstr(name, "3node"))
             continue; /* across nodes */
@@ -333,6 +342,7 @@ Test(calibrate, nvswitch_presets_out_of_the_box_within_ten_percent_median,
         nvswitch++;
     }
     cr_assert(eq(int, nvswitch, 6));
+    cr_assert(eq(int, h100_nodes, 4));
     json_decref(j);
     testdir_remove(d);
 }
