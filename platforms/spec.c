@@ -221,6 +221,45 @@ static int read_tree_rate(const struct tps_ydoc *d, int v, const char *f, void *
     return TPS_OK;
 }
 
+/* a rate, or 0 for none (a channel without a limit) */
+static int read_rate_or_zero(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                             struct tps_error *err)
+{
+    const char *s = tps_ydoc_text(d, v);
+    if (s && !strcmp(s, "0")) {
+        *(double *)dst = 0;
+        return TPS_OK;
+    }
+    return tps_ydoc_rate(d, v, f, (double *)dst, err);
+}
+
+/* a count up to `most`, or 0 for NCCL's own */
+static int read_count_or_zero(const struct tps_ydoc *d, int v, const char *f, int *dst, long most,
+                              struct tps_error *err)
+{
+    const char *s = tps_ydoc_text(d, v);
+    long n = 0;
+    if (s && s[0] == '-')
+        return tps_ydoc_fail(d, v, f, err, "expected 0 (NCCL's own) or a count, got %s", s);
+    int rc = s && !strcmp(s, "0") ? TPS_OK : tps_ydoc_count(d, v, f, &n, err);
+    if (rc) return rc;
+    if (n > most) return tps_ydoc_fail(d, v, f, err, "too large: %ld (at most %ld)", n, most);
+    *dst = (int)n;
+    return TPS_OK;
+}
+
+static int read_min_ctas(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                         struct tps_error *err)
+{
+    return read_count_or_zero(d, v, f, dst, 64, err);
+}
+
+static int read_p2p_channels(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                             struct tps_error *err)
+{
+    return read_count_or_zero(d, v, f, dst, 32, err);
+}
+
 #define NC(field) offsetof(struct mdl_nccl, field)
 static const struct tps_ykey nccl_keys[] = {
     {"algorithm", TPS_YK_ENUM, NC(algo), 0, {.names = mdl_algo_names}},
@@ -237,11 +276,11 @@ static const struct tps_ykey nccl_keys[] = {
     {"nvls_tree", TPS_YK_BOOL, NC(nvls_tree), 0, {NULL}},
     {"collnet", TPS_YK_BOOL, NC(collnet), 0, {NULL}},
     {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
-    {"net_channel_rate", TPS_YK_RATE, NC(net_channel_Bps), 0, {NULL}},
-    {"min_ctas", TPS_YK_INT, NC(min_ctas), 64, {NULL}},
+    {"net_channel_rate", TPS_YK_FN, NC(net_channel_Bps), 0, {.fn = read_rate_or_zero}},
+    {"min_ctas", TPS_YK_FN, NC(min_ctas), 0, {.fn = read_min_ctas}},
     {"p2p_base_latency", TPS_YK_TIME, NC(p2p_base_s), 0, {NULL}},
-    {"p2p_channel_rate", TPS_YK_RATE, NC(p2p_channel_Bps), 0, {NULL}},
-    {"p2p_channels", TPS_YK_INT, NC(p2p_channels), 32, {NULL}},
+    {"p2p_channel_rate", TPS_YK_FN, NC(p2p_channel_Bps), 0, {.fn = read_rate_or_zero}},
+    {"p2p_channels", TPS_YK_FN, NC(p2p_channels), 0, {.fn = read_p2p_channels}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 

@@ -292,6 +292,17 @@ Test(topo, a_nic_carries_ncclS_channels_and_a_crossing_pays_the_transport_latenc
     cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 20e9, 4));
     cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 1.5e-6 + 2 * 2e-6, 4));
     plat_topo_release(&t);
+    /* 0: no limit, the port's rate (as documented for mdl_nccl_default) */
+    nccl_key("preset: dgx-h100\nnodes: 2\nnccl: {net_channel_rate: 0, p2p_channel_rate: 0, "
+             "min_ctas: 0, p2p_channels: 0}\n",
+             "preset: dgx-h100\nnccl: {p2p_channel_rate: -1GB/s}\n", 26, "nccl.p2p_channel_rate",
+             &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 50e9));
+    cr_assert(eq(dbl, t.nccl.p2p_channel_Bps, 0));
+    cr_assert(eq(int, t.nccl.min_ctas, 0));
+    cr_assert(eq(int, t.nccl.p2p_channels, 0));
+    plat_topo_release(&t);
     char *a[] = {"nodes=2"};
     build("dgx-a100", 1, a, &t);
     plat_topo_route(&t, 0, 8, &r);
