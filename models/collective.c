@@ -158,6 +158,12 @@ double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, doubl
     return ch > t ? ch : t;
 }
 
+double mdl_p2p_move(double S, int per_peer, double chunk_bytes, bool across, double bw, double rate)
+{
+    int ch = mdl_p2p_channels(per_peer, S, chunk_bytes, across);
+    return mdl_p2p_time(S, ch, chunk_bytes, bw, rate);
+}
+
 int mdl_coll_chunks(double bytes, double chunk_bytes)
 {
     return chunks_of(bytes, chunk_bytes, MDL_MAX_CHUNKS);
@@ -593,13 +599,14 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         break;
     case MDL_ALGO_DIRECT:
         if (m > MDL_DIRECT_MAX_N) return -1;
-        if (k == MDL_OP_SEND_RECV && e->p2p_base_s > 0) {
-            int ch = mdl_p2p_channels(e->p2p_channels, S, e->chunk_bytes, e->machines > 1);
-            double move = mdl_p2p_time(S, ch, e->chunk_bytes, p->bw_Bps, e->p2p_channel_Bps);
-            t = m == 2 ? p->alpha_s + move : -1;
-        } else if (k == MDL_OP_SEND_RECV)
-            t = m == 2 ? p->alpha_s + S / p->bw_Bps : -1;
-        else if (k == MDL_OP_BROADCAST)
+        if (k == MDL_OP_SEND_RECV) {
+            if (m != 2) return -1;
+            /* NCCL's point-to-point path where the platform has one */
+            t = p->alpha_s + (e->p2p_base_s > 0
+                                  ? mdl_p2p_move(S, e->p2p_channels, e->chunk_bytes,
+                                                 e->machines > 1, p->bw_Bps, e->p2p_channel_Bps)
+                                  : S / p->bw_Bps);
+        } else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);
         else /* every step waits for all its messages: the slowest route sets its pace */
             t = (k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1) * (p->alpha_s + S / m / p->bw_Bps);

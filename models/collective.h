@@ -166,6 +166,11 @@ int mdl_p2p_channels(int per_peer, double bytes, double chunk_bytes, bool across
  * receiver's out of it), then the rest of its share. */
 double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate);
 
+/* mdl_p2p_time over the channels mdl_p2p_channels gives a send of S: what the closed form and
+ * the replay both charge. */
+double mdl_p2p_move(double S, int per_peer, double chunk_bytes, bool across, double bw,
+                    double rate);
+
 /* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
 int mdl_coll_chunks(double bytes, double chunk_bytes);
 
