@@ -946,3 +946,31 @@ Test(cli, a_ring_across_machines_pays_the_network_transport_latency_per_crossing
     cr_assert(ieee_ulp_eq(dbl, with - without, 8 * 10.76e-6, 1 << 20), "%g", with - without);
     testdir_remove(d);
 }
+
+/* The replay charges a send what NCCL's point-to-point path takes (docs/collectives.md,
+ * "Send/receive"): on the Leonardo pair's platform 64 MiB goes over 4 channels of 16 MiB, each
+ * its first 512 KiB chunk and its share at 16.05 GB/s, after the send's 11.15 us, the NVLink's
+ * 0.348 us and Simple's default 2 us step; without the channel rate, at the link's 73.56 GB/s. */
+Test(cli, a_send_replays_ncclS_point_to_point_channels)
+{
+    char d[256], js[512], cmd[1024];
+    static char out[8192];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(js, sizeof js, d, "s.json");
+    snprintf(cmd, sizeof cmd,
+             "collective --platform %s/platforms/a100-sxm4-4gpu-nvlink.yaml --op send_recv "
+             "--ranks 2 --bytes 64MiB --json %s",
+             TPSIM_SOURCE_DIR, js);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    double t =
+        json_real_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "time_s"));
+    json_decref(j);
+    const double M = 1048576;
+    double want = 11.15e-6 + 0.348e-6 + 2e-6 + (0.5 * M + 16 * M) / 16.05e9;
+    cr_assert(le(dbl, fabs(t - want), 1e-9 * want), "%.12g s, want %.12g", t, want);
+    cr_assert(gt(dbl, want, 2e-6 + 0.348e-6 + 11.15e-6 + 64 * M / 73.56e9)); /* the rate binds */
+    testdir_remove(d);
+}
