@@ -14,27 +14,12 @@
 
 #define GB 1e9
 
-static const char *const names[] = {"dgx-a100", "dgx-h100", "pcie-8gpu", "rtx3090-4gpu", NULL};
-
-const char *const *plat_preset_names(void)
-{
-    return names;
-}
-
-double plat_pcie_Bps(int gen)
-{
-    /* hardware.csv: Gen3 x16 32 GB/s bidirectional; Gen4 x16 31 GB/s, Gen5 x16 63 GB/s per
-     * direction. */
-    return gen == 3 ? 16 * GB : gen == 4 ? 31 * GB : gen == 5 ? 63 * GB : 0;
-}
-
 /* What the NVSwitch presets take from the joint fits of their systems' shared nccl-tests logs
  * (scripts/calibrate-validation.sh; docs/validation.md, "Presets out of the box"): NVLink as
  * NCCL's copies use it (the rate a ring reaches per GPU and direction, where the datasheet's 300
  * and 450 GB/s are signalling rates, and the latency per link) and the protocol costs (per
  * protocol LL, LL128, Simple; index 0 unused). */
 struct fit {
-    const char *preset;
     double gpu_link_Bps, lat_nvlink_s;
     double base_s[MDL_PROTO_N], hop_s[MDL_PROTO_N], eff[MDL_PROTO_N];
     bool nvls;
@@ -49,80 +34,175 @@ struct fit {
     double p2p_channel_Bps;
 };
 
-static const struct fit fits[] = {
-    /* abci_a100_1node_8gpu + 4gpu all_reduce. The fit disables LL128: the rows are better
-     * explained by LL up to the Simple switch point. */
-    {"dgx-a100",
-     220.67 * GB,
-     0.348e-6,
-     {0, 9.9287e-6, 8e-6, 72.5738e-6},
-     {0, 0, 1e-6, 1.7966e-6},
-     {0, 0.1, 0, 1},
-     false,
-     1,
-     0,
-     0,
-     /* a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info (the same GPU): 13.5 us a send on
-      * the pair's platform less this preset's route (2 x 0.348 us) and Simple step latency,
-      * 16.05 GB/s a channel; 12 NVLinks per GPU */
-     13.4946e-6 - 2 * 0.348e-6 - 1.7966e-6,
-     32,
-     16.05 * GB},
-    /* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
-     * SHARP): NVLS reaches 475 GB/s bus bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200
-     * (real nccl-tests logs quoted in docs/validation.md), 2(n-1)/(n+1) of its per-link rate:
-     * 0.886 of the ring's. */
-    {"dgx-h100",
-     344.64 * GB,
-     0.4275e-6,
-     {0, 10.0813e-6, 17.2780e-6, 18.0803e-6},
-     {0, 1.4441e-6, 0, 4.1450e-6},
-     {0, 0.3730, 0.9375, 1},
-     true,
-     0.886,
-     /* h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion: the Ring's floor (1 and 2
-      * MiB, 156.75 us) less tpsim's without it (70.66 us) over its 4 crossings of 2 ends;
-      * h100_8node_64gpu_ib400_all_reduce_gjaion: 320.70 GB/s bus bandwidth at 8 GiB, NCCL's
-      * Ring in its 16 channels (2 per NIC) */
-     10.76e-6,
-     20.04 * GB,
-     /* the Leonardo pair's 13.5 us a send less the route and Simple step latency; 18 NVLinks;
-      * no point-to-point log on Hopper gives a channel's rate */
-     13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
-     32,
-     0},
+/* abci_a100_1node_8gpu + 4gpu all_reduce. The fit disables LL128: the rows are better explained
+ * by LL up to the Simple switch point. */
+static const struct fit ampere = {
+    220.67 * GB,
+    0.348e-6,
+    {0, 9.9287e-6, 8e-6, 72.5738e-6},
+    {0, 0, 1e-6, 1.7966e-6},
+    {0, 0.1, 0, 1},
+    false,
+    1,
+    0,
+    0,
+    /* a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info (the same GPU): 13.5 us a send on the
+     * pair's platform less this preset's route (2 x 0.348 us) and Simple step latency, 16.05
+     * GB/s a channel; 12 NVLinks per GPU */
+    13.4946e-6 - 2 * 0.348e-6 - 1.7966e-6,
+    32,
+    16.05 * GB};
+
+/* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
+ * SHARP): NVLS reaches 475 GB/s bus bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200 (real
+ * nccl-tests logs quoted in docs/validation.md), 2(n-1)/(n+1) of its per-link rate: 0.886 of the
+ * ring's. */
+static const struct fit hopper = {
+    344.64 * GB,
+    0.4275e-6,
+    {0, 10.0813e-6, 17.2780e-6, 18.0803e-6},
+    {0, 1.4441e-6, 0, 4.1450e-6},
+    {0, 0.3730, 0.9375, 1},
+    true,
+    0.886,
+    /* h100_2node_16gpu_ib400_all_reduce_ring_minctas24_qps2_gjaion: the Ring's floor (1 and 2
+     * MiB, 156.75 us) less tpsim's without it (70.66 us) over its 4 crossings of 2 ends;
+     * h100_8node_64gpu_ib400_all_reduce_gjaion: 320.70 GB/s bus bandwidth at 8 GiB, NCCL's Ring
+     * in its 16 channels (2 per NIC) */
+    10.76e-6,
+    20.04 * GB,
+    /* the Leonardo pair's 13.5 us a send less the route and Simple step latency; 18 NVLinks; no
+     * point-to-point log on Hopper gives a channel's rate */
+    13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
+    32,
+    0};
+
+/* NCCL's per-channel tree bus bandwidth on Hopper over one, two and more machines (38.7, 41.4,
+ * 36.0 GB/s), a quarter per tree as on Ampere (mdl_nccl_default) */
+static const double hopper_tree[3] = {38.7e9 / 4, 41.4e9 / 4, 36.0e9 / 4};
+
+/* Blackwell (B200, GB200): no shared log measures NVLink 5 or its NVSwitch, so the fit is
+ * Hopper's carried over as stated assumptions (docs/platforms.md): NCCL's copies reach the same
+ * fraction of the datasheet's NVLink rate (344.64 of 450 GB/s: 689.28 of 900), the protocol
+ * costs, latencies and the network transport are Hopper's (the same NCCL, the same ConnectX-7
+ * NICs), and NVLS delivers Hopper's fitted 0.886 scaled by NCCL's own ratio of its Blackwell to
+ * its Hopper NVLS efficiency (0.74 / 0.85, NCCL src/graph/tuning.cc nvlsEfficiency). */
+static const struct fit blackwell = {900 * GB * (344.64 / 450),
+                                     0.4275e-6,
+                                     {0, 10.0813e-6, 17.2780e-6, 18.0803e-6},
+                                     {0, 1.4441e-6, 0, 4.1450e-6},
+                                     {0, 0.3730, 0.9375, 1},
+                                     true,
+                                     0.886 * 0.74 / 0.85,
+                                     10.76e-6,
+                                     20.04 * GB,
+                                     13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
+                                     32,
+                                     0};
+
+/* How a preset's machine is built (build_server). */
+enum shape {
+    NVSWITCH, /* every GPU on one NVLink switch */
+    PCIE_SW,  /* 2 PCIe switches of 4 GPUs under the root complex (or one per socket) */
+    ROOT      /* the GPUs on the root complex, optional NVLink bridges */
 };
 
-static const struct fit *fit_of(const char *preset)
+/* A preset: its machine, its NICs and what its fits give (docs/platforms.md has the sources). */
+struct preset {
+    const char *name;
+    enum shape shape;
+    int gpus;          /* per machine */
+    double nvlink_Bps; /* NVSWITCH without a fit: the datasheet's NVLink per GPU and direction */
+    double nic_Bps;    /* NIC port per direction */
+    int nic_pcie_gen;  /* the PCIe generation GPUs reach their NICs over */
+    const struct fit *fit;
+    const double *tree_rate; /* NCCL's per-channel tree rates, NULL: mdl_nccl_default's */
+    int tray; /* a rack-scale preset: GPUs per compute tray (its NVLink domain, `nvlink_domain`,
+                 holds whole trays); 0: a server */
+};
+
+static const struct preset presets[] = {
+    /* NVLink 3 (hardware.csv), InfiniBand HDR 200 Gb/s (hardware.csv) */
+    {"dgx-a100", NVSWITCH, 8, 300 * GB, 25 * GB, 4, &ampere, NULL, 0},
+    /* NVLink 4 (hardware.csv), NDR 400 Gb/s, ConnectX-7 on PCIe Gen5 */
+    {"dgx-h100", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0},
+    {"pcie-8gpu", PCIE_SW, 8, 0, 25 * GB, 4, NULL, NULL, 0},
+    {"rtx3090-4gpu", ROOT, 4, 0, 25 * GB, 4, NULL, NULL, 0},
+    /* DGX H200: the DGX H100's NVLink 4 NVSwitch and 8 ConnectX-7 NDR NICs with H200 GPUs
+     * (hardware.csv: NVLink 4 for H100, H200, GH200); the H100 fit (same NVSwitch, NCCL) */
+    {"dgx-h200", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0},
+    /* DGX B200: NVLink 5, 18 links of 50 GB/s, 900 GB/s per GPU and direction (1.8 TB/s
+     * bidirectional, NVIDIA DGX B200 datasheet); 8 single-port ConnectX-7 at 400 Gb/s for the
+     * compute fabric (DGX B200 user guide) */
+    {"dgx-b200", NVSWITCH, 8, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 0},
+    /* GB200 NVL72: 18 compute trays of 4 GPUs (2 GB200 superchips) in one NVLink 5 domain of
+     * 72 GPUs through the rack's 9 NVLink switch trays (130 TB/s = 72 x 1.8 TB/s), one
+     * ConnectX-7 400 Gb/s per GPU to the scale-out fabric (NVIDIA GB200 NVL72 specifications) */
+    {"gb200-nvl72", NVSWITCH, 72, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 4},
+};
+
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+static const char *const names[] = {"dgx-a100", "dgx-h100", "pcie-8gpu",   "rtx3090-4gpu",
+                                    "dgx-h200", "dgx-b200", "gb200-nvl72", NULL};
+_Static_assert(sizeof names / sizeof names[0] == NPRESETS + 1, "a name per preset");
+
+const char *const *plat_preset_names(void)
 {
-    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++)
-        if (!strcmp(fits[i].preset, preset)) return &fits[i];
+    return names;
+}
+
+double plat_pcie_Bps(int gen)
+{
+    /* hardware.csv: Gen3 x16 32 GB/s bidirectional; Gen4 x16 31 GB/s, Gen5 x16 63 GB/s per
+     * direction. */
+    return gen == 3 ? 16 * GB : gen == 4 ? 31 * GB : gen == 5 ? 63 * GB : 0;
+}
+
+static const struct preset *preset_of(const char *name)
+{
+    for (size_t i = 0; i < NPRESETS; i++)
+        if (!strcmp(presets[i].name, name)) return &presets[i];
     return NULL;
+}
+
+/* GPUs in one machine of p: a rack-scale preset's NVLink domain, or the preset's server. */
+static int machine_gpus(const struct plat_params *p, const struct preset *pr)
+{
+    return pr->tray && p->domain_gpus ? p->domain_gpus : pr->gpus;
+}
+
+int plat_preset_gpus(const struct plat_params *p)
+{
+    const struct preset *pr = preset_of(p->preset);
+    return pr ? machine_gpus(p, pr) : 0;
+}
+
+bool plat_preset_racks(const char *preset)
+{
+    const struct preset *pr = preset_of(preset);
+    return pr && pr->tray;
 }
 
 int plat_params_default(const char *preset, struct plat_params *p)
 {
     memset(p, 0, sizeof *p);
-    int known = 0;
-    for (const char *const *n = names; *n; n++)
-        known |= strcmp(*n, preset) == 0;
-    if (!known) return -1;
+    const struct preset *pr = preset_of(preset);
+    if (!pr) return -1;
     snprintf(p->preset, sizeof p->preset, "%s", preset);
     p->nodes = 1;
     p->sockets = 1;
-    p->nic_Bps = 25 * GB; /* InfiniBand HDR 200 Gb/s (hardware.csv) */
+    p->nic_Bps = pr->nic_Bps;
     p->oversub = 1;
     p->leaf_ports = 32;
     p->xsocket_Bps = 20 * GB; /* assumption: one UPI-class link, see docs/platforms.md */
     p->lat_nvlink_s = 1.5e-6;
     p->lat_pcie_s = 1.5e-6;
     p->lat_net_s = 2e-6;
-    if (!strcmp(preset, "dgx-h100")) p->nic_Bps = 50 * GB; /* NDR 400 Gb/s */
-    const struct fit *ft = fit_of(preset);
-    if (ft) {
-        p->gpu_link_Bps = ft->gpu_link_Bps;
-        p->lat_nvlink_s = ft->lat_nvlink_s;
-        p->lat_nic_s = ft->lat_nic_s;
+    if (pr->fit) {
+        p->gpu_link_Bps = pr->fit->gpu_link_Bps;
+        p->lat_nvlink_s = pr->fit->lat_nvlink_s;
+        p->lat_nic_s = pr->fit->lat_nic_s;
     }
     return 0;
 }
@@ -130,8 +210,9 @@ int plat_params_default(const char *preset, struct plat_params *p)
 void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
 {
     mdl_nccl_default(nc);
-    const struct fit *ft = fit_of(preset);
-    if (!ft) return;
+    const struct preset *pr = preset_of(preset);
+    if (!pr || !pr->fit) return;
+    const struct fit *ft = pr->fit;
     memcpy(nc->base_s, ft->base_s, sizeof nc->base_s);
     memcpy(nc->hop_s, ft->hop_s, sizeof nc->hop_s);
     memcpy(nc->eff, ft->eff, sizeof nc->eff);
@@ -141,12 +222,7 @@ void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
     nc->p2p_base_s = ft->p2p_base_s;
     nc->p2p_channels = ft->p2p_channels;
     nc->p2p_channel_Bps = ft->p2p_channel_Bps;
-    if (!strcmp(preset, "dgx-h100")) {
-        /* NCCL's per-channel tree bus bandwidth on Hopper over one, two and more machines
-         * (38.7, 41.4, 36.0 GB/s), a quarter per tree as on Ampere (mdl_nccl_default) */
-        const double hopper[3] = {38.7e9 / 4, 41.4e9 / 4, 36.0e9 / 4};
-        memcpy(nc->tree_rate_Bps, hopper, sizeof hopper);
-    }
+    if (pr->tree_rate) memcpy(nc->tree_rate_Bps, pr->tree_rate, sizeof nc->tree_rate_Bps);
 }
 
 struct builder {
@@ -175,28 +251,24 @@ static int link(struct builder *b, int x, int y, double bw, double lat, bool sha
     return l;
 }
 
-/* Builds server m; gpus[] receives its GPU node indices and attach[] the node each GPU's NIC
- * path starts from. Returns the GPU count. */
-static int build_server(struct builder *b, int m, int *gpus)
+/* Builds machine m of preset pr; gpus[] receives its GPU node indices. Returns the GPU count. */
+static int build_server(struct builder *b, const struct preset *pr, int m, int *gpus)
 {
     const struct plat_params *p = b->p;
-    const char *pr = p->preset;
-    int first = m * 8;
-    if (!strncmp(pr, "dgx-", 4)) {
-        double bw = p->gpu_link_Bps > 0       ? p->gpu_link_Bps
-                    : !strcmp(pr, "dgx-h100") ? 450 * GB  /* hardware.csv NVLink 4 */
-                                              : 300 * GB; /* hardware.csv NVLink 3 */
+    int n = machine_gpus(p, pr), first = m * n;
+    if (pr->shape == NVSWITCH) {
+        double bw = p->gpu_link_Bps > 0 ? p->gpu_link_Bps : pr->nvlink_Bps;
         int sw = node(b, PLAT_SWITCH, m, 0, "n%dnvswitch", m, 0);
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < n; i++) {
             gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
             if (b->oom) return 0;
             link(b, gpus[i], sw, bw, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
         }
-        return 8;
+        return n;
     }
     int gen = p->pcie_gen ? p->pcie_gen : 4;
     double pcie = p->pcie_Bps > 0 ? p->pcie_Bps : plat_pcie_Bps(gen);
-    if (!strcmp(pr, "pcie-8gpu")) {
+    if (pr->shape == PCIE_SW) {
         int cpu[2], sw[2];
         for (int s = 0; s < p->sockets; s++)
             cpu[s] = node(b, PLAT_CPU, m, pcie, "n%dcpu%d", m, s);
@@ -207,17 +279,16 @@ static int build_server(struct builder *b, int m, int *gpus)
             if (b->oom) return 0;
             link(b, sw[s], cpu[p->sockets == 2 ? s : 0], pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
         }
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < pr->gpus; i++) {
             gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
             if (b->oom) return 0;
             link(b, gpus[i], sw[i / 4], pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
         }
-        return 8;
+        return pr->gpus;
     }
-    /* rtx3090-4gpu */
-    first = m * 4;
+    /* ROOT */
     int cpu = node(b, PLAT_CPU, m, pcie, "n%dcpu%d", m, 0);
-    for (int i = 0; i < 4 && !b->oom; i++) {
+    for (int i = 0; i < pr->gpus && !b->oom; i++) {
         gpus[i] = node(b, PLAT_GPU, m, 0, "gpu%d", first + i, 0);
         if (!b->oom) link(b, gpus[i], cpu, pcie, p->lat_pcie_s, false, PLAT_LVL_PCIE);
     }
@@ -227,11 +298,14 @@ static int build_server(struct builder *b, int m, int *gpus)
         link(b, gpus[0], gpus[1], 56.25 * GB, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
         link(b, gpus[2], gpus[3], 56.25 * GB, p->lat_nvlink_s, false, PLAT_LVL_NVLINK);
     }
-    return 4;
+    return pr->gpus;
 }
 
-static int check(const struct plat_params *p, struct tps_error *err)
+static int check(const struct plat_params *p, const struct preset *pr, struct tps_error *err)
 {
+    if (!pr)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "preset", "unknown platform preset '%s'",
+                             p->preset);
     if (p->nodes < 1 || p->nodes > 65536)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nodes", "must be 1..65536, got %d",
                              p->nodes);
@@ -241,13 +315,21 @@ static int check(const struct plat_params *p, struct tps_error *err)
     if (p->sockets != 1 && p->sockets != 2)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sockets", "must be 1 or 2, got %d",
                              p->sockets);
-    if (p->sockets == 2 && strcmp(p->preset, "pcie-8gpu"))
+    if (p->sockets == 2 && pr->shape != PCIE_SW)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "sockets",
                              "two sockets exist only for pcie-8gpu");
-    if (p->nvlink_bridges && strcmp(p->preset, "rtx3090-4gpu"))
+    if (p->nvlink_bridges && pr->shape != ROOT)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nvlink_bridges",
                              "NVLink bridges exist only for rtx3090-4gpu");
-    int g = !strcmp(p->preset, "rtx3090-4gpu") ? 4 : 8;
+    if (p->domain_gpus && !pr->tray)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nvlink_domain",
+                             "only a rack-scale preset (gb200-nvl72) sets its NVLink domain");
+    if (p->domain_gpus &&
+        (p->domain_gpus % pr->tray || p->domain_gpus < 2 * pr->tray || p->domain_gpus > pr->gpus))
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nvlink_domain",
+                             "must be whole trays of %d GPUs, %d to %d (NVL36: 36), got %d",
+                             pr->tray, 2 * pr->tray, pr->gpus, p->domain_gpus);
+    int g = machine_gpus(p, pr);
     if (p->nics_per_node < 0 || (p->nics_per_node && g % p->nics_per_node))
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "nics_per_node",
                              "must divide the %d GPUs of a node, got %d", g, p->nics_per_node);
@@ -274,19 +356,18 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
     plat_topo_init(t, p->preset);
     plat_nccl_preset(p->preset, &t->nccl);
     if (nc) t->nccl = *nc;
-    int rc = check(p, err);
+    const struct preset *pr = preset_of(p->preset);
+    int rc = check(p, pr, err);
     if (rc) return rc;
     struct builder b = {.t = t, .p = p};
     t->machines = p->nodes;
     int core = -1, leaf = -1, uplink = -1, nic_count = 0, leaf_nics = 0;
     double nic = 0, lat_nic = p->lat_pcie_s + p->lat_nic_s;
-    double pcie_nic = plat_pcie_Bps(p->pcie_gen                      ? p->pcie_gen
-                                    : !strcmp(p->preset, "dgx-h100") ? 5
-                                                                     : 4);
+    double pcie_nic = plat_pcie_Bps(p->pcie_gen ? p->pcie_gen : pr->nic_pcie_gen);
     if (p->nodes > 1) core = node(&b, PLAT_SWITCH, -1, 0, "core%d", 0, 0);
     for (int m = 0; m < p->nodes && !b.oom; m++) {
-        int gpus[8];
-        int g = build_server(&b, m, gpus);
+        int gpus[PLAT_MAX_LOCAL];
+        int g = build_server(&b, pr, m, gpus);
         if (p->nodes == 1 || b.oom) continue;
         int k = p->nics_per_node ? p->nics_per_node : g;
         if (!nic) nic = plat_nic_rate(p, &t->nccl, k);
@@ -321,7 +402,11 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
         }
     }
     if (b.oom) return tps_error_oom(err);
-    snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
-             p->nodes > 1 ? "s" : "");
+    if (pr->tray)
+        snprintf(t->desc, sizeof t->desc, "%s x%d rack%s of %d GPUs (one NVLink domain each)",
+                 p->preset, p->nodes, p->nodes > 1 ? "s" : "", machine_gpus(p, pr));
+    else
+        snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
+                 p->nodes > 1 ? "s" : "");
     return plat_topo_finish(t, err);
 }

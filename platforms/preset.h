@@ -1,5 +1,6 @@
-/* preset.h - parametric builders of the preset fabrics: dgx-a100, dgx-h100, pcie-8gpu,
- * rtx3090-4gpu, each on one node or on N nodes joined by InfiniBand (fat-tree).
+/* preset.h - parametric builders of the preset fabrics: dgx-a100, dgx-h100, dgx-h200, dgx-b200,
+ * pcie-8gpu, rtx3090-4gpu, each on one node or on N nodes, and gb200-nvl72 on N racks (one NVLink
+ * domain each), joined by InfiniBand (fat-tree).
  * Figures and their sources: docs/platforms.md. Units: bytes/s, seconds.
  */
 #ifndef PLAT_PRESET_H
@@ -10,8 +11,12 @@
 #include "common/error.h"
 #include "topo.h"
 
+/* The most GPUs a preset's machine (its NVLink domain) holds. */
+#define PLAT_MAX_LOCAL 72
+
 struct plat_params {
-    char preset[32];     /* dgx-a100 | dgx-h100 | pcie-8gpu | rtx3090-4gpu */
+    char preset[32];     /* dgx-a100 | dgx-h100 | dgx-h200 | dgx-b200 | gb200-nvl72 | pcie-8gpu |
+                          * rtx3090-4gpu */
     int nodes;           /* servers, >= 1 */
     int pcie_gen;        /* 3, 4 or 5; 0 = the preset's own */
     int sockets;         /* pcie-8gpu: 1 or 2 CPU sockets */
@@ -28,8 +33,15 @@ struct plat_params {
     double lat_net_s;    /* per network link */
     double lat_nic_s;    /* per network crossing and end: what NCCL's network transport adds
                           * between a GPU and its NIC (proxy thread, RDMA post, completion) */
+    int domain_gpus;     /* rack-scale presets: GPUs per NVLink domain (a machine), 0 = the
+                          * preset's (gb200-nvl72: 72; NVL36: 36) */
 };
 
+/* GPUs per machine of p (a server, or a rack-scale preset's NVLink domain); 0 for an unknown
+ * preset. */
+int plat_preset_gpus(const struct plat_params *p);
+/* Whether the preset's machines are racks (one NVLink domain of compute trays each). */
+bool plat_preset_racks(const char *preset);
 /* Defaults for a preset name; returns -1 for an unknown name. */
 int plat_params_default(const char *preset, struct plat_params *p);
 const char *const *plat_preset_names(void);

@@ -300,6 +300,8 @@ static int read_ib(const struct tps_ydoc *d, int v, const char *f, void *dst, st
 static const struct tps_ykey preset_keys[] = {
     {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
     {"nodes", TPS_YK_INT, PP(nodes), 65536, {NULL}},
+    {"racks", TPS_YK_INT, PP(nodes), 65536, {NULL}},
+    {"nvlink_domain", TPS_YK_INT, PP(domain_gpus), PLAT_MAX_LOCAL, {NULL}},
     {"pcie_gen", TPS_YK_INT, PP(pcie_gen), 65536, {NULL}},
     {"sockets", TPS_YK_INT, PP(sockets), 65536, {NULL}},
     {"nvlink_bridges", TPS_YK_BOOL, PP(nvlink_bridges), 0, {NULL}},
@@ -443,6 +445,13 @@ static int read_preset(const struct tps_ydoc *d, int id, const char *field,
     }
     struct plat_params p = *pp;
     struct mdl_nccl nccl = *nc;
+    /* racks: the machines of a rack-scale preset, whose NVLink domain is a rack */
+    int rid = tps_ydoc_get(d, id, "racks");
+    join(f, sizeof f, field, "racks");
+    if (rid && tps_ydoc_get(d, id, "nodes"))
+        return tps_ydoc_fail(d, rid, f, err, "give racks or nodes, not both (a rack is a machine)");
+    if (rid && !plat_preset_racks(p.preset))
+        return tps_ydoc_fail(d, rid, f, err, "'%s' is built of servers: give nodes", p.preset);
     if ((rc = tps_ydoc_read_map(d, id, field, keys, &p, err))) return rc;
     int nid = tps_ydoc_get(d, id, "nccl");
     join(f, sizeof f, field, "nccl");

@@ -974,3 +974,46 @@ Test(cli, a_send_replays_ncclS_point_to_point_channels)
     cr_assert(gt(dbl, want, 2e-6 + 0.348e-6 + 11.15e-6 + 64 * M / 73.56e9)); /* the rate binds */
     testdir_remove(d);
 }
+
+/* One all-reduce row of `tpsim collective` on platform: time, bus bandwidth and algorithm. */
+static void coll_row(const char *dir, const char *platform, const char *extra, double *busbw,
+                     char *algo, size_t algo_len)
+{
+    char js[512], cmd[1024];
+    static char out[16384];
+    testdir_path(js, sizeof js, dir, "row.json");
+    snprintf(cmd, sizeof cmd, "collective --platform \"%s\" --bytes 1GiB %s --json %s", platform,
+             extra, js);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    json_t *r = json_array_get(json_object_get(j, "rows"), 0);
+    *busbw = json_number_value(json_object_get(r, "busbw_GBps"));
+    snprintf(algo, algo_len, "%s", json_string_value(json_object_get(r, "algorithm")));
+    json_decref(j);
+}
+
+/* A 1 GiB all-reduce over one GB200 NVL72 rack stays in its NVLink domain: NVLS, at
+ * 2(n-1)/(n+1) of the NVLink rate NVLS delivers (689.28 GB/s x 0.886 x 0.74 / 0.85), less its
+ * latency; over two racks it crosses the scale-out network, whose 8 rings of channels move at
+ * most 2 x 20.04 GB/s each through a NIC. */
+Test(cli, an_nvl72_rack_all_reduces_on_nvlink_and_two_racks_cross_the_network)
+{
+    char d[256], algo[32];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    double one, two, ring;
+    coll_row(d, "gb200-nvl72", "", &one, algo, sizeof algo);
+    cr_assert(eq(str, algo, "nvls"));
+    double n = 72, bound = 2 * (n - 1) / (n + 1) * 689.28 * 0.886 * 0.74 / 0.85;
+    cr_assert(le(dbl, one, bound), "%.2f GB/s, bound %.2f", one, bound);
+    cr_assert(ge(dbl, one, 0.98 * bound), "%.2f GB/s, bound %.2f", one, bound);
+    coll_row(d, "gb200-nvl72", "--algorithm ring --protocol Simple", &ring, algo, sizeof algo);
+    cr_assert(le(dbl, ring, 689.28));
+    cr_assert(ge(dbl, ring, 0.75 * 689.28), "%.2f GB/s", ring); /* more than any NIC path */
+    coll_row(d, "gb200-nvl72 racks=2", "", &two, algo, sizeof algo);
+    cr_assert(ne(str, algo, "nvls"));
+    cr_assert(le(dbl, two, 8 * 2 * 20.04 * 1.0001), "%.2f GB/s (%s)", two, algo);
+    cr_assert(lt(dbl, two, one / 2));
+    testdir_remove(d);
+}

@@ -310,3 +310,80 @@ Test(topo, a_nic_carries_ncclS_channels_and_a_crossing_pays_the_transport_latenc
     cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 1.5e-6 + 2 * 2e-6, 4));
     plat_topo_release(&t);
 }
+
+Test(topo, gb200_nvl72_racks_are_nvlink_domains_of_72_gpus_joined_by_the_network)
+{
+    struct plat_topo t;
+    char *kv[] = {"racks=2"};
+    build("gb200-nvl72", 1, kv, &t);
+    cr_assert(eq(int, t.ngpus, 144));
+    cr_assert(eq(int, t.machines, 2));
+    cr_assert_not_null(strstr(t.desc, "x2 racks of 72 GPUs"), "%s", t.desc);
+    struct plat_route r;
+    /* inside a rack: GPU, NVLink switch, GPU at NVLink 5 as Hopper's NCCL reaches NVLink 4
+     * (900 x 344.64 / 450) */
+    cr_assert(eq(int, plat_topo_route(&t, 0, 71, &r), 0));
+    cr_assert(eq(int, r.nhops, 2));
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 900e9 * (344.64 / 450), 4));
+    /* across: through both GPUs' NICs (one ConnectX-7 each, 2 channels of 20.04 GB/s) */
+    cr_assert(eq(int, plat_topo_route(&t, 0, 72, &r), 0));
+    cr_assert(gt(int, r.nhops, 2));
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 2 * 20.04e9, 4));
+    int nics = 0;
+    for (int n = 0; n < t.nnodes; n++)
+        nics += t.nodes[n].kind == PLAT_NIC;
+    cr_assert(eq(int, nics, 144));
+    plat_topo_release(&t);
+
+    char *nvl36[] = {"racks=2", "nvlink_domain=36"};
+    build("gb200-nvl72", 2, nvl36, &t);
+    cr_assert(eq(int, t.ngpus, 72));
+    cr_assert(eq(int, plat_topo_route(&t, 0, 35, &r), 0));
+    cr_assert(eq(int, r.nhops, 2));
+    cr_assert(eq(int, plat_topo_route(&t, 0, 36, &r), 0));
+    cr_assert(gt(int, r.nhops, 2));
+    plat_topo_release(&t);
+}
+
+Test(topo, the_new_dgx_presets_carry_their_nvlink_and_hopper_or_blackwell_nvls)
+{
+    struct plat_topo t;
+    struct plat_route r;
+    build("dgx-h200", 0, NULL, &t);
+    cr_assert(eq(int, t.ngpus, 8));
+    plat_topo_route(&t, 0, 7, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 344.64e9));
+    cr_assert(eq(dbl, t.nccl.nvls_eff, 0.886));
+    plat_topo_release(&t);
+    char *kv[] = {"nodes=2"};
+    build("dgx-b200", 1, kv, &t);
+    cr_assert(eq(int, t.ngpus, 16));
+    plat_topo_route(&t, 0, 7, &r);
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 689.28e9, 4));
+    /* NCCL's Blackwell to Hopper NVLS efficiency (0.74 / 0.85) on Hopper's fitted 0.886 */
+    cr_assert(ieee_ulp_eq(dbl, t.nccl.nvls_eff, 0.886 * 0.74 / 0.85, 4));
+    plat_topo_release(&t);
+}
+
+Test(topo, racks_and_nvlink_domain_are_refused_where_they_do_not_apply)
+{
+    static const struct {
+        const char *preset, *kv[2], *field, *msg;
+    } cases[] = {
+        {"dgx-h100", {"racks=2", NULL}, "platform.racks", "built of servers"},
+        {"gb200-nvl72", {"racks=2", "nodes=2"}, "platform.racks", "not both"},
+        {"gb200-nvl72", {"nvlink_domain=30", NULL}, "platform.nvlink_domain", "whole trays"},
+        {"gb200-nvl72", {"nvlink_domain=4", NULL}, "platform.nvlink_domain", "whole trays"},
+        {"dgx-b200", {"nvlink_domain=8", NULL}, "platform.nvlink_domain", "rack-scale"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct plat_topo t;
+        struct tps_error err = {0};
+        char *kv[2] = {(char *)cases[i].kv[0], (char *)cases[i].kv[1]};
+        int n = kv[1] ? 2 : 1;
+        cr_assert(ne(int, plat_spec_from_args(cases[i].preset, n, kv, &t, &err), 0), "%zu", i);
+        cr_assert(eq(str, err.field, (char *)cases[i].field), "%zu: %s", i, err.msg);
+        cr_assert_not_null(strstr(err.msg, cases[i].msg), "%zu: %s", i, err.msg);
+        plat_topo_release(&t);
+    }
+}
