@@ -76,8 +76,9 @@ static void print_setting(const struct scn_scenario *s)
 {
     char model[256];
     scn_describe_model(s, model, sizeof model);
-    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB\n", model, s->platform_spec,
-           s->topo.desc, s->device.name, s->device.mem_bytes / 1e9);
+    printf("model      %s\nplatform   %s (%s)\ndevice     %s, %.1f GB (%.1f usable)\n", model,
+           s->platform_spec, s->topo.desc, s->device.name, s->device.mem_bytes / 1e9,
+           mdl_device_usable(&s->device) / 1e9);
 }
 
 /* The header's memory line: how many candidates were left out (or kept) for memory. */
@@ -85,8 +86,8 @@ static void print_dropped(const struct scn_scenario *s, int dropped, int candida
                           int ignore_memory)
 {
     if (!dropped) return;
-    printf("memory     %d of %d candidates do not fit in %.1f GB per GPU: %s\n", dropped,
-           candidates, s->device.mem_bytes / 1e9,
+    printf("memory     %d of %d candidates do not fit in %.1f GB usable per GPU: %s\n", dropped,
+           candidates, mdl_device_usable(&s->device) / 1e9,
            ignore_memory ? "ranked anyway (--ignore-memory)"
                          : "left out (--ignore-memory keeps them)");
 }

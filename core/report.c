@@ -234,12 +234,14 @@ void report_release(struct report *r)
     r->layers = NULL;
 }
 
-void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity)
+void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity,
+                       double reserved)
 {
     r->has_memory = 1;
     r->memory = *m;
     r->device_mem_bytes = capacity;
-    r->memory_fits = m->total <= capacity;
+    r->reserved_bytes = reserved;
+    r->memory_fits = m->total <= capacity - reserved;
 }
 
 void report_warn_memory(const struct report *r, const char *device, FILE *f)
@@ -247,9 +249,11 @@ void report_warn_memory(const struct report *r, const char *device, FILE *f)
     if (!r->has_memory || r->memory_fits) return;
     fprintf(f,
             "tpsim: warning: does not fit in memory: %.1f GB per GPU needed, %s has %.1f GB "
-            "(%.1f GB short)\n",
+            "usable (%.1f GB short; device.memory_reserved holds back %.1f GB)\n",
             r->memory.total / 1e9, device && device[0] ? device : "the device",
-            r->device_mem_bytes / 1e9, (r->memory.total - r->device_mem_bytes) / 1e9);
+            (r->device_mem_bytes - r->reserved_bytes) / 1e9,
+            (r->memory.total - r->device_mem_bytes + r->reserved_bytes) / 1e9,
+            r->reserved_bytes / 1e9);
 }
 
 static const char *or_dash(const char *s)
@@ -262,6 +266,7 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     fprintf(f, "scenario        %s\n", or_dash(m->scenario));
     fprintf(f, "model           %s\n", or_dash(m->model));
     fprintf(f, "device          %s\n", or_dash(m->device));
+    if (m->assumed && m->assumed[0]) fprintf(f, "                (assumed: %s)\n", m->assumed);
     fprintf(f, "platform        %s\n", or_dash(m->platform));
     fprintf(f, "strategy        %s\n", or_dash(m->strategy));
     fprintf(f, "simulated       %d layer(s) x %d micro-batch(es) on %d GPU(s)\n", r->nlayers,
@@ -308,8 +313,11 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
                 r->ep_wait_s * 1e3, r->ep_waiter, r->ep_straggler);
     if (r->has_memory) {
         const struct mdl_memory *mm = &r->memory;
-        fprintf(f, "memory per GPU        %12.1f GB of %.1f GB: %s\n", mm->total / 1e9,
-                r->device_mem_bytes / 1e9, r->memory_fits ? "fits" : "DOES NOT FIT");
+        fprintf(f,
+                "memory per GPU        %12.1f GB of %.1f GB usable (%.1f of %.1f reserved): %s\n",
+                mm->total / 1e9, (r->device_mem_bytes - r->reserved_bytes) / 1e9,
+                r->reserved_bytes / 1e9, r->device_mem_bytes / 1e9,
+                r->memory_fits ? "fits" : "DOES NOT FIT");
         fprintf(f,
                 "                      (weights %.1f, gradients %.1f, optimizer %.1f, "
                 "activations %.1f GB)\n",
@@ -335,6 +343,8 @@ static json_t *meta_json(const struct report_meta *m)
         json_object_set_new(j, "folding", json_string(m->folding));
     if (j && m->hetero && m->hetero[0])
         json_object_set_new(j, "heterogeneity", json_string(m->hetero));
+    if (j && m->assumed && m->assumed[0])
+        json_object_set_new(j, "assumed_gemm_efficiency", json_string(m->assumed));
     return j;
 }
 
@@ -394,10 +404,11 @@ json_t *report_json(const struct report *r, const struct report_meta *m)
         json_object_set_new(j, "memory_gb_per_gpu", json_real(mm->total / 1e9));
         json_object_set_new(j, "memory_fits", json_boolean(r->memory_fits));
         json_object_set_new(j, "memory",
-                            json_pack("{s:f, s:f, s:f, s:f, s:f}", "weights_gb", mm->weights / 1e9,
-                                      "gradients_gb", mm->gradients / 1e9, "optimizer_gb",
-                                      mm->optimizer / 1e9, "activations_gb", mm->activations / 1e9,
-                                      "device_gb", r->device_mem_bytes / 1e9));
+                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "weights_gb",
+                                      mm->weights / 1e9, "gradients_gb", mm->gradients / 1e9,
+                                      "optimizer_gb", mm->optimizer / 1e9, "activations_gb",
+                                      mm->activations / 1e9, "device_gb", r->device_mem_bytes / 1e9,
+                                      "reserved_gb", r->reserved_bytes / 1e9));
     } else if (j) {
         json_object_set_new(j, "memory_gb_per_gpu", json_null());
         json_object_set_new(j, "memory_fits", json_null());

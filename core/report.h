@@ -67,7 +67,8 @@ struct report {
     int has_memory;
     struct mdl_memory memory;
     double device_mem_bytes; /* capacity of one GPU */
-    int memory_fits;         /* memory.total <= device_mem_bytes */
+    double reserved_bytes;   /* of which a job cannot have (mdl_device_reserved) */
+    int memory_fits;         /* memory.total <= device_mem_bytes - reserved_bytes */
 };
 
 struct report_meta {
@@ -78,6 +79,9 @@ struct report_meta {
     const char *strategy; /* strategy description */
     const char *folding;  /* what a job's simulation folded (pipeline/pipeline.h), or NULL */
     const char *hetero;   /* devices, speed factors and balancing (models/hetero.h), or NULL */
+    /* what the figures rest on that no measurement of this device gave, or NULL (a new GPU's
+     * GEMM curve carried over from another's fit: mdl_device.assumed_gemm) */
+    const char *assumed;
 };
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
@@ -92,7 +96,8 @@ double report_exposed_non_pp(const struct report *r);
 int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
                        struct report *out);
 /* Adds the memory per GPU and the device's capacity to the report. */
-void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity);
+void report_set_memory(struct report *r, const struct mdl_memory *m, double capacity,
+                       double reserved);
 /* When the memory does not fit: one warning line naming the need, the capacity and the
  * shortfall (nothing otherwise). */
 void report_warn_memory(const struct report *r, const char *device, FILE *f);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "common/ydoc.h"
 #include "models/compute.h"
 #include "models/kind.h"
@@ -33,6 +34,45 @@ static int read_peak(const struct tps_ydoc *d, int v, const char *f, void *dst,
     if (!rc && (x < 1e-3 || x > 1e6))
         rc = tps_ydoc_fail(d, v, f, err, "must be between 0.001 and 1e6 TFLOP/s, got %g", x);
     if (!rc) *(double *)dst = x * 1e12;
+    return rc;
+}
+
+/* A device's memory: a size (80GB, 80GiB), at most 100 TB. */
+static int read_memory(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                       struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, v);
+    double x;
+    if (!t || tps_units_size(t, &x) != 0)
+        return tps_ydoc_fail(d, v, f, err, "expected a size such as 80GB or 141GiB, got '%s'",
+                             t ? t : "");
+    if (!(x > 0) || x > 1e14)
+        return tps_ydoc_fail(d, v, f, err, "must be more than 0 and at most 100 TB, got '%s'", t);
+    *(double *)dst = x;
+    return TPS_OK;
+}
+
+/* memory_reserved: a size, 0 allowed (nothing held back). */
+static int read_reserved(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                         struct tps_error *err)
+{
+    const char *t = tps_ydoc_text(d, v);
+    if (t && !strcmp(t, "0")) {
+        *(double *)dst = 0;
+        return TPS_OK;
+    }
+    return read_memory(d, v, f, dst, err);
+}
+
+/* tdp: watts, 1 to 100000 */
+static int read_watts(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                      struct tps_error *err)
+{
+    double x;
+    int rc = tps_ydoc_positive(d, v, f, &x, err);
+    if (!rc && (x < 1 || x > 1e5))
+        rc = tps_ydoc_fail(d, v, f, err, "must be between 1 and 100000 W, got %g", x);
+    if (!rc) *(double *)dst = x;
     return rc;
 }
 
@@ -114,6 +154,9 @@ static const struct tps_ykey device_keys[] = {
     {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
     {"peak_tflops", TPS_YK_FN, D(peak_flops), 0, {.fn = read_peak}},
     {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, {NULL}},
+    {"memory", TPS_YK_FN, D(dev.mem_bytes), 0, {.fn = read_memory}},
+    {"memory_reserved", TPS_YK_FN, D(dev.mem_reserved_bytes), 0, {.fn = read_reserved}},
+    {"tdp", TPS_YK_FN, D(dev.tdp_w), 0, {.fn = read_watts}},
     {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, {NULL}},
     {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, {NULL}},
     {"gemm_table", TPS_YK_SKIP, 0, 0, {NULL}},
@@ -386,8 +429,13 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     struct device_in in = {.dev = *dev};
     if ((rc = tps_ydoc_read_map(d, id, "device", device_keys, &in, err))) return rc;
     if (in.peak_flops > 0) in.dev.peak_flops[mdl_model_gemm_dtype(&s->model)] = in.peak_flops;
-    *dev = in.dev;
     int v;
+    if ((v = tps_ydoc_get(d, id, "memory_reserved")) &&
+        !(in.dev.mem_reserved_bytes < in.dev.mem_bytes))
+        return tps_ydoc_fail(d, v, "device.memory_reserved", err,
+                             "must be less than the device's memory (%.1f GB), got %.1f GB",
+                             in.dev.mem_bytes / 1e9, in.dev.mem_reserved_bytes / 1e9);
+    *dev = in.dev;
     if ((v = tps_ydoc_get(d, id, "gemm_table"))) {
         const char *t;
         if ((rc = tps_ydoc_str(d, v, "device.gemm_table", &t, err))) return rc;
@@ -962,6 +1010,10 @@ int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
     tps_ydoc_release(&d);
     if (rc) return rc;
     if (in.peak_flops > 0) in.dev.peak_flops[dtype] = in.peak_flops;
+    if (!(mdl_device_reserved(&in.dev) < in.dev.mem_bytes))
+        return tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "device.memory_reserved",
+                             "must be less than the device's memory (%.1f GB), got %.1f GB",
+                             in.dev.mem_bytes / 1e9, mdl_device_reserved(&in.dev) / 1e9);
     *dev = in.dev;
     return TPS_OK;
 }

@@ -52,6 +52,12 @@
 #define H100_FP8_OVERHEAD 6.33e-6
 #define H200_FP8_EFF      0.6535
 #define H200_FP8_OVERHEAD 6.02e-6
+/* Blackwell: no GEMM table yet. The curve's asymptote is the H100's fitted one scaled by the
+ * ratio of the two GPUs' best achievable matmul to peak in gemm/mamf_max_achievable_matmul_stas00
+ * (BF16: H100 80.3%, B200 77.6%, B300 78.6%, GB200 72.9%; FP8: H100 70.9%, B200 76.3%, B300
+ * 74.5%, GB200 72.3%), its fixed time the H100's: a stated assumption (docs/platforms.md,
+ * "Devices"), flagged in the output's meta as `assumed_gemm_efficiency`. */
+#define MAMF_SCALE(eff, ratio) ((eff) * (ratio))
 #define TAIL                                                                                       \
     NORM_EFF, SOFTMAX_EFF, FLASH_EFF, LAUNCH, BWD_LAUNCH, GRAPH_LAUNCH, FLASH_LAUNCH, FLASH_BWD,   \
         NULL
@@ -72,7 +78,10 @@ static const struct mdl_device presets[] = {
      MEM_EFF,
      KERNEL_OVERHEAD,
      NO_FP8,
-     80},
+     80,
+     300,
+     false,
+     -1},
     /* A100 SXM4 40GB: hw.csv bf16_peak_dense 312 (fp16 312, tf32 156 in its notes). HBM 1555
      * GB/s: NVIDIA A100 datasheet (not in refdata: hw.csv lists the 80GB variant only).
      * GEMM eff_max 0.761 and overhead 10.1 us: the A100 80GB fit below (same chip). */
@@ -85,7 +94,10 @@ static const struct mdl_device presets[] = {
      MEM_EFF,
      KERNEL_OVERHEAD,
      NO_FP8,
-     108},
+     108,
+     400,
+     false,
+     -1},
     /* A100 SXM4 80GB: hw.csv bf16_peak_dense 312, hbm_bandwidth 2.00 TB/s. GEMM eff_max 0.761
      * and overhead 10.1 us: least squares on relative time over the 8 cuBLASLt shapes of
      * gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16 (median |error| 6.8%, max 32.8%). */
@@ -98,7 +110,10 @@ static const struct mdl_device presets[] = {
      MEM_EFF,
      KERNEL_OVERHEAD,
      NO_FP8,
-     108},
+     108,
+     400,
+     false,
+     -1},
     /* H100 SXM5: hw.csv bf16_peak_dense 989, hbm_bandwidth 3.35 TB/s. tf32 494.7: NVIDIA H100
      * datasheet dense (not in refdata). GEMM eff_max 0.75, overhead 2 us and kernel overhead
      * 1 us (the defaults above): fitted on the CUDA-graphs rows of
@@ -114,7 +129,10 @@ static const struct mdl_device presets[] = {
      TAIL,
      H100_FP8_EFF,
      H100_FP8_OVERHEAD,
-     132},
+     132,
+     700,
+     false,
+     -1},
     /* H200 SXM: hw.csv bf16_peak_dense 989, hbm_bandwidth 4.80 TB/s, 141 GB. The H100's
      * compute (same GH100 chip; mamf says "H200 is the same" as H100 SXM). */
     {"H200",
@@ -128,7 +146,10 @@ static const struct mdl_device presets[] = {
      TAIL,
      H200_FP8_EFF,
      H200_FP8_OVERHEAD,
-     132},
+     132,
+     700,
+     false,
+     -1},
     /* RTX 3090: hw.csv memory_bandwidth 936.2 GB/s; its notes give FP16 non-tensor 35.58
      * TFLOP/s, which is the GA102 FP32 rate. Tensor fp16/bf16 with fp32 accumulate 71 TFLOP/s:
      * NVIDIA GA102 whitepaper (hw.csv: NOT FOUND offline). */
@@ -141,7 +162,10 @@ static const struct mdl_device presets[] = {
      MEM_EFF,
      KERNEL_OVERHEAD,
      NO_FP8,
-     82},
+     82,
+     350,
+     false,
+     -1},
     /* RTX 4090: hw.csv bf16_tensor_peak_dense 165.15, memory_bandwidth 1008 GB/s. fp32 82.6:
      * NVIDIA Ada whitepaper (not in refdata). */
     {"RTX-4090",
@@ -153,11 +177,73 @@ static const struct mdl_device presets[] = {
      MEM_EFF,
      KERNEL_OVERHEAD,
      NO_FP8,
-     128},
+     128,
+     450,
+     false,
+     -1},
+    /* B200 (HGX/DGX B200, 1000 W): dense BF16/FP16 2250, FP8 4500 TFLOP/s (mamf theory_tflops;
+     * glennklockwood.com/garden/processors/B200, HGX variant at 1,000 W; FP4 9000), TF32 1100
+     * in the fp32 slot as for H100; 180 GB (DGX B200: 1,440 GB for 8 GPUs); HBM3e 7.68 TB/s: the
+     * driver's 7680-bit bus at 3996 MHz (pytorch/ao#4002; the datasheet rounds to 8 TB/s);
+     * 148 SMs (the same query). */
+    {"B200",
+     {1100 * T, 2250 * T, 2250 * T, 4500 * T},
+     7680 * GB,
+     180 * GB,
+     MAMF_SCALE(H100_EFF, 77.6 / 80.3),
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD,
+     TAIL,
+     MAMF_SCALE(H100_FP8_EFF, 76.3 / 70.9),
+     H100_FP8_OVERHEAD,
+     148,
+     1000,
+     true,
+     -1},
+    /* B300 (Blackwell Ultra, HGX B300, 1100 W): dense BF16 2250 and FP8 4500 TFLOP/s (mamf:
+     * "same as B200"; FP4 dense 14 PFLOP/s), 288 GB HBM3e (NVIDIA B300 datasheet), its memory
+     * system the B200's (8 stacks, 7.68 TB/s as above; verda.com's GB300 table gives 7.7 TB/s),
+     * 160 SMs (NVIDIA's Blackwell Ultra architecture brief). */
+    {"B300",
+     {1100 * T, 2250 * T, 2250 * T, 4500 * T},
+     7680 * GB,
+     288 * GB,
+     MAMF_SCALE(H100_EFF, 78.6 / 80.3),
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD,
+     TAIL,
+     MAMF_SCALE(H100_FP8_EFF, 74.5 / 70.9),
+     H100_FP8_OVERHEAD,
+     160,
+     1100,
+     true,
+     -1},
+    /* GB200 (one Blackwell GPU of a GB200 superchip at 1,200 W): dense BF16 2500, FP8 5000
+     * TFLOP/s (mamf theory_tflops; glennklockwood.com, GB200 variant; FP4 10000), TF32 1250;
+     * 186 GB and 8 TB/s (GB200 NVL72: 13.4 TB and 576 TB/s for 72 GPUs); 148 SMs (the B200
+     * die). */
+    {"GB200",
+     {1250 * T, 2500 * T, 2500 * T, 5000 * T},
+     8000 * GB,
+     186 * GB,
+     MAMF_SCALE(H100_EFF, 72.9 / 80.3),
+     GEMM_OVERHEAD,
+     MEM_EFF,
+     KERNEL_OVERHEAD,
+     TAIL,
+     MAMF_SCALE(H100_FP8_EFF, 72.3 / 70.9),
+     H100_FP8_OVERHEAD,
+     148,
+     1200,
+     true,
+     -1},
 };
 
 static const char *const names[] = {"V100", "A100-40GB", "A100-80GB", "H100-SXM",
-                                    "H200", "RTX-3090",  "RTX-4090",  NULL};
+                                    "H200", "RTX-3090",  "RTX-4090",  "B200",
+                                    "B300", "GB200",     NULL};
 
 int mdl_device_preset(const char *name, struct mdl_device *out)
 {
@@ -205,4 +291,16 @@ double mdl_device_gemm_eff(const struct mdl_device *d, enum mdl_dtype t)
 double mdl_device_gemm_overhead(const struct mdl_device *d, enum mdl_dtype t)
 {
     return t == MDL_FP8 ? d->fp8_gemm_overhead_s : d->gemm_overhead_s;
+}
+
+double mdl_device_reserved(const struct mdl_device *d)
+{
+    if (d->mem_reserved_bytes >= 0) return d->mem_reserved_bytes;
+    double r = MDL_RESERVED_CONTEXT + MDL_RESERVED_NCCL + MDL_RESERVED_FRAGMENTATION * d->mem_bytes;
+    return r < d->mem_bytes / 2 ? r : d->mem_bytes / 2; /* a small device set by hand */
+}
+
+double mdl_device_usable(const struct mdl_device *d)
+{
+    return d->mem_bytes - mdl_device_reserved(d);
 }

@@ -8,11 +8,22 @@
 #ifndef MDL_DEVICE_H
 #define MDL_DEVICE_H
 
+#include <stdbool.h>
+
 /* MDL_FP8: the GEMM rate of Transformer Engine's FP8 (E4M3/E5M2 operands, higher-precision
  * output); a model never holds its activations in it (transformer.h: mdl_model.fp8). */
 enum mdl_dtype { MDL_FP32 = 0, MDL_FP16 = 1, MDL_BF16 = 2, MDL_FP8 = 3, MDL_NDTYPES = 4 };
 
 struct mdl_gemm_table;
+
+/* What a report's meta says of a device whose GEMM curve is assumed (mdl_device.assumed_gemm). */
+#define MDL_DEVICE_ASSUMED_GEMM                                                                    \
+    "no GEMM table of this GPU: the H100's fitted curve with its asymptote scaled by the mamf "    \
+    "table's achieved fraction of peak (docs/platforms.md, Devices)"
+
+#define MDL_RESERVED_CONTEXT       0.6e9
+#define MDL_RESERVED_NCCL          1.0e9
+#define MDL_RESERVED_FRAGMENTATION 0.03
 
 struct mdl_device {
     char name[32];                  /* preset name, e.g. "A100-80GB" */
@@ -41,6 +52,13 @@ struct mdl_device {
     double fp8_gemm_eff, fp8_gemm_overhead_s;
     int sms; /* streaming multiprocessors: a GEMM beside communication kernels that hold some of
                 them runs on the rest (tp_comm_overlap) */
+    double tdp_w; /* board power at full load (thermal design power), W */
+    /* the GEMM curve is an assumption carried from another GPU's fit (no table of this one's):
+     * said in the output's meta */
+    bool assumed_gemm;
+    /* memory the job cannot have (CUDA context and libraries' workspaces, NCCL's buffers, the
+     * allocator's fragmentation), bytes; < 0: mdl_device_reserved's default */
+    double mem_reserved_bytes;
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */
@@ -56,5 +74,12 @@ int mdl_dtype_bytes(enum mdl_dtype t);
  * gemm_overhead_s. */
 double mdl_device_gemm_eff(const struct mdl_device *d, enum mdl_dtype t);
 double mdl_device_gemm_overhead(const struct mdl_device *d, enum mdl_dtype t);
+/* The memory a job cannot have on d, bytes: mem_reserved_bytes, or where that is < 0 the default
+ * (docs/platforms.md, "Memory headroom"): the CUDA context with cuBLAS/cuDNN handles
+ * (MDL_RESERVED_CONTEXT), NCCL's buffers for a job's communicators (MDL_RESERVED_NCCL) and the
+ * caching allocator's fragmentation (MDL_RESERVED_FRAGMENTATION of the memory). */
+double mdl_device_reserved(const struct mdl_device *d);
+/* What a job may use on d: mem_bytes less mdl_device_reserved. */
+double mdl_device_usable(const struct mdl_device *d);
 
 #endif

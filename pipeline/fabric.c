@@ -124,8 +124,9 @@ void fabric_print(const struct fabric_run *r, FILE *f)
                 J->shared.nlayers, J->shared.micro_batches, J->shared.nranks);
         if (m->hetero && m->hetero[0]) fprintf(f, "  heterogeneity %s\n", m->hetero);
         if (J->shared.has_memory && !J->shared.memory_fits)
-            fprintf(f, "  memory        %.1f GB per GPU of %.1f GB: DOES NOT FIT\n",
-                    J->shared.memory.total / 1e9, J->shared.device_mem_bytes / 1e9);
+            fprintf(f, "  memory        %.1f GB per GPU of %.1f GB usable: DOES NOT FIT\n",
+                    J->shared.memory.total / 1e9,
+                    (J->shared.device_mem_bytes - J->shared.reserved_bytes) / 1e9);
     }
     fprintf(f, "\n%-12s %13s %13s %9s %16s %16s %8s %8s\n", "job", "alone (ms)", "shared (ms)",
             "slowdown", "exposed alone", "exposed shared", "MFU", "MFU");

@@ -297,7 +297,7 @@ static int consider(struct plan *P, const struct mdl_strategy *st, const struct 
     w->job = *job;
     w->micro_batch = b;
     mdl_job_memory(job, st, &m, &P->s->framework, &w->mem);
-    w->fits = w->mem.total <= P->s->device.mem_bytes;
+    w->fits = w->mem.total <= mdl_device_usable(&P->s->device);
     describe(w);
     return 0;
 }
@@ -549,12 +549,13 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     info->dropped = P.n - kept;
     P.n = kept;
     if (!rc && P.n == 0)
-        rc = tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy",
-                           "none of the %d candidates on %d GPUs fits in the %.1f GB of %s: the "
-                           "smallest needs %.1f GB per GPU (use --ignore-memory to rank them "
-                           "anyway)",
-                           info->candidates, info->gpus, s->device.mem_bytes / 1e9, s->device.name,
-                           least / 1e9);
+        rc = tps_error_set(
+            err, TPS_EINVAL, s->path, 0, 0, "strategy",
+            "none of the %d candidates on %d GPUs fits in the %.1f GB usable of %s: the "
+            "smallest needs %.1f GB per GPU (use --ignore-memory to rank them "
+            "anyway)",
+            info->candidates, info->gpus, mdl_device_usable(&s->device) / 1e9, s->device.name,
+            least / 1e9);
     for (int i = 0; !rc && i < P.n; i++)
         rc = predict(&P, &P.v[i], err);
     if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);

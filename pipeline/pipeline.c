@@ -386,13 +386,17 @@ int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
     scn_describe_strategy(s, j->strategy, sizeof j->strategy);
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
-    j->meta = (struct report_meta){s->path,     j->model,   j->device, j->platform,
-                                   j->strategy, j->folding, j->hetero};
+    j->meta =
+        (struct report_meta){s->path,     j->model,
+                             j->device,   j->platform,
+                             j->strategy, j->folding,
+                             j->hetero,   s->device.assumed_gemm ? MDL_DEVICE_ASSUMED_GEMM : NULL};
     if (s->is_job)
         mdl_job_memory(&s->job, &s->strategy, &s->model, &s->framework, &j->mem);
     else
         mdl_strategy_memory(&s->strategy, &s->model, &s->framework, (int)s->model.layers, &j->mem);
     j->capacity = s->device.mem_bytes;
+    j->reserved = mdl_device_reserved(&s->device);
     j->has_memory = 1;
     return TPS_OK;
 }
@@ -471,8 +475,8 @@ int pipeline_load_trace(const char *input, const char *platform, const struct pl
     snprintf(j->device, sizeof j->device, "as recorded");
     snprintf(j->strategy, sizeof j->strategy, "as recorded");
     snprintf(j->platform, sizeof j->platform, "%s", spec);
-    j->meta =
-        (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy, NULL, NULL};
+    j->meta = (struct report_meta){j->input,    j->model, j->device, j->platform,
+                                   j->strategy, NULL,     NULL,      NULL};
     return TPS_OK;
 }
 
@@ -644,7 +648,7 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
                      "%d added as the fourth",
                      L - 4);
         if (rc || done) {
-            if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+            if (!rc && j->has_memory) report_set_memory(r, &j->mem, j->capacity, j->reserved);
             return rc;
         }
     }
@@ -661,7 +665,7 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
                     struct tps_error *err)
 {
     if (report_build(&j->prog, tm, r) != TPS_OK) return tps_error_oom(err);
-    if (j->has_memory) report_set_memory(r, &j->mem, j->capacity);
+    if (j->has_memory) report_set_memory(r, &j->mem, j->capacity, j->reserved);
     if (!j->from_trace && j->scn.is_job) {
         /* a folded chunk's TP collectives ran inside its compute op: count them as such */
         double chunks = (double)j->scn.job.micro_batches * j->scn.job.virtual_stages;

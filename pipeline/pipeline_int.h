@@ -20,6 +20,7 @@ struct pipeline_job {
     int has_memory; /* a scenario: memory per GPU against the device */
     struct mdl_memory mem;
     double capacity;         /* bytes of one GPU */
+    double reserved;         /* of which a job cannot have (mdl_device_reserved) */
     struct report_meta meta; /* descriptions for reports; point into the buffers below */
     char input[512], trace_dir[1024], model[256], strategy[256], device[64], platform[1100];
     char folding[256]; /* what the lowering folded, "" when nothing */

@@ -162,7 +162,7 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     for (int i = 0; i < l.n; i++) {
         struct planner_row *row = &l.v[i];
         mdl_strategy_memory(&row->st, &s->model, &s->framework, (int)s->model.layers, &row->mem);
-        row->fits = row->mem.total <= s->device.mem_bytes;
+        row->fits = row->mem.total <= mdl_device_usable(&s->device);
         if (least < 0 || row->mem.total < least) least = row->mem.total;
         if (row->fits || o->ignore_memory) l.v[kept++] = *row;
     }
@@ -170,12 +170,13 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
     l.n = kept;
     if (l.n == 0) {
         free(l.v);
-        return tps_error_set(err, TPS_EINVAL, s->path, 0, 0, "strategy.tp",
-                             "none of the %d candidates of TP degree %d fits in the %.1f GB of "
-                             "%s: the smallest needs %.1f GB per GPU (use --ignore-memory to "
-                             "rank them anyway)",
-                             info->candidates, s->strategy.tp, s->device.mem_bytes / 1e9,
-                             s->device.name, least / 1e9);
+        return tps_error_set(
+            err, TPS_EINVAL, s->path, 0, 0, "strategy.tp",
+            "none of the %d candidates of TP degree %d fits in the %.1f GB usable of "
+            "%s: the smallest needs %.1f GB per GPU (use --ignore-memory to "
+            "rank them anyway)",
+            info->candidates, s->strategy.tp, mdl_device_usable(&s->device) / 1e9, s->device.name,
+            least / 1e9);
     }
     double scale = (double)s->layers * s->micro_batches;
     int rc = TPS_OK;

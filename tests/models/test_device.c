@@ -61,3 +61,77 @@ Test(device, unknown_preset_is_refused)
     struct mdl_device d;
     cr_assert(eq(int, mdl_device_preset("TPU-v4", &d), -1));
 }
+
+/* theory_tflops and efficiency_pct of the mamf table's row (accelerator, dtype), or -1. */
+static void mamf_row(const char *acc, const char *dtype, double *theory, double *eff)
+{
+    FILE *f = fopen(TPSIM_REFDATA "/gemm/mamf_max_achievable_matmul_stas00.csv", "r");
+    cr_assert_not_null(f, "cannot open the mamf table");
+    char line[4096], key[128];
+    snprintf(key, sizeof key, "\"%s\",%s,", acc, dtype);
+    *theory = *eff = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key))) continue;
+        char *p = line + strlen(key), *end;
+        strtod(p, &end); /* mamf_tflops */
+        *theory = strtod(end + 1, &end);
+        *eff = strtod(end + 1, NULL);
+        break;
+    }
+    fclose(f);
+}
+
+/* Blackwell's peaks are the mamf table's theory_tflops; with no GEMM table of their own, their
+ * GEMM curve is the H100's with its asymptote scaled by the table's achieved fraction of peak
+ * (device.c), flagged as an assumption. */
+Test(device, blackwell_peaks_and_assumed_gemm_curves_follow_the_mamf_table)
+{
+    static const struct {
+        const char *preset, *acc;
+        double tdp;
+    } b[] = {{"B200", "NVIDIA B200 SXM", 1000},
+             {"B300", "NVIDIA B300 SXM", 1100},
+             {"GB200", "NVIDIA GB200 SXM", 1200}};
+    struct mdl_device h;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &h), 0));
+    double hb, hbe, hf, hfe;
+    mamf_row("NVIDIA H100 SXM", "bf16", &hb, &hbe);
+    mamf_row("NVIDIA H100 SXM", "fp8_e4m3fn", &hf, &hfe);
+    cr_assert(eq(dbl, hb * 1e12, h.peak_flops[MDL_BF16]));
+    cr_assert(not(h.assumed_gemm));
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+        struct mdl_device d;
+        cr_assert(eq(int, mdl_device_preset(b[i].preset, &d), 0));
+        double t, e, tf, ef;
+        mamf_row(b[i].acc, "bf16", &t, &e);
+        mamf_row(b[i].acc, "fp8_e4m3fn", &tf, &ef);
+        cr_assert(gt(dbl, t, 0), "%s", b[i].acc);
+        cr_assert(ieee_ulp_eq(dbl, d.peak_flops[MDL_BF16], t * 1e12, 4), "%s", b[i].preset);
+        cr_assert(ieee_ulp_eq(dbl, d.peak_flops[MDL_FP8], tf * 1e12, 4), "%s", b[i].preset);
+        cr_assert(ieee_ulp_eq(dbl, d.gemm_eff_max, h.gemm_eff_max * e / hbe, 8), "%s", b[i].preset);
+        cr_assert(ieee_ulp_eq(dbl, d.fp8_gemm_eff, h.fp8_gemm_eff * ef / hfe, 8), "%s",
+                  b[i].preset);
+        cr_assert(eq(dbl, d.gemm_overhead_s, h.gemm_overhead_s));
+        cr_assert(d.assumed_gemm);
+        cr_assert(eq(dbl, d.tdp_w, b[i].tdp));
+        cr_assert(gt(dbl, d.mem_bytes, h.mem_bytes * 2));
+    }
+}
+
+/* What a job may have: the device's memory less its context, NCCL's buffers and 3% for the
+ * allocator, or what memory_reserved says. */
+Test(device, usable_memory_holds_back_the_documented_default_or_what_is_set)
+{
+    struct mdl_device d;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &d), 0));
+    double r = 0.6e9 + 1.0e9 + 0.03 * 80 * 1073741824.0;
+    cr_assert(ieee_ulp_eq(dbl, mdl_device_reserved(&d), r, 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_device_usable(&d), 80 * 1073741824.0 - r, 4));
+    d.mem_reserved_bytes = 0;
+    cr_assert(eq(dbl, mdl_device_usable(&d), d.mem_bytes));
+    d.mem_reserved_bytes = 5e9;
+    cr_assert(eq(dbl, mdl_device_usable(&d), d.mem_bytes - 5e9));
+    d.mem_reserved_bytes = -1;
+    d.mem_bytes = 2e9; /* a small device set by hand keeps half */
+    cr_assert(eq(dbl, mdl_device_usable(&d), 1e9));
+}
