@@ -622,7 +622,10 @@ static int cmd_platform(int argc, char **argv)
     if (n < 2) return cli_usage_error("platform show", "%s", "missing NAME or FILE");
     struct tps_error err = {0};
     struct plat_topo t;
-    rc = plat_spec_from_args(pos[1], n - 2, (char **)pos + 2, &t, &err);
+    /* 'NAME k=v' as one word, as --platform takes it elsewhere, or NAME k=v ... as words */
+    rc = n == 2 && strchr(pos[1], ' ')
+             ? plat_spec_from_line(pos[1], &t, &err)
+             : plat_spec_from_args(pos[1], n - 2, (char **)pos + 2, &t, &err);
     if (!rc) show_topology(&t);
     plat_topo_release(&t);
     return rc ? cli_report_error(&err) : 0;

@@ -403,6 +403,14 @@ Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show pcie-8gpu pcie_gen=9", 0), 2));
     cr_assert(strstr(out, "pcie_gen") != NULL, "%s", out);
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show nosuch", 0), 2));
+    /* the words, and the one-word form --platform takes */
+    cr_assert(eq(int, tpsim(out, sizeof out, "platform show gb200-nvl72 racks=2", 0), 0), "%s",
+              out);
+    cr_assert(strstr(out, "GPUs 144,") != NULL, "%s", out);
+    cr_assert(strstr(out, "x2 racks of 72 GPUs (one NVLink domain each)") != NULL, "%s", out);
+    cr_assert(eq(int, tpsim(out, sizeof out, "platform show \"gb200-nvl72 racks=2\"", 0), 0), "%s",
+              out);
+    cr_assert(strstr(out, "GPUs 144,") != NULL, "%s", out);
 }
 
 static int file_lines(const char *path)
