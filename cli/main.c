@@ -509,7 +509,8 @@ static const char platform_help[] =
     "matrix (bottleneck of the route, GB/s per direction) with route latencies.\n"
     "NAME is a preset: dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, pcie-8gpu,\n"
     "rtx3090-4gpu; parameters such as nodes=2, racks=2 (gb200-nvl72), nvlink_domain=36,\n"
-    "pcie_gen=5, sockets=2, nvlink_bridges=true, ib=NDR, nics_per_node=2, oversubscription=2\n"
+    "pcie_gen=5, sockets=2, nvlink_bridges=true, ib=NDR, nics_per_node=2, oversubscription=2,\n"
+    "fabric=rail, pod_leaves=4, spine_oversubscription=2, network=roce\n"
     "are documented in docs/platforms.md. FILE is a topology .yaml or a SimGrid .xml.\n";
 
 /* Prints an n x n matrix of route bandwidth in GB/s (what = 0) or latency in us (what = 1). */

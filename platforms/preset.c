@@ -10,6 +10,7 @@
 #include "preset.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GB 1e9
@@ -147,6 +148,11 @@ static const char *const names[] = {"dgx-a100", "dgx-h100", "pcie-8gpu",   "rtx3
                                     "dgx-h200", "dgx-b200", "gb200-nvl72", NULL};
 _Static_assert(sizeof names / sizeof names[0] == NPRESETS + 1, "a name per preset");
 
+static double wire_ratio(const struct plat_params *p);
+
+const char *const plat_fabric_names[] = {"fat_tree", "rail", NULL};
+const char *const plat_network_names[] = {"infiniband", "roce", NULL};
+
 const char *const *plat_preset_names(void)
 {
     return names;
@@ -194,6 +200,7 @@ int plat_params_default(const char *preset, struct plat_params *p)
     p->sockets = 1;
     p->nic_Bps = pr->nic_Bps;
     p->oversub = 1;
+    p->spine_oversub = 1;
     p->leaf_ports = 32;
     p->xsocket_Bps = 20 * GB; /* assumption: one UPI-class link, see docs/platforms.md */
     p->lat_nvlink_s = 1.5e-6;
@@ -338,16 +345,114 @@ static int check(const struct plat_params *p, const struct preset *pr, struct tp
                              "must be at least 1, got %g", p->oversub);
     if (p->leaf_ports < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "leaf_ports", "must be at least 1");
+    if (p->spine_oversub < 1)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "spine_oversubscription",
+                             "must be at least 1, got %g", p->spine_oversub);
+    if (p->spine_oversub > 1 && !p->pod_leaves)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "spine_oversubscription",
+                             "needs a third tier: give pod_leaves (leaves per pod)");
+    int nics = p->nics_per_node ? p->nics_per_node : g;
+    if (p->fabric == PLAT_FABRIC_RAIL && p->pod_leaves && p->pod_leaves % nics)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "pod_leaves",
+                             "on a rail-optimised fabric a pod holds every rail of its machines: "
+                             "a multiple of the %d NICs per machine, got %d",
+                             nics, p->pod_leaves);
     return TPS_OK;
 }
 
 double plat_nic_rate(const struct plat_params *p, const struct mdl_nccl *nc, int nics)
 {
-    if (!(nc->net_channel_Bps > 0) || nics < 1) return p->nic_Bps;
+    double port = p->nic_Bps * wire_ratio(p);
+    if (!(nc->net_channel_Bps > 0) || nics < 1) return port;
     int per = 2;
     if (nc->min_ctas > per * nics) per = (nc->min_ctas + nics - 1) / nics;
     double r = per * nc->net_channel_Bps;
-    return r < p->nic_Bps ? r : p->nic_Bps;
+    return r < port ? r : port;
+}
+
+/* What the network's links carry of their rate as payload, relative to the InfiniBand the
+ * presets' network figures were fitted on: a 4096-byte MTU packet is 4122 bytes on InfiniBand
+ * (LRH 8, BTH 12, ICRC 4, VCRC 2) and 4178 on RoCEv2 Ethernet (preamble and SFD 8, Ethernet
+ * header 14, FCS 4, inter-frame gap 12, IPv4 20, UDP 8, BTH 12, ICRC 4). */
+static double wire_ratio(const struct plat_params *p)
+{
+    return p->network == PLAT_NET_ROCE ? 4122.0 / 4178.0 : 1;
+}
+
+/* The network above the NICs when it has leaves (an oversubscribed fat-tree, a rail-optimised
+ * network, three tiers): per leaf its node, its uplink and NICs; per pod its spine and uplink. */
+struct fabric {
+    int leaves, pods;
+    int *leaf, *up, *nics; /* [leaves]: node, uplink link, NICs attached (-1: not built) */
+    int *spine, *spine_up; /* [pods] */
+    double *pod_Bps;       /* [pods]: what the pod's leaves send up */
+};
+
+static void fabric_release(struct fabric *f)
+{
+    free(f->leaf);
+    free(f->up);
+    free(f->nics);
+    free(f->spine);
+    free(f->spine_up);
+    free(f->pod_Bps);
+    memset(f, 0, sizeof *f);
+}
+
+/* Sizes f for p with k NICs per machine: no leaves where every NIC meets the core. */
+static int fabric_init(struct fabric *f, const struct plat_params *p, int k)
+{
+    if (p->fabric != PLAT_FABRIC_RAIL && !p->pod_leaves && p->oversub <= 1) return 0;
+    long n = p->fabric == PLAT_FABRIC_RAIL
+                 ? (long)(p->nodes + p->leaf_ports - 1) / p->leaf_ports * k
+                 : ((long)p->nodes * k + p->leaf_ports - 1) / p->leaf_ports;
+    long pods = p->pod_leaves ? (n + p->pod_leaves - 1) / p->pod_leaves : 0;
+    f->leaves = (int)n;
+    f->pods = (int)pods;
+    f->leaf = malloc((size_t)n * sizeof *f->leaf);
+    f->up = malloc((size_t)n * sizeof *f->up);
+    f->nics = calloc((size_t)n, sizeof *f->nics);
+    f->spine = malloc((size_t)(pods + 1) * sizeof *f->spine);
+    f->spine_up = malloc((size_t)(pods + 1) * sizeof *f->spine_up);
+    f->pod_Bps = calloc((size_t)(pods + 1), sizeof *f->pod_Bps);
+    if (!f->leaf || !f->up || !f->nics || !f->spine || !f->spine_up || !f->pod_Bps) return -1;
+    for (long i = 0; i < n; i++)
+        f->leaf[i] = -1;
+    for (long i = 0; i < pods; i++)
+        f->spine[i] = -1;
+    return 0;
+}
+
+/* NIC nn (its port at `nic`) on leaf L, the leaf built with its uplink to its pod's spine (or the
+ * core) on first use. A leaf's uplink carries what its NICs can send divided by the
+ * oversubscription; a spine's, what its leaves send up divided by spine_oversubscription. */
+static int attach(struct builder *b, struct fabric *f, int L, int core, int nn, double nic)
+{
+    const struct plat_params *p = b->p;
+    struct plat_topo *t = b->t;
+    int pod = p->pod_leaves ? L / p->pod_leaves : -1;
+    if (f->leaf[L] < 0) {
+        int above = core;
+        if (pod >= 0 && f->spine[pod] < 0) {
+            f->spine[pod] = node(b, PLAT_SWITCH, -1, 0, "spine%d", pod, 0);
+            if (b->oom) return -1;
+            f->spine_up[pod] = link(b, f->spine[pod], core, 0, p->lat_net_s, false, PLAT_LVL_NET);
+        }
+        if (pod >= 0) above = f->spine[pod];
+        f->leaf[L] = node(b, PLAT_SWITCH, -1, 0, "leaf%d", L, 0);
+        if (b->oom) return -1;
+        f->up[L] = link(b, f->leaf[L], above, 0, p->lat_net_s, false, PLAT_LVL_NET);
+        if (b->oom) return -1;
+    }
+    f->nics[L]++;
+    link(b, nn, f->leaf[L], nic, p->lat_net_s, false, PLAT_LVL_NET);
+    if (b->oom) return -1;
+    t->links[f->up[L]].bw_Bps = f->nics[L] * p->nic_Bps * wire_ratio(p) / p->oversub;
+    if (pod >= 0) {
+        f->pod_Bps[pod] += p->nic_Bps * wire_ratio(p) / p->oversub;
+        t->links[f->spine_up[pod]].bw_Bps = f->pod_Bps[pod] / p->spine_oversub;
+    }
+    return 0;
 }
 
 int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, struct plat_topo *t,
@@ -361,7 +466,8 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
     if (rc) return rc;
     struct builder b = {.t = t, .p = p};
     t->machines = p->nodes;
-    int core = -1, leaf = -1, uplink = -1, nic_count = 0, leaf_nics = 0;
+    int core = -1, nic_count = 0;
+    struct fabric f = {0};
     double nic = 0, lat_nic = p->lat_pcie_s + p->lat_nic_s;
     double pcie_nic = plat_pcie_Bps(p->pcie_gen ? p->pcie_gen : pr->nic_pcie_gen);
     if (p->nodes > 1) core = node(&b, PLAT_SWITCH, -1, 0, "core%d", 0, 0);
@@ -370,7 +476,13 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
         int g = build_server(&b, pr, m, gpus);
         if (p->nodes == 1 || b.oom) continue;
         int k = p->nics_per_node ? p->nics_per_node : g;
-        if (!nic) nic = plat_nic_rate(p, &t->nccl, k);
+        if (!nic) {
+            nic = plat_nic_rate(p, &t->nccl, k);
+            if (fabric_init(&f, p, k)) b.oom = 1;
+            t->rail_pxn = p->fabric == PLAT_FABRIC_RAIL;
+            t->rail_local = g;
+            t->rail_gpus_per_nic = g / k;
+        }
         for (int j = 0; j < k && !b.oom; j++) {
             int nn = node(&b, PLAT_NIC, m, 0, "n%dnic%d", m, j);
             int per = g / k;
@@ -383,30 +495,28 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
                 for (int i = 0; i < per; i++)
                     link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
             }
-            if (p->oversub <= 1) {
+            if (!f.leaves) {
                 link(&b, nn, core, nic, p->lat_net_s, false, PLAT_LVL_NET);
                 continue;
             }
-            if (nic_count % p->leaf_ports == 0) {
-                leaf = node(&b, PLAT_SWITCH, -1, 0, "leaf%d", nic_count / p->leaf_ports, 0);
-                if (b.oom) break;
-                uplink = link(&b, leaf, core, 0, p->lat_net_s, false, PLAT_LVL_NET);
-                leaf_nics = 0;
-                if (b.oom) break;
-            }
+            int L = p->fabric == PLAT_FABRIC_RAIL ? m / p->leaf_ports * k + j
+                                                  : nic_count / p->leaf_ports;
             nic_count++;
-            leaf_nics++;
-            link(&b, nn, leaf, nic, p->lat_net_s, false, PLAT_LVL_NET);
-            /* the leaf uplink carries what its NICs can send, divided by the oversubscription */
-            t->links[uplink].bw_Bps = leaf_nics * p->nic_Bps / p->oversub;
+            if (attach(&b, &f, L, core, nn, nic)) break;
         }
     }
+    fabric_release(&f);
     if (b.oom) return tps_error_oom(err);
+    int n;
     if (pr->tray)
-        snprintf(t->desc, sizeof t->desc, "%s x%d rack%s of %d GPUs (one NVLink domain each)",
-                 p->preset, p->nodes, p->nodes > 1 ? "s" : "", machine_gpus(p, pr));
+        n = snprintf(t->desc, sizeof t->desc, "%s x%d rack%s of %d GPUs (one NVLink domain each)",
+                     p->preset, p->nodes, p->nodes > 1 ? "s" : "", machine_gpus(p, pr));
     else
-        snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
-                 p->nodes > 1 ? "s" : "");
+        n = snprintf(t->desc, sizeof t->desc, "%s x%d node%s", p->preset, p->nodes,
+                     p->nodes > 1 ? "s" : "");
+    if (p->nodes > 1 && n > 0 && (size_t)n < sizeof t->desc)
+        snprintf(t->desc + n, sizeof t->desc - (size_t)n, "%s%s%s",
+                 p->fabric == PLAT_FABRIC_RAIL ? ", rail-optimised" : "",
+                 p->pod_leaves ? ", three tiers" : "", p->network == PLAT_NET_ROCE ? ", RoCE" : "");
     return plat_topo_finish(t, err);
 }

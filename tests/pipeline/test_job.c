@@ -348,6 +348,34 @@ Test(job, the_70b_jobs_give_the_documented_figures, .timeout = 600)
     done(&j, &r);
 }
 
+/* docs/jobs.md, "The same job on other hardware": the Llama 3 70B job of 512 GPUs on H200, B200
+ * and GB200 NVL72 racks (iteration, model TFLOP/s per GPU, exposed communication, bubble). */
+Test(job, the_llama3_70b_job_on_h200_b200_and_gb200_gives_the_documented_figures, .timeout = 300)
+{
+    static const struct {
+        const char *v;
+        double t, tf, exposed, bubble;
+    } rows[] = {{"h200", 4.30515, 427, 1.561, 0.532},
+                {"b200", 2.33713, 787, 0.990, 0.345},
+                {"gb200", 2.25089, 817, 0.905, 0.384}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/scenarios/job-llama3-70b-512-%s.yaml", TPSIM_SOURCE_DIR,
+                 rows[i].v);
+        struct pipeline_job j;
+        struct report r;
+        double t = simulate_as(path, -1, -1, -1, &j, &r);
+        cr_assert(lt(dbl, fabs(t - rows[i].t) / rows[i].t, 1e-5), "%s: %.6f s", rows[i].v, t);
+        cr_assert(lt(dbl, fabs(r.model_tflops_per_gpu - rows[i].tf) / rows[i].tf, 2e-3),
+                  "%s: %.1f TFLOP/s", rows[i].v, r.model_tflops_per_gpu);
+        cr_assert(lt(dbl, fabs(r.exposed_comm_s - rows[i].exposed) / rows[i].exposed, 2e-3),
+                  "%s: %.4f s exposed", rows[i].v, r.exposed_comm_s);
+        cr_assert(lt(dbl, fabs(r.pipeline_bubble_s - rows[i].bubble) / rows[i].bubble, 2e-3),
+                  "%s: %.4f s bubble", rows[i].v, r.pipeline_bubble_s);
+        done(&j, &r);
+    }
+}
+
 /* The figures README.md quotes for Llama 3 405B on 16,384 H100 (TP 8, CP 16, PP 16 interleaved,
  * DP 8, 131,072 tokens, 126 layers over uneven stages). Not under the sanitizers: 16,384 GPUs
  * take tens of minutes there. */

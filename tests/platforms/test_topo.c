@@ -365,7 +365,7 @@ Test(topo, the_new_dgx_presets_carry_their_nvlink_and_hopper_or_blackwell_nvls)
     plat_topo_release(&t);
 }
 
-Test(topo, racks_and_nvlink_domain_are_refused_where_they_do_not_apply)
+Test(topo, racks_nvlink_domain_and_fabric_keys_are_refused_where_they_do_not_apply)
 {
     static const struct {
         const char *preset, *kv[2], *field, *msg;
@@ -375,6 +375,13 @@ Test(topo, racks_and_nvlink_domain_are_refused_where_they_do_not_apply)
         {"gb200-nvl72", {"nvlink_domain=30", NULL}, "platform.nvlink_domain", "whole trays"},
         {"gb200-nvl72", {"nvlink_domain=4", NULL}, "platform.nvlink_domain", "whole trays"},
         {"dgx-b200", {"nvlink_domain=8", NULL}, "platform.nvlink_domain", "rack-scale"},
+        {"dgx-h100", {"fabric=torus", NULL}, "platform.fabric", "expected fat_tree or rail"},
+        {"dgx-h100",
+         {"spine_oversubscription=2", NULL},
+         "platform.spine_oversubscription",
+         "third tier"},
+        {"dgx-h100", {"fabric=rail", "pod_leaves=4"}, "platform.pod_leaves", "multiple of the 8"},
+        {"dgx-h100", {"network=ethernet", NULL}, "platform.network", "infiniband or roce"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct plat_topo t;
@@ -386,4 +393,104 @@ Test(topo, racks_and_nvlink_domain_are_refused_where_they_do_not_apply)
         cr_assert_not_null(strstr(err.msg, cases[i].msg), "%zu: %s", i, err.msg);
         plat_topo_release(&t);
     }
+}
+
+/* The links of gpu a -> gpu b's route, by name, joined by spaces. */
+static void route_names(const struct plat_topo *t, int a, int b, char *out, size_t len,
+                        struct plat_route *r)
+{
+    cr_assert(eq(int, plat_topo_route(t, a, b, r), 0));
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < r->nhops && n < len; i++)
+        if (r->hops[i].link >= 0)
+            n += (size_t)snprintf(out + n, len - n, "%s ", t->links[r->hops[i].link].name);
+}
+
+/* A rail-optimised network: rail r of every pair of machines (leaf_ports 2) on its own leaf.
+ * Same rail, same pair: the leaf only; same rail, other pair: up to the core and down; another
+ * rail: NCCL's PXN, over NVLink to the GPU of the destination's rail, out by its NIC. */
+Test(topo, a_rail_optimised_network_keeps_a_rail_on_its_leaf_and_crosses_rails_by_pxn)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=4", "fabric=rail", "leaf_ports=2"};
+    build("dgx-h100", 3, kv, &t);
+    cr_assert_not_null(strstr(t.desc, "rail-optimised"), "%s", t.desc);
+    char n[1024];
+    struct plat_route r;
+    route_names(&t, 0, 8, n, sizeof n, &r); /* machine 0 rail 0 -> machine 1 rail 0 */
+    cr_assert(eq(str, n, "gpu0-n0nic0 n0nic0-leaf0 n1nic0-leaf0 gpu8-n1nic0 "));
+    double pcie = 1.5e-6 + 10.76e-6, net = 2e-6;
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * pcie + 2 * net, 8), "%g", r.lat_s);
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 40.08e9, 4));
+    route_names(&t, 0, 16, n, sizeof n, &r); /* rail 0 of machine 2: the other pair's leaf */
+    cr_assert(
+        eq(str, n, "gpu0-n0nic0 n0nic0-leaf0 leaf0-core0 leaf8-core0 n2nic0-leaf8 gpu16-n2nic0 "));
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * pcie + 4 * net, 8), "%g", r.lat_s);
+    route_names(&t, 0, 9, n, sizeof n, &r); /* rail 1 of machine 1: PXN through gpu1 */
+    cr_assert(eq(str, n,
+                 "gpu0-n0nvswitch gpu1-n0nvswitch gpu1-n0nic1 n0nic1-leaf1 n1nic1-leaf1 "
+                 "gpu9-n1nic1 "));
+    cr_assert(ieee_ulp_eq(dbl, r.lat_s, 2 * 0.4275e-6 + 2 * pcie + 2 * net, 8), "%g", r.lat_s);
+    plat_topo_release(&t);
+    /* the fat-tree's leaves take consecutive NICs: machine 0 and 1's rail 0 meet at the core */
+    char *ft[] = {"nodes=4", "leaf_ports=8", "oversubscription=2"};
+    build("dgx-h100", 3, ft, &t);
+    route_names(&t, 0, 8, n, sizeof n, &r);
+    cr_assert(
+        eq(str, n, "gpu0-n0nic0 n0nic0-leaf0 leaf0-core0 leaf1-core0 n1nic0-leaf1 gpu8-n1nic0 "));
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 40.08e9, 4)); /* 8 x 50 / 2 = 200 GB/s uplinks */
+    plat_topo_release(&t);
+}
+
+/* Three tiers: leaves under pod spines under the core; a spine's uplink carries what its
+ * leaves send up divided by spine_oversubscription. */
+Test(topo, three_tiers_put_pods_of_leaves_under_spines_with_their_own_oversubscription)
+{
+    struct plat_topo t;
+    char *kv[] = {"nodes=4", "leaf_ports=8", "oversubscription=2", "pod_leaves=2",
+                  "spine_oversubscription=4"};
+    build("dgx-h100", 5, kv, &t);
+    cr_assert_not_null(strstr(t.desc, "three tiers"), "%s", t.desc);
+    char n[1024];
+    struct plat_route r;
+    route_names(&t, 0, 8, n, sizeof n, &r); /* machines 0 and 1: one pod */
+    cr_assert(
+        eq(str, n, "gpu0-n0nic0 n0nic0-leaf0 leaf0-spine0 leaf1-spine0 n1nic0-leaf1 gpu8-n1nic0 "));
+    route_names(&t, 0, 16, n, sizeof n, &r); /* machine 2: the other pod, through the core */
+    cr_assert(eq(str, n,
+                 "gpu0-n0nic0 n0nic0-leaf0 leaf0-spine0 spine0-core0 spine1-core0 leaf2-spine1 "
+                 "n2nic0-leaf2 gpu16-n2nic0 "));
+    for (int l = 0; l < t.nlinks; l++) {
+        if (!strcmp(t.links[l].name, "leaf0-spine0"))
+            cr_assert(eq(dbl, t.links[l].bw_Bps, 8 * 50e9 / 2));
+        if (!strcmp(t.links[l].name, "spine0-core0"))
+            cr_assert(eq(dbl, t.links[l].bw_Bps, 16 * 50e9 / 2 / 4));
+    }
+    plat_topo_release(&t);
+}
+
+/* RoCEv2 carries a 4096-byte packet in 4178 bytes on the wire where InfiniBand takes 4122: a
+ * port-bound NIC (NCCL_MIN_CTAS 24: 3 channels of 20.04 GB/s would exceed 50) loses that ratio;
+ * a channel-bound one (2 channels, 40.08 GB/s) does not. */
+Test(topo, roce_headers_cost_a_port_bound_nic_their_ratio_and_a_channel_bound_one_nothing)
+{
+    struct plat_topo t;
+    struct plat_route r;
+    char *ib[] = {"nodes=2", "nccl={min_ctas: 24}"},
+         *roce[] = {"nodes=2", "nccl={min_ctas: 24}", "network=roce"};
+    build("dgx-h100", 2, ib, &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(eq(dbl, r.bw_Bps, 50e9));
+    plat_topo_release(&t);
+    build("dgx-h100", 3, roce, &t);
+    cr_assert_not_null(strstr(t.desc, "RoCE"), "%s", t.desc);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 50e9 * 4122 / 4178, 4));
+    plat_topo_release(&t);
+    char *ch[] = {"nodes=2", "network=roce"};
+    build("dgx-h100", 2, ch, &t);
+    plat_topo_route(&t, 0, 8, &r);
+    cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 40.08e9, 4));
+    plat_topo_release(&t);
 }
