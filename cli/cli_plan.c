@@ -22,7 +22,9 @@ static const char plan_help[] =
     "chunk overlap (2, 4 chunks) and Oases' schedule. Model, platform, device and optimizer\n"
     "stay the scenario's. Candidates that do not fit in memory are dropped; the rest are\n"
     "ranked by a closed form (docs/jobs.md) and the best N (default 1)\n"
-    "simulated as whole jobs, layers and replicas folded.\n"
+    "simulated as whole jobs, layers and replicas folded. With a `compare:` list of settings\n"
+    "(device, platform, collectives), the job is planned once per setting and the settings\n"
+    "ranked by their best configuration's iteration (docs/jobs.md).\n"
     "\n"
     "Otherwise:\n"
     "Ranks tensor-parallel strategies of the scenario's TP degree on its model and platform:\n"
@@ -321,6 +323,122 @@ static int plan_option(int opt, const char *v, void *ctx)
     return 0;
 }
 
+/* The best configuration of one setting of a scenario's `compare:` list. */
+struct setting {
+    char name[256], device[32], platform[512], best[256], error[512];
+    int gpus, candidates, dropped;
+    double t, tflops, mfu, mem_gb, peak;
+    int simulated;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct setting *x = a, *y = b;
+    if (!x->error[0] != !y->error[0]) return x->error[0] ? 1 : -1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Plans setting k of the job scenario at path into *w (a failure to plan it is kept in w->error:
+ * the others still rank). Returns nonzero only when the setting cannot be loaded. */
+static int plan_setting(const char *path, int k, const struct jobplan_opts *jo, struct setting *w,
+                        struct tps_error *err)
+{
+    struct scn_scenario s;
+    memset(w, 0, sizeof *w);
+    int rc = scn_load_compare(path, k, &s, err);
+    if (!rc && !s.is_job)
+        rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, "compare",
+                           "compare ranks whole-job plans: give strategy.pp/dp, pipeline: or "
+                           "training: (docs/jobs.md)");
+    if (rc) {
+        scn_release(&s);
+        return rc;
+    }
+    snprintf(w->name, sizeof w->name, "%s", s.name);
+    snprintf(w->device, sizeof w->device, "%s", s.device.name);
+    snprintf(w->platform, sizeof w->platform, "%s", s.platform_spec);
+    fprintf(stderr, "tpsim plan: setting %d: %s\n", k + 1, w->name);
+    struct jobplan_row *jr = NULL;
+    struct jobplan_info ji;
+    struct tps_error e2 = {0};
+    int n = 0;
+    if (jobplan_run(&s, jo, &jr, &n, &ji, &e2)) {
+        snprintf(w->error, sizeof w->error, "%s", e2.msg);
+    } else {
+        const struct jobplan_row *b = &jr[0];
+        w->simulated = b->simulated_s > 0;
+        w->t = w->simulated ? b->simulated_s : b->predicted_s;
+        w->gpus = ji.gpus;
+        w->candidates = ji.candidates;
+        w->dropped = ji.dropped;
+        w->peak = s.device.peak_flops[mdl_model_gemm_dtype(&s.model)];
+        w->tflops = ji.model_flop / w->t / ji.gpus / 1e12;
+        w->mfu = w->peak > 0 ? w->tflops * 1e12 / w->peak : 0;
+        w->mem_gb = b->mem.total / 1e9;
+        snprintf(w->best, sizeof w->best, "%s", b->desc);
+    }
+    free(jr);
+    scn_release(&s);
+    return 0;
+}
+
+/* `compare:`: every setting planned, ranked by the best configuration's iteration time. */
+static int plan_compare(const char *path, int nsettings, const struct jobplan_opts *jo,
+                        const char *json)
+{
+    struct setting *w = calloc((size_t)nsettings, sizeof *w);
+    struct tps_error err = {0};
+    if (!w) {
+        tps_error_oom(&err);
+        return cli_report_error(&err);
+    }
+    int rc = 0, code = 0;
+    for (int k = 0; !rc && k < nsettings; k++)
+        rc = plan_setting(path, k, jo, &w[k], &err);
+    if (rc) {
+        free(w);
+        return cli_report_error(&err);
+    }
+    qsort(w, (size_t)nsettings, sizeof *w, by_time);
+    int width = 7;
+    for (int k = 0; k < nsettings; k++)
+        if ((int)strlen(w[k].name) > width) width = (int)strlen(w[k].name);
+    printf("compare    %d settings of %s, each planned (best %s first)\n\n", nsettings, path,
+           "iteration");
+    printf("%4s  %-*s %5s %11s %9s %6s %10s  %s\n", "rank", width, "setting", "GPUs", "iteration s",
+           "model TF/s", "MFU", "mem GB/GPU", "best configuration");
+    for (int k = 0; k < nsettings; k++) {
+        if (w[k].error[0]) {
+            printf("%4s  %-*s  %s\n", "-", width, w[k].name, w[k].error);
+            continue;
+        }
+        printf("%4d  %-*s %5d %10.3f%s %9.1f %5.1f%% %10.1f  %s\n", k + 1, width, w[k].name,
+               w[k].gpus, w[k].t, w[k].simulated ? " " : "*", w[k].tflops, w[k].mfu * 100,
+               w[k].mem_gb, w[k].best);
+    }
+    printf("(iteration simulated; * predicted where the best was not simulated)\n");
+    if (json) {
+        json_t *arr = json_array();
+        for (int k = 0; arr && k < nsettings; k++) {
+            json_t *row =
+                w[k].error[0]
+                    ? json_pack("{s:s, s:s, s:s, s:s}", "setting", w[k].name, "device", w[k].device,
+                                "platform", w[k].platform, "error", w[k].error)
+                    : json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:b, s:f, s:f, s:f, s:i, s:i}",
+                                "setting", w[k].name, "device", w[k].device, "platform",
+                                w[k].platform, "gpus", w[k].gpus, "best", w[k].best, "iteration_s",
+                                w[k].t, "simulated", w[k].simulated, "model_tflops_per_gpu",
+                                w[k].tflops, "mfu", w[k].mfu, "memory_gb_per_gpu", w[k].mem_gb,
+                                "candidates", w[k].candidates, "dropped_for_memory", w[k].dropped);
+            json_array_append_new(arr, row);
+        }
+        code =
+            cli_write_json(json_pack("{s:s, s:o}", "scenario", path, "compare", arr), json, "plan");
+    }
+    free(w);
+    return code;
+}
+
 int cli_plan(int argc, char **argv)
 {
     static const struct option longs[] = {{"sp", no_argument, NULL, 's'},
@@ -344,6 +462,13 @@ int cli_plan(int argc, char **argv)
     struct planner_info info;
     int n = 0, code = 0;
     int rc = scn_load(path, &s, &err);
+    if (!rc && s.ncompare) {
+        struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
+                                  .ignore_memory = o.ignore_memory};
+        int nsettings = s.ncompare;
+        scn_release(&s);
+        return plan_compare(path, nsettings, &jo, json);
+    }
     if (!rc && s.is_job) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory};

@@ -15,7 +15,7 @@
 static const char *const top_keys[] = {"name",      "description", "model",    "device",
                                        "platform",  "strategy",    "run",      "collectives",
                                        "framework", "sweep",       "pipeline", "training",
-                                       "devices",   "stragglers",  NULL};
+                                       "devices",   "stragglers",  "compare",  NULL};
 static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -918,13 +918,13 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
 
 /* Fills *s (zeroed, path and name set) from the scenario at node root of d, whose platform and
  * collectives sections are those of node at. */
-static int load_doc(const struct tps_ydoc *d, int root, int at, const char *base,
+static int load_doc(const struct tps_ydoc *d, int root, int at, int dev_at, const char *base,
                     struct scn_scenario *s, struct tps_error *err)
 {
     int n = tps_ydoc_get(d, root, "name");
     if (n && tps_ydoc_text(d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(d, n));
     int rc = load_model(d, tps_ydoc_get(d, root, "model"), s, err);
-    if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, root, "device"), base, s, err);
+    if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, dev_at, "device"), base, s, err);
     if (rc == TPS_OK && s->model.fp8 && !(s->device.peak_flops[MDL_FP8] > 0)) {
         int mid = tps_ydoc_get(d, root, "model"), dt = mid ? tps_ydoc_get(d, mid, "dtype") : 0;
         rc = tps_ydoc_fail(d, dt ? dt : mid, "model.dtype", err,
@@ -963,6 +963,9 @@ static void scenario_start(const char *path, struct scn_scenario *s)
     snprintf(s->name, sizeof s->name, "%s", slash ? slash + 1 : path);
 }
 
+/* What a setting of `compare:` may replace. */
+static const char *const compare_keys[] = {"name", "device", "platform", "collectives", NULL};
+
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
 {
     scenario_start(path, s);
@@ -976,7 +979,21 @@ int scn_load_in(const char *path, const char *like, struct scn_scenario *s, stru
                            "a scenario of several jobs sharing a platform runs with 'tpsim run' "
                            "alone (docs/heterogeneity.md)");
     if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, root, "", top_keys, err);
-    if (rc == TPS_OK) rc = load_doc(&d, root, root, base, s, err);
+    if (rc == TPS_OK) rc = load_doc(&d, root, root, root, base, s, err);
+    if (rc == TPS_OK && tps_ydoc_get(&d, root, "compare")) {
+        int c = tps_ydoc_get(&d, root, "compare");
+        if (!tps_ydoc_is_seq(&d, c) || tps_ydoc_len(&d, c) < 1)
+            rc = tps_ydoc_fail(&d, c, "compare", err,
+                               "expected a list of settings such as {device: B200, platform: "
+                               "{preset: dgx-b200, nodes: 64}}");
+        else
+            s->ncompare = tps_ydoc_len(&d, c);
+        for (int k = 0; rc == TPS_OK && k < s->ncompare; k++) {
+            char f[64];
+            snprintf(f, sizeof f, "compare[%d]", k);
+            rc = tps_ydoc_check_map(&d, tps_ydoc_seq_at(&d, c, k), f, compare_keys, err);
+        }
+    }
     tps_ydoc_release(&d);
     return rc;
 }
@@ -985,7 +1002,34 @@ int scn_load_node(const struct tps_ydoc *d, int root, int at, const char *path, 
                   struct scn_scenario *s, struct tps_error *err)
 {
     scenario_start(path, s);
-    return load_doc(d, root, at, base, s, err);
+    return load_doc(d, root, at, root, base, s, err);
+}
+
+int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps_error *err)
+{
+    const char *const *keys = compare_keys;
+    scenario_start(path, s);
+    char base[512], f[64];
+    plat_path_dir(path, base, sizeof base);
+    struct tps_ydoc d;
+    int rc = tps_ydoc_load_file(&d, path, err);
+    int root = rc ? 0 : tps_ydoc_root(&d), c = rc ? 0 : tps_ydoc_get(&d, root, "compare");
+    int e = c && tps_ydoc_is_seq(&d, c) && k < tps_ydoc_len(&d, c) ? tps_ydoc_seq_at(&d, c, k) : 0;
+    snprintf(f, sizeof f, "compare[%d]", k);
+    if (rc == TPS_OK && !e)
+        rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, "compare", "no setting %d", k);
+    if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, e, f, keys, err);
+    /* the setting's device, platform and collectives replace the scenario's */
+    if (rc == TPS_OK)
+        rc = load_doc(&d, root, tps_ydoc_get(&d, e, "platform") ? e : root,
+                      tps_ydoc_get(&d, e, "device") ? e : root, base, s, err);
+    int n = rc == TPS_OK ? tps_ydoc_get(&d, e, "name") : 0;
+    if (n && tps_ydoc_text(&d, n))
+        snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
+    else if (rc == TPS_OK)
+        snprintf(s->name, sizeof s->name, "%.20s on %.38s", s->device.name, s->platform_spec);
+    tps_ydoc_release(&d);
+    return rc;
 }
 
 int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,

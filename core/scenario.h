@@ -37,11 +37,16 @@ struct scn_scenario {
     struct mdl_job job;
     long global_batch;        /* sequences per iteration (a job) */
     struct mdl_hetero hetero; /* owned: devices per GPU, stragglers, balancing (TP group) */
+    int ncompare;             /* settings in `compare:` (tpsim plan ranks them), 0 when none */
     int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
                  nothing needs every op's times) */
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);
+/* Setting k of the scenario's `compare:` list (0..ncompare-1): the scenario with that setting's
+ * device, platform and collectives where it gives them (tpsim plan ranks the settings); its name
+ * the setting's, or "DEVICE on PLATFORM". Release *s even on failure. */
+int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps_error *err);
 /* The same, resolving the scenario's relative paths (platform and GEMM-table files) against the
  * directory of `like` instead of `path`'s: a sweep point written to a temporary file reads like
  * the scenario it came from. */

@@ -693,7 +693,12 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
     int H = mdl_tree_top(&sh), k = mdl_tree_chunks(S / L / sh.trees, x->c->p_nccl->chunk_bytes, H);
     double c = S / L / sh.trees / k;
     nf.flow = c * (L + 1) / (L - 1);
-    if (!flow_level(x, N)) {
+    /* Step level replays every chunk of every member: in a program of many ranks (a job whose
+     * data-parallel groups hold several GPUs of each machine, as on an NVL72 rack) their
+     * concurrent groups multiply the flows SimGrid shares at each event, so there auto runs it
+     * at flow level (docs/collectives.md, Granularity). */
+    int many = x->gran == MDL_GRAN_AUTO && x->c->p->nranks > 4 * x->c->p_nccl->flow_threshold;
+    if (!flow_level(x, N) && !many) {
         tree(x, &sh, &h->member[l], L, j, S / L, 0, true, &nf);
         sleep_for(alpha); /* the last chunk's multicast */
         return;

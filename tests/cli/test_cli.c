@@ -1025,3 +1025,61 @@ Test(cli, an_nvl72_rack_all_reduces_on_nvlink_and_two_racks_cross_the_network)
     cr_assert(lt(dbl, two, one / 2));
     testdir_remove(d);
 }
+
+/* A ring all-reduce of 1 GiB over 2 dgx-h100 machines: its 8 channels cross between the
+ * machines on their rails (NCCL's PXN on a rail-optimised network). Oversubscribed 4:1 leaves
+ * with one machine each send every crossing through a quarter of the NICs' rate (8 x 50 / 4 =
+ * 100 GB/s for 8 channels of 40.08): the ring slows by 320.6 / 100; a rail-optimised network with
+ * both machines on each rail's leaf keeps it there at the non-blocking time; a third tier whose
+ * spines are oversubscribed 4:1 above one-leaf pods slows it as the leaves did. */
+Test(cli, oversubscribed_tiers_slow_a_ring_that_crosses_them_and_rails_keep_it_below_them)
+{
+    char d[256], algo[32];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    double flat, rail, leaf, spine;
+    const char *ring = "--algorithm ring --protocol Simple";
+    coll_row(d, "dgx-h100 nodes=2", ring, &flat, algo, sizeof algo);
+    coll_row(d, "dgx-h100 nodes=2 fabric=rail leaf_ports=2 oversubscription=4", ring, &rail, algo,
+             sizeof algo);
+    coll_row(d, "dgx-h100 nodes=2 leaf_ports=8 oversubscription=4", ring, &leaf, algo, sizeof algo);
+    coll_row(d, "dgx-h100 nodes=2 leaf_ports=8 pod_leaves=1 spine_oversubscription=4", ring, &spine,
+             algo, sizeof algo);
+    cr_assert(le(dbl, fabs(rail - flat) / flat, 1e-3), "rail %.2f vs %.2f GB/s", rail, flat);
+    cr_assert(le(dbl, fabs(leaf / flat - 100 / 320.64), 0.02), "leaf %.2f vs %.2f", leaf, flat);
+    cr_assert(le(dbl, fabs(spine - leaf) / leaf, 1e-3), "spine %.2f vs leaf %.2f", spine, leaf);
+    testdir_remove(d);
+}
+
+/* `compare:` plans the job once per setting (its device and platform replacing the scenario's)
+ * and ranks the settings by their best configuration's iteration; a setting where nothing fits
+ * stays in the table, last, with its reason. */
+Test(cli, plan_compare_ranks_each_setting_by_its_best_configuration)
+{
+    char d[256], js[512], cmd[1024];
+    static char out[65536];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(js, sizeof js, d, "c.json");
+    snprintf(cmd, sizeof cmd, "plan %s/tests/data/good/plan-compare.yaml --json %s",
+             TPSIM_SOURCE_DIR, js);
+    cr_assert(eq(int, tpsim(out, sizeof out, cmd, 0), 0), "%s", out);
+    cr_assert_not_null(strstr(out, "compare    3 settings"), "%s", out);
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    json_t *c = json_object_get(j, "compare");
+    cr_assert(eq(sz, json_array_size(c), 3));
+    json_t *a = json_array_get(c, 0), *b = json_array_get(c, 1), *x = json_array_get(c, 2);
+    cr_assert(eq(str, (char *)json_string_value(json_object_get(a, "device")), "B200"));
+    cr_assert(eq(str, (char *)json_string_value(json_object_get(a, "setting")),
+                 "B200 on dgx-b200 nodes=4"));
+    cr_assert(eq(str, (char *)json_string_value(json_object_get(b, "setting")), "H100"));
+    double ta = json_number_value(json_object_get(a, "iteration_s"));
+    double tb = json_number_value(json_object_get(b, "iteration_s"));
+    cr_assert(gt(dbl, ta, 0));
+    cr_assert(lt(dbl, ta, tb));
+    cr_assert(json_object_get(a, "simulated") == json_true());
+    cr_assert(eq(str, (char *)json_string_value(json_object_get(x, "setting")), "tiny"));
+    cr_assert_not_null(strstr(json_string_value(json_object_get(x, "error")), "none of the"));
+    json_decref(j);
+    testdir_remove(d);
+}

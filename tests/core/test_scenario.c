@@ -148,6 +148,8 @@ static const struct bad_case cases[] = {
     {"bad_device_memory_reserved.yaml", 2, 45, "device.memory_reserved", "less than the device's"},
     {"bad_device_tdp.yaml", 2, 30, "device.tdp", "greater than 0"},
     {"bad_nvlink_domain.yaml", 3, 48, "platform.nvlink_domain", "whole trays of 4"},
+    {"compare_not_list.yaml", 5, 10, "compare", "expected a list of settings"},
+    {"compare_bad_key.yaml", 6, 20, "compare[0].strategy", "unknown key 'strategy'"},
     {"bad_flash_launch_overhead.yaml", 2, 51, "device.flash_launch_overhead", "expected a time"},
     {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "at most 1"},
     {"bad_nvls.yaml", 5, 21, "collectives.nvls", "true or false"},
