@@ -583,9 +583,9 @@ static void show_topology(const struct plat_topo *t)
     int counts[4] = {0};
     for (int n = 0; n < t->nnodes; n++)
         counts[t->nodes[n].kind]++;
-    printf("GPUs %d, switches %d, NICs %d, CPUs/root complexes %d, links %d, servers %d\n\n",
+    printf("GPUs %d, switches %d, NICs %d, CPUs/root complexes %d, links %d, %s %d\n\n",
            counts[PLAT_GPU], counts[PLAT_SWITCH], counts[PLAT_NIC], counts[PLAT_CPU], t->nlinks,
-           t->machines);
+           plat_preset_racks(t->name) ? "racks (NVLink domains)" : "servers", t->machines);
     int limit = t->nlinks <= 80 ? t->nlinks : 40;
     printf("links (bandwidth per direction unless shared):\n");
     for (int l = 0; l < limit; l++) {

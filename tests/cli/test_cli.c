@@ -408,6 +408,7 @@ Test(cli, platform_show_prints_the_matrix_and_rejects_bad_params)
               out);
     cr_assert(strstr(out, "GPUs 144,") != NULL, "%s", out);
     cr_assert(strstr(out, "x2 racks of 72 GPUs (one NVLink domain each)") != NULL, "%s", out);
+    cr_assert(strstr(out, "racks (NVLink domains) 2") != NULL, "%s", out);
     cr_assert(eq(int, tpsim(out, sizeof out, "platform show \"gb200-nvl72 racks=2\"", 0), 0), "%s",
               out);
     cr_assert(strstr(out, "GPUs 144,") != NULL, "%s", out);
