@@ -393,8 +393,9 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         else if (fa == MDL_ALGO_HIER || fa == MDL_ALGO_HTREE)
             why = " (it needs at least 2 machines with the same number of members, 2 or more "
                   "each)";
-        else if (fa == MDL_ALGO_DIRECT)
-            why = " (direct needs a group of at most 64 ranks; send_recv needs exactly 2)";
+        else if (fa == MDL_ALGO_DIRECT || (!fa && k == MDL_OP_ALL_TO_ALL))
+            why = " (direct, how all_to_all and send_recv run, needs a group of at most 64 "
+                  "ranks; send_recv needs exactly 2)";
         else if (fa == MDL_ALGO_NVLS)
             why = " (NVLS needs 'nvls: true' in the platform's nccl section, the Simple protocol "
                   "and a group inside one NVSwitch machine)";
