@@ -343,6 +343,12 @@ static int quantity(const struct tps_ydoc *d, int id, const char *field, double 
     return TPS_OK;
 }
 
+int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
+                  struct tps_error *err)
+{
+    return quantity(d, id, field, bytes, tps_units_size, "a size such as 80GB or 141GiB", err);
+}
+
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
                   struct tps_error *err)
 {

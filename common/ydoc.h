@@ -73,6 +73,9 @@ int tps_ydoc_bool(const struct tps_ydoc *d, int id, const char *field, bool *out
 #define TPS_YDOC_MIN_RATE 1e3
 #define TPS_YDOC_MAX_RATE 1e16
 #define TPS_YDOC_MAX_TIME 3600.0
+/* A size in bytes (tps_units_size: 80GB, 141GiB, 4096), greater than 0. */
+int tps_ydoc_size(const struct tps_ydoc *d, int id, const char *field, double *bytes,
+                  struct tps_error *err);
 int tps_ydoc_rate(const struct tps_ydoc *d, int id, const char *field, double *bps,
                   struct tps_error *err);
 int tps_ydoc_time(const struct tps_ydoc *d, int id, const char *field, double *s,

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/units.h"
 #include "common/ydoc.h"
 #include "models/compute.h"
 #include "models/kind.h"
@@ -41,15 +40,12 @@ static int read_peak(const struct tps_ydoc *d, int v, const char *f, void *dst,
 static int read_memory(const struct tps_ydoc *d, int v, const char *f, void *dst,
                        struct tps_error *err)
 {
-    const char *t = tps_ydoc_text(d, v);
     double x;
-    if (!t || tps_units_size(t, &x) != 0)
-        return tps_ydoc_fail(d, v, f, err, "expected a size such as 80GB or 141GiB, got '%s'",
-                             t ? t : "");
-    if (!(x > 0) || x > 1e14)
-        return tps_ydoc_fail(d, v, f, err, "must be more than 0 and at most 100 TB, got '%s'", t);
-    *(double *)dst = x;
-    return TPS_OK;
+    int rc = tps_ydoc_size(d, v, f, &x, err);
+    if (!rc && x > 1e14)
+        rc = tps_ydoc_fail(d, v, f, err, "must be at most 100 TB, got %g bytes", x);
+    if (!rc) *(double *)dst = x;
+    return rc;
 }
 
 /* memory_reserved: a size, 0 allowed (nothing held back). */
@@ -62,18 +58,6 @@ static int read_reserved(const struct tps_ydoc *d, int v, const char *f, void *d
         return TPS_OK;
     }
     return read_memory(d, v, f, dst, err);
-}
-
-/* tdp: watts, 1 to 100000 */
-static int read_watts(const struct tps_ydoc *d, int v, const char *f, void *dst,
-                      struct tps_error *err)
-{
-    double x;
-    int rc = tps_ydoc_positive(d, v, f, &x, err);
-    if (!rc && (x < 1 || x > 1e5))
-        rc = tps_ydoc_fail(d, v, f, err, "must be between 1 and 100000 W, got %g", x);
-    if (!rc) *(double *)dst = x;
-    return rc;
 }
 
 #define MAX_COUNT 1e8 /* any count of a scenario: layers, hidden, sequence, micro-batches */
@@ -156,7 +140,7 @@ static const struct tps_ykey device_keys[] = {
     {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, {NULL}},
     {"memory", TPS_YK_FN, D(dev.mem_bytes), 0, {.fn = read_memory}},
     {"memory_reserved", TPS_YK_FN, D(dev.mem_reserved_bytes), 0, {.fn = read_reserved}},
-    {"tdp", TPS_YK_FN, D(dev.tdp_w), 0, {.fn = read_watts}},
+    {"tdp", TPS_YK_POSITIVE, D(dev.tdp_w), 1e5, {NULL}}, /* watts */
     {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, {NULL}},
     {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, {NULL}},
     {"gemm_table", TPS_YK_SKIP, 0, 0, {NULL}},
@@ -1007,7 +991,6 @@ int scn_load_node(const struct tps_ydoc *d, int root, int at, const char *path, 
 
 int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps_error *err)
 {
-    const char *const *keys = compare_keys;
     scenario_start(path, s);
     char base[512], f[64];
     plat_path_dir(path, base, sizeof base);
@@ -1018,7 +1001,7 @@ int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps
     snprintf(f, sizeof f, "compare[%d]", k);
     if (rc == TPS_OK && !e)
         rc = tps_error_set(err, TPS_EINVAL, path, 0, 0, "compare", "no setting %d", k);
-    if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, e, f, keys, err);
+    if (rc == TPS_OK) rc = tps_ydoc_check_map(&d, e, f, compare_keys, err);
     /* the setting's device, platform and collectives replace the scenario's */
     if (rc == TPS_OK)
         rc = load_doc(&d, root, tps_ydoc_get(&d, e, "platform") ? e : root,

@@ -178,12 +178,6 @@ static int machine_gpus(const struct plat_params *p, const struct preset *pr)
     return pr->tray && p->domain_gpus ? p->domain_gpus : pr->gpus;
 }
 
-int plat_preset_gpus(const struct plat_params *p)
-{
-    const struct preset *pr = preset_of(p->preset);
-    return pr ? machine_gpus(p, pr) : 0;
-}
-
 bool plat_preset_racks(const char *preset)
 {
     const struct preset *pr = preset_of(preset);
@@ -382,8 +376,8 @@ static double wire_ratio(const struct plat_params *p)
 /* The network above the NICs when it has leaves (an oversubscribed fat-tree, a rail-optimised
  * network, three tiers): per leaf its node, its uplink and NICs; per pod its spine and uplink. */
 struct fabric {
-    int leaves, pods;
-    int *leaf, *up, *nics; /* [leaves]: node, uplink link, NICs attached (-1: not built) */
+    int *leaf, *up, *nics; /* [leaves]: node, uplink link, NICs attached (-1: not built);
+                              leaf NULL: no leaves, every NIC meets the core */
     int *spine, *spine_up; /* [pods] */
     double *pod_Bps;       /* [pods]: what the pod's leaves send up */
 };
@@ -407,11 +401,10 @@ static int fabric_init(struct fabric *f, const struct plat_params *p, int k)
                  ? (long)(p->nodes + p->leaf_ports - 1) / p->leaf_ports * k
                  : ((long)p->nodes * k + p->leaf_ports - 1) / p->leaf_ports;
     long pods = p->pod_leaves ? (n + p->pod_leaves - 1) / p->pod_leaves : 0;
-    f->leaves = (int)n;
-    f->pods = (int)pods;
     f->leaf = malloc((size_t)n * sizeof *f->leaf);
     f->up = malloc((size_t)n * sizeof *f->up);
     f->nics = calloc((size_t)n, sizeof *f->nics);
+    /* pods + 1: never a 0-byte allocation, which may come back NULL */
     f->spine = malloc((size_t)(pods + 1) * sizeof *f->spine);
     f->spine_up = malloc((size_t)(pods + 1) * sizeof *f->spine_up);
     f->pod_Bps = calloc((size_t)(pods + 1), sizeof *f->pod_Bps);
@@ -479,9 +472,10 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
         if (!nic) {
             nic = plat_nic_rate(p, &t->nccl, k);
             if (fabric_init(&f, p, k)) b.oom = 1;
-            t->rail_pxn = p->fabric == PLAT_FABRIC_RAIL;
-            t->rail_local = g;
-            t->rail_gpus_per_nic = g / k;
+            if (p->fabric == PLAT_FABRIC_RAIL) {
+                t->rail_local = g;
+                t->rail_gpus_per_nic = g / k;
+            }
         }
         for (int j = 0; j < k && !b.oom; j++) {
             int nn = node(&b, PLAT_NIC, m, 0, "n%dnic%d", m, j);
@@ -495,7 +489,7 @@ int plat_preset_build(const struct plat_params *p, const struct mdl_nccl *nc, st
                 for (int i = 0; i < per; i++)
                     link(&b, gpus[j * per + i], sw, pcie_nic, p->lat_pcie_s, false, PLAT_LVL_PCIE);
             }
-            if (!f.leaves) {
+            if (!f.leaf) {
                 link(&b, nn, core, nic, p->lat_net_s, false, PLAT_LVL_NET);
                 continue;
             }

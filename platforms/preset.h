@@ -50,9 +50,6 @@ struct plat_params {
                            * preset's (gb200-nvl72: 72; NVL36: 36) */
 };
 
-/* GPUs per machine of p (a server, or a rack-scale preset's NVLink domain); 0 for an unknown
- * preset. */
-int plat_preset_gpus(const struct plat_params *p);
 /* Whether the preset's machines are racks (one NVLink domain of compute trays each). */
 bool plat_preset_racks(const char *preset);
 /* Defaults for a preset name; returns -1 for an unknown name. */

@@ -272,12 +272,12 @@ static int route_across(const struct plat_topo *t, int s, int d, struct plat_rou
     return 0;
 }
 
-/* The GPU whose NIC a transfer from GPU src to GPU dst leaves by under NCCL's PXN, or src. */
+/* The GPU whose NIC a transfer from GPU src to GPU dst of another machine leaves by under
+ * NCCL's PXN, or src. */
 static int pxn_proxy(const struct plat_topo *t, int src, int dst)
 {
-    if (!t->rail_pxn || t->rail_local < 1 || t->rail_gpus_per_nic < 1) return src;
     int L = t->rail_local, per = t->rail_gpus_per_nic;
-    if (src / L == dst / L || (src % L) / per == (dst % L) / per) return src;
+    if (L < 1 || per < 1 || (src % L) / per == (dst % L) / per) return src;
     return src / L * L + (dst % L) / per * per;
 }
 
@@ -292,15 +292,13 @@ int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_rou
     if (t->machines > 1 && ms >= 0 && md >= 0) {
         /* multi-machine fabrics: paths stay inside a machine, or leave it once for the network
          * (linear cost at any scale, where a plain search would scan every NIC of a core) */
-        int px = ms == md ? src : pxn_proxy(t, src, dst), p = t->gpu_node[px];
-        if (ms == md) {
-            int target = d;
-            rc = bfs(t, s, &target, ROUTE_IN, ms) == 0 ? walk(t, s, d, out) : -1;
-        } else if (px != src) {
-            /* over NVLink into the proxy's memory, which its NIC reads */
+        int p = ms == md ? d : t->gpu_node[pxn_proxy(t, src, dst)];
+        if (ms == md || p != s) {
+            /* inside the machine; or over NVLink into the PXN proxy's memory, which its NIC
+             * reads */
             int target = p;
             rc = bfs(t, s, &target, ROUTE_IN, ms) == 0 ? walk(t, s, p, out) : -1;
-            if (!rc) rc = route_across(t, p, d, out);
+            if (!rc && ms != md) rc = route_across(t, p, d, out);
         } else {
             rc = route_across(t, s, d, out);
         }

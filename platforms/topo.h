@@ -85,11 +85,11 @@ struct plat_topo {
     int nlinks, links_cap;
     struct plat_link *links; /* owned */
     int machines;            /* servers */
-    /* NCCL's PXN on a rail-optimised fabric: a transfer to another machine's GPU of a different
-     * rail first crosses NVLink to the GPU of that rail in its own machine and leaves by that
-     * GPU's NIC (0: every GPU leaves by its own NIC). GPU g is local g % rail_local of machine
-     * g / rail_local; its rail is local / rail_gpus_per_nic. */
-    int rail_pxn, rail_local, rail_gpus_per_nic;
+    /* NCCL's PXN on a rail-optimised fabric (rail_local > 0): a transfer to another machine's
+     * GPU of a different rail first crosses NVLink to the GPU of that rail in its own machine and
+     * leaves by that GPU's NIC (rail_local 0: every GPU leaves by its own NIC). GPU g is local
+     * g % rail_local of machine g / rail_local; its rail is local / rail_gpus_per_nic. */
+    int rail_local, rail_gpus_per_nic;
     struct mdl_nccl nccl; /* collective tuning on this fabric (defaults: mdl_nccl_default) */
     char xml_path[512];   /* user SimGrid XML, "" for generated topologies */
     char **xml_hosts;     /* owned, ngpus host names when xml_path is set */
