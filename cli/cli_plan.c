@@ -47,7 +47,7 @@ static const char plan_help[] =
     "  --sp           also try 1D with sequence parallelism (a job always does)\n"
     "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
     "  --top N        print the N best rows (default 20; 0 = all)\n"
-    "  --ignore-memory  rank candidates that do not fit in the device's memory too\n"
+    "  --ignore-memory  rank candidates that do not fit in the device's memory too\n" CLI_SET_HELP
     "  --json FILE    write every row as JSON\n"
     "  -h, --help     show this help\n";
 
@@ -446,6 +446,7 @@ int cli_plan(int argc, char **argv)
                                           {"simulate", required_argument, NULL, 'n'},
                                           {"top", required_argument, NULL, 't'},
                                           {"json", required_argument, NULL, 'j'},
+                                          CLI_SET_OPTION,
                                           {0}};
     struct plan_args a = {.o = {.simulate = -1}, .top = 20};
     const char *path = NULL;
@@ -456,6 +457,7 @@ int cli_plan(int argc, char **argv)
     struct planner_opts o = a.o;
     int top = a.top;
     if (!path) return cli_usage_error("plan", "%s", "missing SCENARIO");
+    if ((prc = cli_sets_apply(path))) return prc;
     struct scn_scenario s;
     struct tps_error err = {0};
     struct planner_row *rows = NULL;

@@ -41,6 +41,7 @@ static const char sweep_help[] =
     "  --resume    keep the CSV's rows of this sweep and run only the missing points\n"
     "  --plot      draw FILE.png and FILE.svg: model TFLOP/s per GPU and iteration time against\n"
     "              the first swept key, one curve per value of the other keys\n"
+    "  --set KEY=VALUE  set a scenario key of every point (strategy.tp=8); repeatable\n"
     "  -h, --help  show this help\n";
 
 /* The sweep's CSV columns after the point and the keys. */
@@ -536,7 +537,7 @@ static int sweep_option(int opt, const char *v, void *ctx)
 int cli_sweep(int argc, char **argv)
 {
     static const struct option longs[] = {
-        {"resume", no_argument, NULL, 'r'}, {"plot", no_argument, NULL, 'p'}, {0}};
+        {"resume", no_argument, NULL, 'r'}, {"plot", no_argument, NULL, 'p'}, CLI_SET_OPTION, {0}};
     struct sweep_args a = {.jobs = (long)sysconf(_SC_NPROCESSORS_ONLN)};
     const char *path = NULL;
     int npos, prc = cli_parse(argc, argv, 1, "sweep", sweep_help, "j:o:", longs, sweep_option, &a,
@@ -545,6 +546,7 @@ int cli_sweep(int argc, char **argv)
     const char *csv = a.csv;
     int jobs = (int)a.jobs, resume = a.resume, want_plot = a.plot;
     if (!path) return cli_usage_error("sweep", "%s", "missing SCENARIO");
+    if ((prc = cli_sets_apply(path))) return prc;
     if (jobs < 1) jobs = 1;
     struct tps_error err = {0};
     struct sweep sw;

@@ -1,6 +1,8 @@
 /* cliutil.c - helpers shared by the tpsim commands (see cliutil.h). */
 #include "cli/cliutil.h"
 
+#include "common/ydoc.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -27,6 +29,18 @@ int cli_usage_error(const char *cmd, const char *fmt, const char *arg)
 int cli_is_help(const char *a)
 {
     return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+/* The --set assignments of the command line (argv's strings), registered by cli_sets_apply. */
+static const char *sets[TPS_YDOC_MAX_SETS];
+static int nsets;
+
+int cli_sets_apply(const char *path)
+{
+    struct tps_error err = {0};
+    for (int i = 0; i < nsets; i++)
+        if (tps_ydoc_override(path, sets[i], &err)) return cli_report_error(&err);
+    return 0;
 }
 
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
@@ -63,6 +77,12 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *hel
             else
                 snprintf(name, sizeof name, "%.*s", (int)strcspn(as, "="), as);
             return cli_usage_error(cmd, "unknown option '%s'", name);
+        }
+        if (c == CLI_OPT_SET) {
+            if (nsets == TPS_YDOC_MAX_SETS)
+                return cli_usage_error(cmd, "more than %s --set options", "32");
+            sets[nsets++] = optarg;
+            continue;
         }
         int rc = on ? on(c, optarg, ctx) : 0;
         if (rc) return rc;

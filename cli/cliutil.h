@@ -27,6 +27,18 @@ typedef int (*cli_option_fn)(int opt, const char *arg, void *ctx);
  * surplus operands get one usage error naming cmd. Returns 0 to go on, CLI_EXIT_INPUT after an
  * error, or CLI_HELP_SHOWN when the help was printed (the command then exits 0). */
 enum { CLI_HELP_SHOWN = -1 };
+/* --set KEY=VALUE: a command that takes it lists CLI_SET_OPTION among its long options;
+ * cli_parse keeps the assignments and cli_sets_apply(SCENARIO) registers them for that file
+ * (common/ydoc.h), returning 0 or the exit status after a located error. */
+enum { CLI_OPT_SET = 0x5e7 };
+#define CLI_SET_OPTION                                                                             \
+    {                                                                                              \
+        "set", required_argument, NULL, CLI_OPT_SET                                                \
+    }
+#define CLI_SET_HELP                                                                               \
+    "  --set KEY=VALUE    set a scenario key, dotted (strategy.tp=8, model.hidden=8192,\n"         \
+    "                     platform.nodes=4, model.moe={experts: 8, top_k: 2}); repeatable\n"
+int cli_sets_apply(const char *path);
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
               const char *shorts, const struct option *longs, cli_option_fn on, void *ctx,
               const char **pos, int maxpos, int *npos);

@@ -52,8 +52,8 @@ static const char run_help[] =
     "                     'pcie-8gpu sockets=2' or a .yaml/.xml file (default: the recorded one)\n"
     "  --seed S           the stragglers' seed (default: stragglers.seed, else 1)\n"
     "  --seeds N          simulate N seeds (S, S+1, ...) and print each iteration time and their\n"
-    "                     mean, p50 and p99 (docs/heterogeneity.md); --json writes them all\n"
-    "  -q, --quiet        print nothing but errors\n"
+    "                     mean, p50 and p99 (docs/heterogeneity.md); --json writes them "
+    "all\n" CLI_SET_HELP "  -q, --quiet        print nothing but errors\n"
     "  -h, --help         show this help\n";
 
 struct run_opts {
@@ -181,11 +181,15 @@ static int run_seeds(const struct run_opts *o)
     return rc ? cli_report_error(&err) : 0;
 }
 
-static const struct option run_longs[] = {
-    {"json", required_argument, NULL, 'j'},     {"csv", required_argument, NULL, 'c'},
-    {"timeline", required_argument, NULL, 't'}, {"platform", required_argument, NULL, 'p'},
-    {"quiet", no_argument, NULL, 'q'},          {"seed", required_argument, NULL, 's'},
-    {"seeds", required_argument, NULL, 'S'},    {0}};
+static const struct option run_longs[] = {{"json", required_argument, NULL, 'j'},
+                                          {"csv", required_argument, NULL, 'c'},
+                                          {"timeline", required_argument, NULL, 't'},
+                                          {"platform", required_argument, NULL, 'p'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"seed", required_argument, NULL, 's'},
+                                          {"seeds", required_argument, NULL, 'S'},
+                                          CLI_SET_OPTION,
+                                          {0}};
 
 static int run_option(int opt, const char *arg, void *ctx)
 {
@@ -225,6 +229,7 @@ static int run_command(int argc, char **argv, const char *cmd, const char *help)
     if (!o.input)
         return cli_usage_error(cmd, "%s", replay ? "missing TRACE_DIR" : "missing SCENARIO");
     if (replay && !o.platform) return cli_usage_error(cmd, "%s", "missing --platform");
+    if ((rc = cli_sets_apply(o.input))) return rc;
     if (o.platform && !is_dir(o.input))
         return cli_usage_error(cmd, "%s", "--platform applies to trace directories");
     if ((o.seed >= 0 || o.seeds) && (replay || is_dir(o.input)))
@@ -254,7 +259,7 @@ static const char trace_help[] =
     "'tpsim run DIR' replays it.\n"
     "\n"
     "options:\n"
-    "  -o, --output DIR   directory to write (created if needed)\n"
+    "  -o, --output DIR   directory to write (created if needed)\n" CLI_SET_HELP
     "  -h, --help         show this help\n";
 
 static int trace_option(int opt, const char *arg, void *ctx)
@@ -265,12 +270,14 @@ static int trace_option(int opt, const char *arg, void *ctx)
 
 static int cmd_trace(int argc, char **argv)
 {
-    static const struct option longs[] = {{"output", required_argument, NULL, 'o'}, {0}};
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'}, CLI_SET_OPTION, {0}};
     const char *in = NULL, *out = NULL;
     int n, rc = cli_parse(argc, argv, 1, "trace", trace_help, "o:", longs, trace_option, &out, &in,
                           1, &n);
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (!in || !out) return cli_usage_error("trace", "%s", "need SCENARIO and -o DIR");
+    if ((rc = cli_sets_apply(in))) return rc;
     struct tps_error err = {0};
     struct pipeline_job *j = pipeline_job_new();
     rc = j ? pipeline_load_scenario(in, NULL, j, &err) : tps_error_oom(&err);

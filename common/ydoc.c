@@ -2,6 +2,7 @@
  * See ydoc.h. Numbers are parsed with strtol/strtod; quantities with units via units.c. */
 #include "ydoc.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -112,6 +113,188 @@ static int load_text(struct tps_ydoc *d, const char *text, size_t len, struct tp
     return rc;
 }
 
+/* ------------------------------------------------------------------ setting a dotted key */
+
+static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+{
+    yaml_node_t *n = yaml_document_get_node(src, id);
+    if (!n) return 0;
+    if (n->type == YAML_SCALAR_NODE)
+        return yaml_document_add_scalar(dst, NULL, n->data.scalar.value, (int)n->data.scalar.length,
+                                        YAML_ANY_SCALAR_STYLE);
+    if (n->type == YAML_SEQUENCE_NODE) {
+        int s = yaml_document_add_sequence(dst, NULL, YAML_FLOW_SEQUENCE_STYLE);
+        for (yaml_node_item_t *it = n->data.sequence.items.start;
+             s && it < n->data.sequence.items.top; it++) {
+            int c = copy_node(dst, src, *it);
+            if (!c || !yaml_document_append_sequence_item(dst, s, c)) return 0;
+        }
+        return s;
+    }
+    int m = yaml_document_add_mapping(dst, NULL, YAML_BLOCK_MAPPING_STYLE);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; m && p < n->data.mapping.pairs.top;
+         p++) {
+        int k = copy_node(dst, src, p->key), v = copy_node(dst, src, p->value);
+        if (!k || !v || !yaml_document_append_mapping_pair(dst, m, k, v)) return 0;
+    }
+    return m;
+}
+
+static yaml_node_pair_t *find_pair(yaml_document_t *doc, int map, const char *key)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, map);
+    if (!n || n->type != YAML_MAPPING_NODE) return NULL;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
+            return p;
+    }
+    return NULL;
+}
+
+/* Sets the dotted `key` of the mapping `root` to node `value`. */
+static int set_path(yaml_document_t *doc, int root, const char *key, int value)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", key);
+    int map = root;
+    char *save = NULL;
+    yaml_node_t *rn = yaml_document_get_node(doc, root);
+    if (!rn || rn->type != YAML_MAPPING_NODE) return -1;
+    for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
+        int last = save == NULL || *save == '\0';
+        yaml_node_pair_t *p = find_pair(doc, map, seg);
+        if (last) {
+            if (p) {
+                p->value = value;
+                return 0;
+            }
+            int k =
+                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
+            return k && yaml_document_append_mapping_pair(doc, map, k, value) ? 0 : -1;
+        }
+        if (!p) {
+            int k =
+                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
+            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+            if (!k || !m || !yaml_document_append_mapping_pair(doc, map, k, m)) return -1;
+            map = m;
+            continue;
+        }
+        yaml_node_t *v = yaml_document_get_node(doc, p->value);
+        if (v->type == YAML_SCALAR_NODE) { /* `platform: dgx-a100` becomes {preset: dgx-a100} */
+            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+            int k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)"preset", -1,
+                                             YAML_ANY_SCALAR_STYLE);
+            int pv = p->value;
+            if (!m || !k || !yaml_document_append_mapping_pair(doc, m, k, pv)) return -1;
+            p = find_pair(doc, map, seg); /* the pair array may have moved */
+            p->value = m;
+            map = m;
+        } else if (v->type == YAML_MAPPING_NODE) {
+            map = p->value;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tps_ydoc_doc_set(yaml_document_t *doc, int root, const char *key, const char *text)
+{
+    yaml_parser_t vp;
+    yaml_document_t vd;
+    yaml_parser_initialize(&vp);
+    yaml_parser_set_input_string(&vp, (const unsigned char *)text, strlen(text));
+    int rc = -1;
+    if (yaml_parser_load(&vp, &vd)) {
+        int v = yaml_document_get_root_node(&vd)
+                    ? copy_node(doc, &vd, 1)
+                    : yaml_document_add_scalar(doc, NULL, (yaml_char_t *)"", 0,
+                                               YAML_ANY_SCALAR_STYLE); /* "key=": empty */
+        rc = v ? set_path(doc, root, key, v) : -1;
+        yaml_document_delete(&vd);
+    }
+    yaml_parser_delete(&vp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ command-line overrides */
+
+/* The --set assignments of the one file they apply to. A node they add is marked with line
+ * SET_LINE and the assignment's index as its column, so that an error in it names the
+ * assignment instead of a position in the file. */
+#define SET_LINE ((size_t)-1)
+static struct {
+    char path[512];
+    int n;
+    char kv[TPS_YDOC_MAX_SETS][256];
+} overrides;
+
+int tps_ydoc_override(const char *path, const char *kv, struct tps_error *err)
+{
+    const char *eq = strchr(kv, '=');
+    size_t klen = eq ? (size_t)(eq - kv) : 0;
+    int ok = eq && klen > 0 && kv[0] != '.' && kv[klen - 1] != '.';
+    for (size_t i = 0; ok && i < klen; i++)
+        ok = (isalnum((unsigned char)kv[i]) || kv[i] == '_' || kv[i] == '-' ||
+              (kv[i] == '.' && kv[i + 1] != '.'));
+    if (!ok)
+        return tps_error_set(err, TPS_EINVAL, "--set", 0, 0, NULL,
+                             "expected KEY=VALUE with a dotted scenario key such as "
+                             "strategy.tp=8, got '%s'",
+                             kv);
+    if (strlen(kv) >= sizeof overrides.kv[0] || strlen(path) >= sizeof overrides.path)
+        return tps_error_set(err, TPS_EINVAL, "--set", 0, 0, NULL, "'%.40s...' is too long", kv);
+    if (overrides.n && strcmp(overrides.path, path))
+        return tps_error_set(err, TPS_EINVAL, "--set", 0, 0, NULL, "applies to one scenario file");
+    if (overrides.n == TPS_YDOC_MAX_SETS)
+        return tps_error_set(err, TPS_EINVAL, "--set", 0, 0, NULL, "at most %d of them",
+                             TPS_YDOC_MAX_SETS);
+    snprintf(overrides.path, sizeof overrides.path, "%s", path);
+    snprintf(overrides.kv[overrides.n++], sizeof overrides.kv[0], "%s", kv);
+    return TPS_OK;
+}
+
+void tps_ydoc_override_clear(void)
+{
+    memset(&overrides, 0, sizeof overrides);
+}
+
+static int apply_overrides(struct tps_ydoc *d, struct tps_error *err)
+{
+    for (int k = 0; k < overrides.n; k++) {
+        const char *kv = overrides.kv[k], *eq = strchr(kv, '=');
+        char key[256], where[300];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+        snprintf(where, sizeof where, "--set %s", kv);
+        int before = (int)(d->doc.nodes.top - d->doc.nodes.start);
+        yaml_parser_t vp;
+        yaml_document_t vd;
+        yaml_parser_initialize(&vp);
+        yaml_parser_set_input_string(&vp, (const unsigned char *)(eq + 1), strlen(eq + 1));
+        int ok = yaml_parser_load(&vp, &vd);
+        const char *problem = vp.problem ? vp.problem : "malformed";
+        if (ok) yaml_document_delete(&vd);
+        if (!ok) {
+            int rc = tps_error_set(err, TPS_ESYNTAX, where, 0, 0, key, "invalid YAML value: %s",
+                                   problem);
+            yaml_parser_delete(&vp);
+            return rc;
+        }
+        yaml_parser_delete(&vp);
+        if (tps_ydoc_doc_set(&d->doc, 1, key, eq + 1))
+            return tps_error_set(err, TPS_EINVAL, where, 0, 0, key,
+                                 "the key goes through a value that is not a mapping (--set "
+                                 "reaches keys of mappings only)");
+        for (yaml_node_t *n = d->doc.nodes.start + before; n < d->doc.nodes.top; n++) {
+            n->start_mark.line = SET_LINE;
+            n->start_mark.column = (size_t)k;
+        }
+    }
+    return TPS_OK;
+}
+
 int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *err)
 {
     memset(d, 0, sizeof *d);
@@ -120,6 +303,9 @@ int tps_ydoc_load_file(struct tps_ydoc *d, const char *path, struct tps_error *e
     char *text = tps_read_file(path, TPS_YDOC_MAX_BYTES, "a scenario or platform file", &len, err);
     int rc = text ? load_text(d, text, len, err) : err->code ? err->code : TPS_EIO;
     free(text);
+    if (rc == TPS_OK && overrides.n && !strcmp(path, overrides.path) &&
+        (rc = apply_overrides(d, err)))
+        tps_ydoc_release(d);
     return rc;
 }
 
@@ -167,6 +353,11 @@ static int vfail(const struct tps_ydoc *d, int id, const char *field, struct tps
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     yaml_node_t *n = node_of(d, id);
+    if (n && n->start_mark.line == SET_LINE && n->start_mark.column < (size_t)overrides.n) {
+        char where[300]; /* a value the command line set: name the assignment */
+        snprintf(where, sizeof where, "--set %s", overrides.kv[n->start_mark.column]);
+        return tps_error_set(err, TPS_EINVAL, where, 0, 0, field, "%s", msg);
+    }
     int line = n ? (int)n->start_mark.line + 1 : 0;
     int col = n ? (int)n->start_mark.column + 1 : 0;
     return tps_error_set(err, TPS_EINVAL, d->path, line, col, field, "%s", msg);

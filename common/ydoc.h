@@ -29,6 +29,19 @@ int tps_ydoc_load_string(struct tps_ydoc *d, const char *text, const char *name,
                          struct tps_error *err);
 void tps_ydoc_release(struct tps_ydoc *d);
 
+/* Command-line overrides (--set KEY=VALUE): every later tps_ydoc_load_file of `path` sets the
+ * dotted key to the YAML value (a missing key is added; a preset name standing where a
+ * mapping is needed becomes {preset: name}); an error in a value so set names the assignment
+ * ("--set strategy.tp=x") instead of a position in the file. One file; at most
+ * TPS_YDOC_MAX_SETS, applied in order. */
+#define TPS_YDOC_MAX_SETS 32
+int tps_ydoc_override(const char *path, const char *kv, struct tps_error *err);
+void tps_ydoc_override_clear(void);
+
+/* Sets the dotted `key` of mapping `root` of a libyaml document to the YAML value `text` (the
+ * same rules). 0, or -1 when the text is not YAML or the key goes through a non-mapping. */
+int tps_ydoc_doc_set(yaml_document_t *doc, int root, const char *key, const char *text);
+
 int tps_ydoc_root(const struct tps_ydoc *d);
 bool tps_ydoc_is_map(const struct tps_ydoc *d, int id);
 bool tps_ydoc_is_seq(const struct tps_ydoc *d, int id);

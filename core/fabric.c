@@ -13,9 +13,9 @@
 static const char *const root_keys[] = {"name",        "description", "platform",
                                         "collectives", "jobs",        NULL};
 /* a scenario's keys, less the platform's (shared) and a sweep's (not over several jobs yet) */
-static const char *const job_keys[] = {"name",     "gpus",    "model",      "device",
-                                       "strategy", "run",     "framework",  "pipeline",
-                                       "training", "devices", "stragglers", NULL};
+static const char *const job_keys[] = {
+    "name",     "gpus",     "model",   "device",     "strategy", "run", "framework",
+    "pipeline", "training", "devices", "stragglers", "cost",     NULL};
 
 int scn_fabric_probe(const char *path)
 {

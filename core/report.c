@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,80 @@ double report_interval_exposed(double (*a)[2], int na, double (*b)[2], int nb)
     return total - inter;
 }
 
+/* Buffers for one rank's breakdown, maxops + 1 entries each. */
+struct bd_bufs {
+    double (*cov)[2];     /* what is already accounted for */
+    double (*all)[2];     /* every op's interval */
+    double (*dim)[2];     /* one dimension's intervals */
+    double *launch_bound; /* starts of the ops that waited for their launch, sorted */
+};
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Adds rank k's partition of [0, T] to *bd (rest_s left for the caller): compute, each
+ * dimension's exposed collectives in TP, CP, EP, DP order, and the idle gaps that end where an
+ * op started as soon as the host launched it (the engine's host: ops launched in program
+ * order, each after its launch_s, a host_sync op only once every op before it is done). */
+static void rank_breakdown(const struct mdl_program *p, const struct timing *tm, int k,
+                           int dims_named, struct bd_bufs *b, struct report_breakdown *bd)
+{
+    const struct mdl_rank *rk = &p->ranks[k];
+    int nc = 0, na = 0, nlb = 0;
+    double host = 0, last_end = 0, tol = 1e-9 * (tm->end_s > 1 ? tm->end_s : 1);
+    for (int i = 0; i < rk->nops; i++) {
+        const struct mdl_op *op = &rk->ops[i];
+        const struct timing_span *ts = timing_op(tm, k, i);
+        if (op->host_sync && last_end > host) host = last_end;
+        host += op->launch_s;
+        if (ts->end > last_end) last_end = ts->end;
+        if (host > 0 && ts->start <= host + tol) b->launch_bound[nlb++] = ts->start;
+        b->all[na][0] = ts->start;
+        b->all[na++][1] = ts->end;
+        if (op->stream == MDL_STREAM_COMPUTE) {
+            b->cov[nc][0] = ts->start;
+            b->cov[nc++][1] = ts->end;
+        }
+    }
+    nc = merge(b->cov, nc);
+    for (int i = 0; i < nc; i++)
+        bd->compute_s += b->cov[i][1] - b->cov[i][0];
+    /* TP, CP, EP, DP; in a job, a collective that serves no one dimension (the gradient norm
+     * over the stages, where the stages that finish first wait for the last) goes with the
+     * pipeline's */
+    for (int d = 0; d < MDL_NDIMS; d++) {
+        if (d == MDL_DIM_PP) continue;
+        int n = 0;
+        for (int i = 0; i < rk->nops; i++) {
+            const struct mdl_op *op = &rk->ops[i];
+            int od = op->dim > 0 && op->dim < MDL_OP_DIMS ? op->dim - 1
+                     : dims_named                         ? MDL_DIM_PP
+                                                          : MDL_DIM_TP;
+            if (op->stream == MDL_STREAM_COMPUTE || od != d) continue;
+            const struct timing_span *ts = timing_op(tm, k, i);
+            b->dim[n][0] = ts->start;
+            b->dim[n++][1] = ts->end;
+        }
+        if (!n) continue;
+        bd->comm_s[d] += report_interval_exposed(b->dim, n, b->cov, nc);
+        n = merge(b->dim, n);
+        memcpy(b->cov + nc, b->dim, (size_t)n * sizeof *b->dim);
+        nc = merge(b->cov, nc + n);
+    }
+    qsort(b->launch_bound, (size_t)nlb, sizeof *b->launch_bound, dbl_cmp);
+    na = merge(b->all, na);
+    for (int i = 0, j = 0; i < na; i++) { /* the gap before busy interval i */
+        double gap0 = i ? b->all[i - 1][1] : 0, gap1 = b->all[i][0];
+        if (gap1 - gap0 <= 0) continue;
+        while (j < nlb && b->launch_bound[j] < gap1 - tol)
+            j++;
+        if (j < nlb && b->launch_bound[j] <= gap1 + tol) bd->host_wait_s += gap1 - gap0;
+    }
+}
+
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r)
 {
     memset(r, 0, sizeof *r);
@@ -82,7 +157,16 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
     /* [layer][mb][phase] first start and last end */
     size_t nspan = (size_t)(p->layers > 0 ? p->layers : 1) * (size_t)r->micro_batches * 2;
     double(*span)[2] = malloc(nspan * sizeof *span);
-    if (!comp || !comm || !dimc || !nonpp || !r->layers || !span) {
+    struct bd_bufs bb = {malloc((size_t)(maxops + 1) * sizeof *bb.cov),
+                         malloc((size_t)(maxops + 1) * sizeof *bb.all),
+                         malloc((size_t)(maxops + 1) * sizeof *bb.dim),
+                         malloc((size_t)(maxops + 1) * sizeof *bb.launch_bound)};
+    if (!comp || !comm || !dimc || !nonpp || !r->layers || !span || !bb.cov || !bb.all || !bb.dim ||
+        !bb.launch_bound) {
+        free(bb.cov);
+        free(bb.all);
+        free(bb.dim);
+        free(bb.launch_bound);
         free(comp);
         free(comm);
         free(dimc);
@@ -95,6 +179,12 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         span[i][0] = 1e300;
         span[i][1] = -1e300;
     }
+    /* a program whose collectives name their dimensions (a job): those that name none serve
+     * several (the gradient norm); otherwise every collective is the TP group's */
+    int dims_named = 0;
+    for (int k = 0; k < p->nranks && !dims_named; k++)
+        for (int i = 0; i < p->ranks[k].nops && !dims_named; i++)
+            dims_named = p->ranks[k].ops[i].dim > 0 && p->ranks[k].ops[i].dim < MDL_OP_DIMS;
     /* a folded replica's GPUs are left out: the ranks simulated in full stand for them */
     int counted = 0;
     double counted_flop = 0, a2a_lo = 1e300, a2a_hi = 0;
@@ -142,6 +232,7 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
             r->bytes_dim[d] += tm->bytes_dim ? tm->bytes_dim[(size_t)k * MDL_OP_DIMS + 1 + d] : 0;
         }
         r->bytes_sent += tm->bytes_sent ? tm->bytes_sent[k] : 0;
+        rank_breakdown(p, tm, k, dims_named, &bb, &r->breakdown);
         if (a2a > 0 && a2a < a2a_lo) {
             a2a_lo = a2a;
             r->ep_straggler = k;
@@ -163,6 +254,12 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->bytes_dim[d] /= counted;
     }
     r->bytes_sent /= counted;
+    struct report_breakdown *bd = &r->breakdown;
+    bd->compute_s /= counted;
+    bd->host_wait_s /= counted;
+    for (int d = 0; d < MDL_NDIMS; d++)
+        bd->comm_s[d] /= counted;
+    report_breakdown_close(r);
     if (r->iteration_s > 0) {
         r->hardware_tflops_per_gpu = r->hardware_flop / r->iteration_s / p->nranks / 1e12;
         r->model_tflops_per_gpu = r->model_flop / r->iteration_s / p->nranks / 1e12;
@@ -178,12 +275,50 @@ int report_build(const struct mdl_program *p, const struct timing *tm, struct re
         r->layers[l].fwd_s /= r->micro_batches;
         r->layers[l].bwd_s /= r->micro_batches;
     }
+    free(bb.cov);
+    free(bb.all);
+    free(bb.dim);
+    free(bb.launch_bound);
     free(comp);
     free(comm);
     free(dimc);
     free(nonpp);
     free(span);
     return TPS_OK;
+}
+
+void report_set_training(struct report *r, double tokens, double train_tokens, double tdp_w,
+                         double idle_w, double gpu_hour_price)
+{
+    struct report_training *t = &r->training;
+    memset(t, 0, sizeof *t);
+    double T = r->iteration_s;
+    if (!(T > 0) || !(tokens > 0) || r->nranks < 1) return;
+    t->known = 1;
+    t->tokens = tokens;
+    t->tokens_per_s = tokens / T;
+    t->tokens_per_s_per_gpu = t->tokens_per_s / r->nranks;
+    double busy = r->breakdown.compute_s / T, idle = idle_w > 0 ? idle_w : tdp_w;
+    t->power_w = tdp_w > 0 ? idle + (tdp_w - idle) * (busy < 1 ? busy : 1) : 0;
+    t->idle_given = idle_w > 0;
+    t->gpu_hour_price = gpu_hour_price;
+    if (!(train_tokens > 0)) return;
+    t->train_tokens = train_tokens;
+    t->time_to_train_s = train_tokens / t->tokens_per_s;
+    t->gpu_hours = t->time_to_train_s * r->nranks / 3600;
+    t->energy_kwh = t->gpu_hours * t->power_w / 1000;
+    t->cost = t->gpu_hours * gpu_hour_price;
+}
+
+void report_breakdown_close(struct report *r)
+{
+    struct report_breakdown *bd = &r->breakdown;
+    double used = bd->compute_s + bd->host_wait_s;
+    for (int d = 0; d < MDL_NDIMS; d++)
+        used += bd->comm_s[d];
+    bd->rest_s = r->iteration_s - used;
+    if (fabs(bd->rest_s) < 1e-12 * r->iteration_s) bd->rest_s = 0; /* rounding */
+    if (r->job) r->pipeline_bubble_s = bd->rest_s;
 }
 
 double report_exposed_non_pp(const struct report *r)
@@ -210,6 +345,11 @@ int report_extrapolate(const struct report *a, const struct report *b, int nlaye
         EXTRA(bytes_dim[d]);
     }
     EXTRA(pipeline_bubble_s);
+    EXTRA(breakdown.compute_s);
+    EXTRA(breakdown.host_wait_s);
+    EXTRA(breakdown.rest_s);
+    for (int d = 0; d < MDL_NDIMS; d++)
+        EXTRA(breakdown.comm_s[d]);
     EXTRA(model_flop);
     EXTRA(hardware_flop);
     EXTRA(bytes_sent);
@@ -261,10 +401,85 @@ static const char *or_dash(const char *s)
     return s && s[0] ? s : "-";
 }
 
+/* "1234567" as "1,234,567" (rounded to an integer). */
+static const char *grouped(double v, char *buf, size_t len)
+{
+    char t[64];
+    snprintf(t, sizeof t, "%.0f", v);
+    size_t n = strlen(t), o = 0, lead = t[0] == '-';
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = t[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The rest of the iteration's name: a job's pipeline bubble, a TP group's idle time. */
+static const char *rest_name(const struct report *r)
+{
+    return r->job ? "pipeline_bubble_s" : "idle_s";
+}
+
+static void print_part(const char *name, double v, double T, const char *what, FILE *f)
+{
+    fprintf(f, "  %-20s%12.6f ms  %5.1f%%%s%s\n", name, v * 1e3, T > 0 ? v / T * 100 : 0,
+            what[0] ? "  " : "", what);
+}
+
+static void print_breakdown(const struct report *r, FILE *f)
+{
+    const struct report_breakdown *b = &r->breakdown;
+    double T = r->iteration_s;
+    fprintf(f, "where the time goes   (per GPU, mean; the parts sum to the iteration time)\n");
+    print_part("compute", b->compute_s, T, "", f);
+    for (int d = 0; d < MDL_NDIMS; d++) {
+        if (d == MDL_DIM_PP || (!r->dim_used[d] && !(b->comm_s[d] > 0))) continue;
+        char name[40];
+        snprintf(name, sizeof name, "exposed %s", mdl_dim_labels[d]);
+        print_part(name, b->comm_s[d], T, mdl_dim_titles[d], f);
+    }
+    print_part("host launch waits", b->host_wait_s, T, "(the GPU waited for its host's launches)",
+               f);
+    if (r->job)
+        print_part("pipeline bubble", b->rest_s, T,
+                   "(stage waits and transfers, schedule fill and drain)", f);
+    else
+        print_part("idle", b->rest_s, T, "(waiting for the other GPUs to finish)", f);
+    const struct report_training *t = &r->training;
+    if (!t->known) return;
+    char a[64], c[64];
+    fprintf(f, "tokens/s              %12s  (%.1f per GPU, %s tokens per iteration)\n",
+            grouped(t->tokens_per_s, a, sizeof a), t->tokens_per_s_per_gpu,
+            grouped(t->tokens, c, sizeof c));
+    if (t->power_w > 0)
+        fprintf(f, "power per GPU         %12.0f W  (%s)\n", t->power_w,
+                t->idle_given ? "mean: the TDP while computing, device.idle_power otherwise"
+                              : "the TDP throughout, an upper bound: device.idle_power sets the "
+                                "power while not computing");
+    if (!(t->train_tokens > 0)) {
+        fprintf(f, "time to train         %12s  (give training.tokens)\n", "-");
+        return;
+    }
+    fprintf(f, "time to train         %12.2f days  (%.4g tokens)\n", t->time_to_train_s / 86400,
+            t->train_tokens);
+    fprintf(f, "GPU-hours             %12s\n", grouped(t->gpu_hours, a, sizeof a));
+    if (t->energy_kwh > 0)
+        fprintf(f, "energy                %12.1f MWh  (the GPUs alone)\n", t->energy_kwh / 1e3);
+    if (t->cost > 0)
+        fprintf(f, "cost                  %12s  (at %.4g a GPU-hour)\n",
+                grouped(t->cost, a, sizeof a), t->gpu_hour_price);
+}
+
 void report_print(const struct report *r, const struct report_meta *m, FILE *f)
 {
     fprintf(f, "scenario        %s\n", or_dash(m->scenario));
     fprintf(f, "model           %s\n", or_dash(m->model));
+    if (m->params > 0 && m->active_params < m->params * (1 - 1e-9))
+        fprintf(f, "                %.2f B parameters, %.2f B active per token\n", m->params / 1e9,
+                m->active_params / 1e9);
+    else if (m->params > 0)
+        fprintf(f, "                %.2f B parameters\n", m->params / 1e9);
     fprintf(f, "device          %s\n", or_dash(m->device));
     if (m->assumed && m->assumed[0]) fprintf(f, "                (assumed: %s)\n", m->assumed);
     fprintf(f, "platform        %s\n", or_dash(m->platform));
@@ -290,6 +505,7 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
                 "transfers)\n",
                 r->pipeline_bubble_s * 1e3);
     }
+    print_breakdown(r, f);
     if (r->model_flop > 0) {
         fprintf(f, "model TFLOP/s/GPU     %12.3f", r->model_tflops_per_gpu);
         if (r->peak_flops > 0)
@@ -334,6 +550,12 @@ void report_print(const struct report *r, const struct report_meta *m, FILE *f)
     }
 }
 
+/* A number, or null where it is unknown (0). */
+static json_t *num_or_null(double v)
+{
+    return v > 0 ? json_real(v) : json_null();
+}
+
 static json_t *meta_json(const struct report_meta *m)
 {
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "scenario", or_dash(m->scenario), "model",
@@ -345,6 +567,8 @@ static json_t *meta_json(const struct report_meta *m)
         json_object_set_new(j, "heterogeneity", json_string(m->hetero));
     if (j && m->assumed && m->assumed[0])
         json_object_set_new(j, "assumed_gemm_efficiency", json_string(m->assumed));
+    if (j) json_object_set_new(j, "parameters", num_or_null(m->params));
+    if (j) json_object_set_new(j, "active_parameters", num_or_null(m->active_params));
     return j;
 }
 
@@ -355,12 +579,6 @@ static int dump(json_t *j, const char *path, struct tps_error *err)
                  : tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write JSON");
     json_decref(j);
     return rc;
-}
-
-/* A number, or null where it is unknown (0). */
-static json_t *num_or_null(double v)
-{
-    return v > 0 ? json_real(v) : json_null();
 }
 
 json_t *report_json(const struct report *r, const struct report_meta *m)
@@ -389,6 +607,27 @@ json_t *report_json(const struct report *r, const struct report_meta *m)
         }
         json_object_set_new(j, "pipeline_bubble_s",
                             r->job ? json_real(r->pipeline_bubble_s) : json_null());
+        const struct report_breakdown *b = &r->breakdown;
+        json_t *bd = json_pack("{s:f}", "compute_s", b->compute_s);
+        for (int d = 0; bd && d < MDL_NDIMS; d++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s_s", mdl_dim_names[d]);
+            if (d != MDL_DIM_PP) json_object_set_new(bd, key, json_real(b->comm_s[d]));
+        }
+        if (bd) json_object_set_new(bd, "host_wait_s", json_real(b->host_wait_s));
+        if (bd) json_object_set_new(bd, rest_name(r), json_real(b->rest_s));
+        json_object_set_new(j, "breakdown", bd);
+        const struct report_training *t = &r->training;
+        json_object_set_new(j, "tokens_per_s", t->known ? json_real(t->tokens_per_s) : json_null());
+        json_object_set_new(j, "tokens_per_s_per_gpu",
+                            t->known ? json_real(t->tokens_per_s_per_gpu) : json_null());
+        json_object_set_new(j, "tokens_per_iteration",
+                            t->known ? json_real(t->tokens) : json_null());
+        json_object_set_new(j, "power_w_per_gpu", num_or_null(t->power_w));
+        json_object_set_new(j, "time_to_train_s", num_or_null(t->time_to_train_s));
+        json_object_set_new(j, "gpu_hours", num_or_null(t->gpu_hours));
+        json_object_set_new(j, "energy_kwh", num_or_null(t->energy_kwh));
+        json_object_set_new(j, "cost", num_or_null(t->cost));
         if (r->ep_wait_s > 0) {
             json_object_set_new(j, "ep_wait_s", json_real(r->ep_wait_s));
             json_object_set_new(j, "ep_straggler_gpu", json_integer(r->ep_straggler));
@@ -433,7 +672,12 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
                "gpus,layers_simulated,micro_batches");
     for (int d = 0; d < MDL_NDIMS; d++)
         fprintf(f, ",%s_exposed_comm_s", mdl_dim_names[d]);
-    fprintf(f, ",pipeline_bubble_s\n");
+    fprintf(f, ",pipeline_bubble_s,breakdown_compute_s");
+    for (int d = 0; d < MDL_NDIMS; d++)
+        if (d != MDL_DIM_PP) fprintf(f, ",breakdown_%s_s", mdl_dim_names[d]);
+    fprintf(f, ",breakdown_host_wait_s,breakdown_rest_s,tokens_per_s,tokens_"
+               "per_s_per_gpu,"
+               "time_to_train_s,gpu_hours,energy_kwh,cost\n");
     char model[32] = "", mfu[32] = "", mem[32] = "";
     if (r->model_flop > 0) snprintf(model, sizeof model, "%.6g", r->model_tflops_per_gpu);
     if (r->model_flop > 0 && r->peak_flops > 0) snprintf(mfu, sizeof mfu, "%.6g", r->mfu);
@@ -449,7 +693,22 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
             r->micro_batches);
     for (int d = 0; d < MDL_NDIMS; d++) /* empty but for a whole job */
         fprintf(f, r->job ? ",%.9g" : ",", r->exposed_dim_s[d]);
-    fprintf(f, r->job ? ",%.9g\n" : ",\n", r->pipeline_bubble_s);
+    fprintf(f, r->job ? ",%.9g" : ",", r->pipeline_bubble_s);
+    const struct report_breakdown *b = &r->breakdown;
+    fprintf(f, ",%.9g", b->compute_s);
+    for (int d = 0; d < MDL_NDIMS; d++)
+        if (d != MDL_DIM_PP) fprintf(f, ",%.9g", b->comm_s[d]);
+    fprintf(f, ",%.9g,%.9g", b->host_wait_s, b->rest_s);
+    const struct report_training *t = &r->training;
+    double tv[] = {t->known ? t->tokens_per_s : 0,
+                   t->known ? t->tokens_per_s_per_gpu : 0,
+                   t->time_to_train_s,
+                   t->gpu_hours,
+                   t->energy_kwh,
+                   t->cost};
+    for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
+        fprintf(f, tv[i] > 0 ? ",%.9g" : ",", tv[i]);
+    fputc('\n', f);
     if (fclose(f) != 0) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return TPS_OK;
 }

@@ -22,6 +22,36 @@ struct report_layer {
     double bwd_s; /* backward time of the layer, s */
 };
 
+/* Where the iteration goes on a GPU: a partition of [0, iteration_s], so that the parts (means
+ * over GPUs) sum to iteration_s. compute: the compute stream busy; comm_s[d]: collectives of
+ * dimension d running and no compute (an instant when several dimensions' run counts for the
+ * first of TP, CP, EP, DP; a plain run's collectives, which serve no dimension, count as TP;
+ * PP's stays 0: its waits, and a job's collectives of no one dimension (the gradient norm over
+ * the stages, in which the stages that finish first wait for the last), are the bubble's);
+ * host_wait: nothing runs and the op that starts next waited for its rank's host to launch it
+ * (eager launches of short kernels); rest: in a job the pipeline bubble (waiting for a stage
+ * neighbour, the schedule's fill and drain), in a TP group the GPU idle while another finishes. */
+struct report_breakdown {
+    double compute_s;
+    double comm_s[MDL_NDIMS];
+    double host_wait_s;
+    double rest_s;
+};
+
+/* What an iteration of a whole job means for training (report_set_training). Energy counts the
+ * GPUs alone: each at its TDP while it computes and at its idle power otherwise (the TDP when no
+ * idle power is given: an upper bound). */
+struct report_training {
+    int known;     /* a whole job: the figures below are set */
+    double tokens; /* per iteration: global batch x sequence */
+    double tokens_per_s, tokens_per_s_per_gpu;
+    double power_w;      /* one GPU's mean power over the iteration */
+    int idle_given;      /* an idle power was given (else the TDP stood in) */
+    double train_tokens; /* training.tokens; 0: the three below are 0 */
+    double time_to_train_s, gpu_hours, energy_kwh;
+    double gpu_hour_price, cost; /* cost.gpu_hour, and the training's cost; 0: none */
+};
+
 struct report {
     double iteration_s;    /* simulated time of the whole program */
     double compute_s;      /* mean busy time of the compute stream */
@@ -37,8 +67,10 @@ struct report {
     double exposed_non_pp_s; /* when a collective of a dimension but the pipeline's runs and no
                                 compute: their union (two exposed at once count once) */
     double bytes_dim[MDL_NDIMS];
-    int dim_used[MDL_NDIMS]; /* the program has ops serving the dimension */
-    double pipeline_bubble_s;
+    int dim_used[MDL_NDIMS];  /* the program has ops serving the dimension */
+    double pipeline_bubble_s; /* a job's breakdown.rest_s */
+    struct report_breakdown breakdown;
+    struct report_training training;
     /* Model FLOPs are fixed by model, batch and sequence (mdl_model_flop); they never depend on
      * the strategy. 0 where unknown (a recorded trace names no model). */
     double model_flop;           /* of the iteration, all ranks together */
@@ -82,10 +114,20 @@ struct report_meta {
     /* what the figures rest on that no measurement of this device gave, or NULL (a new GPU's
      * GEMM curve carried over from another's fit: mdl_device.assumed_gemm) */
     const char *assumed;
+    double params, active_params; /* the model's parameters, and those a token goes through
+                                     (mdl_model_params); 0 unknown (a trace names no model) */
 };
 
 int report_build(const struct mdl_program *p, const struct timing *tm, struct report *r);
 void report_release(struct report *r);
+/* Fills r->training for a job of `tokens` per iteration on r->nranks GPUs of tdp_w (computing)
+ * and idle_w (otherwise; 0: tdp_w) watts, trained on train_tokens (0: not given) at
+ * gpu_hour_price a GPU-hour (0: not given). */
+void report_set_training(struct report *r, double tokens, double train_tokens, double tdp_w,
+                         double idle_w, double gpu_hour_price);
+/* Sets the breakdown's rest (and a job's pipeline bubble) to what its other parts leave of
+ * the iteration: after report_build, and after a caller moves time between the parts. */
+void report_breakdown_close(struct report *r);
 /* The exposed communication of every dimension but the pipeline's, as one union: what the
  * pipeline bubble leaves out besides compute. */
 double report_exposed_non_pp(const struct report *r);

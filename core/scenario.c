@@ -7,14 +7,15 @@
 #include <string.h>
 
 #include "common/ydoc.h"
+#include "core/hfconfig.h"
 #include "models/compute.h"
 #include "models/kind.h"
 #include "platforms/spec.h"
 
-static const char *const top_keys[] = {"name",      "description", "model",    "device",
-                                       "platform",  "strategy",    "run",      "collectives",
-                                       "framework", "sweep",       "pipeline", "training",
-                                       "devices",   "stragglers",  "compare",  NULL};
+static const char *const top_keys[] = {
+    "name",    "description", "model",     "device", "platform", "strategy",
+    "run",     "collectives", "framework", "sweep",  "pipeline", "training",
+    "devices", "stragglers",  "compare",   "cost",   NULL};
 static int read_dtype(const struct tps_ydoc *d, int v, const char *f, void *dst,
                       struct tps_error *err)
 {
@@ -66,6 +67,7 @@ static int read_reserved(const struct tps_ydoc *d, int v, const char *f, void *d
 #define M(field) offsetof(struct mdl_model, field)
 static const struct tps_ykey model_keys[] = {
     {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
+    {"hf_config", TPS_YK_SKIP, 0, 0, {NULL}},
     {"layers", TPS_YK_LONG, M(layers), MAX_COUNT, {NULL}},
     {"hidden", TPS_YK_LONG, M(hidden), MAX_COUNT, {NULL}},
     {"heads", TPS_YK_LONG, M(heads), MAX_COUNT, {NULL}},
@@ -128,6 +130,11 @@ static const struct tps_ykey moe_keys[] = {
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef E
 
+/* cost: what the GPUs cost (a job's answers, core/report.h) */
+static const struct tps_ykey cost_keys[] = {
+    {"gpu_hour", TPS_YK_POSITIVE, offsetof(struct scn_scenario, gpu_hour_price), 1e6, {NULL}},
+    {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
+
 /* The device section reads into a preset device plus the peak, which the model's dtype places. */
 struct device_in {
     struct mdl_device dev;
@@ -140,7 +147,8 @@ static const struct tps_ykey device_keys[] = {
     {"hbm_bandwidth", TPS_YK_RATE, D(dev.hbm_Bps), 0, {NULL}},
     {"memory", TPS_YK_FN, D(dev.mem_bytes), 0, {.fn = read_memory}},
     {"memory_reserved", TPS_YK_FN, D(dev.mem_reserved_bytes), 0, {.fn = read_reserved}},
-    {"tdp", TPS_YK_POSITIVE, D(dev.tdp_w), 1e5, {NULL}}, /* watts */
+    {"tdp", TPS_YK_POSITIVE, D(dev.tdp_w), 1e5, {NULL}},         /* watts */
+    {"idle_power", TPS_YK_POSITIVE, D(dev.idle_w), 1e5, {NULL}}, /* watts */
     {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, {NULL}},
     {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, {NULL}},
     {"gemm_table", TPS_YK_SKIP, 0, 0, {NULL}},
@@ -196,12 +204,39 @@ static const struct tps_ykey pipeline_keys[] = {
     {"account_for_loss_in_pipeline_split", TPS_YK_BOOL, J(account_loss), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
+/* A count of tokens: a number, or one with a decimal suffix K, M, B (or G) or T ("15T", "1.4T",
+ * "300B"), as papers and launch scripts write them. At most 1e18. */
+static int read_tokens(const struct tps_ydoc *d, int v, const char *f, void *dst,
+                       struct tps_error *err)
+{
+    static const struct {
+        char c;
+        double x;
+    } sfx[] = {{'K', 1e3}, {'k', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
+    const char *t = tps_ydoc_text(d, v);
+    char *end = NULL;
+    double n = t ? strtod(t, &end) : 0;
+    for (size_t i = 0; end && end != t && *end && i < sizeof sfx / sizeof sfx[0]; i++)
+        if (end[0] == sfx[i].c && end[1] == '\0') {
+            n *= sfx[i].x;
+            end++;
+        }
+    if (!t || end == t || *end || !(n >= 1) || n > 1e18)
+        return tps_ydoc_fail(d, v, f, err,
+                             "expected a count of tokens such as 300B, 1.4T or 2e12 (1 to 1e18), "
+                             "got '%s'",
+                             t ? t : "a non-scalar");
+    *(double *)dst = n;
+    return TPS_OK;
+}
+
 /* training: what one iteration is and how it trains */
 enum recompute_mode { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
 struct training_in {
     struct mdl_job job;
+    double tokens; /* training.tokens: the tokens to train on, 0 not given */
     long global_batch;
     int recompute; /* enum recompute_mode, -1 not given */
     bool dist_opt; /* distributed_optimizer: ZeRO-1 */
@@ -217,6 +252,7 @@ static const struct tps_ykey training_keys[] = {
     {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
     {"grad_reduce_in_bf16", TPS_YK_BOOL, T(job.grad_reduce_in_bf16), 0, {NULL}},
     {"fp8_param_gather", TPS_YK_BOOL, T(job.fp8_param_gather), 0, {NULL}},
+    {"tokens", TPS_YK_FN, T(tokens), 0, {.fn = read_tokens}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef T
 #undef J
@@ -316,7 +352,7 @@ static int model_preset(const struct tps_ydoc *d, int id, const char *field, con
                          list);
 }
 
-static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
+static int load_model(const struct tps_ydoc *d, int id, const char *base, struct scn_scenario *s,
                       struct tps_error *err)
 {
     struct mdl_model *m = &s->model;
@@ -326,15 +362,35 @@ static int load_model(const struct tps_ydoc *d, int id, struct scn_scenario *s,
         return model_preset(d, id, "model", tps_ydoc_text(d, id), m, err);
     if (!tps_ydoc_is_map(d, id))
         return tps_ydoc_fail(d, id, "model", err, "expected a mapping of keys to values");
-    int pid = tps_ydoc_get(d, id, "preset");
+    int pid = tps_ydoc_get(d, id, "preset"), hid = tps_ydoc_get(d, id, "hf_config");
     memset(m, 0, sizeof *m);
     m->micro_batch = 1;
     m->dtype = MDL_BF16;
     snprintf(m->name, sizeof m->name, "custom");
+    if (pid && hid)
+        return tps_ydoc_fail(d, hid, "model.hf_config", err, "give model.preset or a config");
     if (pid) {
         const char *name;
         if ((rc = tps_ydoc_str(d, pid, "model.preset", &name, err))) return rc;
         if ((rc = model_preset(d, pid, "model.preset", name, m, err))) return rc;
+    }
+    if (hid) { /* a HuggingFace config.json stands for a preset, its path from the scenario's */
+        const char *file;
+        char path[1024];
+        if ((rc = tps_ydoc_str(d, hid, "model.hf_config", &file, err))) return rc;
+        plat_path_resolve(base, file, path, sizeof path);
+        bool untied = false;
+        struct tps_error he = {0};
+        if (hf_config_load(path, m, &untied, &he) && he.code == TPS_EIO)
+            return tps_ydoc_fail(d, hid, "model.hf_config", err, "%s", he.msg);
+        if (he.code) /* the config's own error: its file, and its field or position */
+            return tps_error_set(err, he.code, he.path, he.line, he.col, he.field, "%s", he.msg);
+        s->hf_untied = untied;
+        if (!tps_ydoc_get(d, id, "seq"))
+            return tps_ydoc_fail(d, id, "model.seq", err,
+                                 "missing: a HuggingFace config gives no training sequence length; "
+                                 "give model.seq");
+        pid = hid; /* the required keys are there */
     }
     static const char *const req[] = {"layers", "hidden", "heads", "seq"};
     for (int i = 0; !pid && i < 4; i++) {
@@ -586,6 +642,7 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
     s->is_job = ppid || dpid || pid || tid || tps_ydoc_get(d, sid, "order");
     if (!s->is_job) return TPS_OK;
     struct training_in in = {.job = {.pp = 1, .dp = 1, .virtual_stages = 1}, .recompute = -1};
+    in.job.untied_embeddings = s->hf_untied; /* a HuggingFace config's, unless training says */
     long pp = 1, dp = 1;
     int rc;
     const struct mdl_kind *K = mdl_kind_of(&s->strategy);
@@ -643,6 +700,7 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
                              "too many micro-batches");
     in.job.micro_batches = (int)(gb / per);
     s->global_batch = gb;
+    s->train_tokens = in.tokens;
     if (in.recompute >= 0) {
         s->strategy.recompute = in.recompute == RECOMPUTE_FULL;
         s->strategy.selective = in.recompute == RECOMPUTE_SELECTIVE;
@@ -907,7 +965,7 @@ static int load_doc(const struct tps_ydoc *d, int root, int at, int dev_at, cons
 {
     int n = tps_ydoc_get(d, root, "name");
     if (n && tps_ydoc_text(d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(d, n));
-    int rc = load_model(d, tps_ydoc_get(d, root, "model"), s, err);
+    int rc = load_model(d, tps_ydoc_get(d, root, "model"), base, s, err);
     if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, dev_at, "device"), base, s, err);
     if (rc == TPS_OK && s->model.fp8 && !(s->device.peak_flops[MDL_FP8] > 0)) {
         int mid = tps_ydoc_get(d, root, "model"), dt = mid ? tps_ydoc_get(d, mid, "dtype") : 0;
@@ -935,6 +993,8 @@ static int load_doc(const struct tps_ydoc *d, int root, int at, int dev_at, cons
     if (rc == TPS_OK) rc = load_job(d, root, s, err);
     if (rc == TPS_OK) rc = load_hetero(d, root, s, err);
     if (rc == TPS_OK) rc = load_run(d, tps_ydoc_get(d, root, "run"), s, err);
+    if (rc == TPS_OK && tps_ydoc_get(d, root, "cost"))
+        rc = tps_ydoc_read_map(d, tps_ydoc_get(d, root, "cost"), "cost", cost_keys, s, err);
     return rc;
 }
 

@@ -201,130 +201,34 @@ int sweep_index(const struct sweep *sw, long point, int k)
 
 /* ------------------------------------------------------------------ writing a point */
 
-static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
-{
-    yaml_node_t *n = yaml_document_get_node(src, id);
-    if (!n) return 0;
-    if (n->type == YAML_SCALAR_NODE)
-        return yaml_document_add_scalar(dst, NULL, n->data.scalar.value, (int)n->data.scalar.length,
-                                        YAML_ANY_SCALAR_STYLE);
-    if (n->type == YAML_SEQUENCE_NODE) {
-        int s = yaml_document_add_sequence(dst, NULL, YAML_FLOW_SEQUENCE_STYLE);
-        for (yaml_node_item_t *it = n->data.sequence.items.start;
-             s && it < n->data.sequence.items.top; it++) {
-            int c = copy_node(dst, src, *it);
-            if (!c || !yaml_document_append_sequence_item(dst, s, c)) return 0;
-        }
-        return s;
-    }
-    int m = yaml_document_add_mapping(dst, NULL, YAML_BLOCK_MAPPING_STYLE);
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; m && p < n->data.mapping.pairs.top;
-         p++) {
-        int k = copy_node(dst, src, p->key), v = copy_node(dst, src, p->value);
-        if (!k || !v || !yaml_document_append_mapping_pair(dst, m, k, v)) return 0;
-    }
-    return m;
-}
-
-static yaml_node_pair_t *find_pair(yaml_document_t *doc, int map, const char *key)
-{
-    yaml_node_t *n = yaml_document_get_node(doc, map);
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
-            return p;
-    }
-    return NULL;
-}
-
-/* Sets the dotted `key` of the mapping `root` to node `value`. */
-static int set_path(yaml_document_t *doc, int root, const char *key, int value)
-{
-    char buf[96];
-    snprintf(buf, sizeof buf, "%s", key);
-    int map = root;
-    char *save = NULL;
-    for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
-        int last = save == NULL || *save == '\0';
-        yaml_node_pair_t *p = find_pair(doc, map, seg);
-        if (last) {
-            if (p) {
-                p->value = value;
-                return 0;
-            }
-            int k =
-                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
-            return k && yaml_document_append_mapping_pair(doc, map, k, value) ? 0 : -1;
-        }
-        if (!p) {
-            int k =
-                yaml_document_add_scalar(doc, NULL, (yaml_char_t *)seg, -1, YAML_ANY_SCALAR_STYLE);
-            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-            if (!k || !m || !yaml_document_append_mapping_pair(doc, map, k, m)) return -1;
-            map = m;
-            continue;
-        }
-        yaml_node_t *v = yaml_document_get_node(doc, p->value);
-        if (v->type == YAML_SCALAR_NODE) { /* `platform: dgx-a100` becomes {preset: dgx-a100} */
-            int m = yaml_document_add_mapping(doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-            int k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)"preset", -1,
-                                             YAML_ANY_SCALAR_STYLE);
-            int pv = p->value, pk = p->key;
-            (void)pk;
-            if (!m || !k || !yaml_document_append_mapping_pair(doc, m, k, pv)) return -1;
-            p = find_pair(doc, map, seg); /* the pair array may have moved */
-            p->value = m;
-            map = m;
-        } else if (v->type == YAML_MAPPING_NODE) {
-            map = p->value;
-        } else {
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Loads the scenario without its sweep section and, for point >= 0, with the point's values
  * set. 0, or -1 with *err set (doc then released). */
 static int point_doc(const struct sweep *sw, long point, yaml_document_t *doc,
                      struct tps_error *err)
 {
-    FILE *in = fopen(sw->path, "rb");
-    if (!in) return tps_error_set(err, TPS_EIO, sw->path, 0, 0, NULL, "cannot open: %m");
-    yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, in);
-    int ok = yaml_parser_load(&parser, doc);
-    yaml_parser_delete(&parser);
-    fclose(in);
-    if (!ok) return tps_error_set(err, TPS_ESYNTAX, sw->path, 0, 0, NULL, "invalid YAML");
-    int rc = 0, root = 1;
+    struct tps_ydoc d; /* through the ydoc loader: the command line's --set applies */
+    int rc = tps_ydoc_load_file(&d, sw->path, err);
+    if (rc) return rc;
+    *doc = d.doc; /* the document is ours now */
+    int root = 1;
     yaml_node_t *r = yaml_document_get_root_node(doc);
     /* drop the sweep section */
     if (r && r->type == YAML_MAPPING_NODE) {
-        yaml_node_pair_t *p = find_pair(doc, root, "sweep");
-        if (p) {
+        yaml_node_pair_t *p = r->data.mapping.pairs.start;
+        for (; p < r->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key);
+            if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, "sweep"))
+                break;
+        }
+        if (p < r->data.mapping.pairs.top) {
             memmove(p, p + 1, (size_t)(r->data.mapping.pairs.top - p - 1) * sizeof *p);
             r->data.mapping.pairs.top--;
         }
     } else {
         rc = -1;
     }
-    for (int k = 0; !rc && point >= 0 && k < sw->nkeys; k++) {
-        const char *text = sw->vals[k][sweep_index(sw, point, k)];
-        yaml_parser_t vp;
-        yaml_document_t vd;
-        yaml_parser_initialize(&vp);
-        yaml_parser_set_input_string(&vp, (const unsigned char *)text, strlen(text));
-        if (!yaml_parser_load(&vp, &vd)) {
-            rc = -1;
-        } else {
-            int v = copy_node(doc, &vd, 1);
-            rc = v ? set_path(doc, root, sw->keys[k], v) : -1;
-            yaml_document_delete(&vd);
-        }
-        yaml_parser_delete(&vp);
-    }
+    for (int k = 0; !rc && point >= 0 && k < sw->nkeys; k++)
+        rc = tps_ydoc_doc_set(doc, root, sw->keys[k], sw->vals[k][sweep_index(sw, point, k)]);
     if (rc) {
         yaml_document_delete(doc);
         return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, "sweep",

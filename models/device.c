@@ -81,7 +81,8 @@ static const struct mdl_device presets[] = {
      80,
      300,
      false,
-     -1},
+     -1,
+     0},
     /* A100 SXM4 40GB: hw.csv bf16_peak_dense 312 (fp16 312, tf32 156 in its notes). HBM 1555
      * GB/s: NVIDIA A100 datasheet (not in refdata: hw.csv lists the 80GB variant only).
      * GEMM eff_max 0.761 and overhead 10.1 us: the A100 80GB fit below (same chip). */
@@ -97,7 +98,8 @@ static const struct mdl_device presets[] = {
      108,
      400,
      false,
-     -1},
+     -1,
+     0},
     /* A100 SXM4 80GB: hw.csv bf16_peak_dense 312, hbm_bandwidth 2.00 TB/s. GEMM eff_max 0.761
      * and overhead 10.1 us: least squares on relative time over the 8 cuBLASLt shapes of
      * gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16 (median |error| 6.8%, max 32.8%). */
@@ -113,7 +115,8 @@ static const struct mdl_device presets[] = {
      108,
      400,
      false,
-     -1},
+     -1,
+     0},
     /* H100 SXM5: hw.csv bf16_peak_dense 989, hbm_bandwidth 3.35 TB/s. tf32 494.7: NVIDIA H100
      * datasheet dense (not in refdata). GEMM eff_max 0.75, overhead 2 us and kernel overhead
      * 1 us (the defaults above): fitted on the CUDA-graphs rows of
@@ -132,7 +135,8 @@ static const struct mdl_device presets[] = {
      132,
      700,
      false,
-     -1},
+     -1,
+     0},
     /* H200 SXM: hw.csv bf16_peak_dense 989, hbm_bandwidth 4.80 TB/s, 141 GB. The H100's
      * compute (same GH100 chip; mamf says "H200 is the same" as H100 SXM). */
     {"H200",
@@ -149,7 +153,8 @@ static const struct mdl_device presets[] = {
      132,
      700,
      false,
-     -1},
+     -1,
+     0},
     /* RTX 3090: hw.csv memory_bandwidth 936.2 GB/s; its notes give FP16 non-tensor 35.58
      * TFLOP/s, which is the GA102 FP32 rate. Tensor fp16/bf16 with fp32 accumulate 71 TFLOP/s:
      * NVIDIA GA102 whitepaper (hw.csv: NOT FOUND offline). */
@@ -165,7 +170,8 @@ static const struct mdl_device presets[] = {
      82,
      350,
      false,
-     -1},
+     -1,
+     0},
     /* RTX 4090: hw.csv bf16_tensor_peak_dense 165.15, memory_bandwidth 1008 GB/s. fp32 82.6:
      * NVIDIA Ada whitepaper (not in refdata). */
     {"RTX-4090",
@@ -180,7 +186,8 @@ static const struct mdl_device presets[] = {
      128,
      450,
      false,
-     -1},
+     -1,
+     0},
     /* B200 (HGX/DGX B200, 1000 W): dense BF16/FP16 2250, FP8 4500 TFLOP/s (mamf theory_tflops;
      * glennklockwood.com/garden/processors/B200, HGX variant at 1,000 W; FP4 9000), TF32 1100
      * in the fp32 slot as for H100; 180 GB (DGX B200: 1,440 GB for 8 GPUs); HBM3e 7.68 TB/s: the
@@ -200,7 +207,8 @@ static const struct mdl_device presets[] = {
      148,
      1000,
      true,
-     -1},
+     -1,
+     0},
     /* B300 (Blackwell Ultra, HGX B300, 1100 W): dense BF16 2250 and FP8 4500 TFLOP/s (mamf:
      * "same as B200"; FP4 dense 14 PFLOP/s), 288 GB HBM3e (NVIDIA B300 datasheet), its memory
      * system the B200's (8 stacks, 7.68 TB/s as above; verda.com's GB300 table gives 7.7 TB/s),
@@ -219,7 +227,8 @@ static const struct mdl_device presets[] = {
      160,
      1100,
      true,
-     -1},
+     -1,
+     0},
     /* GB200 (one Blackwell GPU of a GB200 superchip at 1,200 W): dense BF16 2500, FP8 5000
      * TFLOP/s (mamf theory_tflops; glennklockwood.com, GB200 variant; FP4 10000), TF32 1250;
      * 186 GB and 8 TB/s (GB200 NVL72: 13.4 TB and 576 TB/s for 72 GPUs); 148 SMs (the B200
@@ -238,7 +247,8 @@ static const struct mdl_device presets[] = {
      148,
      1200,
      true,
-     -1},
+     -1,
+     0},
 };
 
 static const char *const names[] = {"V100", "A100-40GB", "A100-80GB", "H100-SXM",

@@ -59,6 +59,8 @@ struct mdl_device {
     /* memory the job cannot have (CUDA context and libraries' workspaces, NCCL's buffers, the
      * allocator's fragmentation), bytes; < 0: mdl_device_reserved's default */
     double mem_reserved_bytes;
+    double idle_w; /* power while no kernel computes (device.idle_power), W; 0: tdp_w (the
+                      energy then an upper bound) */
 };
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */

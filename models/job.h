@@ -152,6 +152,8 @@ struct mdl_job_fold {
     int ep_waiter;             /* and the GPU that waited longest */
     int inexact;               /* TP groups of different stages share links: their collectives
                                   meet at times the folded chunk does not see */
+    double split_s[MDL_NDIMS]; /* tp_exposed_s by dimension as the report's breakdown splits it */
+    double host_wait_s;        /* the chunk's GPU waiting for its host's launches */
 };
 
 /* How the data-parallel replicas are lowered. Replicas run the same program at the same times

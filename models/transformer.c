@@ -157,6 +157,20 @@ double mdl_model_shared_params(const struct mdl_model *m)
     return f > 0 ? mlp_params(m, f) : 0;
 }
 
+double mdl_model_params(const struct mdl_model *m, bool untied, double *active)
+{
+    double attn = mdl_model_sublayer_params(m, 0), dense = mdl_model_sublayer_params(m, 1);
+    double h = (double)m->hidden, emb = (double)m->vocab * h * (untied ? 2 : 1);
+    long moe = mdl_model_moe_layers(m, m->layers), dl = m->layers - moe;
+    /* a MoE layer: its second layer norm, the router, every expert and the shared ones */
+    double moe_layer = 2 * h + mdl_model_router_params(m) + mdl_model_shared_params(m);
+    double all = (double)m->layers * attn + (double)dl * dense + emb + 2 * h;
+    double act = all + (double)moe * (moe_layer + m->moe.top_k * mdl_model_expert_params(m));
+    all += (double)moe * (moe_layer + m->moe.experts * mdl_model_expert_params(m));
+    if (active) *active = act;
+    return all;
+}
+
 double mdl_model_mlp_fwd_flop(const struct mdl_model *m, long l)
 {
     double bs = (double)m->micro_batch * (double)m->seq, h = (double)m->hidden;

@@ -80,6 +80,11 @@ double mdl_model_expert_share(const struct mdl_model *m, int e);
 double mdl_model_expert_params(const struct mdl_model *m);
 double mdl_model_router_params(const struct mdl_model *m);
 double mdl_model_shared_params(const struct mdl_model *m);
+/* Parameters of the whole model: the layers (Megatron-LM's with biases and layer norms of two
+ * vectors), the embedding (and the logits' own copy when untied) and the final norm; with
+ * experts every one of them. *active (may be NULL): those a token goes through (top_k experts
+ * and the shared ones). */
+double mdl_model_params(const struct mdl_model *m, bool untied, double *active);
 /* Forward FLOPs of layer l's MLP side: 2bs(h*u + f*h) dense; with experts, the router's 2bsh E
  * plus top_k + shared_experts experts' MLPs per token (the activated experts only). */
 double mdl_model_mlp_fwd_flop(const struct mdl_model *m, long l);

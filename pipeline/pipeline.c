@@ -169,6 +169,8 @@ int pipeline_fold(const struct scn_scenario *s, const struct mdl_strategy *st,
         fold->ep_exposed_s = rep.exposed_dim_s[MDL_DIM_EP];
         fold->ep_bytes = rep.bytes_dim[MDL_DIM_EP];
         fold->ep_wait_s = rep.ep_wait_s;
+        memcpy(fold->split_s, rep.breakdown.comm_s, sizeof fold->split_s);
+        fold->host_wait_s = rep.breakdown.host_wait_s;
         /* the folded program's GPU k is GPU k of the first stage's layer groups */
         int g = mdl_strategy_gpus(st);
         fold->ep_straggler =
@@ -386,11 +388,12 @@ int pipeline_lower_job(struct pipeline_job *j, struct tps_error *err)
     scn_describe_strategy(s, j->strategy, sizeof j->strategy);
     snprintf(j->device, sizeof j->device, "%s", s->device.name);
     snprintf(j->platform, sizeof j->platform, "%s (%s)", s->platform_spec, s->topo.desc);
-    j->meta =
-        (struct report_meta){s->path,     j->model,
-                             j->device,   j->platform,
-                             j->strategy, j->folding,
-                             j->hetero,   s->device.assumed_gemm ? MDL_DEVICE_ASSUMED_GEMM : NULL};
+    j->meta = (struct report_meta){
+        s->path,     j->model,   j->device, j->platform,
+        j->strategy, j->folding, j->hetero, s->device.assumed_gemm ? MDL_DEVICE_ASSUMED_GEMM : NULL,
+        0,           0};
+    j->meta.params = mdl_model_params(
+        &s->model, s->is_job ? s->job.untied_embeddings : s->hf_untied, &j->meta.active_params);
     if (s->is_job)
         mdl_job_memory(&s->job, &s->strategy, &s->model, &s->framework, &j->mem);
     else
@@ -475,8 +478,8 @@ int pipeline_load_trace(const char *input, const char *platform, const struct pl
     snprintf(j->device, sizeof j->device, "as recorded");
     snprintf(j->strategy, sizeof j->strategy, "as recorded");
     snprintf(j->platform, sizeof j->platform, "%s", spec);
-    j->meta = (struct report_meta){j->input,    j->model, j->device, j->platform,
-                                   j->strategy, NULL,     NULL,      NULL};
+    j->meta = (struct report_meta){j->input, j->model, j->device, j->platform, j->strategy,
+                                   NULL,     NULL,     NULL,      0,           0};
     return TPS_OK;
 }
 
@@ -691,7 +694,16 @@ int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struc
         r->bytes_sent += chunks * j->fold.tp_bytes;
         if (j->fold.tp_bytes > j->fold.cp_bytes) r->dim_used[MDL_DIM_TP] = 1;
         if (j->fold.cp_bytes > 0) r->dim_used[MDL_DIM_CP] = 1;
-        r->pipeline_bubble_s = r->iteration_s - r->compute_s - report_exposed_non_pp(r);
+        /* in the breakdown, the chunk's exposed collectives and host waits leave its compute */
+        struct report_breakdown *bd = &r->breakdown;
+        bd->compute_s -= chunks * (j->fold.tp_exposed_s + j->fold.host_wait_s);
+        bd->host_wait_s += chunks * j->fold.host_wait_s;
+        for (int d = 0; d < MDL_NDIMS; d++)
+            bd->comm_s[d] += chunks * j->fold.split_s[d];
+        report_breakdown_close(r);
+        const struct scn_scenario *sc = &j->scn;
+        report_set_training(r, (double)sc->global_batch * (double)sc->model.seq, sc->train_tokens,
+                            sc->device.tdp_w, sc->device.idle_w, sc->gpu_hour_price);
         /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
         int n = j->fold.layers;
         for (int l = 0; j->fold.fwd_s > 0 && n > 0 && l < r->nlayers; l++) {

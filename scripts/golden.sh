@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 T=${1:-build/tpsim}
 G=tests/golden
-for s in quickstart atp-2d-2node pcie-8gpu-sp dgx-h100-2node-tp16; do
+for s in quickstart atp-2d-2node pcie-8gpu-sp dgx-h100-2node-tp16 job-llama31-70b-cp2-64-h100; do
   "$T" run scenarios/$s.yaml --json $G/run-$s.json -q 2>/dev/null
 done
 "$T" collective --platform dgx-a100 --min 1K --max 1G --factor 8 --json $G/collective-dgx-a100.json > /dev/null

@@ -74,6 +74,30 @@ static int same_json(json_t *a, json_t *b, const char *path, char *why, size_t l
     return 0;
 }
 
+/* A run's breakdown (core/report.h) adds up: its parts, none negative, sum to the iteration
+ * time within 1e-9 s; a job's bubble is the pipeline_bubble_s it prints. */
+static void check_breakdown(json_t *run, const char *what)
+{
+    json_t *bd = json_object_get(run, "breakdown");
+    if (!json_object_get(run, "iteration_time_s")) return; /* not a run */
+    cr_assert(bd && json_is_object(bd), "%s: no breakdown", what);
+    double sum = 0, T = json_number_value(json_object_get(run, "iteration_time_s"));
+    const char *k;
+    json_t *v;
+    json_object_foreach(bd, k, v)
+    {
+        cr_assert(v && json_is_number(v), "%s: breakdown.%s", what, k);
+        cr_assert(ge(dbl, json_number_value(v), -1e-12), "%s: breakdown.%s", what, k);
+        sum += json_number_value(v);
+    }
+    cr_assert(le(dbl, fabs(sum - T), 1e-9), "%s: the parts sum to %.12g s, the iteration %.12g s",
+              what, sum, T);
+    json_t *bubble = json_object_get(run, "pipeline_bubble_s");
+    if (json_is_number(bubble))
+        cr_assert(ieee_ulp_eq(dbl, json_number_value(bubble),
+                              json_number_value(json_object_get(bd, "pipeline_bubble_s")), 4));
+}
+
 /* Runs `tpsim ARGS`, whose JSON goes to the file %s stands for in args, and compares it. */
 static void check_json(const char *args, const char *golden)
 {
@@ -88,6 +112,7 @@ static void check_json(const char *args, const char *golden)
     json_t *x = json_load_file(out, 0, &e), *y = json_load_file(golden, 0, &e);
     cr_assert(x && y, "%s", e.text);
     char why[1024] = "";
+    check_breakdown(x, a);
     cr_assert(same_json(x, y, "$", why, sizeof why), "%s vs %s: %s", a, golden, why);
     json_decref(x);
     json_decref(y);
@@ -97,7 +122,7 @@ static void check_json(const char *args, const char *golden)
 Test(golden, run_json_of_the_shipped_scenarios)
 {
     static const char *const s[] = {"quickstart", "atp-2d-2node", "pcie-8gpu-sp",
-                                    "dgx-h100-2node-tp16"};
+                                    "dgx-h100-2node-tp16", "job-llama31-70b-cp2-64-h100"};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         char args[256], golden[512];
         snprintf(args, sizeof args, "run scenarios/%s.yaml --json %%s -q", s[i]);

@@ -1,0 +1,230 @@
+/* test_user.c - starting from what a user has and getting the answer asked for: --set on the
+ * command line, a job's tokens/s, time to train, GPU-hours, energy and cost (issue 49). */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../testcmd.h"
+#include "../testdir.h"
+
+TestSuite(user, .timeout = 300 * TPSIM_TIMEOUT_SCALE);
+
+/* Runs "cd SOURCE && tpsim ARGS 2>&1" and returns its exit status, output into out. */
+static int tpsim(char *out, size_t len, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", TPSIM_SOURCE_DIR, TPSIM_BIN, args);
+    return testcmd_run(out, len, cmd);
+}
+
+static json_t *load(const char *path)
+{
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    cr_assert_not_null(j, "%s: %s", path, e.text);
+    return j;
+}
+
+static double num(json_t *j, const char *key)
+{
+    json_t *v = json_object_get(j, key);
+    cr_assert(v && json_is_number(v), "%s is not a number", key);
+    return json_number_value(v);
+}
+
+Test(user, set_overrides_a_key_as_the_file_would)
+{
+    char d[256], a[300], b[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(a, sizeof a, d, "a.json");
+    testdir_path(b, sizeof b, d, "b.json");
+    /* the file with tp 4 written into it, and the shipped file with --set strategy.tp=4 */
+    char scn[300];
+    testdir_path(scn, sizeof scn, d, "tp4.yaml");
+    FILE *f = fopen(scn, "w");
+    fputs("model: {preset: gpt3-13b, micro_batch: 1, dtype: bf16}\ndevice: A100-80GB\n"
+          "platform: dgx-a100\nstrategy: {kind: 1d, tp: 4, sequence_parallel: false}\n"
+          "run: {layers: 40, micro_batches: 1}\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "run %s --json %s -q", scn, a);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    snprintf(args, sizeof args, "run scenarios/quickstart.yaml --set strategy.tp=4 --json %s -q",
+             b);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    json_t *x = load(a), *y = load(b);
+    cr_assert(eq(dbl, num(x, "iteration_time_s"), num(y, "iteration_time_s")));
+    cr_assert(eq(int, (int)num(y, "gpus"), 4));
+    json_decref(x);
+    json_decref(y);
+    /* a preset standing where a mapping is needed becomes {preset: ...} */
+    snprintf(args, sizeof args,
+             "run scenarios/quickstart.yaml --set platform.nodes=2 --set strategy.tp=8 --json %s "
+             "-q",
+             b);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    testdir_remove(d);
+}
+
+Test(user, a_bad_set_names_the_assignment_and_the_field)
+{
+    static const char *const cases[][2] = {
+        {"--set strategy.tp=x", "tpsim: --set strategy.tp=x: field 'strategy.tp': expected an "
+                                "integer, got 'x'"},
+        {"--set strategy.tpp=4", "tpsim: --set strategy.tpp=4: field 'strategy.tpp': unknown key"},
+        {"--set 'model.hidden=[1'", "tpsim: --set model.hidden=[1: field 'model.hidden': invalid "
+                                    "YAML value"},
+        {"--set 'bad key=1'", "tpsim: --set: expected KEY=VALUE"},
+        {"--set strategy", "tpsim: --set: expected KEY=VALUE"},
+        {"--set model.preset.x=1",
+         "tpsim: --set model.preset.x=1: field 'model.preset': expected a "
+         "string"},
+        {"--set training.tokens=lots",
+         "tpsim: --set training.tokens=lots: field 'training.tokens': "
+         "expected a count of tokens"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[512], out[4096];
+        snprintf(args, sizeof args, "run scenarios/quickstart.yaml %s -q", cases[i][0]);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s: %s", cases[i][0], out);
+        cr_assert(strstr(out, cases[i][1]) == out, "%s: '%s'", cases[i][0], out);
+        cr_assert(eq(int, (int)(strchr(out, '\n') - out + 1), (int)strlen(out)), "%s", out);
+    }
+}
+
+Test(user, set_applies_to_every_point_of_a_sweep_and_to_plan)
+{
+    char d[256], csv[300], out[8192], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(csv, sizeof csv, d, "s.csv");
+    snprintf(args, sizeof args,
+             "sweep scenarios/sweep-example.yaml -j 2 -o %s --set run.layers=2 --set "
+             "'sweep={model.hidden: [1024, 2048]}'",
+             csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    FILE *f = fopen(csv, "r");
+    cr_assert_not_null(f);
+    int rows = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f))
+        rows += strstr(line, ",ok,") != NULL;
+    fclose(f);
+    cr_assert(eq(int, rows, 2), "%s", out);
+    cr_assert(eq(int,
+                 tpsim(out, sizeof out,
+                       "plan scenarios/quickstart.yaml --set strategy.tp=4 "
+                       "--simulate 1 --top 1"),
+                 0),
+              "%s", out);
+    cr_assert(strstr(out, "TP degree 4") != NULL, "%s", out);
+    testdir_remove(d);
+}
+
+/* Llama 3.1 70B on 64 H100 (TP 4, CP 2, PP 4, DP 2): the job answers for 15T tokens at 2 a GPU-hour
+ * follow from its iteration and tokens per iteration by hand. */
+Test(user, a_job_says_tokens_per_second_time_to_train_gpu_hours_energy_and_cost)
+{
+    char d[256], j[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(j, sizeof j, d, "j.json");
+    snprintf(args, sizeof args,
+             "run scenarios/job-llama31-70b-cp2-64-h100.yaml --set training.tokens=15T "
+             "--set cost.gpu_hour=2.5 --set device.idle_power=100 --json %s",
+             j);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    json_t *r = load(j);
+    double T = num(r, "iteration_time_s"), tok = num(r, "tokens_per_iteration");
+    double gpus = num(r, "gpus");
+    json_t *bd = json_object_get(r, "breakdown");
+    double busy = json_number_value(json_object_get(bd, "compute_s")) / T;
+    cr_assert(eq(dbl, tok, 64.0 * 8192)); /* the scenario's global batch x its sequence */
+    cr_assert(ieee_ulp_eq(dbl, num(r, "tokens_per_s"), tok / T, 4));
+    cr_assert(ieee_ulp_eq(dbl, num(r, "tokens_per_s_per_gpu"), tok / T / gpus, 4));
+    double days = 15e12 / (tok / T);
+    cr_assert(ieee_ulp_eq(dbl, num(r, "time_to_train_s"), days, 4));
+    cr_assert(ieee_ulp_eq(dbl, num(r, "gpu_hours"), days * gpus / 3600, 8));
+    cr_assert(ieee_ulp_eq(dbl, num(r, "cost"), days * gpus / 3600 * 2.5, 8));
+    double watts = 100 + (700 - 100) * busy;
+    cr_assert(le(dbl, fabs(num(r, "power_w_per_gpu") - watts), 1e-9 * watts));
+    cr_assert(le(dbl, fabs(num(r, "energy_kwh") - days * gpus / 3600 * watts / 1000),
+                 1e-9 * num(r, "energy_kwh")));
+    cr_assert(strstr(out, "time to train") && strstr(out, "GPU-hours"), "%s", out);
+    json_decref(r);
+    testdir_remove(d);
+}
+
+/* Three published HuggingFace configs give the published parameter counts within 1%: Llama 3
+ * 8B 8.03 B (its model card), Mixtral 8x7B 46.7 B with 12.9 B active (Mistral AI's announcement),
+ * Qwen1.5-MoE-A2.7B 14.3 B with 2.7 B active (Qwen's model card). */
+Test(user, hf_configs_give_the_published_parameter_counts)
+{
+    static const struct {
+        const char *file;
+        double params, active;
+        const char *name;
+    } m[] = {{"llama3-8b.json", 8.03e9, 8.03e9,
+              "llama3-8b (layers 32, hidden 4096, heads 32, "
+              "kv_heads 8, ffn 14336 SwiGLU, seq 8192"},
+             {"mixtral-8x7b.json", 46.7e9, 12.9e9, "; 8 experts of ffn 14336, top 2)"},
+             {"qwen1.5-moe-a2.7b.json", 14.3e9, 2.7e9, "; 60 experts of ffn 1408, top 4 + shared"}};
+    char d[256], j[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(j, sizeof j, d, "r.json");
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        snprintf(args, sizeof args,
+                 "run tests/data/good/hf-llama3-8b.yaml --set model.hf_config=../hf/%s --json %s "
+                 "-q",
+                 m[i].file, j);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s: %s", m[i].file, out);
+        json_t *r = load(j), *meta = json_object_get(r, "meta");
+        double p = num(meta, "parameters"), a = num(meta, "active_parameters");
+        cr_assert(lt(dbl, fabs(p / m[i].params - 1), 0.01), "%s: %.4g", m[i].file, p);
+        cr_assert(lt(dbl, fabs(a / m[i].active - 1), 0.01), "%s: %.4g active", m[i].file, a);
+        const char *desc = json_string_value(json_object_get(meta, "model"));
+        cr_assert(desc && strstr(desc, m[i].name), "%s", desc);
+        json_decref(r);
+    }
+    testdir_remove(d);
+}
+
+Test(user, a_bad_hf_config_names_its_file_and_field)
+{
+    static const char *const cases[][2] = {
+        {"{\"model_type\": \"gpt_neox\"}", "field 'model_type': model type 'gpt_neox' is not one"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 4096}",
+         "field 'num_hidden_layers': missing: a llama config gives it"},
+        {"{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 4096, "
+         "\"num_attention_heads\": 32, \"intermediate_size\": 1.5, \"vocab_size\": 10}",
+         "field 'intermediate_size': expected an integer"},
+        {"{\"model_type\": \"mistral\", \"num_hidden_layers\": 2, \"hidden_size\": 5120, "
+         "\"num_attention_heads\": 32, \"head_dim\": 128, \"intermediate_size\": 8, "
+         "\"vocab_size\": 10}",
+         "field 'head_dim': 128, where hidden_size / num_attention_heads is 160"},
+        {"{\"model_type\": \"llama\",\n  \"hidden_size\": }", ":2:18: invalid JSON"},
+    };
+    char d[256], cfg[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(cfg, sizeof cfg, d, "config.json");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(cfg, "w");
+        fputs(cases[i][0], f);
+        fclose(f);
+        snprintf(args, sizeof args,
+                 "run tests/data/good/hf-llama3-8b.yaml --set model.hf_config=%s", cfg);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s: %s", cases[i][0], out);
+        cr_assert(strstr(out, cfg) == out + 7, "%s", out); /* "tpsim: FILE..." */
+        cr_assert(strstr(out, cases[i][1]) != NULL, "%s: %s", cases[i][1], out);
+    }
+    /* no sequence: the config has none to train at */
+    snprintf(
+        args, sizeof args,
+        "run tests/data/good/hf-llama3-8b.yaml --set 'model={hf_config: ../hf/llama3-8b.json}'");
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s", out);
+    cr_assert(strstr(out, "field 'model.seq': missing: a HuggingFace config gives no training "
+                          "sequence length") != NULL,
+              "%s", out);
+    testdir_remove(d);
+}
