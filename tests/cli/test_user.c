@@ -228,3 +228,106 @@ Test(user, a_bad_hf_config_names_its_file_and_field)
               "%s", out);
     testdir_remove(d);
 }
+
+/* The scenario `tpsim import megatron` wrote, as a string (the caller frees). */
+static char *import_megatron(const char *args, char *log, size_t len, const char *yaml)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "import megatron -o %s %s", yaml, args);
+    cr_assert(eq(int, tpsim(log, len, cmd), 0), "%s: %s", args, log);
+    FILE *f = fopen(yaml, "r");
+    cr_assert_not_null(f);
+    static char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return strdup(text);
+}
+
+/* Megatron-LM's examples (tests/data/megatron: their flags, in their scripts' shell styles)
+ * give the scenarios their flags say, and `run` runs them. */
+Test(user, import_megatron_reads_the_examples_scripts)
+{
+    static const struct {
+        const char *args;
+        const char *keys[12];
+    } cases[] = {
+        {"tests/data/megatron/gpt3-175b.sh --gpus 1024",
+         {"  layers: 96\n  hidden: 12288\n  heads: 96\n  seq: 2048\n  micro_batch: 1\n"
+          "  vocab: 51200\n  dtype: fp16\n",
+          "platform: {preset: dgx-h100, nodes: 128}\n", "  tp: 8\n  pp: 16\n  dp: 8\n",
+          "  global_batch: 1536\n  recompute: none\n", "  tokens: 1572864000000\n",
+          "ignored: --rampup-batch-size, --weight-decay", NULL}},
+        {"tests/data/megatron/llama3-8b-fp8.sh",
+         {"  ffn: 14336\n  kv_heads: 8\n  glu: true\n  seq: 8192\n",
+          "  vocab: 128256\n  dtype: fp8\n",
+          "  tp: 1\n  pp: 1\n  dp: 8\n  sequence_parallel: false\n",
+          "  distributed_optimizer: true\n  overlap_grad_reduce: true\n  overlap_param_gather: "
+          "true\n  untied_embeddings: true\n  grad_reduce_in_bf16: true\n  fp8_param_gather: "
+          "true\n",
+          "  tokens: 16000000000000\n", NULL}},
+        {"tests/data/megatron/llama2-70b.sh",
+         {"  layers: 80\n  hidden: 8192\n  heads: 64\n  ffn: 28672\n  kv_heads: 8\n",
+          "platform: {preset: dgx-h100, nodes: 4}\n",
+          "  tp: 8\n  pp: 4\n  dp: 1\n  sequence_parallel: true\n",
+          "  schedule: interleaved\n  virtual_stages: 4\n", "  recompute: none\n", NULL}},
+    };
+    char d[256], yaml[300], log[8192], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(yaml, sizeof yaml, d, "s.yaml");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *y = import_megatron(cases[i].args, log, sizeof log, yaml);
+        for (int k = 0; cases[i].keys[k]; k++)
+            cr_assert(strstr(y, cases[i].keys[k]) || strstr(log, cases[i].keys[k]),
+                      "%s: '%s' not in\n%s\n%s", cases[i].args, cases[i].keys[k], y, log);
+        free(y);
+        snprintf(args, sizeof args, "run %s -q", yaml);
+        cr_assert(eq(int, tpsim(log, sizeof log, args), 0), "%s: %s", cases[i].args, log);
+    }
+    /* the GPT-3 example launches one machine: the scenario needs the 128 GPUs TP x PP take */
+    char *y = import_megatron("tests/data/megatron/gpt3-175b.sh", log, sizeof log, yaml);
+    cr_assert(strstr(y, "  dp: 1\n") && strstr(log, "the launch's 8 GPUs cannot hold tp x pp x cp "
+                                                    "= 128"),
+              "%s", log);
+    free(y);
+    /* the flags themselves, after -- */
+    y = import_megatron("-- --num-layers 2 --hidden-size 1024 --num-attention-heads 16 "
+                        "--seq-length=1024 --tensor-model-parallel-size 2 --sequence-parallel "
+                        "--recompute-activations --made-up-flag 3",
+                        log, sizeof log, yaml);
+    cr_assert(strstr(y, "  tp: 2\n  pp: 1\n  dp: 1\n  sequence_parallel: true\n") &&
+                  strstr(y, "  recompute: selective\n") &&
+                  strstr(log, "ignored (not modelled): --made-up-flag"),
+              "%s\n%s", y, log);
+    free(y);
+    testdir_remove(d);
+}
+
+Test(user, import_megatron_refuses_what_it_cannot_read_with_the_flag)
+{
+    char d[256], sh[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(sh, sizeof sh, d, "x.sh");
+    static const char *const cases[][2] = {
+        {"TP=x\ntorchrun pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n",
+         "x.sh:2:0: field '--tensor-model-parallel-size': expected a positive integer, got 'x'"},
+        {"echo no training here\n", "x.sh: no command that runs a training script"},
+        {"python pretrain_gpt.py --num-layers 2 --hidden-size 64 --seq-length 8\n",
+         "field '--num-attention-heads': missing"},
+        {"python pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 2 "
+         "--seq-length 8 --fp8-format e5m2\n",
+         "field '--fp8-format': expected hybrid or e4m3, got 'e5m2'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(sh, "w");
+        fputs(cases[i][0], f);
+        fclose(f);
+        snprintf(args, sizeof args, "import megatron %s", sh);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s: %s", cases[i][0], out);
+        cr_assert(strstr(out, cases[i][1]) != NULL, "'%s' not in '%s'", cases[i][1], out);
+    }
+    snprintf(args, sizeof args, "import megatron %s -o %s", sh, sh); /* never over the script */
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s", out);
+    cr_assert(strstr(out, "is the script itself") != NULL, "%s", out);
+    testdir_remove(d);
+}
