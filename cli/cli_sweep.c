@@ -47,8 +47,10 @@ static const char sweep_help[] =
 /* The sweep's CSV columns after the point and the keys. */
 static const char result_cols[] =
     "status,iteration_s,model_tflops_per_gpu,mfu,hardware_tflops_per_gpu,exposed_comm_s,"
-    "compute_s,comm_s,memory_gb_per_gpu,memory_fits,message,sweep_id";
-#define NRESULT 12 /* fields in result_cols */
+    "compute_s,comm_s,memory_gb_per_gpu,memory_fits,gpus,tp_exposed_s,cp_exposed_s,"
+    "ep_exposed_s,dp_exposed_s,host_wait_s,pipeline_bubble_s,tokens_per_s,tokens_per_s_per_gpu,"
+    "time_to_train_s,gpu_hours,energy_kwh,cost,message,sweep_id";
+#define NRESULT 25 /* fields in result_cols */
 
 /* Appends ",field" to line. */
 static void put(char *line, size_t len, size_t *n, const char *v)
@@ -109,12 +111,31 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
             r.iteration_s, r.model_tflops_per_gpu, r.mfu, r.hardware_tflops_per_gpu,
             r.exposed_comm_s, r.compute_s, r.comm_s, pipeline_job_memory(j)->total / 1e9,
             r.memory_fits ? "true" : "false");
+        /* the GPUs; the breakdown (each dimension's exposed collectives, an instant counted once,
+         * the host waits, a job's bubble); a job's answers (empty where unknown) */
+        const struct report_breakdown *b = &r.breakdown;
+        const struct report_training *t = &r.training;
+        double v[] = {b->comm_s[MDL_DIM_TP],
+                      b->comm_s[MDL_DIM_CP],
+                      b->comm_s[MDL_DIM_EP],
+                      b->comm_s[MDL_DIM_DP],
+                      b->host_wait_s,
+                      r.job ? b->rest_s : -1,
+                      t->known ? t->tokens_per_s : -1,
+                      t->known ? t->tokens_per_s_per_gpu : -1,
+                      t->time_to_train_s > 0 ? t->time_to_train_s : -1,
+                      t->gpu_hours > 0 ? t->gpu_hours : -1,
+                      t->energy_kwh > 0 ? t->energy_kwh : -1,
+                      t->cost > 0 ? t->cost : -1};
+        n += (size_t)snprintf(line + n, sizeof line - n, "%d,", r.nranks);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            n += (size_t)snprintf(line + n, sizeof line - n, v[k] >= 0 ? "%.9g," : ",", v[k]);
     } else {
         char msg[700];
         /* the point's own file is temporary: name the field and the message only */
         snprintf(msg, sizeof msg, "%s%s%s", err.field[0] ? err.field : "", err.field[0] ? ": " : "",
                  err.msg);
-        n += (size_t)snprintf(line + n, sizeof line - n, ",error,,,,,,,,,,");
+        n += (size_t)snprintf(line + n, sizeof line - n, ",error,,,,,,,,,,,,,,,,,,,,,,,");
         tps_csv_put(line, sizeof line, &n, msg);
     }
     snprintf(line + n, sizeof line - n, ",%s\n", sw->id);

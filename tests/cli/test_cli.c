@@ -641,8 +641,8 @@ Test(cli, sweep_of_only_failing_points_exits_non_zero_and_does_not_blame_gnuplot
     cr_assert(strstr(out, "gnuplot") == NULL, "%s", out);
     /* values and messages keep their apostrophes, commas and quotes, quoted as RFC 4180 says */
     char *rows = slurp(csv);
-    cr_assert(strstr(rows, "\n0,3,\"it's, \"\"x\"\"\",error,,,,,,,,,,\"strategy.tp: must divide "
-                           "model.heads (16), got 3\",") != NULL,
+    cr_assert(strstr(rows, "\n0,3,\"it's, \"\"x\"\"\",error,,,,,,,,,,,,,,,,,,,,,,,\"strategy.tp: "
+                           "must divide model.heads (16), got 3\",") != NULL,
               "%s", rows);
     free(rows);
     /* and --resume reads them back: nothing to run */
