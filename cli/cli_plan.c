@@ -5,10 +5,17 @@
 #include <string.h>
 
 #include "cli/cliutil.h"
+#include "core/report.h"
 #include "core/tune.h"
 #include "pipeline/jobplan.h"
 #include "pipeline/planner.h"
 #include "core/scenario.h"
+
+/* What compare ranks the settings by (--rank): the iteration, or per token trained the cost
+ * (GPUs x price) or the energy (GPUs x mean power): the same order as for any token count. */
+enum { RANK_TIME, RANK_COST, RANK_ENERGY };
+static const char *const rank_names[] = {"time", "cost", "energy", NULL};
+static int rank_by = RANK_TIME;
 
 static const char plan_help[] =
     "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
@@ -47,7 +54,9 @@ static const char plan_help[] =
     "  --sp           also try 1D with sequence parallelism (a job always does)\n"
     "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
     "  --top N        print the N best rows (default 20; 0 = all)\n"
-    "  --ignore-memory  rank candidates that do not fit in the device's memory too\n" CLI_SET_HELP
+    "  --ignore-memory  rank candidates that do not fit in the device's memory too\n"
+    "  --rank time|cost|energy  with compare: rank the settings by iteration (default), or per\n"
+    "                 token by cost (cost.gpu_hour) or by the GPUs' energy\n" CLI_SET_HELP
     "  --json FILE    write every row as JSON\n"
     "  -h, --help     show this help\n";
 
@@ -175,6 +184,32 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
     return code;
 }
 
+/* A job's answers (core/report.h) for an iteration of t seconds on gpus GPUs, of which compute_s
+ * computing (0: not simulated, the TDP throughout then). */
+static struct report_training answers(const struct scn_scenario *s, double t, int gpus,
+                                      double compute_s)
+{
+    struct report r = {.iteration_s = t, .nranks = gpus, .job = 1};
+    r.breakdown.compute_s = compute_s > 0 ? compute_s : t;
+    report_set_training(&r, (double)s->global_batch * (double)s->model.seq, s->train_tokens,
+                        s->device.tdp_w, s->device.idle_w, s->gpu_hour_price);
+    return r.training;
+}
+
+/* The best configuration's answers: tokens/s, and with training.tokens its time, GPU-hours,
+ * energy and cost. */
+static void print_answers(const struct report_training *a)
+{
+    if (!a->known) return;
+    printf("  %.0f tokens/s (%.1f per GPU)", a->tokens_per_s, a->tokens_per_s_per_gpu);
+    if (a->train_tokens > 0) {
+        printf("; %.4g tokens in %.2f days, %.0f GPU-hours, %.1f MWh", a->train_tokens,
+               a->time_to_train_s / 86400, a->gpu_hours, a->energy_kwh / 1e3);
+        if (a->cost > 0) printf(", cost %.0f", a->cost);
+    }
+    printf("\n");
+}
+
 /* A job's plan: the ranked table. */
 static void print_job_plan(const struct scn_scenario *s, int simulate, int ignore_memory, int top,
                            const struct jobplan_row *rows, int n, const struct jobplan_info *info)
@@ -215,6 +250,9 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
            "%.1f)\n",
            b->mem.total / 1e9, b->mem.weights / 1e9, b->mem.gradients / 1e9, b->mem.optimizer / 1e9,
            b->mem.activations / 1e9);
+    struct report_training a = answers(s, b->simulated_s > 0 ? b->simulated_s : b->predicted_s,
+                                       info->gpus, b->simulated_s > 0 ? b->compute_s : 0);
+    print_answers(&a);
     /* what Transformer Engine's switches buy it */
     for (int k = 0; k < JOBPLAN_NBUYS; k++) {
         const struct jobplan_buy *x = &info->buys[k];
@@ -310,6 +348,13 @@ static int plan_option(int opt, const char *v, void *ctx)
     case 'j':
         a->json = v;
         break;
+    case 'r':
+        for (int k = 0; rank_names[k]; k++)
+            if (!strcmp(v, rank_names[k])) {
+                rank_by = k;
+                return 0;
+            }
+        return cli_usage_error("plan", "bad --rank '%s' (time, cost or energy)", v);
     case 'n':
     case 't':
         if ((rc = cli_parse_count("plan", opt == 'n' ? "--simulate" : "--top", v, 0, 100000, &n)))
@@ -329,13 +374,22 @@ struct setting {
     int gpus, candidates, dropped;
     double t, tflops, mfu, mem_gb, peak;
     int simulated;
+    struct report_training a; /* its answers */
 };
 
-static int by_time(const void *a, const void *b)
+static double rank_key(const struct setting *w)
+{
+    if (rank_by == RANK_TIME || !(w->a.tokens_per_s > 0)) return w->t;
+    double per = w->gpus / w->a.tokens_per_s; /* GPU-seconds per token */
+    return per * (rank_by == RANK_COST ? w->a.gpu_hour_price : w->a.power_w);
+}
+
+static int by_rank(const void *a, const void *b)
 {
     const struct setting *x = a, *y = b;
     if (!x->error[0] != !y->error[0]) return x->error[0] ? 1 : -1;
-    return (x->t > y->t) - (x->t < y->t);
+    double kx = rank_key(x), ky = rank_key(y);
+    return (kx > ky) - (kx < ky);
 }
 
 /* Plans setting k of the job scenario at path into *w (a failure to plan it is kept in w->error:
@@ -376,6 +430,11 @@ static int plan_setting(const char *path, int k, const struct jobplan_opts *jo, 
         w->mfu = w->peak > 0 ? w->tflops * 1e12 / w->peak : 0;
         w->mem_gb = b->mem.total / 1e9;
         snprintf(w->best, sizeof w->best, "%s", b->desc);
+        w->a = answers(&s, w->t, ji.gpus, w->simulated ? b->compute_s : 0);
+        if (rank_by == RANK_COST && !(w->a.gpu_hour_price > 0))
+            snprintf(w->error, sizeof w->error,
+                     "no price to rank by cost: give cost.gpu_hour (in the setting or the "
+                     "scenario)");
     }
     free(jr);
     scn_release(&s);
@@ -399,22 +458,35 @@ static int plan_compare(const char *path, int nsettings, const struct jobplan_op
         free(w);
         return cli_report_error(&err);
     }
-    qsort(w, (size_t)nsettings, sizeof *w, by_time);
+    qsort(w, (size_t)nsettings, sizeof *w, by_rank);
     int width = 7;
     for (int k = 0; k < nsettings; k++)
         if ((int)strlen(w[k].name) > width) width = (int)strlen(w[k].name);
+    static const char *const by[] = {"iteration", "cost per token", "energy per token"};
+    int trained = 0, priced = 0;
+    for (int k = 0; k < nsettings; k++) {
+        trained |= w[k].a.train_tokens > 0;
+        priced |= w[k].a.cost > 0;
+    }
     printf("compare    %d settings of %s, each planned (best %s first)\n\n", nsettings, path,
-           "iteration");
-    printf("%4s  %-*s %5s %11s %9s %6s %10s  %s\n", "rank", width, "setting", "GPUs", "iteration s",
-           "model TF/s", "MFU", "mem GB/GPU", "best configuration");
+           by[rank_by]);
+    printf("%4s  %-*s %5s %11s %9s %6s %10s %10s", "rank", width, "setting", "GPUs", "iteration s",
+           "model TF/s", "MFU", "mem GB/GPU", "tok/s/GPU");
+    if (trained) printf(" %9s %9s", "days", "MWh");
+    if (priced) printf(" %12s", "cost");
+    printf("  %s\n", "best configuration");
     for (int k = 0; k < nsettings; k++) {
         if (w[k].error[0]) {
             printf("%4s  %-*s  %s\n", "-", width, w[k].name, w[k].error);
             continue;
         }
-        printf("%4d  %-*s %5d %10.3f%s %9.1f %5.1f%% %10.1f  %s\n", k + 1, width, w[k].name,
+        printf("%4d  %-*s %5d %10.3f%s %9.1f %5.1f%% %10.1f %10.1f", k + 1, width, w[k].name,
                w[k].gpus, w[k].t, w[k].simulated ? " " : "*", w[k].tflops, w[k].mfu * 100,
-               w[k].mem_gb, w[k].best);
+               w[k].mem_gb, w[k].a.tokens_per_s_per_gpu);
+        if (trained)
+            printf(" %9.2f %9.1f", w[k].a.time_to_train_s / 86400, w[k].a.energy_kwh / 1e3);
+        if (priced) printf(" %12.0f", w[k].a.cost);
+        printf("  %s\n", w[k].best);
     }
     printf("(iteration simulated; * predicted where the best was not simulated)\n");
     if (json) {
@@ -430,6 +502,17 @@ static int plan_compare(const char *path, int nsettings, const struct jobplan_op
                                 w[k].t, "simulated", w[k].simulated, "model_tflops_per_gpu",
                                 w[k].tflops, "mfu", w[k].mfu, "memory_gb_per_gpu", w[k].mem_gb,
                                 "candidates", w[k].candidates, "dropped_for_memory", w[k].dropped);
+            const struct report_training *a = &w[k].a;
+            if (row && !w[k].error[0]) {
+                json_object_set_new(row, "tokens_per_s", json_real(a->tokens_per_s));
+                json_object_set_new(row, "tokens_per_s_per_gpu",
+                                    json_real(a->tokens_per_s_per_gpu));
+                json_object_set_new(row, "power_w_per_gpu", json_real(a->power_w));
+                const double v[] = {a->time_to_train_s, a->gpu_hours, a->energy_kwh, a->cost};
+                const char *const key[] = {"time_to_train_s", "gpu_hours", "energy_kwh", "cost"};
+                for (int q = 0; q < 4; q++)
+                    json_object_set_new(row, key[q], v[q] > 0 ? json_real(v[q]) : json_null());
+            }
             json_array_append_new(arr, row);
         }
         code =
@@ -446,6 +529,7 @@ int cli_plan(int argc, char **argv)
                                           {"simulate", required_argument, NULL, 'n'},
                                           {"top", required_argument, NULL, 't'},
                                           {"json", required_argument, NULL, 'j'},
+                                          {"rank", required_argument, NULL, 'r'},
                                           CLI_SET_OPTION,
                                           {0}};
     struct plan_args a = {.o = {.simulate = -1}, .top = 20};

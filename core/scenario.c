@@ -1008,7 +1008,8 @@ static void scenario_start(const char *path, struct scn_scenario *s)
 }
 
 /* What a setting of `compare:` may replace. */
-static const char *const compare_keys[] = {"name", "device", "platform", "collectives", NULL};
+static const char *const compare_keys[] = {"name",        "device", "platform",
+                                           "collectives", "cost",   NULL};
 
 int scn_load_in(const char *path, const char *like, struct scn_scenario *s, struct tps_error *err)
 {
@@ -1066,6 +1067,9 @@ int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps
     if (rc == TPS_OK)
         rc = load_doc(&d, root, tps_ydoc_get(&d, e, "platform") ? e : root,
                       tps_ydoc_get(&d, e, "device") ? e : root, base, s, err);
+    if (rc == TPS_OK &&
+        tps_ydoc_get(&d, e, "cost")) /* the setting's price replaces the scenario's */
+        rc = tps_ydoc_read_map(&d, tps_ydoc_get(&d, e, "cost"), "cost", cost_keys, s, err);
     int n = rc == TPS_OK ? tps_ydoc_get(&d, e, "name") : 0;
     if (n && tps_ydoc_text(&d, n))
         snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));

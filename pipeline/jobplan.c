@@ -470,6 +470,7 @@ int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct
     if (!rc) {
         w->simulated_s = r.iteration_s;
         w->bubble_s = r.pipeline_bubble_s;
+        w->compute_s = r.breakdown.compute_s;
         memcpy(w->exposed_dim_s, r.exposed_dim_s, sizeof w->exposed_dim_s);
         memcpy(w->dim_used, r.dim_used, sizeof w->dim_used);
     }

@@ -46,6 +46,7 @@ struct jobplan_row {
     double predicted_s;              /* per iteration */
     double simulated_s;              /* per iteration, or 0 when not simulated */
     double bubble_s;                 /* simulated: pipeline bubble, mean per GPU */
+    double compute_s;                /* simulated: the breakdown's compute, mean per GPU */
     double exposed_dim_s[MDL_NDIMS]; /* simulated: each dimension's exposed communication */
     int dim_used[MDL_NDIMS];         /* simulated: the job has ops serving the dimension */
     struct mdl_memory mem;           /* the GPU that needs the most */

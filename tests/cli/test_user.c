@@ -331,3 +331,54 @@ Test(user, import_megatron_refuses_what_it_cannot_read_with_the_flag)
     cr_assert(strstr(out, "is the script itself") != NULL, "%s", out);
     testdir_remove(d);
 }
+
+/* Planned on two settings with their own prices, the same job ranks B200 first by time and the
+ * H100 first by cost per token (at 6 against 2 a GPU-hour); each row's cost is its GPU-hours at
+ * its price, and --rank cost refuses a setting without one. */
+Test(user, plan_compare_ranks_settings_by_time_cost_or_energy)
+{
+    char d[256], scn[300], j[300], out[8192], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(scn, sizeof scn, d, "cmp.yaml");
+    testdir_path(j, sizeof j, d, "plan.json");
+    FILE *f = fopen(scn, "w");
+    fputs("model: {preset: gpt3-1.3b, micro_batch: 1}\ndevice: A100-80GB\n"
+          "platform: {preset: dgx-a100, nodes: 4}\nstrategy: {tp: 4, pp: 2, dp: 4}\n"
+          "training: {global_batch: 32, tokens: 1B}\ncompare:\n"
+          "  - {name: H100, device: H100-SXM, platform: {preset: dgx-h100, nodes: 4}, "
+          "cost: {gpu_hour: 2}}\n"
+          "  - {name: B200, device: B200, platform: {preset: dgx-b200, nodes: 4}, "
+          "cost: {gpu_hour: 6}}\n",
+          f);
+    fclose(f);
+    const char *first[] = {"B200", "H100"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "plan %s --rank %s --json %s", scn, k ? "cost" : "time", j);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+        json_t *r = load(j), *rows = json_object_get(r, "compare");
+        cr_assert(eq(int, (int)json_array_size(rows), 2));
+        json_t *top = json_array_get(rows, 0);
+        cr_assert(
+            eq(str, (char *)json_string_value(json_object_get(top, "setting")), (char *)first[k]));
+        for (int i = 0; i < 2; i++) {
+            json_t *w = json_array_get(rows, (size_t)i);
+            double price =
+                !strcmp(json_string_value(json_object_get(w, "setting")), "H100") ? 2 : 6;
+            double t = num(w, "iteration_s"), tps = num(w, "tokens_per_s");
+            cr_assert(ieee_ulp_eq(dbl, tps, 32.0 * 2048 / t, 4));
+            cr_assert(ieee_ulp_eq(dbl, num(w, "gpu_hours"), 1e9 / tps * 32 / 3600, 8));
+            cr_assert(ieee_ulp_eq(dbl, num(w, "cost"), num(w, "gpu_hours") * price, 8));
+        }
+        json_decref(r);
+    }
+    /* by cost, a setting with no price is kept with its reason */
+    f = fopen(scn, "a");
+    fputs("  - {name: unpriced, device: H100-SXM, platform: {preset: dgx-h100, nodes: 4}}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "plan %s --rank cost", scn);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    cr_assert(strstr(out, "unpriced") && strstr(out, "no price to rank by cost"), "%s", out);
+    cr_assert(
+        eq(int, tpsim(out, sizeof out, "plan tests/data/good/plan-compare.yaml --rank speed"), 2));
+    testdir_remove(d);
+}
