@@ -548,6 +548,7 @@ int cli_plan(int argc, char **argv)
     struct planner_info info;
     int n = 0, code = 0;
     int rc = scn_load(path, &s, &err);
+    if (!rc && s.warning[0]) fprintf(stderr, "tpsim: warning: %s\n", s.warning);
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory};

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/csv.h"
+#include "core/scenario.h"
 #include "common/gnuplot.h"
 #include "common/readall.h"
 #include "models/strategy.h"
@@ -76,21 +77,52 @@ static int numeric_key(const struct sweep *sw, int k)
 {
     for (int i = 0; i < sw->nvals[k]; i++) {
         char t[512], *end;
-        sweep_display(sw->vals[k][i], t, sizeof t);
+        sweep_value_text(sw, k, i, t, sizeof t);
         strtod(t, &end);
         if (end == t || *end) return 0;
     }
     return 1;
 }
 
+/* The fields of a point that failed: status error, the message (its field and text: the point's
+ * own file is temporary), up to the sweep id. */
+static void error_fields(const struct tps_error *err, char *line, size_t len, size_t *n)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, "%s%s%s", err->field[0] ? err->field : "", err->field[0] ? ": " : "",
+             err->msg);
+    *n += (size_t)snprintf(line + *n, len - *n, ",error,,,,,,,,,,,,,,,,,,,,,,,");
+    tps_csv_put(line, len, n, msg);
+}
+
+/* Point i's number and values (the start of its row). */
+static size_t row_start(const struct sweep *sw, long i, char *line, size_t len)
+{
+    char field[512];
+    size_t n = (size_t)snprintf(line, len, "%ld", i);
+    for (int k = 0; k < sw->nkeys; k++) {
+        sweep_value_text(sw, k, sweep_index(sw, i, k), field, sizeof field);
+        put(line, len, &n, field);
+    }
+    return n;
+}
+
+/* A temporary file name for a point's scenario into tmp (64 bytes); 0, or -1. */
+static int point_file(char *tmp)
+{
+    const char *tdir = getenv("TMPDIR");
+    snprintf(tmp, 64, "%s/tpsim-point-XXXXXX", tdir && strlen(tdir) < 40 ? tdir : "/tmp");
+    int tfd = mkstemp(tmp);
+    if (tfd < 0) return -1;
+    close(tfd);
+    return 0;
+}
+
 /* Runs point i in this (child) process and writes its CSV row to fd. */
 static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
 {
-    char tmp[64], line[4096], field[512];
-    const char *tdir = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/tpsim-point-XXXXXX", tdir && strlen(tdir) < 40 ? tdir : "/tmp");
-    int tfd = mkstemp(tmp);
-    if (tfd >= 0) close(tfd);
+    char tmp[64], line[4096];
+    int tfd = point_file(tmp);
     struct tps_error err = {0};
     struct pipeline_job *j = pipeline_job_new();
     int rc = tfd < 0 ? tps_error_set(&err, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
@@ -100,11 +132,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct report r = {0};
     if (!rc) rc = pipeline_simulate(j, NULL, &r, &err);
-    size_t n = (size_t)snprintf(line, sizeof line, "%ld", i);
-    for (int k = 0; k < sw->nkeys; k++) {
-        sweep_display(sw->vals[k][sweep_index(sw, i, k)], field, sizeof field);
-        put(line, sizeof line, &n, field);
-    }
+    size_t n = row_start(sw, i, line, sizeof line);
     if (!rc) {
         n += (size_t)snprintf(
             line + n, sizeof line - n, ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,",
@@ -131,19 +159,14 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             n += (size_t)snprintf(line + n, sizeof line - n, v[k] >= 0 ? "%.9g," : ",", v[k]);
     } else {
-        char msg[700];
-        /* the point's own file is temporary: name the field and the message only */
-        snprintf(msg, sizeof msg, "%s%s%s", err.field[0] ? err.field : "", err.field[0] ? ": " : "",
-                 err.msg);
-        n += (size_t)snprintf(line + n, sizeof line - n, ",error,,,,,,,,,,,,,,,,,,,,,,,");
-        tps_csv_put(line, sizeof line, &n, msg);
+        error_fields(&err, line, sizeof line, &n);
     }
     snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
     report_release(&r);
     pipeline_free(j);
     unlink(tmp);
     ssize_t w = write(fd, line, strlen(line));
-    _exit(w == (ssize_t)strlen(line) ? 0 : 3);
+    _exit(w != (ssize_t)strlen(line) ? 3 : rc ? POOL_ITEM_ERROR : 0);
 }
 
 /* The rows of a sweep CSV, by point. */
@@ -183,7 +206,7 @@ static long point_of(const struct sweep *sw, char **f)
         int found = -1;
         for (int j = 0; j < sw->nvals[k] && found < 0; j++) {
             char v[512];
-            sweep_display(sw->vals[k][j], v, sizeof v);
+            sweep_value_text(sw, k, j, v, sizeof v);
             if (!strcmp(v, f[k + 1])) found = j;
         }
         if (found < 0) return -1;
@@ -360,7 +383,7 @@ static void sweep_body(FILE *g, void *ctx)
                     idx /= sw->nvals[j];
                 idx %= sw->nvals[k];
                 char v[256];
-                sweep_display(sw->vals[k][idx], v, sizeof v);
+                sweep_value_text(sw, k, idx, v, sizeof v);
                 cn += (size_t)snprintf(cond + cn, sizeof cond - cn, " && strcol(%d) eq '%s'", k + 2,
                                        v[0] == '"' ? "" : v);
                 tn += (size_t)snprintf(title + tn, sizeof title - tn, "%s%s=%s", k > 1 ? " " : "",
@@ -398,7 +421,7 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
         size_t xn = 0, tn = (size_t)snprintf(tics, sizeof tics, "set xtics (");
         for (int i = 0; i < sw->nvals[0]; i++) {
             char v[256];
-            sweep_display(sw->vals[0][i], v, sizeof v);
+            sweep_value_text(sw, 0, i, v, sizeof v);
             xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn,
                                    "%sstrcol(2) eq '%s' ? %d : ", i ? "" : "(", v, i);
             tn += (size_t)snprintf(tics + tn, sizeof tics - tn, "%s'%s' %d", i ? ", " : "", v, i);
@@ -422,13 +445,81 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
 struct point_ctx {
     const struct sweep *sw;
     const struct rows *R;
-    int fd; /* the CSV, rows appended */
+    const char *state; /* per point: POINT_RUN, POINT_LEFT_OUT (where:), POINT_CANNOT (checked) */
+    int fd;            /* the CSV, rows appended */
     double t0;
 };
 
+enum { POINT_RUN, POINT_LEFT_OUT, POINT_CANNOT };
+
 static int point_wanted(long i, void *ctx)
 {
-    return !((struct point_ctx *)ctx)->R->line[i];
+    const struct point_ctx *pc = ctx;
+    return !pc->R->line[i] && pc->state[i] == POINT_RUN;
+}
+
+/* Before any point runs: the points a where: condition leaves out, and those whose scenario is
+ * invalid (TP 16 on 8 GPUs), each of these an error row at once, listed; the warnings of valid
+ * ones (a device on another GPU's platform), counted. Returns 0, or the exit status after an
+ * error in a condition. */
+static int check_points(const struct sweep *sw, const struct rows *R, int fd, char *state,
+                        long *left_out, long *cannot)
+{
+    struct tps_error err = {0};
+    char warn[4][256];
+    long nwarn[4] = {0}, shown = 0;
+    int kinds = 0;
+    *left_out = *cannot = 0;
+    for (long i = 0; i < sw->npoints; i++) {
+        int keep = sweep_keep(sw, i, &err);
+        if (keep < 0) return cli_report_error(&err);
+        state[i] = keep ? POINT_RUN : POINT_LEFT_OUT;
+        *left_out += !keep;
+        if (!keep || R->line[i]) continue;
+        char tmp[64], line[4096];
+        struct scn_scenario s;
+        struct tps_error e = {0};
+        int rc = point_file(tmp) ? tps_error_set(&e, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
+                                 : sweep_write_point(sw, i, tmp, &e);
+        if (!rc) rc = scn_load_in(tmp, sw->path, &s, &e);
+        if (!rc && s.warning[0]) {
+            int w = 0;
+            while (w < kinds && strcmp(warn[w], s.warning))
+                w++;
+            if (w == kinds && kinds < 4) snprintf(warn[kinds++], sizeof warn[0], "%s", s.warning);
+            if (w < 4) nwarn[w]++;
+        }
+        scn_release(&s);
+        unlink(tmp);
+        if (!rc) continue;
+        state[i] = POINT_CANNOT;
+        size_t n = row_start(sw, i, line, sizeof line);
+        error_fields(&e, line, sizeof line, &n);
+        snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
+        if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) return CLI_EXIT_SIM;
+        if ((*cannot)++ == 0) fprintf(stderr, "tpsim sweep: points that cannot run:\n");
+        if (shown++ < 10) {
+            char vals[1024] = "";
+            size_t vn = 0;
+            for (int k = 0; k < sw->nkeys; k++) {
+                char v[256];
+                sweep_value_text(sw, k, sweep_index(sw, i, k), v, sizeof v);
+                vn += (size_t)snprintf(vals + vn, vn < sizeof vals ? sizeof vals - vn : 0,
+                                       "%s%s=%s", k ? " " : "", sw->keys[k], v);
+            }
+            fprintf(stderr, "  point %ld (%s): %s%s%s\n", i, vals, e.field, e.field[0] ? ": " : "",
+                    e.msg);
+        }
+    }
+    if (*cannot > 10) fprintf(stderr, "  ... and %ld more\n", *cannot - 10);
+    if (*cannot)
+        fprintf(stderr,
+                "tpsim sweep: %ld point(s) cannot run: their rows say why, with status "
+                "error\n",
+                *cannot);
+    for (int w = 0; w < kinds; w++)
+        fprintf(stderr, "tpsim sweep: warning: %ld point(s): %s\n", nwarn[w], warn[w]);
+    return 0;
 }
 
 static void point_work(long i, void *ctx)
@@ -437,9 +528,9 @@ static void point_work(long i, void *ctx)
     run_point(pc->sw, i, pc->fd);
 }
 
-static void point_progress(long finished, long todo, long failed, void *ctx)
+static void point_progress(long finished, long todo, long failed, long errors, void *ctx)
 {
-    progress(finished, todo, failed, ((struct point_ctx *)ctx)->t0);
+    progress(finished, todo, failed + errors, ((struct point_ctx *)ctx)->t0);
 }
 
 /* Runs the sweep into csv; returns the exit status. */
@@ -491,13 +582,26 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         rows_release(&R);
         return CLI_EXIT_SIM;
     }
-    long todo = 0, failed = 0;
+    long todo = 0, failed = 0, left_out = 0, cannot = 0;
+    char *state = calloc((size_t)sw->npoints, 1);
+    if (!state) {
+        rows_release(&R);
+        close(wfd);
+        return CLI_EXIT_SIM;
+    }
+    if ((code = check_points(sw, &R, wfd, state, &left_out, &cannot))) {
+        free(state);
+        rows_release(&R);
+        close(wfd);
+        return code;
+    }
     for (long i = 0; i < sw->npoints; i++)
-        todo += !R.line[i];
+        todo += !R.line[i] && state[i] == POINT_RUN;
     double t0 = tps_clock_now();
-    fprintf(stderr, "tpsim sweep: %ld points (%ld to run) on %d workers, rows in %s\n", sw->npoints,
-            todo, jobs, csv);
-    struct point_ctx pc = {sw, &R, wfd, t0};
+    fprintf(stderr, "tpsim sweep: %ld points", sw->npoints);
+    if (left_out) fprintf(stderr, ", %ld left out by where:", left_out);
+    fprintf(stderr, " (%ld to run) on %d workers, rows in %s\n", todo, jobs, csv);
+    struct point_ctx pc = {sw, &R, state, wfd, t0};
     static const struct pool_ops ops = {point_wanted, point_work, point_progress};
     failed = pool_run(sw->npoints, jobs, &ops, &pc);
     if (isatty(2)) fprintf(stderr, "\n");
@@ -511,9 +615,12 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         fprintf(stderr, "tpsim sweep: cannot write %s: %s\n", csv, strerror(errno));
         code = CLI_EXIT_SIM;
     }
+    free(state);
     if (!code) {
-        fprintf(stderr, "tpsim sweep: %ld points in %s, %ld ok, %ld with errors\n", sw->npoints,
-                csv, R.nok, R.nerr);
+        fprintf(stderr, "tpsim sweep: %ld points in %s, %ld ok, %ld with errors",
+                sw->npoints - left_out, csv, R.nok, R.nerr);
+        if (left_out) fprintf(stderr, " (%ld more left out by where:)", left_out);
+        fprintf(stderr, "\n");
         if (failed) {
             fprintf(stderr, "tpsim sweep: %ld worker(s) failed to write their row\n", failed);
             code = CLI_EXIT_SIM;

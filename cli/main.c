@@ -77,6 +77,8 @@ static int run_input(const struct run_opts *o)
              : is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, j, &err)
                                 : pipeline_open_scenario(o->input, NULL, j, &err);
     if (!rc && o->seed >= 0) rc = pipeline_reseed(j, (unsigned long)o->seed, &err);
+    if (!rc && !is_dir(o->input) && pipeline_job_scenario(j)->warning[0])
+        fprintf(stderr, "tpsim: warning: %s\n", pipeline_job_scenario(j)->warning);
     if (!rc && !o->quiet && isatty(2)) {
         int L, M, R;
         pipeline_job_shape(j, &L, &M, &R);

@@ -10,7 +10,7 @@
 
 long pool_run(long n, int jobs, const struct pool_ops *ops, void *ctx)
 {
-    long todo = 0, finished = 0, failed = 0, next = 0;
+    long todo = 0, finished = 0, failed = 0, errors = 0, next = 0;
     for (long i = 0; i < n; i++)
         todo += !ops->want || ops->want(i, ctx);
     fflush(NULL);
@@ -47,8 +47,11 @@ long pool_run(long n, int jobs, const struct pool_ops *ops, void *ctx)
         }
         running--;
         finished++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
-        if (ops->progress) ops->progress(finished, todo, failed, ctx);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == POOL_ITEM_ERROR)
+            errors++;
+        else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            failed++;
+        if (ops->progress) ops->progress(finished, todo, failed, errors, ctx);
     }
     return failed;
 }

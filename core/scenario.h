@@ -42,6 +42,8 @@ struct scn_scenario {
     double gpu_hour_price;    /* cost.gpu_hour: the price of one GPU for an hour, 0 not given */
     struct mdl_hetero hetero; /* owned: devices per GPU, stragglers, balancing (TP group) */
     int ncompare;             /* settings in `compare:` (tpsim plan ranks them), 0 when none */
+    char warning[256]; /* what may not be meant, though valid (a device on a platform preset
+                          built for another GPU), "" when nothing; the commands print it */
     int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
                  nothing needs every op's times) */
 };

@@ -382,3 +382,83 @@ Test(user, plan_compare_ranks_settings_by_time_cost_or_energy)
         eq(int, tpsim(out, sizeof out, "plan tests/data/good/plan-compare.yaml --rank speed"), 2));
     testdir_remove(d);
 }
+
+/* A sweep with a zip (device and platform together), named variants and where: conditions: the
+ * points it can never run are listed before any runs, the filtered ones have no row, failures
+ * count in the progress, and a device on another GPU's platform is warned of. */
+Test(user, sweep_zips_variants_filters_and_lists_impossible_points_first)
+{
+    char d[256], scn[300], csv[300], out[16384], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(scn, sizeof scn, d, "s.yaml");
+    testdir_path(csv, sizeof csv, d, "s.csv");
+    FILE *f = fopen(scn, "w");
+    fputs("model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+          "run: {layers: 2}\nsweep:\n  strategy.tp: [1, 2, 16]\n"
+          "  zip:\n    device: [A100-80GB, H100-SXM, A100-80GB]\n"
+          "    platform: [dgx-a100, dgx-h100, dgx-h100]\n"
+          "  variants:\n    plain: {strategy.sequence_parallel: false}\n"
+          "    sp: {strategy: {tp: 2, sequence_parallel: true}}\n"
+          "  where: [\"strategy.tp >= 2 || variant == 'plain'\"]\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "sweep %s -j 2 -o %s", scn, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    /* 3 x 3 x 2 = 18 points, tp 1 with sp left out (3); tp 16 cannot run on 8 GPUs (3 points:
+     * the sp variant's strategy mapping, set after strategy.tp, replaces it with its tp 2):
+     * listed before the run line */
+    const char *list = strstr(out, "points that cannot run:"), *run = strstr(out, "(12 to run)");
+    cr_assert(list && run && list < run, "%s", out);
+    cr_assert(strstr(out, "  point 12 (strategy.tp=16 device / platform=A100-80GB / dgx-a100 "
+                          "variant=plain): strategy.tp: TP degree 16 is larger than the "
+                          "platform's 8 GPUs\n") != NULL,
+              "%s", out);
+    cr_assert(strstr(out, "18 points, 3 left out by where:") != NULL, "%s", out);
+    cr_assert(strstr(out, "warning: 4 point(s): device A100-80GB on dgx-h100, a platform of H100 "
+                          "machines") != NULL,
+              "%s", out);
+    cr_assert(strstr(out, "15 points in") && strstr(out, "12 ok, 3 with errors"), "%s", out);
+    f = fopen(csv, "r");
+    char line[4096];
+    int rows = 0, sp_tp1 = 0;
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_assert(strncmp(line, "point,strategy.tp,device / platform,variant,status,", 50) == 0, "%s",
+              line);
+    while (fgets(line, sizeof line, f)) {
+        rows++;
+        sp_tp1 += strncmp(strchr(line, ',') + 1, "1,", 2) == 0 && strstr(line, ",sp,") != NULL;
+    }
+    fclose(f);
+    cr_assert(eq(int, rows, 15));
+    cr_assert(eq(int, sp_tp1, 0));
+    testdir_remove(d);
+}
+
+Test(user, a_bad_sweep_section_is_one_located_error)
+{
+    static const char *const cases[][2] = {
+        {"  zip:\n    device: [A100-80GB, H100-SXM]\n    platform: [dgx-a100]\n",
+         ":9:15: field 'sweep.zip.platform': 1 values, where the zip's first key has 2"},
+        {"  strategy.tp: [2, 4]\n  where: \"strategy.pp > 1\"\n",
+         ":8:10: field 'sweep.where': 'strategy.pp > 1': 'strategy.pp' is not a swept key"},
+        {"  strategy.tp: [2, 4]\n  where: [\"strategy.tp >\"]\n",
+         "field 'sweep.where': 'strategy.tp >': a condition cut short"},
+        {"  variants:\n    a: {strategy.tp: 2}\n    b: 4\n",
+         ":9:8: field 'sweep.variants.b': expected a mapping of scenario keys"},
+        {"  where: \"1 == 1\"\n", "field 'sweep': no key to sweep"},
+    };
+    char d[256], scn[300], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(scn, sizeof scn, d, "s.yaml");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(scn, "w");
+        fprintf(f, "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+                   "run: {layers: 2}\nsweep:\n%s",
+                cases[i][0]);
+        fclose(f);
+        snprintf(args, sizeof args, "sweep %s -j 1 -o %s/s.csv", scn, d);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s", out);
+        cr_assert(strstr(out, cases[i][1]) != NULL, "'%s' not in '%s'", cases[i][1], out);
+    }
+    testdir_remove(d);
+}
