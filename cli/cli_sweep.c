@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/csv.h"
+#include "cli/sweep_plot.h"
 #include "core/scenario.h"
 #include "common/gnuplot.h"
 #include "common/readall.h"
@@ -40,8 +41,15 @@ static const char sweep_help[] =
     "  -j N        worker processes (default: the number of CPUs)\n"
     "  -o FILE     CSV to write (default: SCENARIO with .csv instead of .yaml)\n"
     "  --resume    keep the CSV's rows of this sweep and run only the missing points\n"
-    "  --plot      draw FILE.png and FILE.svg: model TFLOP/s per GPU and iteration time against\n"
-    "              the first swept key, one curve per value of the other keys\n"
+    "  --plot      draw FILE.png and FILE.svg (gnuplot; FILE.gp kept): a metric against a swept\n"
+    "              key, a line per group, a panel per value of a facet key (docs/sweeps.md)\n"
+    "  --y COLUMN  the metric: a result column (default model_tflops_per_gpu; iteration_s, mfu,\n"
+    "              tokens_per_s_per_gpu, time_to_train_s, cost, memory_gb_per_gpu, ...)\n"
+    "  --x KEY     the swept column along x (default the first)\n"
+    "  --group KEY one line per value of KEY (default: per combination of the other columns)\n"
+    "  --facet KEY one panel per value of KEY (default: when more than 8 lines, the column with\n"
+    "              the most values)\n"
+    "  --log x|y|xy  logarithmic axes (each of --y, --x, --group, --facet, --log implies --plot)\n"
     "  --set KEY=VALUE  set a scenario key of every point (strategy.tp=8); repeatable\n"
     "  -h, --help  show this help\n";
 
@@ -70,18 +78,6 @@ static void header_line(const struct sweep *sw, char *out, size_t len)
     for (int k = 0; k < sw->nkeys; k++)
         put(out, len, &n, sw->keys[k]);
     snprintf(out + n, len - n, ",%s\n", result_cols);
-}
-
-/* Whether every value of key k is a number. */
-static int numeric_key(const struct sweep *sw, int k)
-{
-    for (int i = 0; i < sw->nvals[k]; i++) {
-        char t[512], *end;
-        sweep_value_text(sw, k, i, t, sizeof t);
-        strtod(t, &end);
-        if (end == t || *end) return 0;
-    }
-    return 1;
 }
 
 /* The fields of a point that failed: status error, the message (its field and text: the point's
@@ -337,106 +333,45 @@ static void progress(long done, long total, long failed, double t0)
 }
 
 /* Writes the rows (R, in point order) into `out`, header first, grouped by curve: ordered by the
- * other keys' values, then by the first key's. */
-static int sort_rows(const struct sweep *sw, const struct rows *R, const char *out)
+ * other columns' values, then by column x's. */
+static int sort_rows(const struct sweep *sw, const struct rows *R, int x, const char *out)
 {
-    long n0 = sw->nvals[0], rest = sw->npoints / n0;
+    long nx = sw->nvals[x], inner = 1; /* points between two values of x */
+    for (int k = x + 1; k < sw->nkeys; k++)
+        inner *= sw->nvals[k];
     FILE *o = fopen(out, "w");
     if (!o) return -1;
     char head[4096];
     header_line(sw, head, sizeof head);
     fputs(head, o);
     for (long pos = 0; pos < sw->npoints; pos++) {
-        long i = (pos % n0) * rest + pos / n0; /* the point at this place of the grouping */
+        /* pos: the other columns in mixed radix (slow), then x (fast) */
+        long xi = pos % nx, rest = pos / nx, lo = rest % inner, hi = rest / inner;
+        long i = (hi * nx + xi) * inner + lo;
         if (R->line[i]) fputs(R->line[i], o);
     }
     return fclose(o) != 0 ? -1 : 0;
 }
 
-/* What the sweep's plot draws (see plot). */
-struct sweep_plot {
-    const struct sweep *sw;
-    const char *data, *xexpr, *tics;
-    long curves;
-};
-
-/* Two panels, iteration time and model TFLOP/s against the first key, one curve per
- * combination of the other keys. */
-static void sweep_body(FILE *g, void *ctx)
+/* Draws the plot of the rows (R) beside csv: the rows ordered by curve into STEM.plot.csv,
+ * then cli/sweep_plot.c's script. */
+static void plot(const struct sweep *sw, const struct rows *R, const char *csv,
+                 const struct sweep_plot_opts *po)
 {
-    const struct sweep_plot *sp = ctx;
-    const struct sweep *sw = sp->sw;
-    fprintf(g,
-            "set datafile separator ','\nset key outside below maxrows 4\nset grid\n%s"
-            "set multiplot layout 1,2 title '%s' noenhanced\n",
-            sp->tics, sw->path);
-    for (int panel = 0; panel < 2; panel++) {
-        int col = sw->nkeys + (panel ? 4 : 3); /* point, keys, status, iteration_s, tflops */
-        fprintf(g, "set xlabel '%s' noenhanced\nset ylabel '%s'\nplot ", sw->keys[0],
-                panel ? "model TFLOP/s per GPU" : "iteration time (s)");
-        for (long c = 0; c < sp->curves; c++) {
-            char cond[1024] = "1", title[512] = "";
-            size_t cn = 1, tn = 0;
-            for (int k = 1; k < sw->nkeys; k++) {
-                long idx = c;
-                for (int j = sw->nkeys - 1; j > k; j--)
-                    idx /= sw->nvals[j];
-                idx %= sw->nvals[k];
-                char v[256];
-                sweep_value_text(sw, k, idx, v, sizeof v);
-                cn += (size_t)snprintf(cond + cn, sizeof cond - cn, " && strcol(%d) eq '%s'", k + 2,
-                                       v[0] == '"' ? "" : v);
-                tn += (size_t)snprintf(title + tn, sizeof title - tn, "%s%s=%s", k > 1 ? " " : "",
-                                       sw->keys[k], v);
-            }
-            fprintf(g,
-                    "%s'%s' using %s:((strcol(%d) eq 'ok' && %s) ? $%d : 1/0) "
-                    "with linespoints title '%s' noenhanced",
-                    c ? ", " : "", sp->data, sp->xexpr, sw->nkeys + 2, cond, col,
-                    sp->curves > 1 ? title : "tpsim");
-        }
-        fprintf(g, "\n");
-    }
-    fprintf(g, "unset multiplot\n");
-}
-
-static void plot(const struct sweep *sw, const struct rows *R, const char *csv)
-{
-    char base[600], gp[700];
+    char base[600], data[700];
     snprintf(base, sizeof base, "%.*s",
              (int)(strlen(csv) > 4 && !strcmp(csv + strlen(csv) - 4, ".csv") ? strlen(csv) - 4
                                                                              : strlen(csv)),
              csv);
-    snprintf(gp, sizeof gp, "%s.gp", base);
-    /* rows grouped by curve (they were appended as they finished): gnuplot breaks a line at
-     * every row that is not the curve's */
-    char data[700];
     snprintf(data, sizeof data, "%s.plot.csv", base);
-    if (sort_rows(sw, R, data) != 0) return;
-    /* one curve per combination of the other keys: gnuplot filters rows by those columns */
-    long curves = sw->npoints / sw->nvals[0];
-    /* a categorical first key is drawn at positions 0, 1, ... with its values as tic labels */
-    char xexpr[4096] = "($2)", tics[4096] = "";
-    if (!numeric_key(sw, 0)) {
-        size_t xn = 0, tn = (size_t)snprintf(tics, sizeof tics, "set xtics (");
-        for (int i = 0; i < sw->nvals[0]; i++) {
-            char v[256];
-            sweep_value_text(sw, 0, i, v, sizeof v);
-            xn += (size_t)snprintf(xexpr + xn, sizeof xexpr - xn,
-                                   "%sstrcol(2) eq '%s' ? %d : ", i ? "" : "(", v, i);
-            tn += (size_t)snprintf(tics + tn, sizeof tics - tn, "%s'%s' %d", i ? ", " : "", v, i);
-        }
-        snprintf(xexpr + xn, sizeof xexpr - xn, "1/0)");
-        snprintf(tics + tn, sizeof tics - tn, ") rotate by -30\n");
-    }
-    struct sweep_plot sp = {sw, data, xexpr, tics, curves};
-    int drawn = tps_gnuplot_plot(gp, base, 1200, 640, sweep_body, &sp);
+    if (sort_rows(sw, R, sweep_plot_x(sw, po), data) != 0) return;
+    int drawn = sweep_plot_draw(sw, po, result_cols, data, base);
     if (drawn < 0) return; /* no script: nothing to say beyond the CSV */
     if (drawn == 0)
         fprintf(stderr,
                 "tpsim sweep: gnuplot failed or is missing (apt-get install gnuplot-nox); "
-                "script kept in %s\n",
-                gp);
+                "script kept in %s.gp\n",
+                base);
     else
         fprintf(stderr, "tpsim sweep: plots in %s.png and %s.svg\n", base, base);
 }
@@ -534,7 +469,8 @@ static void point_progress(long finished, long todo, long failed, long errors, v
 }
 
 /* Runs the sweep into csv; returns the exit status. */
-static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resume, int want_plot)
+static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resume, int want_plot,
+                     const struct sweep_plot_opts *po)
 {
     struct stat sb;
     if (stat(csv, &sb) == 0 && !S_ISREG(sb.st_mode)) {
@@ -631,7 +567,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         if (want_plot && R.nok == 0)
             fprintf(stderr, "tpsim sweep: nothing to plot: no point succeeded\n");
         else if (want_plot)
-            plot(sw, &R, csv);
+            plot(sw, &R, csv, po);
     }
     rows_release(&R);
     return code;
@@ -641,6 +577,7 @@ struct sweep_args {
     const char *csv;
     long jobs;
     int resume, plot;
+    struct sweep_plot_opts po;
 };
 
 static int sweep_option(int opt, const char *v, void *ctx)
@@ -658,14 +595,38 @@ static int sweep_option(int opt, const char *v, void *ctx)
         break;
     case 'j':
         return cli_parse_count("sweep", "-j", v, 1, 1024, &a->jobs);
+    case 'y':
+    case 'x':
+    case 'g':
+    case 'f':
+        *(opt == 'y'   ? &a->po.y
+          : opt == 'x' ? &a->po.x
+          : opt == 'g' ? &a->po.group
+                       : &a->po.facet) = v;
+        a->plot = 1;
+        break;
+    case 'l':
+        if (strcmp(v, "x") && strcmp(v, "y") && strcmp(v, "xy"))
+            return cli_usage_error("sweep", "bad --log '%s' (x, y or xy)", v);
+        a->po.logx = strchr(v, 'x') != NULL;
+        a->po.logy = strchr(v, 'y') != NULL;
+        a->plot = 1;
+        break;
     }
     return 0;
 }
 
 int cli_sweep(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"resume", no_argument, NULL, 'r'}, {"plot", no_argument, NULL, 'p'}, CLI_SET_OPTION, {0}};
+    static const struct option longs[] = {{"resume", no_argument, NULL, 'r'},
+                                          {"plot", no_argument, NULL, 'p'},
+                                          {"y", required_argument, NULL, 'y'},
+                                          {"x", required_argument, NULL, 'x'},
+                                          {"group", required_argument, NULL, 'g'},
+                                          {"facet", required_argument, NULL, 'f'},
+                                          {"log", required_argument, NULL, 'l'},
+                                          CLI_SET_OPTION,
+                                          {0}};
     struct sweep_args a = {.jobs = (long)sysconf(_SC_NPROCESSORS_ONLN)};
     const char *path = NULL;
     int npos, prc = cli_parse(argc, argv, 1, "sweep", sweep_help, "j:o:", longs, sweep_option, &a,
@@ -686,7 +647,11 @@ int cli_sweep(int argc, char **argv)
         snprintf(csvbuf, sizeof csvbuf, "%.*s.csv", (int)(yaml ? n - 5 : n), path);
         csv = csvbuf;
     }
-    int code = sweep_run(&sw, csv, jobs, resume, want_plot);
+    if (want_plot && sweep_plot_check(&sw, &a.po, result_cols, &err)) {
+        sweep_release(&sw);
+        return cli_report_error(&err);
+    }
+    int code = sweep_run(&sw, csv, jobs, resume, want_plot, &a.po);
     sweep_release(&sw);
     return code;
 }

@@ -282,6 +282,13 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
     if (rc) return rc;
     int root = tps_ydoc_root(&d),
         id = tps_ydoc_is_map(&d, root) ? tps_ydoc_get(&d, root, "sweep") : 0;
+    const char *slash = strrchr(path, '/'),
+               *nm = id ? tps_ydoc_text(&d, tps_ydoc_get(&d, root, "name")) : NULL;
+    if (nm)
+        snprintf(sw->name, sizeof sw->name, "%s", nm);
+    else
+        snprintf(sw->name, sizeof sw->name, "%.*s", (int)strcspn(slash ? slash + 1 : path, "."),
+                 slash ? slash + 1 : path);
     if (!id)
         rc = tps_ydoc_fail(&d, root, "sweep", err, "the scenario has no sweep section");
     else if (!tps_ydoc_is_map(&d, id) || tps_ydoc_len(&d, id) == 0)

@@ -46,8 +46,9 @@ struct sweep {
     int nwhere; /* the where: conditions, each an expression over the axes' values */
     char where[SWEEP_MAX_WHERE][256];
     long npoints;
-    char id[17]; /* identity of the sweep's definition: a hash of the scenario without its
-                    sweep section (as libyaml emits it) and of the swept keys, not their values */
+    char name[64]; /* the scenario's name: its name: key, else the file's name without .yaml */
+    char id[17];   /* identity of the sweep's definition: a hash of the scenario without its
+                      sweep section (as libyaml emits it) and of the swept keys, not their values */
 };
 
 /* Reads the sweep section of scenario `path` (an error if it has none). */

@@ -452,13 +452,58 @@ Test(user, a_bad_sweep_section_is_one_located_error)
     testdir_path(scn, sizeof scn, d, "s.yaml");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         FILE *f = fopen(scn, "w");
-        fprintf(f, "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
-                   "run: {layers: 2}\nsweep:\n%s",
+        fprintf(f,
+                "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 2}\n"
+                "run: {layers: 2}\nsweep:\n%s",
                 cases[i][0]);
         fclose(f);
         snprintf(args, sizeof args, "sweep %s -j 1 -o %s/s.csv", scn, d);
         cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s", out);
         cr_assert(strstr(out, cases[i][1]) != NULL, "'%s' not in '%s'", cases[i][1], out);
+    }
+    testdir_remove(d);
+}
+
+/* The 200-point example: a zip and a where: filter, its impossible points listed before any
+ * runs, and a plot whose script says what a reader needs: the metric with its unit, the x key's
+ * meaning, one panel per sequence length, the held column in the title. */
+Test(user, a_200_point_sweep_lists_what_cannot_run_and_plots_for_a_reader)
+{
+    char d[256], csv[300], gp[300], out[65536], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(csv, sizeof csv, d, "hw.csv");
+    testdir_path(gp, sizeof gp, d, "hw.gp");
+    snprintf(args, sizeof args,
+             "sweep scenarios/sweep-hardware.yaml -j 2 -o %s --y mfu --x model.hidden --group "
+             "strategy.tp --facet model.seq",
+             csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    const char *list = strstr(out, "32 point(s) cannot run"),
+               *run = strstr(out, "200 points, 16 left out by where: (152 to run)");
+    cr_assert(list && run && list < run, "%s", out);
+    FILE *f = fopen(gp, "r");
+    cr_assert_not_null(f, "no gnuplot script");
+    static char g[1 << 20];
+    size_t n = fread(g, 1, sizeof g - 1, f);
+    g[n] = '\0';
+    fclose(f);
+    cr_assert(strstr(g, "set ylabel 'MFU (%)'") && strstr(g, "set xlabel 'hidden size'"), "%s", g);
+    cr_assert(strstr(g, "set multiplot layout 2,3 title 'two layers on a DGX A100 and a DGX H100 "
+                        "(device / platform A100-80GB / dgx-a100)'") != NULL);
+    cr_assert(strstr(g, "set title 'sequence length (tokens) 8192'") != NULL);
+    cr_assert(strstr(g, "title 'TP degree 16'") != NULL);
+    /* options the sweep cannot honour are refused before anything runs */
+    static const char *const bad[][2] = {
+        {"--y nope", "tpsim: --y: 'nope' is not a result to plot"},
+        {"--x model.seq --group model.seq", "tpsim: --group: 'model.seq' is --x already"},
+        {"--facet strategy.pp", "tpsim: --facet: 'strategy.pp' is not a swept key"},
+        {"--log z", "tpsim sweep: bad --log 'z'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "sweep scenarios/sweep-hardware.yaml -o %s/x.csv %s", d,
+                 bad[i][0]);
+        cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s: %s", bad[i][0], out);
+        cr_assert(strstr(out, bad[i][1]) == out, "%s: '%s'", bad[i][0], out);
     }
     testdir_remove(d);
 }
