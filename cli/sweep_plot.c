@@ -60,13 +60,22 @@ static const struct {
     {"model.preset", "model"},
     {"training.global_batch", "global batch (sequences)"},
     {"pipeline.virtual_stages", "virtual stages"},
+    {"strategy.oases", "Oases"},
+    {"strategy.attention_tp", "attention TP"},
+    {"strategy.mlp_tp", "MLP TP"},
+    {"strategy.recompute", "recomputation"},
+    {"strategy.placement", "placement"},
+    {"strategy.tp_comm_overlap", "TP overlap"},
+    {"model.dtype", "dtype"},
+    {"training.recompute", "recomputation"},
 };
 
 static const char *key_label(const char *key)
 {
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(keys[i].key, key)) return keys[i].label;
-    return key;
+    const char *dot = strrchr(key, '.'); /* strategy.ring: "ring" */
+    return dot && dot[1] ? dot + 1 : key;
 }
 
 static int metric_of(const char *col)
@@ -172,8 +181,8 @@ static void gq(FILE *g, const char *s)
 }
 
 /* Condition and title of curve c: the line columns' values (c in mixed radix over them, the
- * last varying fastest). A title names a numeric column ("TP degree 8") and shows a categorical
- * value alone ("H100-SXM / dgx-h100"). */
+ * last varying fastest). A title names a key's column ("TP degree 8", "Oases true") and shows a
+ * zip's or a variant's value alone ("H100-SXM / dgx-h100"). */
 static void curve(const struct shape *s, long c, char *cond, size_t clen, char *title, size_t tlen)
 {
     int j[SWEEP_MAX_KEYS];
@@ -189,7 +198,7 @@ static void curve(const struct shape *s, long c, char *cond, size_t clen, char *
         sweep_value_text(s->sw, k, j[l], v, sizeof v);
         cn += (size_t)snprintf(cond + cn, cn < clen ? clen - cn : 0, " && strcol(%d) eq '%s'",
                                k + 2, v);
-        int named = numeric_axis(s->sw, k);
+        int named = s->sw->kind[k] == SWEEP_KEY; /* a zip's or a variant's values speak alone */
         const char *lab = key_label(s->sw->keys[k]), *unit = strstr(lab, " (");
         int ln = named ? (int)(unit ? unit - lab : (long)strlen(lab)) : 0; /* no unit in a legend */
         tn += (size_t)snprintf(title + tn, tn < tlen ? tlen - tn : 0, "%s%.*s%s%s", l ? ", " : "",
@@ -276,11 +285,17 @@ int sweep_plot_draw(const struct sweep *sw, const struct sweep_plot_opts *o, con
     long lines = 1;
     for (int k = 0; k < sw->nkeys; k++)
         if (k != s.x && k != s.facet && (group < 0 || k == group)) lines *= sw->nvals[k];
-    /* many lines: a panel per value of the non-x, non-group column with the most values */
+    /* many lines: a panel per value of the non-x, non-group column with the most values; still
+     * too many: lines of the remaining column with the most values, the others held */
     if (s.facet < 0 && !o->group && lines > 8 && sw->nkeys > 2) {
         for (int k = 0; k < sw->nkeys; k++)
             if (k != s.x && (s.facet < 0 || sw->nvals[k] > sw->nvals[s.facet])) s.facet = k;
         lines /= sw->nvals[s.facet];
+    }
+    if (group < 0 && lines > 12) {
+        for (int k = 0; k < sw->nkeys; k++)
+            if (k != s.x && k != s.facet && (group < 0 || sw->nvals[k] > sw->nvals[group]))
+                group = k;
     }
     s.ncurves = 1;
     for (int k = 0; k < sw->nkeys; k++) {
@@ -343,6 +358,6 @@ int sweep_plot_draw(const struct sweep *sw, const struct sweep_plot_opts *o, con
     snprintf(gp, sizeof gp, "%s.gp", stem);
     int panels, pc, pr;
     grid(&s, &panels, &pc, &pr);
-    return tps_gnuplot_plot(gp, stem, panels > 1 ? 560 * pc : 900, panels > 1 ? 420 * pr + 60 : 560,
-                            body, &s);
+    return tps_gnuplot_plot(gp, stem, panels > 1 ? 560 * pc : 1150,
+                            panels > 1 ? 420 * pr + 60 : 600, body, &s);
 }

@@ -1,26 +1,34 @@
-set terminal pngcairo size 1200,640
+set terminal pngcairo size 1150,600
 set output 'docs/papers/colossal-dgx-a100.png'
 set datafile separator ','
-set key outside below maxrows 4
 set grid
-set multiplot layout 1,2 title 'scenarios/papers/colossal-dgx-a100.yaml' noenhanced
-set xlabel 'model.micro_batch' noenhanced
-set ylabel 'iteration time (s)'
-plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq '1d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=tp3d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq '1d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=tp3d' noenhanced
-set xlabel 'model.micro_batch' noenhanced
+set termoption noenhanced
+set key outside right top vertical box opaque
+set xlabel 'micro-batch (sequences)'
 set ylabel 'model TFLOP/s per GPU'
-plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq '1d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=tp3d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq '1d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=tp3d' noenhanced
+set multiplot layout 1,1 title 'colossal-dgx-a100' font ',14'
+set title ''
+plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq '1d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 1 title 'TP degree 4, strategy 1d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 2 title 'TP degree 4, strategy summa2d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 3 title 'TP degree 4, strategy tp3d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq '1d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 4 title 'TP degree 8, strategy 1d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 5 title 'TP degree 8, strategy summa2d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 6 title 'TP degree 8, strategy tp3d'
 unset multiplot
-set terminal svg size 1200,640
+set terminal svg size 1150,600
 set output 'docs/papers/colossal-dgx-a100.svg'
 set datafile separator ','
-set key outside below maxrows 4
 set grid
-set multiplot layout 1,2 title 'scenarios/papers/colossal-dgx-a100.yaml' noenhanced
-set xlabel 'model.micro_batch' noenhanced
-set ylabel 'iteration time (s)'
-plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq '1d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $6 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=tp3d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq '1d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $6 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=tp3d' noenhanced
-set xlabel 'model.micro_batch' noenhanced
+set termoption noenhanced
+set key outside right top vertical box opaque
+set xlabel 'micro-batch (sequences)'
 set ylabel 'model TFLOP/s per GPU'
-plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq '1d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $7 : 1/0) with linespoints title 'strategy.tp=4 strategy.kind=tp3d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq '1d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=1d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=summa2d' noenhanced, 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && 1 && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $7 : 1/0) with linespoints title 'strategy.tp=8 strategy.kind=tp3d' noenhanced
+set multiplot layout 1,1 title 'colossal-dgx-a100' font ',14'
+set title ''
+plot 'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq '1d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 1 title 'TP degree 4, strategy 1d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq 'summa2d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 2 title 'TP degree 4, strategy summa2d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '4' && strcol(4) eq 'tp3d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 3 title 'TP degree 4, strategy tp3d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq '1d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 4 title 'TP degree 8, strategy 1d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq 'summa2d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 5 title 'TP degree 8, strategy summa2d', \
+  'docs/papers/colossal-dgx-a100.plot.csv' using ($2):((strcol(5) eq 'ok' && strcol(3) eq '8' && strcol(4) eq 'tp3d') ? $7 * 1 : 1/0) with linespoints lw 2 pt 6 title 'TP degree 8, strategy tp3d'
 unset multiplot
