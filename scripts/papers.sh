@@ -4,16 +4,20 @@
 # (speed-up = t_1D / t_strategy); model TFLOP/s per GPU is the same ratio, since the model FLOPs
 # do not depend on the strategy. The CSVs are in point order: a rerun rewrites them byte for byte.
 # Usage: scripts/papers.sh [path/to/tpsim] [-j N]
+#        scripts/papers.sh --tables   (the tables of the committed CSVs, no sweep run:
+#                                      tests/docs/doc-figures.sh checks docs/papers.md with it)
 set -eu
 cd "$(dirname "$0")/.."
-T=${1:-build/tpsim}
-J=${2:-$(nproc)}
-mkdir -p docs/papers
-for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 oases-plan-rtx3090 \
-  primepar-dgx-a100 primepar-dgx-h100 primepar-rings-dgx-a100 colossal-dgx-a100 \
-  colossal-tesseract-dgx-a100; do
-  "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
-done
+if [ "${1:-}" != --tables ]; then
+  T=${1:-build/tpsim}
+  J=${2:-$(nproc)}
+  mkdir -p docs/papers
+  for s in atp-dgx-a100 atp-pcie-8gpu atp-multinode oases-rtx3090 oases-plan-rtx3090 \
+    primepar-dgx-a100 primepar-dgx-h100 primepar-rings-dgx-a100 colossal-dgx-a100 \
+    colossal-tesseract-dgx-a100; do
+    "$T" sweep scenarios/papers/$s.yaml -j "$J" -o docs/papers/$s.csv --plot
+  done
+fi
 # CSV columns: point, the swept keys, status, iteration_s, model_tflops_per_gpu, mfu, ...
 echo
 echo "ATP, TP=8: speed-up over Megatron 1D (mesh 8x1) by iteration time, t_1D / t_strategy"

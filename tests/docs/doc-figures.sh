@@ -3,7 +3,8 @@
 # them, so that a documented figure cannot drift from the program. In README.md and docs/*.md, a
 # line
 #   <!-- doc-figures: COMMAND [-- rel R] -->
-# is followed (after blank lines) by a fenced block or a table: COMMAND runs from a scratch copy
+# is followed (after blank lines) by a fenced block or a table (its header row and rule left out:
+# they name the columns): COMMAND runs from a scratch copy
 # of the repository (with ../shared beside it, as doc-commands.sh does), and the numbers of the
 # block must be the numbers COMMAND prints, in order and as many, each within a relative R
 # (default 0.001, for figures printed to 3 or more digits; a run time quoted loosely takes a
@@ -42,7 +43,7 @@ for doc in README.md docs/*.md; do
     want && !fence && !tab && /^[ \t]*$/ { next }
     want && !tab && /^```/ { if (fence) { emit(); next } fence = 1; next }
     want && fence { print > f; next }
-    want && /^\|/ { tab = 1; print > f; next }
+    want && /^\|/ { if (tab++ && $0 !~ /^\|[-| :]+\|$/) print > f; next } # header and rule: names
     want && tab { emit(); next }
     want { want = 0; printf "%s\t%d\t%s\t%s\t%s\n", FILENAME, at, "#NOBLOCK", rel, "" }
     function emit() { close(f); printf "%s\t%d\t%s\t%s\t%s\n", FILENAME, at, c, rel, f; want = 0; fence = 0; tab = 0 }
