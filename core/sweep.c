@@ -186,7 +186,7 @@ static int read_zip(const struct tps_ydoc *d, int id, struct sweep *sw, int k,
     }
     if (cn >= sizeof sw->keys[k])
         return tps_ydoc_fail(d, id, "sweep.zip", err, "the keys' names are too long together");
-    snprintf(sw->keys[k], sizeof sw->keys[k], "%s", name);
+    snprintf(sw->keys[k], sizeof sw->keys[k], "%.95s", name);
     sw->kind[k] = SWEEP_ZIP;
     for (int j = 0; j < n; j++) { /* value j: the list of each key's j-th */
         char t[1024];
