@@ -45,6 +45,15 @@ done
 echo "== atp-multinode, GPT-3 13B (1D is not possible: 16 and 32 do not divide its 40 heads)"
 awk -F, 'NR > 1 && $5 == "ok" { printf "nodes %s mesh %-8s %-12s %8.3f ms %6.1f model TFLOP/s/GPU\n", $4, $2, $3, $6 * 1e3, $7 }' \
   docs/papers/atp-multinode.csv | sort
+echo "== atp-multinode as docs/papers.md's table: GPUs, mesh, row-first ms (TF/s), column-first ms (TF/s), column-first slower by"
+awk -F, 'NR > 1 && $5 == "ok" { m = $2; gsub(/[][]/, "", m); t[$4, m, $3] = $6; f[$4, m, $3] = $7 }
+  END { split("2:8 2,2:4 4,2:2 8,2:1 16,4:8 4,4:4 8,4:2 16,4:1 32", rows, ",")
+        for (i = 1; i <= 8; i++) {
+          split(rows[i], a, ":"); n = a[1]; m = a[2]; split(m, d, " ")
+          r = t[n, m, "row-first"]; c = t[n, m, "column-first"]
+          printf "%d %sx%s %.3f ms (%.1f) %.3f ms (%.1f) %.0f%%\n", n * 8, d[1], d[2], r * 1e3,
+                 f[n, m, "row-first"], c * 1e3, f[n, m, "column-first"], (c / r - 1) * 100 } }' \
+  docs/papers/atp-multinode.csv
 echo
 echo "Oases: speed-up over Megatron 1D (both with recomputation), t_megatron / t_oases, TP=8 on 32 RTX 3090"
 awk -F, 'NR > 1 && $5 == "ok" { k = $2 " " $3; t[k, $4] = $6 }
