@@ -8,7 +8,8 @@
 # of the repository (with ../shared beside it, as doc-commands.sh does), and the numbers of the
 # block must be the numbers COMMAND prints, in order and as many, each within a relative R
 # (default 0.001, for figures printed to 3 or more digits; a run time quoted loosely takes a
-# larger R). Words, and tokens holding a '/' (paths), are not compared: the figures are.
+# larger R). Words, tokens holding a '/' (paths) and a block's "$ " command lines are not
+# compared: the figures are.
 # Usage: tests/docs/doc-figures.sh SOURCE_DIR TPSIM_BINARY [LIMIT_S]
 set -uo pipefail
 src=$(cd "$1" && pwd)
@@ -42,7 +43,7 @@ for doc in README.md docs/*.md; do
     }
     want && !fence && !tab && /^[ \t]*$/ { next }
     want && !tab && /^```/ { if (fence) { emit(); next } fence = 1; next }
-    want && fence { print > f; next }
+    want && fence { if ($0 !~ /^\$ /) print > f; next } # a "$ " line is the command, not a figure
     want && /^\|/ { if (tab++ && $0 !~ /^\|[-| :]+\|$/) print > f; next } # header and rule: names
     want && tab { emit(); next }
     want { want = 0; printf "%s\t%d\t%s\t%s\t%s\n", FILENAME, at, "#NOBLOCK", rel, "" }
