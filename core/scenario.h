@@ -35,15 +35,15 @@ struct scn_scenario {
      * batch. Otherwise one TP group runs `layers` x `micro_batches`. */
     int is_job;
     struct mdl_job job;
-    long global_batch;        /* sequences per iteration (a job) */
-    double train_tokens;      /* training.tokens: what to train on (a job), 0 not given */
-    bool hf_untied; /* model.hf_config says the logits have their own weights: the default of
-                       training.untied_embeddings */
-    double gpu_hour_price;    /* cost.gpu_hour: the price of one GPU for an hour, 0 not given */
+    long global_batch;     /* sequences per iteration (a job) */
+    double train_tokens;   /* training.tokens: what to train on (a job), 0 not given */
+    bool hf_untied;        /* model.hf_config says the logits have their own weights: the default of
+                              training.untied_embeddings */
+    double gpu_hour_price; /* cost.gpu_hour: the price of one GPU for an hour, 0 not given */
     struct mdl_hetero hetero; /* owned: devices per GPU, stragglers, balancing (TP group) */
     int ncompare;             /* settings in `compare:` (tpsim plan ranks them), 0 when none */
-    char warning[256]; /* what may not be meant, though valid (a device on a platform preset
-                          built for another GPU), "" when nothing; the commands print it */
+    char warning[256];        /* what may not be meant, though valid (a device on a platform preset
+                                 built for another GPU), "" when nothing; the commands print it */
     int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
                  nothing needs every op's times) */
 };
