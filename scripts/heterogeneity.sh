@@ -3,12 +3,30 @@
 # against straggler slowdown for each balancing policy (a sweep, CSV and PNG/SVG), the columns
 # ZERO-resizing drops, and the distribution over seeds of noisy GPUs under each policy.
 # Usage: scripts/heterogeneity.sh [path/to/tpsim] [-j N]
+#        scripts/heterogeneity.sh --tables   the FlexTP table of the committed CSV, nothing run
+#        scripts/heterogeneity.sh --noise    the noisy-GPU runs only (build/tpsim)
+# (tests/docs/doc-figures.sh checks docs/heterogeneity.md's tables with the last two.)
 set -eu
 cd "$(dirname "$0")/.."
+mode=all
+case "${1:-}" in --tables) mode=tables; shift ;; --noise) mode=noise; shift ;; esac
 T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/heterogeneity
-"$T" sweep scenarios/papers/flextp-dgx-a100.yaml -j "$J" -o docs/heterogeneity/flextp-dgx-a100.csv --plot
+if [ $mode = all ]; then
+  "$T" sweep scenarios/papers/flextp-dgx-a100.yaml -j "$J" -o docs/heterogeneity/flextp-dgx-a100.csv --plot
+fi
+noise() {
+  echo "Noisy GPUs over 64 seeds (scenarios/papers/flextp-noise-dgx-a100.yaml)"
+  for b in none zero_resize migrate semi; do
+    sed "s/balance: none/balance: $b/" scenarios/papers/flextp-noise-dgx-a100.yaml > "$tmp/n.yaml"
+    printf '%-12s ' "$b"
+    "$T" run "$tmp/n.yaml" --seeds 64 | tail -1
+  done
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ $mode = noise ]; then noise; exit 0; fi
 echo
 echo "FlexTP on 8 A100s: iteration time (ms) by slowdown and policy; speed-up over none"
 awk -F, 'NR > 1 && $4 == "ok" {
@@ -23,8 +41,7 @@ awk -F, 'NR > 1 && $4 == "ok" {
              for (p = 1; p <= 3; p++) printf " %9.3f (%4.2fx)", t[s, P[p]] * 1e3, none / t[s, P[p]]
              printf "\n"
            } }' docs/heterogeneity/flextp-dgx-a100.csv
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+[ $mode = tables ] && exit 0
 echo
 echo "Columns dropped and bytes migrated per iteration (4 layers)"
 for s in "1.1, 1, 1, 1, 1, 1, 1, 1" "2, 1, 1, 1, 1, 1, 1, 1" "8, 6, 4, 2, 1, 1, 1, 1"; do
@@ -36,12 +53,7 @@ for s in "1.1, 1, 1, 1, 1, 1, 1, 1" "2, 1, 1, 1, 1, 1, 1, 1" "8, 6, 4, 2, 1, 1, 
   done
 done
 echo
-echo "Noisy GPUs over 64 seeds (scenarios/papers/flextp-noise-dgx-a100.yaml)"
-for b in none zero_resize migrate semi; do
-  sed "s/balance: none/balance: $b/" scenarios/papers/flextp-noise-dgx-a100.yaml > "$tmp/n.yaml"
-  printf '%-12s ' "$b"
-  "$T" run "$tmp/n.yaml" --seeds 64 | tail -1
-done
+noise
 echo
 echo "Columns ZERO-resizing drops under that noise, seeds 1 to 3"
 sed "s/balance: none/balance: zero_resize/" scenarios/papers/flextp-noise-dgx-a100.yaml > "$tmp/n.yaml"
@@ -89,5 +101,5 @@ for w in none "" ", from: 2ms, for: 3ms" ", from: 2ms, for: 1ms, every: 2ms"; do
   else plat="platform: {preset: dgx-a100, degraded_links: [{between: [gpu3, n0nvswitch], factor: 0.1$w}]}"
        label=${w:-"the whole run"}; label=${label#, }; fi
   sed -e "s/^platform:.*/$plat/" -e '/^stragglers:/d' -e '/^sweep:/,$d' scenarios/papers/flextp-dgx-a100.yaml > "$tmp/l.yaml"
-  printf '%-34s %s\n' "$label" "$("$T" run "$tmp/l.yaml" | grep 'iteration time' | sed 's/iteration time *//')"
+  printf '%-34s %s\n' "$label" "$("$T" run "$tmp/l.yaml" | grep '^iteration time' | sed 's/iteration time *//')"
 done
