@@ -35,6 +35,11 @@ int cli_is_help(const char *a)
 static const char *sets[TPS_YDOC_MAX_SETS];
 static int nsets;
 
+int cli_sets_given(void)
+{
+    return nsets;
+}
+
 int cli_sets_apply(const char *path)
 {
     struct tps_error err = {0};

@@ -39,6 +39,8 @@ enum { CLI_OPT_SET = 0x5e7 };
     "  --set KEY=VALUE    set a scenario key, dotted (strategy.tp=8, model.hidden=8192,\n"         \
     "                     platform.nodes=4, model.moe={experts: 8, top_k: 2}); repeatable\n"
 int cli_sets_apply(const char *path);
+/* How many --set options the command line gave. */
+int cli_sets_given(void);
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
               const char *shorts, const struct option *longs, cli_option_fn on, void *ctx,
               const char **pos, int maxpos, int *npos);

@@ -231,6 +231,8 @@ static int run_command(int argc, char **argv, const char *cmd, const char *help)
     if (!o.input)
         return cli_usage_error(cmd, "%s", replay ? "missing TRACE_DIR" : "missing SCENARIO");
     if (replay && !o.platform) return cli_usage_error(cmd, "%s", "missing --platform");
+    if (cli_sets_given() && (replay || is_dir(o.input)))
+        return cli_usage_error(cmd, "%s", "--set applies to scenarios, not to a trace directory");
     if ((rc = cli_sets_apply(o.input))) return rc;
     if (o.platform && !is_dir(o.input))
         return cli_usage_error(cmd, "%s", "--platform applies to trace directories");

@@ -95,6 +95,19 @@ Test(user, a_bad_set_names_the_assignment_and_the_field)
     }
 }
 
+Test(user, set_is_refused_on_a_trace_directory)
+{
+    char d[256], out[4096], args[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    snprintf(args, sizeof args, "trace scenarios/quickstart.yaml -o %s/tr", d);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 0), "%s", out);
+    snprintf(args, sizeof args, "run %s/tr --set strategy.tp=4", d);
+    cr_assert(eq(int, tpsim(out, sizeof out, args), 2), "%s", out);
+    cr_assert(strstr(out, "tpsim run: --set applies to scenarios, not to a trace directory") == out,
+              "%s", out);
+    testdir_remove(d);
+}
+
 Test(user, set_applies_to_every_point_of_a_sweep_and_to_plan)
 {
     char d[256], csv[300], out[8192], args[1024];
