@@ -10,6 +10,7 @@
 #include "core/hfconfig.h"
 #include "models/compute.h"
 #include "models/kind.h"
+#include "platforms/preset.h"
 #include "platforms/spec.h"
 
 static const char *const top_keys[] = {
@@ -958,27 +959,17 @@ int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err)
     return scn_load_in(path, NULL, s, err);
 }
 
-/* The GPU each machine preset is built around: its links and NICs are that machine's. */
-static const struct {
-    const char *preset, *gpu;
-} preset_gpus[] = {{"dgx-a100", "A100"}, {"dgx-h100", "H100"},     {"dgx-h200", "H200"},
-                   {"dgx-b200", "B200"}, {"gb200-nvl72", "GB200"}, {"rtx3090-4gpu", "RTX-3090"}};
-
 /* Warns of a device on a platform preset built for another GPU (an A100 on dgx-h100). */
 static void device_check(struct scn_scenario *s)
 {
-    for (size_t i = 0; i < sizeof preset_gpus / sizeof preset_gpus[0]; i++) {
-        size_t n = strlen(preset_gpus[i].preset);
-        if (strncmp(s->platform_spec, preset_gpus[i].preset, n) ||
-            (s->platform_spec[n] && s->platform_spec[n] != ' '))
-            continue;
-        if (strncmp(s->device.name, preset_gpus[i].gpu, strlen(preset_gpus[i].gpu)))
-            snprintf(s->warning, sizeof s->warning,
-                     "device %s on %s, a platform of %s machines: its NVLink and network are "
-                     "those machines'",
-                     s->device.name, preset_gpus[i].preset, preset_gpus[i].gpu);
-        return;
-    }
+    char preset[64]; /* the spec's first word: a preset name, or a file */
+    snprintf(preset, sizeof preset, "%.*s", (int)strcspn(s->platform_spec, " "), s->platform_spec);
+    const char *gpu = plat_preset_gpu(preset);
+    if (gpu && strncmp(s->device.name, gpu, strlen(gpu)))
+        snprintf(s->warning, sizeof s->warning,
+                 "device %s on %s, a platform of %s machines: its NVLink and network are those "
+                 "machines'",
+                 s->device.name, preset, gpu);
 }
 
 /* Fills *s (zeroed, path and name set) from the scenario at node root of d, whose platform and

@@ -120,26 +120,28 @@ struct preset {
     const double *tree_rate; /* NCCL's per-channel tree rates, NULL: mdl_nccl_default's */
     int tray; /* a rack-scale preset: GPUs per compute tray (its NVLink domain, `nvlink_domain`,
                  holds whole trays); 0: a server */
+    const char *gpu; /* the GPU its machines are built around (device presets' prefix), NULL:
+                        any */
 };
 
 static const struct preset presets[] = {
     /* NVLink 3 (hardware.csv), InfiniBand HDR 200 Gb/s (hardware.csv) */
-    {"dgx-a100", NVSWITCH, 8, 300 * GB, 25 * GB, 4, &ampere, NULL, 0},
+    {"dgx-a100", NVSWITCH, 8, 300 * GB, 25 * GB, 4, &ampere, NULL, 0, "A100"},
     /* NVLink 4 (hardware.csv), NDR 400 Gb/s, ConnectX-7 on PCIe Gen5 */
-    {"dgx-h100", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0},
-    {"pcie-8gpu", PCIE_SW, 8, 0, 25 * GB, 4, NULL, NULL, 0},
-    {"rtx3090-4gpu", ROOT, 4, 0, 25 * GB, 4, NULL, NULL, 0},
+    {"dgx-h100", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0, "H100"},
+    {"pcie-8gpu", PCIE_SW, 8, 0, 25 * GB, 4, NULL, NULL, 0, NULL},
+    {"rtx3090-4gpu", ROOT, 4, 0, 25 * GB, 4, NULL, NULL, 0, "RTX-3090"},
     /* DGX H200: the DGX H100's NVLink 4 NVSwitch and 8 ConnectX-7 NDR NICs with H200 GPUs
      * (hardware.csv: NVLink 4 for H100, H200, GH200); the H100 fit (same NVSwitch, NCCL) */
-    {"dgx-h200", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0},
+    {"dgx-h200", NVSWITCH, 8, 450 * GB, 50 * GB, 5, &hopper, hopper_tree, 0, "H200"},
     /* DGX B200: NVLink 5, 18 links of 50 GB/s, 900 GB/s per GPU and direction (1.8 TB/s
      * bidirectional, NVIDIA DGX B200 datasheet); 8 single-port ConnectX-7 at 400 Gb/s for the
      * compute fabric (DGX B200 user guide) */
-    {"dgx-b200", NVSWITCH, 8, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 0},
+    {"dgx-b200", NVSWITCH, 8, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 0, "B200"},
     /* GB200 NVL72: 18 compute trays of 4 GPUs (2 GB200 superchips) in one NVLink 5 domain of
      * 72 GPUs through the rack's 9 NVLink switch trays (130 TB/s = 72 x 1.8 TB/s), one
      * ConnectX-7 400 Gb/s per GPU to the scale-out fabric (NVIDIA GB200 NVL72 specifications) */
-    {"gb200-nvl72", NVSWITCH, 72, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 4},
+    {"gb200-nvl72", NVSWITCH, 72, 900 * GB, 50 * GB, 5, &blackwell, hopper_tree, 4, "GB200"},
 };
 
 #define NPRESETS (sizeof presets / sizeof presets[0])
@@ -176,6 +178,12 @@ static const struct preset *preset_of(const char *name)
 static int machine_gpus(const struct plat_params *p, const struct preset *pr)
 {
     return pr->tray && p->domain_gpus ? p->domain_gpus : pr->gpus;
+}
+
+const char *plat_preset_gpu(const char *preset)
+{
+    const struct preset *pr = preset_of(preset);
+    return pr ? pr->gpu : NULL;
 }
 
 bool plat_preset_racks(const char *preset)

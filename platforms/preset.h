@@ -50,6 +50,9 @@ struct plat_params {
                            * preset's (gb200-nvl72: 72; NVL36: 36) */
 };
 
+/* The GPU a preset's machines are built around, as device presets begin ("H100"), or NULL
+ * (an unknown preset, or one for any GPU). */
+const char *plat_preset_gpu(const char *preset);
 /* Whether the preset's machines are racks (one NVLink domain of compute trays each). */
 bool plat_preset_racks(const char *preset);
 /* Defaults for a preset name; returns -1 for an unknown name. */
