@@ -323,7 +323,6 @@ int sweep_plot_draw(const struct sweep *sw, const struct sweep_plot_opts *o, con
     /* a numeric x is its value; a categorical one its position, with its values as tics */
     if (numeric_axis(sw, s.x)) {
         snprintf(s.xexpr, sizeof s.xexpr, "($%d)", s.x + 2);
-        if (o->logx) snprintf(s.tics, sizeof s.tics, "set xtics ()\n");
         if (o->logx) { /* the swept values as tics on a log axis */
             size_t tn = (size_t)snprintf(s.tics, sizeof s.tics, "set xtics (");
             for (int i = 0; i < sw->nvals[s.x]; i++) {

@@ -321,11 +321,6 @@ void report_breakdown_close(struct report *r)
     if (r->job) r->pipeline_bubble_s = bd->rest_s;
 }
 
-double report_exposed_non_pp(const struct report *r)
-{
-    return r->exposed_non_pp_s;
-}
-
 int report_extrapolate(const struct report *a, const struct report *b, int nlayers,
                        struct report *out)
 {

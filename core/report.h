@@ -128,9 +128,6 @@ void report_set_training(struct report *r, double tokens, double train_tokens, d
 /* Sets the breakdown's rest (and a job's pipeline bubble) to what its other parts leave of
  * the iteration: after report_build, and after a caller moves time between the parts. */
 void report_breakdown_close(struct report *r);
-/* The exposed communication of every dimension but the pipeline's, as one union: what the
- * pipeline bubble leaves out besides compute. */
-double report_exposed_non_pp(const struct report *r);
 /* The report of nlayers identical layers from reports a and b of the same program with a->nlayers
  * and a->nlayers + 1 of them (at least 3 in b): every additive figure as a's plus one layer's
  * increment (b - a) per added layer, the rates from those; the per-layer times of b's first,

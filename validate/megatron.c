@@ -19,11 +19,10 @@ struct mg_in {
 };
 
 enum mg_kind {
-    K_LONG,   /* an integer value into a long */
-    K_FLAG,   /* no value: sets an int to 1 */
-    K_NOFLAG, /* no value: sets an int to 0 */
-    K_STR,    /* a string value */
-    K_FN,     /* read by fn */
+    K_LONG, /* an integer value into a long */
+    K_FLAG, /* no value: sets an int to 1 */
+    K_STR,  /* a string value */
+    K_FN,   /* read by fn */
 };
 
 struct mg_key {
@@ -166,8 +165,8 @@ static int read_flags(const struct mg_launch *l, struct mg_in *in, char **ign, s
             continue;
         }
         char why[200] = "";
-        if (k->kind == K_FLAG || k->kind == K_NOFLAG) {
-            *(int *)((char *)in + k->off) = k->kind == K_FLAG;
+        if (k->kind == K_FLAG) {
+            *(int *)((char *)in + k->off) = 1;
         } else if (k->kind == K_FN) {
             if (k->fn(in, f, why, sizeof why)) return fail(l, f, err, "%s", why);
         } else if (!f->has_value) {

@@ -34,7 +34,6 @@ struct sh {
     int active[MAX_DEPTH], taken[MAX_DEPTH];
     int launches;
     struct mg_launch *l;
-    struct tps_error *err;
 };
 
 static void note(struct sh *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -686,7 +685,6 @@ int mg_read_script(const char *path, struct mg_launch *l, struct tps_error *err)
     s.end = text + len;
     s.line = 1;
     s.l = l;
-    s.err = err;
     int rc = read_text(&s) ? tps_error_oom(err) : TPS_OK;
     int launches = s.launches;
     sh_free(&s);
@@ -705,7 +703,6 @@ int mg_read_args(int argc, const char *const *argv, struct mg_launch *l, struct 
     static struct sh s;
     memset(&s, 0, sizeof s);
     s.l = l;
-    s.err = err;
     struct words c = {0};
     int rc = words_add(&c, "pretrain_gpt.py");
     for (int i = 0; !rc && i < argc; i++)

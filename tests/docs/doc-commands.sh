@@ -11,16 +11,7 @@
 # LIMIT_S (default 300) bounds each command; CTest passes three times that under the sanitizers,
 # where the weak-scaling runs of docs/validation.md take 250-300 s each on 2 busy cores.
 set -uo pipefail
-src=$(cd "$1" && pwd)
-bin=$(readlink -f "$2")
-limit=${3:-300}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tpsim-doccmd-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/repo/build"
-tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./out -cf - . | tar -C "$tmp/repo" -xf -
-ln -s "$bin" "$tmp/repo/build/tpsim"
-[ -d "$src/../shared" ] && ln -s "$(cd "$src/../shared" && pwd)" "$tmp/shared"
-cd "$tmp/repo"
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 # file:line<TAB>command, or file:line<TAB>#SKIP reason
 awk '
   FNR == 1 { fence = 0; skip = "" }

@@ -12,16 +12,7 @@
 # compared: the figures are.
 # Usage: tests/docs/doc-figures.sh SOURCE_DIR TPSIM_BINARY [LIMIT_S]
 set -uo pipefail
-src=$(cd "$1" && pwd)
-bin=$(readlink -f "$2")
-limit=${3:-300}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tpsim-docfig-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/repo/build"
-tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./out -cf - . | tar -C "$tmp/repo" -xf -
-ln -s "$bin" "$tmp/repo/build/tpsim"
-[ -d "$src/../shared" ] && ln -s "$(cd "$src/../shared" && pwd)" "$tmp/shared"
-cd "$tmp/repo"
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 mkdir -p out
 
 # The numbers of a text, one per line: tokens split at blanks, '|', ',', '(', ')', ':' and '=',
