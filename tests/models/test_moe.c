@@ -292,3 +292,22 @@ Test(moe, the_checks_name_the_field)
     err = (struct tps_error){0};
     cr_assert(eq(int, mdl_job_check(&job, &st, &m, &err), TPS_OK), "%s", err.msg);
 }
+
+/* The whole model's parameters (mdl_model_params) by hand: Mixtral 8x7B's 32 layers of
+ * attention h*q + q + h^2 + h + 2h (q = h + 2 x 8 x 128), per MoE layer a layer norm 2h, the
+ * router h x 8 and 8 experts of h*u + u + f*h + h (u = 2f), untied embedding and logits 2Vh and
+ * the final norm 2h; active: 2 experts instead of 8. */
+Test(moe, the_models_parameters_follow_the_layer_formulas)
+{
+    struct mdl_model m;
+    cr_assert(eq(int, mdl_model_preset("mixtral-8x7b", &m), 0));
+    double h = 4096, f = 14336, V = 32000, q = h + 2 * 8 * 128, u = 2 * f;
+    double attn = h * q + q + h * h + h + 2 * h, expert = h * u + u + f * h + h;
+    double layer0 = attn + 2 * h + h * 8, tail = 2 * V * h + 2 * h;
+    double all = 32 * (layer0 + 8 * expert) + tail, act = 32 * (layer0 + 2 * expert) + tail;
+    double active = 0;
+    cr_assert(ieee_ulp_eq(dbl, mdl_model_params(&m, true, &active), all, 4));
+    cr_assert(ieee_ulp_eq(dbl, active, act, 4));
+    /* tied: one copy of the vocabulary matrix */
+    cr_assert(ieee_ulp_eq(dbl, mdl_model_params(&m, false, NULL), all - V * h, 4));
+}
