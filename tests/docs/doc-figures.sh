@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # doc-figures.sh - the figures the documentation prints, checked against the commands that print
 # them, so that a documented figure cannot drift from the program. In README.md and docs/*.md, a
-# line
+# line (indented inside a list item if need be)
 #   <!-- doc-figures: COMMAND [-- rel R] -->
 # is followed (after blank lines) by a fenced block or a table (its header row and rule left out:
 # they name the columns): COMMAND runs from a scratch copy
@@ -10,41 +10,72 @@
 # (default 0.001, for figures printed to 3 or more digits; a run time quoted loosely takes a
 # larger R). Words, tokens holding a '/' (paths) and a block's "$ " command lines are not
 # compared: the figures are.
-# Usage: tests/docs/doc-figures.sh SOURCE_DIR TPSIM_BINARY [LIMIT_S]
+# Two more options may end the marker, after COMMAND and before or after "-- rel R":
+#   -- text F1 F2 ...  the figures of a paragraph of prose: the paragraph that follows holds each
+#                      of F1 F2 ... as written, and COMMAND prints them, in order and as many
+#   -- slow            a command of minutes: skipped (and listed) when LIMIT_S is followed by
+#                      "quick", as the sanitizer suite asks; the ordinary suite runs it
+# Usage: tests/docs/doc-figures.sh SOURCE_DIR TPSIM_BINARY [LIMIT_S [quick]]
+# (DOC_FIGURES_DOCS="docs/x.md ..." checks those files only.)
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 mkdir -p out
 
-# The numbers of a text, one per line: tokens split at blanks, '|', ',', '(', ')', ':' and '=',
-# paths dropped, then every number in what is left (1.53x, 42.8%, 4,350 as 4350 when written
-# with thousands commas inside a token is not supported: write figures without them).
+# The numbers of a text, one per line: tokens split at blanks, '|', ',', '(', ')', ':', ';', '='
+# and brackets, paths dropped, then the number each token that starts with one starts with
+# (1.53x, 42.8%, +0.5%, 2.5e-3 s); a word holding digits (H100, gpt3-175b, v24.11) is a word.
+# Thousands commas are not supported: write 4350, not 4,350.
 numbers() {
-  tr -s ' \t|,():=[]{}' '\n' | grep -v '/' | grep -oE -- '-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?' || true
+  tr -s ' \t|,():;=[]{}' '\n' | grep -v '/' |
+    grep -oE -- '^[-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?' | sed 's/^+//' || true
 }
 
 # file<TAB>line<TAB>command<TAB>rel<TAB>block file
-n=0; failed=0
-for doc in README.md docs/*.md; do
+quick=${4:-}
+n=0; failed=0; skipped=0
+for doc in ${DOC_FIGURES_DOCS:-README.md docs/*.md}; do # DOC_FIGURES_DOCS: a subset, to write docs
   awk -v pre="$tmp/$(echo "$doc" | tr '/.' '__')-" '
-    /^<!-- doc-figures: / {
-      c = $0; sub(/^<!-- doc-figures: */, "", c); sub(/ *-->.*/, "", c)
-      rel = "0.001"
-      if (match(c, / -- rel [0-9.eE-]+$/)) { rel = substr(c, RSTART + 8); c = substr(c, 1, RSTART - 1) }
-      k++; want = 1; at = FNR; fence = 0; tab = 0; f = pre k; next
+    /^[ \t]*<!-- doc-figures: / {
+      if (want && para) emit() # a paragraph ends at the next marker
+      c = $0; sub(/^[ \t]*<!-- doc-figures: */, "", c); sub(/ *-->.*/, "", c)
+      rel = "0.001"; slow = 0; text = ""
+      while (1) {
+        if (match(c, / -- rel [0-9.eE-]+$/)) { rel = substr(c, RSTART + 8); c = substr(c, 1, RSTART - 1); continue }
+        if (match(c, / -- slow$/)) { slow = 1; c = substr(c, 1, RSTART - 1); continue }
+        if (match(c, / -- text [-0-9.eE ]+$/)) { text = substr(c, RSTART + 9); c = substr(c, 1, RSTART - 1); continue }
+        break
+      }
+      k++; want = 1; at = FNR; fence = 0; tab = 0; para = 0; f = pre k; next
     }
+    want && text != "" && /^[ \t]*$/ { if (para) emit(); next }
+    want && text != "" { para = 1; print > f; next }
     want && !fence && !tab && /^[ \t]*$/ { next }
     want && !tab && /^```/ { if (fence) { emit(); next } fence = 1; next }
     want && fence { if ($0 !~ /^\$ /) print > f; next } # a "$ " line is the command, not a figure
-    want && /^\|/ { if (tab++ && $0 !~ /^\|[-| :]+\|$/) print > f; next } # header and rule: names
+    want && /^[ \t]*\|/ { if (tab++ && $0 !~ /^[ \t]*\|[-| :]+\|$/) print > f; next } # header and rule: names
     want && tab { emit(); next }
-    want { want = 0; printf "%s\t%d\t%s\t%s\t%s\n", FILENAME, at, "#NOBLOCK", rel, "" }
-    function emit() { close(f); printf "%s\t%d\t%s\t%s\t%s\n", FILENAME, at, c, rel, f; want = 0; fence = 0; tab = 0 }
-    END { if (want && (fence || tab)) emit() }
+    want { want = 0; printf "%s\t%d\t%s\t%s\t%s\t0\t\n", FILENAME, at, "#NOBLOCK", rel, "" }
+    function emit() {
+      close(f); printf "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", FILENAME, at, c, rel, f, slow, text
+      want = 0; fence = 0; tab = 0; para = 0
+    }
+    END { if (want && (fence || tab || para)) emit() }
   ' "$doc" > "$tmp/list.txt"
-  while IFS=$'\t' read -r file line cmd rel block; do
+  while IFS=$'\t' read -r file line cmd rel block slow text; do
     n=$((n + 1))
     if [ "$cmd" = "#NOBLOCK" ]; then
-      failed=$((failed + 1)); echo "FAIL  $file:$line: no fenced block or table follows"; continue
+      failed=$((failed + 1)); echo "FAIL  $file:$line: no fenced block, table or paragraph follows"; continue
+    fi
+    if [ "$slow" = 1 ] && [ "$quick" = quick ]; then
+      skipped=$((skipped + 1)); echo "skip  $file:$line (slow; the ordinary suite runs it): $cmd"; continue
+    fi
+    if [ -n "$text" ]; then # prose: the paragraph holds each listed figure as written
+      missing=""
+      for fig in $text; do numbers < "$block" | grep -qxF -- "$fig" || missing="$missing $fig"; done
+      if [ -n "$missing" ]; then
+        failed=$((failed + 1)); echo "FAIL  $file:$line: the paragraph does not hold$missing"; continue
+      fi
+      printf '%s\n' $text > "$block"
     fi
     if ! timeout "$limit" bash -c "$cmd" > "$tmp/out.txt" 2> "$tmp/err.txt"; then
       failed=$((failed + 1)); echo "FAIL  $file:$line (the command failed): $cmd"
@@ -64,5 +95,5 @@ for doc in README.md docs/*.md; do
     fi
   done < "$tmp/list.txt"
 done
-echo "doc-figures: $n blocks checked, $failed failed"
+echo "doc-figures: $n blocks, $failed failed, $skipped skipped"
 [ "$n" -gt 0 ] && [ "$failed" -eq 0 ]
