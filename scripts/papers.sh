@@ -80,7 +80,7 @@ echo "recomputation, and against uniform Oases at TP=8: speed-up = t_baseline / 
          END { printf "%-12s %9s %13s %9s %-14s %9s %9s %9s %9s\n", "hidden nvl", "meg8 ms",
                  "meg best ms", "oases8 ms", "oases plan", "plan ms", "/meg8", "/meg best", "/oases8"
                for (r = 1; r <= n; r++) { k = rows[r]
-                 printf "%-12s %9.3f %8.3f (t%d) %9.3f %-14s %9.3f %8.3fx %8.3fx %8.3fx\n", k,
+                 printf "%-12s %9.3f %8.3f (t=%d)%9.3f %-14s %9.3f %8.3fx %8.3fx %8.3fx\n", k,
                    mt[k] * 1e3, ub[k] * 1e3, ut[k], u[k] * 1e3, plan[k], bt[k] * 1e3, mt[k] / bt[k],
                    ub[k] / bt[k], u[k] / bt[k] } }' | sort -n -k1
 echo

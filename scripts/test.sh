@@ -4,7 +4,9 @@
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
 #   scripts/test.sh --release    gcc Release build (-O3) in build-release/
 #   scripts/test.sh --clang      clang Release build in build-clang/
-# Every build treats warnings as errors (TPSIM_WERROR), so each must be warning-free.
+# Every build treats warnings as errors (TPSIM_WERROR), so each must be warning-free. The doc
+# figures of minutes (tests/docs/doc-figures.sh, "-- slow") are checked by the normal build's
+# suite only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--clang" ]; then scripts/install-deps.sh clang; else scripts/install-deps.sh; fi
@@ -12,10 +14,11 @@ dir=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPSIM_WERROR=ON)
 if [ "${1:-}" = "--release" ]; then
   dir=build-release
-  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON)
+  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON -DTPSIM_DOC_FIGURES=quick)
 elif [ "${1:-}" = "--clang" ]; then
   dir=build-clang
-  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON -DCMAKE_C_COMPILER=clang)
+  flags=(-DCMAKE_BUILD_TYPE=Release -DTPSIM_WERROR=ON -DCMAKE_C_COMPILER=clang
+    -DTPSIM_DOC_FIGURES=quick)
 elif [ "${1:-}" = "--sanitize" ]; then
   dir=build-asan
   flags=(-DCMAKE_BUILD_TYPE=Debug -DTPSIM_SANITIZE=ON -DTPSIM_WERROR=ON)
