@@ -21,8 +21,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 mkdir -p out
 
-# The numbers of a text, one per line: tokens split at blanks, '|', ',', '(', ')', ':', ';', '=', '*', '`'
-# and brackets, paths dropped, then the number each token that starts with one starts with
+# The numbers of a text, one per line: tokens split at blanks, '|', ',', '(', ')', ':', ';', '=',
+# '*', '`' and brackets, paths dropped, then the number each token that starts with one starts with
 # (1.53x, 42.8%, +0.5%, 2.5e-3 s); a word holding digits (H100, gpt3-175b, v24.11) is a word.
 # Thousands commas are not supported: write 4350, not 4,350.
 numbers() {
