@@ -5,11 +5,14 @@
 # Usage: scripts/heterogeneity.sh [path/to/tpsim] [-j N]
 #        scripts/heterogeneity.sh --tables   the FlexTP table of the committed CSV, nothing run
 #        scripts/heterogeneity.sh --noise    the noisy-GPU runs only (build/tpsim)
-# (tests/docs/doc-figures.sh checks docs/heterogeneity.md's tables with the last two.)
+#        scripts/heterogeneity.sh --links    the degraded-link example only (build/tpsim)
+# (tests/docs/doc-figures.sh checks docs/heterogeneity.md's figures with the last three.)
 set -eu
 cd "$(dirname "$0")/.."
 mode=all
-case "${1:-}" in --tables) mode=tables; shift ;; --noise) mode=noise; shift ;; esac
+case "${1:-}" in
+  --tables) mode=tables; shift ;; --noise) mode=noise; shift ;; --links) mode=links; shift ;;
+esac
 T=${1:-build/tpsim}
 J=${2:-$(nproc)}
 mkdir -p docs/heterogeneity
@@ -24,9 +27,20 @@ noise() {
     "$T" run "$tmp/n.yaml" --seeds 64 | tail -1
   done
 }
+links() {
+  echo "GPU 3's NVLink at 0.1x of its rate, for a while (scenarios/papers/flextp-dgx-a100.yaml, no stragglers)"
+  for w in none "" ", from: 2ms, for: 3ms" ", from: 2ms, for: 1ms, every: 2ms"; do
+    if [ "$w" = none ]; then plat="platform: dgx-a100"; label="never"
+    else plat="platform: {preset: dgx-a100, degraded_links: [{between: [gpu3, n0nvswitch], factor: 0.1$w}]}"
+         label=${w:-"the whole run"}; label=${label#, }; fi
+    sed -e "s/^platform:.*/$plat/" -e '/^stragglers:/d' -e '/^sweep:/,$d' scenarios/papers/flextp-dgx-a100.yaml > "$tmp/l.yaml"
+    printf '%-34s %s\n' "$label" "$("$T" run "$tmp/l.yaml" | grep '^iteration time' | sed 's/iteration time *//')"
+  done
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ $mode = noise ]; then noise; exit 0; fi
+if [ $mode = links ]; then links; exit 0; fi
 echo
 echo "FlexTP on 8 A100s: iteration time (ms) by slowdown and policy; speed-up over none"
 awk -F, 'NR > 1 && $4 == "ok" {
@@ -95,11 +109,4 @@ GP
 done
 gnuplot docs/heterogeneity/shared-nic.gp 2>/dev/null || echo "(gnuplot missing: $csv written, no plot)"
 echo
-echo "GPU 3's NVLink at 0.1x of its rate, for a while (scenarios/papers/flextp-dgx-a100.yaml, no stragglers)"
-for w in none "" ", from: 2ms, for: 3ms" ", from: 2ms, for: 1ms, every: 2ms"; do
-  if [ "$w" = none ]; then plat="platform: dgx-a100"; label="never"
-  else plat="platform: {preset: dgx-a100, degraded_links: [{between: [gpu3, n0nvswitch], factor: 0.1$w}]}"
-       label=${w:-"the whole run"}; label=${label#, }; fi
-  sed -e "s/^platform:.*/$plat/" -e '/^stragglers:/d' -e '/^sweep:/,$d' scenarios/papers/flextp-dgx-a100.yaml > "$tmp/l.yaml"
-  printf '%-34s %s\n' "$label" "$("$T" run "$tmp/l.yaml" | grep '^iteration time' | sed 's/iteration time *//')"
-done
+links
