@@ -10,6 +10,7 @@
 #include "pipeline/jobplan.h"
 #include "pipeline/planner.h"
 #include "core/scenario.h"
+#include "common/inputs.h"
 
 /* What compare ranks the settings by (--rank): the iteration, or per token trained the cost
  * (GPUs x price) or the energy (GPUs x mean power): the same order as for any token count. */
@@ -548,6 +549,7 @@ int cli_plan(int argc, char **argv)
     struct planner_info info;
     int n = 0, code = 0;
     int rc = scn_load(path, &s, &err);
+    if (!rc && json && tps_output_check(json, &err)) rc = TPS_EINVAL; /* read: not an output */
     if (!rc && s.warning[0]) fprintf(stderr, "tpsim: warning: %s\n", s.warning);
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,

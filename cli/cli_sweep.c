@@ -25,6 +25,7 @@
 #include "pipeline/pipeline.h"
 #include "core/pool.h"
 #include "core/sweep.h"
+#include "common/inputs.h"
 
 static const char sweep_help[] =
     "usage: tpsim sweep SCENARIO [-j N] [-o FILE.csv] [--resume] [--plot]\n"
@@ -125,6 +126,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
              : !j    ? tps_error_oom(&err)
                      : sweep_write_point(sw, i, tmp, &err);
     if (!rc) rc = pipeline_open_scenario(tmp, sw->path, j, &err);
+    tps_input_forget(tmp);
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct report r = {0};
     if (!rc) rc = pipeline_simulate(j, NULL, &r, &err);
@@ -339,7 +341,7 @@ static int sort_rows(const struct sweep *sw, const struct rows *R, int x, const 
     long nx = sw->nvals[x], inner = 1; /* points between two values of x */
     for (int k = x + 1; k < sw->nkeys; k++)
         inner *= sw->nvals[k];
-    FILE *o = fopen(out, "w");
+    FILE *o = cli_output_ok(out) ? NULL : fopen(out, "w");
     if (!o) return -1;
     char head[4096];
     header_line(sw, head, sizeof head);
@@ -425,6 +427,7 @@ static int check_points(const struct sweep *sw, const struct rows *R, int fd, ch
             if (w < 4) nwarn[w]++;
         }
         scn_release(&s);
+        tps_input_forget(tmp); /* its inode may be reused by a later file */
         unlink(tmp);
         if (!rc) continue;
         state[i] = POINT_CANNOT;
@@ -478,6 +481,7 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
                 csv);
         return CLI_EXIT_INPUT;
     }
+    if (cli_output_ok(csv)) return CLI_EXIT_INPUT;
     /* one sweep at a time per CSV: the file is locked while a sweep writes it */
     int fd = open(csv, O_RDWR | O_CREAT, 0644);
     if (fd < 0) {

@@ -34,6 +34,7 @@
 #include "validate/calibrate.h"
 #include "validate/ncclog.h"
 #include "validate/profile.h"
+#include "common/inputs.h"
 
 #ifndef TPSIM_REFDATA_DEFAULT
 #define TPSIM_REFDATA_DEFAULT "../shared/refdata"
@@ -134,6 +135,7 @@ int cli_calibrate(int argc, char **argv)
     struct cal_result r;
     struct cal_options o = {
         .preset = words[0], .nkv = nw - 1, .kv = words + 1, .algo = algo, .hold = v['d' - 'a']};
+    if (!rc && outp && tps_output_check(outp, &err)) rc = TPS_EINVAL; /* the logs are read */
     if (!rc) rc = cal_fit(in, nlogs, &o, &r, &err);
     if (rc) {
         for (int k = 0; k < nread; k++)
@@ -175,8 +177,11 @@ int cli_calibrate(int argc, char **argv)
             "  fit error on these rows: median %.2f%%, max %.2f%% (calibration data, not "
             "a score)\n",
             r.median_err, r.max_err);
-    FILE *f = outp ? fopen(outp, "w") : stdout;
-    if (!f) {
+    int bad = cli_output_ok(outp);
+    FILE *f = bad ? NULL : outp ? fopen(outp, "w") : stdout;
+    if (bad) {
+        rc = bad;
+    } else if (!f) {
         fprintf(stderr, "tpsim calibrate: %s: %s\n", outp, strerror(errno));
         rc = CLI_EXIT_INPUT;
     } else {
@@ -937,6 +942,11 @@ static int validate_e2e(int argc, char **argv)
         return rc;
     struct e2e_result res[E2E_NTABLES];
     memset(res, 0, sizeof res);
+    for (int k = 0; k < ntables; k++) { /* the tables are inputs: no output goes over one */
+        tps_input_note(csvs[k]);
+        if (runs[k]) tps_input_note(runs[k]);
+    }
+    if (v['j' - 'a'] && tps_output_check(v['j' - 'a'], &err)) return cli_report_error(&err);
     /* every table is read and simulated before anything is printed: an error prints nothing */
     for (int k = 0; !rc && k < ntables; k++) {
         if (ntables > 1 && isatty(2))
@@ -1047,8 +1057,11 @@ int cli_validate(int argc, char **argv)
                     "tpsim validate: gnuplot did not run (install gnuplot-nox); the data and "
                     "%s/busbw.gp are written\n",
                     out);
-        FILE *f = md ? fopen(md, "w") : NULL;
-        if (md && !f) {
+        int bad = cli_output_ok(md);
+        FILE *f = md && !bad ? fopen(md, "w") : NULL;
+        if (bad)
+            code = bad;
+        else if (md && !f) {
             fprintf(stderr, "tpsim validate: cannot write %s: %s\n", md, strerror(errno));
             code = CLI_EXIT_INPUT;
         }

@@ -2,6 +2,7 @@
 #include "cli/cliutil.h"
 
 #include "common/ydoc.h"
+#include "common/inputs.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -113,8 +114,19 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, long lo, lo
     return 0;
 }
 
+int cli_output_ok(const char *path)
+{
+    struct tps_error err = {0};
+    return path && tps_output_check(path, &err) ? cli_report_error(&err) : 0;
+}
+
 int cli_write_json(json_t *j, const char *path, const char *cmd)
 {
+    int rc = cli_output_ok(path);
+    if (rc) {
+        json_decref(j);
+        return rc;
+    }
     int ok = j && json_dump_file(j, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0;
     json_decref(j);
     if (ok) return 0;

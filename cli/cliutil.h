@@ -49,6 +49,9 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, long lo, lo
 /* Writes JSON value j (released here; NULL means it could not be built) to path with 17-digit
  * reals; returns 0 or CLI_EXIT_INPUT after a message naming cmd and path. */
 int cli_write_json(json_t *j, const char *path, const char *cmd);
+/* 0 when an output at path writes over none of the command's inputs (common/inputs.h); else the
+ * located error is printed and its exit status returned. NULL is no output. */
+int cli_output_ok(const char *path);
 
 /* The project's file or directory `rel` ("scenarios/validation/nccl.yaml", "../shared/refdata"),
  * wherever the command runs from: beside the checkout the tpsim binary was built in (the binary

@@ -26,6 +26,7 @@
 #include "pipeline/fabric.h"
 #include "pipeline/pipeline.h"
 #include "cli/cliutil.h"
+#include "common/inputs.h"
 
 #ifndef TPSIM_VERSION
 #define TPSIM_VERSION "dev"
@@ -68,6 +69,15 @@ static int is_dir(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* Before simulating: no output of the run names one of the files it has read. */
+static int outputs_check(const struct run_opts *o, struct tps_error *err)
+{
+    const char *out[] = {o->json, o->csv, o->timeline};
+    for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+        if (out[i] && tps_output_check(out[i], err)) return TPS_EINVAL;
+    return TPS_OK;
+}
+
 /* Loads the input, simulates it and writes the report. */
 static int run_input(const struct run_opts *o)
 {
@@ -77,6 +87,7 @@ static int run_input(const struct run_opts *o)
              : is_dir(o->input) ? pipeline_load_trace(o->input, o->platform, NULL, j, &err)
                                 : pipeline_open_scenario(o->input, NULL, j, &err);
     if (!rc && o->seed >= 0) rc = pipeline_reseed(j, (unsigned long)o->seed, &err);
+    if (!rc) rc = outputs_check(o, &err); /* the inputs are read: none is an output */
     if (!rc && !is_dir(o->input) && pipeline_job_scenario(j)->warning[0])
         fprintf(stderr, "tpsim: warning: %s\n", pipeline_job_scenario(j)->warning);
     if (!rc && !o->quiet && isatty(2)) {
@@ -110,6 +121,7 @@ static int run_fabric(const struct run_opts *o)
     struct tps_error err = {0};
     struct fabric_run fr;
     int rc = fabric_load(o->input, o->seed, &fr, &err);
+    if (!rc) rc = outputs_check(o, &err);
     if (!rc) rc = fabric_simulate(&fr, !o->quiet && isatty(2) ? stderr : NULL, &err);
     for (int i = 0; !rc && i < fr.njobs; i++)
         report_warn_memory(&fr.jobs[i].shared, pipeline_job_meta(fr.jobs[i].pj)->device, stderr);
@@ -173,7 +185,10 @@ static int run_seeds(const struct run_opts *o)
             json_pack("{s:s, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f}}", "scenario", scn->path,
                       "heterogeneity", het, "seeds", runs, "iteration_time_s", "mean", mean, "p50",
                       p50, "p99", p99, "min", sorted[0], "max", sorted[o->seeds - 1]);
-        if (!root || json_dump_file(root, o->json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0)
+        if (tps_output_check(o->json, &err))
+            rc = TPS_EINVAL;
+        else if (!root ||
+                 json_dump_file(root, o->json, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0)
             rc = tps_error_set(&err, TPS_EIO, o->json, 0, 0, NULL, "cannot write JSON");
         json_decref(root);
     }

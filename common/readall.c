@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/inputs.h"
 
 char *tps_read_all(int fd, size_t max, size_t *len)
 {
@@ -62,6 +63,7 @@ char *tps_read_file(const char *path, size_t max, const char *what, size_t *len,
         tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
         return NULL;
     }
+    tps_input_note(path);
     char *text = tps_read_all(fd, max, len);
     int e = errno;
     close(fd);

@@ -1,6 +1,7 @@
 /* report.c - summaries of a replay: times, TFLOP/s, per-layer table; printed, JSON (jansson),
  * CSV and Chrome-trace timeline (see report.h). Units: seconds, FLOP, bytes. */
 #include "core/report.h"
+#include "common/inputs.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -569,6 +570,10 @@ static json_t *meta_json(const struct report_meta *m)
 
 static int dump(json_t *j, const char *path, struct tps_error *err)
 {
+    if (tps_output_check(path, err)) {
+        json_decref(j);
+        return TPS_EINVAL;
+    }
     int rc = j && json_dump_file(j, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0
                  ? TPS_OK
                  : tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write JSON");
@@ -659,6 +664,7 @@ int report_write_json(const struct report *r, const struct report_meta *m, const
 int report_write_csv(const struct report *r, const struct report_meta *m, const char *path,
                      struct tps_error *err)
 {
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));

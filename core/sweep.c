@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "common/ydoc.h"
+#include "common/inputs.h"
 
 void sweep_release(struct sweep *sw)
 {
@@ -517,6 +518,7 @@ int sweep_identity(struct sweep *sw, struct tps_error *err)
 int sweep_write_point(const struct sweep *sw, long point, const char *out, struct tps_error *err)
 {
     yaml_document_t doc;
+    if (tps_output_check(out, err)) return TPS_EINVAL;
     int rc = point_doc(sw, point, &doc, err);
     if (rc) return rc;
     FILE *f = fopen(out, "wb");

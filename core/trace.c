@@ -2,6 +2,7 @@
  * Lines are whitespace-separated tokens; errors name file, line, column and field.
  * Units: seconds, FLOP, bytes. */
 #include "core/trace.h"
+#include "common/inputs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,6 +19,7 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/rank-%05d.tps", dir, r);
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
@@ -57,6 +59,7 @@ int trace_write(const struct mdl_program *p, const char *platform, const char *d
                              strerror(errno));
     char path[1024];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
+    if (tps_output_check(dir, err) || tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
@@ -193,6 +196,8 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     FILE *f = fopen(path, "r");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    tps_input_note_dir(dir); /* a trace: neither it nor its files may be written over */
+    tps_input_note(path);
     struct lexer *L = calloc(1, sizeof *L);
     int *members = malloc(MAX_TOK * sizeof *members);
     int rc = L && members ? TPS_OK : TPS_ENOMEM;
@@ -295,6 +300,7 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
     FILE *f = fopen(path, "r");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    tps_input_note(path);
     struct lexer *L = calloc(1, sizeof *L);
     int rc = L ? TPS_OK : tps_error_set(err, TPS_ENOMEM, path, 0, 0, NULL, "out of memory");
     if (rc) goto done;

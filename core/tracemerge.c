@@ -17,6 +17,7 @@
 
 #include "core/trace.h"
 #include "common/grow.h"
+#include "common/inputs.h"
 
 #define MAX_LOCAL 256
 
@@ -181,6 +182,8 @@ int trace_merge(const char *dir, const char *outdir, const char *platform, int f
     if (R == 0)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL,
                              "no rank-00000.tps: not a tracer output directory");
+    tps_input_note_dir(dir); /* the recording: --force never replaces it */
+    if (tps_output_check(outdir, err)) return TPS_EINVAL;
     /* the merged trace is written beside, then renamed: the recording is never changed */
     snprintf(odir, sizeof odir, "%s.tmp-XXXXXX", outdir);
     if (!mkdtemp(odir))

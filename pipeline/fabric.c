@@ -2,6 +2,7 @@
  * simulated together and each alone, and reported side by side (see fabric.h). */
 #include "pipeline/fabric.h"
 #include "pipeline/pipeline_int.h"
+#include "common/inputs.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -157,7 +158,8 @@ int fabric_write_json(const struct fabric_run *r, const char *path, struct tps_e
     json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:f, s:o}", "tpsim_version", "1", "scenario",
                              r->f.path, "name", r->f.name, "platform", r->platform,
                              "iteration_time_s", r->tm.end_s, "jobs", jobs);
-    int rc = root && json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0
+    int rc = tps_output_check(path, err) ? TPS_EINVAL
+             : root && json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0
                  ? TPS_OK
                  : tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write JSON");
     json_decref(root);
@@ -166,6 +168,7 @@ int fabric_write_json(const struct fabric_run *r, const char *path, struct tps_e
 
 int fabric_write_csv(const struct fabric_run *r, const char *path, struct tps_error *err)
 {
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write CSV");
     fprintf(f, "job,gpus,alone_time_s,shared_time_s,slowdown,alone_exposed_comm_s,"

@@ -16,6 +16,7 @@
 #include "preset.h"
 #include "common/grow.h"
 #include "common/strindex.h"
+#include "common/inputs.h"
 
 void plat_path_resolve(const char *base_dir, const char *path, char *out, size_t len)
 {
@@ -88,6 +89,7 @@ static int load_xml(const char *path, struct plat_topo *t, struct tps_error *err
     FILE *f = fopen(path, "r");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    tps_input_note(path);
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
         fclose(f);

@@ -11,6 +11,7 @@
 #include "common/stats.h"
 #include "core/trace.h"
 #include "validate/recording.h"
+#include "common/inputs.h"
 
 /* A recorded op's place for pairing: its iteration (from the aligned first), kind, index. */
 struct slot {
@@ -199,6 +200,7 @@ void agn_release(struct agn_result *r)
 
 int agn_write(const struct agn_result *r, const char *path, struct tps_error *err)
 {
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));

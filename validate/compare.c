@@ -13,6 +13,7 @@
 #include "models/compute.h"
 #include "pipeline/pipeline.h"
 #include "validate/recording.h"
+#include "common/inputs.h"
 
 static int by_error(const void *a, const void *b)
 {
@@ -202,6 +203,7 @@ int cmp_write(const struct cmp_result *r, const char *out, int *plotted, struct 
     if (mkdir(out, 0777) != 0 && errno != EEXIST)
         return tps_error_set(err, TPS_EIO, out, 0, 0, NULL, "cannot create: %s", strerror(errno));
     snprintf(path, sizeof path, "%s/ops.dat", out);
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *dat = fopen(path, "w");
     if (!dat)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));

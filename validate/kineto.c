@@ -11,6 +11,7 @@
 
 #include "core/trace.h"
 #include "models/program.h"
+#include "common/inputs.h"
 
 /* One GPU event of a rank, with what the host and the launching op say about it. */
 struct kev {
@@ -44,6 +45,7 @@ static int read_json(const char *path, json_t **doc, struct tps_error *err)
 {
     gzFile z = gzopen(path, "rb"); /* reads plain files too */
     if (!z) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open");
+    tps_input_note(path);
     json_error_t je;
     *doc = json_load_callback(gz_source, z, 0, &je);
     gzclose(z);

@@ -17,6 +17,7 @@
 #include "models/compute.h"
 #include "pipeline/pipeline.h"
 #include "platforms/spec.h"
+#include "common/inputs.h"
 
 #define MAX_FIELDS 32
 #define MAX_CSV    (16 << 20)
@@ -250,6 +251,7 @@ int lay_write_plot(const struct lay_result *r, const char *dir, int *plotted, st
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
     char path[1200];
     snprintf(path, sizeof path, "%s/layers.dat", dir);
+    if (tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));

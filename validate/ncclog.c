@@ -10,6 +10,7 @@
 #include "common/readall.h"
 #include "common/ydoc.h"
 #include "common/grow.h"
+#include "common/inputs.h"
 
 #define MAX_TOK 32
 
@@ -121,6 +122,7 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
     out->op = -1;
     FILE *f = fopen(path, "r");
     if (!f) return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %m");
+    tps_input_note(path);
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, header = 0, trailer = 0, table_done = 0, devices = 0, cap_rows = 0;

@@ -12,6 +12,7 @@
 #include "models/compute.h"
 #include "models/strategy.h"
 #include "pipeline/pipeline.h"
+#include "common/inputs.h"
 
 #define MAX_OPS 64
 
@@ -95,6 +96,7 @@ int prof_calibrate(const char *csv, struct mdl_device *dev, struct prof_result *
     memset(r, 0, sizeof *r);
     FILE *f = fopen(csv, "r");
     if (!f) return tps_error_set(err, TPS_EIO, csv, 0, 0, NULL, "cannot open: %m");
+    tps_input_note(csv);
     char line[1024];
     int lineno = 0, n = 0, cap = 0, rc = TPS_OK;
     struct sub *subs = NULL;

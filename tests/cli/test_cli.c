@@ -1089,3 +1089,62 @@ Test(cli, plan_compare_ranks_each_setting_by_its_best_configuration)
     json_decref(j);
     testdir_remove(d);
 }
+
+/* An output naming one of the command's inputs (by any spelling: device and inode) is refused
+ * with exit 2 and one located line, before anything is written: the input is left as it was. */
+static void refused_keeps(const char *args, const char *input)
+{
+    char out[4096];
+    char *before = slurp(input);
+    cr_assert_not_null(before, "%s", input);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s: %s", args, out);
+    cr_assert(strstr(out, "this command reads") != NULL, "%s: %s", args, out);
+    cr_assert(eq(int, count_lines(out), 1), "%s: %s", args, out);
+    char *after = slurp(input);
+    cr_assert(after && !strcmp(before, after), "%s changed %s", args, input);
+    free(before);
+    free(after);
+}
+
+Test(cli, no_output_is_written_over_an_input)
+{
+    char dir[256], s[300], sw[300], log[300], args[2048], out[4096];
+    cr_assert_not_null(testdir_make(dir, sizeof dir));
+    char *tiny = slurp(TPSIM_SOURCE_DIR "/tests/data/good/tiny.yaml");
+    cr_assert_not_null(tiny);
+    write_file(s, sizeof s, dir, "s.yaml", tiny);
+    free(tiny);
+    snprintf(args, sizeof args, "run %s --json %s", s, s);
+    refused_keeps(args, s);
+    snprintf(args, sizeof args, "run %s -q --csv %s/./s.yaml", s, dir); /* another spelling */
+    refused_keeps(args, s);
+    snprintf(args, sizeof args, "plan %s --json %s", s, s);
+    refused_keeps(args, s);
+    /* a sweep's CSV over its own scenario */
+    write_file(sw, sizeof sw, dir, "sweep.yaml", sweep_scn);
+    snprintf(args, sizeof args, "sweep %s -o %s", sw, sw);
+    refused_keeps(args, sw);
+    /* a file of a trace the run replays */
+    snprintf(args, sizeof args, "trace %s -o %s/t", s, dir);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    char rank[400];
+    snprintf(rank, sizeof rank, "%s/t/rank-00000.tps", dir);
+    snprintf(args, sizeof args, "run %s/t -q --json %s", dir, rank);
+    refused_keeps(args, rank);
+    /* a recording merged onto itself with --force keeps its rank files */
+    snprintf(args, sizeof args, "cp -r %s/traces/h100_gpt3_175b_tp8_shard_tpsim_tracer %s/rec",
+             TPSIM_REFDATA, dir);
+    cr_assert(eq(int, system(args), 0));
+    snprintf(rank, sizeof rank, "%s/rec/rank-00000.tps", dir);
+    snprintf(args, sizeof args, "trace-merge %s/rec -o %s/rec --force", dir, dir);
+    refused_keeps(args, rank);
+    /* calibrate's platform file over the log it fits */
+    snprintf(args, sizeof args,
+             "cp %s/nccl/a100_8gpu_nvswitch_all_reduce_stas00.raw.txt %s/log.txt", TPSIM_REFDATA,
+             dir);
+    cr_assert(eq(int, system(args), 0));
+    testdir_path(log, sizeof log, dir, "log.txt");
+    snprintf(args, sizeof args, "calibrate %s --platform dgx-a100 --ranks 8 -o %s", log, log);
+    refused_keeps(args, log);
+    testdir_remove(dir);
+}

@@ -13,8 +13,12 @@
 # Two more options may end the marker, after COMMAND and before or after "-- rel R":
 #   -- text F1 F2 ...  the figures of a paragraph of prose: the paragraph that follows holds each
 #                      of F1 F2 ... as written, and COMMAND prints them, in order and as many
-#   -- slow            a command of minutes: skipped (and listed) when LIMIT_S is followed by
-#                      "quick", as the sanitizer suite asks; the ordinary suite runs it
+#   -- slow            a command of minutes, or a run time: skipped (and listed) when LIMIT_S is
+#                      followed by "quick", as the sanitizer suite asks; the ordinary suite runs it
+# Markers one after another share the block that follows them (the second on: -- text markers),
+# so that one paragraph can hold figures of several commands. A run time quoted in the docs
+# ("about 4 s on 2 cores") is checked by tests/docs/seconds.sh COMMAND, which prints the wall
+# seconds COMMAND took, with the loose tolerance the marker states.
 # Usage: tests/docs/doc-figures.sh SOURCE_DIR TPSIM_BINARY [LIMIT_S [quick]]
 # (DOC_FIGURES_DOCS="docs/x.md ..." checks those files only.)
 set -uo pipefail
@@ -38,14 +42,17 @@ for doc in ${DOC_FIGURES_DOCS:-README.md docs/*.md}; do # DOC_FIGURES_DOCS: a su
     /^[ \t]*<!-- doc-figures: / {
       if (want && para) emit() # a paragraph ends at the next marker
       c = $0; sub(/^[ \t]*<!-- doc-figures: */, "", c); sub(/ *-->.*/, "", c)
-      rel = "0.001"; slow = 0; text = ""
+      r = "0.001"; s = 0; t = ""
       while (1) {
-        if (match(c, / -- rel [0-9.eE-]+$/)) { rel = substr(c, RSTART + 8); c = substr(c, 1, RSTART - 1); continue }
-        if (match(c, / -- slow$/)) { slow = 1; c = substr(c, 1, RSTART - 1); continue }
-        if (match(c, / -- text [-0-9.eE ]+$/)) { text = substr(c, RSTART + 9); c = substr(c, 1, RSTART - 1); continue }
+        if (match(c, / -- rel [0-9.eE-]+$/)) { r = substr(c, RSTART + 8); c = substr(c, 1, RSTART - 1); continue }
+        if (match(c, / -- slow$/)) { s = 1; c = substr(c, 1, RSTART - 1); continue }
+        if (match(c, / -- text [-0-9.eE ]+$/)) { t = substr(c, RSTART + 9); c = substr(c, 1, RSTART - 1); continue }
         break
       }
-      k++; want = 1; at = FNR; fence = 0; tab = 0; para = 0; f = pre k; next
+      # markers one after another share the block the first one starts (the others: -- text)
+      if (!(want && !fence && !tab && !para)) { np = 0; text = t; k++; want = 1; at = FNR; f = pre k }
+      np++; pc[np] = c; prel[np] = r; pslow[np] = s; ptext[np] = t; pat[np] = FNR
+      fence = 0; tab = 0; para = 0; next
     }
     want && text != "" && /^[ \t]*$/ { if (para) emit(); next }
     want && text != "" { para = 1; print > f; next }
@@ -54,9 +61,11 @@ for doc in ${DOC_FIGURES_DOCS:-README.md docs/*.md}; do # DOC_FIGURES_DOCS: a su
     want && fence { if ($0 !~ /^\$ /) print > f; next } # a "$ " line is the command, not a figure
     want && /^[ \t]*\|/ { if (tab++ && $0 !~ /^[ \t]*\|[-| :]+\|$/) print > f; next } # header and rule: names
     want && tab { emit(); next }
-    want { want = 0; printf "%s\t%d\t%s\t%s\t%s\t0\t\n", FILENAME, at, "#NOBLOCK", rel, "" }
-    function emit() {
-      close(f); printf "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", FILENAME, at, c, rel, f, slow, text
+    want { want = 0; printf "%s\t%d\t%s\t%s\t%s\t0\t\n", FILENAME, at, "#NOBLOCK", prel[1], "" }
+    function emit(  i) {
+      close(f)
+      for (i = 1; i <= np; i++)
+        printf "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", FILENAME, pat[i], pc[i], prel[i], f, pslow[i], ptext[i]
       want = 0; fence = 0; tab = 0; para = 0
     }
     END { if (want && (fence || tab || para)) emit() }
@@ -69,19 +78,20 @@ for doc in ${DOC_FIGURES_DOCS:-README.md docs/*.md}; do # DOC_FIGURES_DOCS: a su
     if [ "$slow" = 1 ] && [ "$quick" = quick ]; then
       skipped=$((skipped + 1)); echo "skip  $file:$line (slow; the ordinary suite runs it): $cmd"; continue
     fi
+    src=$block
     if [ -n "$text" ]; then # prose: the paragraph holds each listed figure as written
       missing=""
       for fig in $text; do numbers < "$block" | grep -qxF -- "$fig" || missing="$missing $fig"; done
       if [ -n "$missing" ]; then
         failed=$((failed + 1)); echo "FAIL  $file:$line: the paragraph does not hold$missing"; continue
       fi
-      printf '%s\n' $text > "$block"
+      printf '%s\n' $text > "$tmp/text.txt"; src=$tmp/text.txt # the block may serve another marker
     fi
     if ! timeout "$limit" bash -c "$cmd" > "$tmp/out.txt" 2> "$tmp/err.txt"; then
       failed=$((failed + 1)); echo "FAIL  $file:$line (the command failed): $cmd"
       tail -n 5 "$tmp/err.txt" | sed 's/^/      /'; continue
     fi
-    numbers < "$block" > "$tmp/want.txt"
+    numbers < "$src" > "$tmp/want.txt"
     numbers < "$tmp/out.txt" > "$tmp/got.txt"
     if msg=$(paste -d' ' "$tmp/want.txt" "$tmp/got.txt" | awk -v rel="$rel" \
         -v nw="$(wc -l < "$tmp/want.txt")" -v ng="$(wc -l < "$tmp/got.txt")" '

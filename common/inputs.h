@@ -1,0 +1,35 @@
+/* inputs.h - the files and directories a command has read, so that none of its outputs is
+ * written over one of them (docs/reliability.md).
+ *
+ * Readers note what they open (tps_input_note: a file; tps_input_note_dir: a directory read
+ * as a whole, a recording or a trace, whose files are noted too); writers ask tps_output_check
+ * before they create, truncate, replace or remove an output. Identity is the device and inode, so
+ * another spelling of the same path (./x, a symbolic or hard link) is caught. The set is per
+ * process, a fixed table without allocation (a command past TPS_INPUTS_MAX notes keeps the first
+ * ones).
+ */
+#ifndef TPS_INPUTS_H
+#define TPS_INPUTS_H
+
+struct tps_error;
+
+#define TPS_INPUTS_MAX 4096
+
+/* Notes path (an existing file) as read by this command; does nothing when it cannot be
+ * stat'ed. */
+void tps_input_note(const char *path);
+
+/* Notes dir as a directory read as a whole (a recording, a trace): it may not be replaced. */
+void tps_input_note_dir(const char *dir);
+
+/* 0 when writing, replacing or removing path touches no input; otherwise TPS_EINVAL with *err
+ * naming path and the input it is. A path that does not exist is never an input. */
+int tps_output_check(const char *path, struct tps_error *err);
+
+/* Forgets path as an input, before it is removed: a file created later may get its inode. */
+void tps_input_forget(const char *path);
+
+/* Forgets every input (tests; a process running several commands). */
+void tps_inputs_clear(void);
+
+#endif
