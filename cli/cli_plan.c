@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cliutil.h"
 #include "core/report.h"
@@ -412,7 +413,7 @@ static int plan_setting(const char *path, int k, const struct jobplan_opts *jo, 
     snprintf(w->name, sizeof w->name, "%s", s.name);
     snprintf(w->device, sizeof w->device, "%s", s.device.name);
     snprintf(w->platform, sizeof w->platform, "%s", s.platform_spec);
-    fprintf(stderr, "tpsim plan: setting %d: %s\n", k + 1, w->name);
+    if (isatty(2)) fprintf(stderr, "tpsim plan: setting %d: %s\n", k + 1, w->name);
     struct jobplan_row *jr = NULL;
     struct jobplan_info ji;
     struct tps_error e2 = {0};
@@ -563,8 +564,9 @@ int cli_plan(int argc, char **argv)
                                   .ignore_memory = o.ignore_memory};
         struct jobplan_row *jr = NULL;
         struct jobplan_info ji;
-        fprintf(stderr, "tpsim plan: ranking configurations of %ld GPUs...\n",
-                mdl_job_gpus(&s.job, &s.strategy));
+        if (isatty(2)) /* progress for a person: an error stays the first line in a log */
+            fprintf(stderr, "tpsim plan: ranking configurations of %ld GPUs...\n",
+                    mdl_job_gpus(&s.job, &s.strategy));
         rc = jobplan_run(&s, &jo, &jr, &n, &ji, &err);
         if (rc) {
             code = cli_report_error(&err);
@@ -578,7 +580,8 @@ int cli_plan(int argc, char **argv)
     }
     if (o.simulate < 0) o.simulate = 8;
     if (!rc) {
-        fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
+        if (isatty(2))
+            fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
         rc = planner_run(&s, &o, &rows, &n, &info, &err);
     }
     if (rc) {

@@ -145,6 +145,12 @@ static int run_seeds(const struct run_opts *o)
     const char *het = j ? pipeline_job_meta(j)->hetero : NULL;
     if (!het) het = "";
     unsigned long s0 = o->seed >= 0 ? (unsigned long)o->seed : scn ? scn->hetero.seed : 0;
+    /* a seed is 32 bits (stragglers.seed, --seed): the last one must be one too */
+    if (!rc && s0 + (unsigned long)o->seeds - 1 > 4294967295UL)
+        rc = tps_error_set(&err, TPS_EINVAL, "command line", 0, 0, "--seeds",
+                           "seeds %lu to %lu pass 4294967295, the largest seed", s0,
+                           s0 + (unsigned long)o->seeds - 1);
+    if (!rc) rc = outputs_check(o, &err);
     for (long i = 0; !rc && i < o->seeds; i++) {
         rc = pipeline_reseed(j, s0 + (unsigned long)i, &err);
         struct report r = {0};
@@ -812,6 +818,7 @@ static int main_exit(int code)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    tps_inputs_guard(1); /* no output of this command may be written over one of its inputs */
     if (argc < 2) {
         main_help(stderr);
         return CLI_EXIT_INPUT;

@@ -6,7 +6,8 @@
  * before they create, truncate, replace or remove an output. Identity is the device and inode, so
  * another spelling of the same path (./x, a symbolic or hard link) is caught. The set is per
  * process, a fixed table without allocation (a command past TPS_INPUTS_MAX notes keeps the first
- * ones).
+ * ones). It is a guard of the command line, which turns it on (tps_inputs_guard): a program that
+ * links the library and writes what it has read (the tests' round trips) is not refused.
  */
 #ifndef TPS_INPUTS_H
 #define TPS_INPUTS_H
@@ -15,8 +16,11 @@ struct tps_error;
 
 #define TPS_INPUTS_MAX 4096
 
+/* Turns the guard on (1) or off (0, the default), forgetting every input noted so far. */
+void tps_inputs_guard(int enable);
+
 /* Notes path (an existing file) as read by this command; does nothing when it cannot be
- * stat'ed. */
+ * stat'ed or the guard is off. */
 void tps_input_note(const char *path);
 
 /* Notes dir as a directory read as a whole (a recording, a trace): it may not be replaced. */

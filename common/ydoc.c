@@ -477,6 +477,21 @@ int tps_ydoc_str(const struct tps_ydoc *d, int id, const char *field, const char
     return TPS_OK;
 }
 
+int tps_ydoc_name(const struct tps_ydoc *d, int id, const char *field, const char **out,
+                  struct tps_error *err)
+{
+    const char *t = scalar_or_fail(d, id, field, "a name", err);
+    if (!t) return TPS_EINVAL;
+    for (const unsigned char *c = (const unsigned char *)t; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return tps_ydoc_fail(d, id, field, err,
+                                 "a name may not hold a control character (\\x%02x): names are "
+                                 "printed and written to CSV",
+                                 *c);
+    *out = t;
+    return TPS_OK;
+}
+
 int tps_ydoc_long(const struct tps_ydoc *d, int id, const char *field, long *out,
                   struct tps_error *err)
 {
@@ -659,6 +674,15 @@ int tps_ydoc_read_map(const struct tps_ydoc *d, int id, const char *field,
             if ((rc = tps_ydoc_positive(d, v, f, &x, err))) break;
             if (row->hi > 0 && x > row->hi)
                 rc = tps_ydoc_fail(d, v, f, err, "must be at most %g, got %g", row->hi, x);
+            else
+                *(double *)dst = x;
+            break;
+        case TPS_YK_FRACTION:
+            if ((rc = tps_ydoc_positive(d, v, f, &x, err))) break;
+            if (x < TPS_YK_MIN_FRACTION || x > 1)
+                rc = tps_ydoc_fail(d, v, f, err,
+                                   "an efficiency is a fraction of the peak from %g to 1, got %g",
+                                   TPS_YK_MIN_FRACTION, x);
             else
                 *(double *)dst = x;
             break;

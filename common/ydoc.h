@@ -73,6 +73,10 @@ int tps_ydoc_str(const struct tps_ydoc *d, int id, const char *field, const char
                  struct tps_error *err);
 int tps_ydoc_long(const struct tps_ydoc *d, int id, const char *field, long *out,
                   struct tps_error *err);
+/* A string that names something the reports print and CSVs hold: control characters (CR, LF,
+ * ESC, ...) are refused at the field. */
+int tps_ydoc_name(const struct tps_ydoc *d, int id, const char *field, const char **out,
+                  struct tps_error *err);
 int tps_ydoc_double(const struct tps_ydoc *d, int id, const char *field, double *out,
                     struct tps_error *err);
 /* The index in NULL-terminated names[] of scalar id's text, or an error listing them. */
@@ -103,6 +107,10 @@ int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, doubl
 /* Table-driven reading of a mapping: one row per allowed key says what kind of value it holds,
  * where it goes (an offset into the caller's struct) and its bounds, so that a key is added in
  * one place. */
+/* The least efficiency (a fraction of a peak) a device key takes: below 1% a kernel's time is no
+ * longer a physical one (1e-300 gave iterations of 1e297 ms, 1e-320 a SimGrid abort). */
+#define TPS_YK_MIN_FRACTION 0.01
+
 enum tps_ykind {
     TPS_YK_SKIP,     /* allowed here, read by the caller */
     TPS_YK_INT,      /* int count: >= 1, and <= hi when hi > 0 */
@@ -111,6 +119,7 @@ enum tps_ykind {
     TPS_YK_RATE,     /* double, bytes/s with units (tps_ydoc_rate) */
     TPS_YK_TIME,     /* double, seconds with units (tps_ydoc_time) */
     TPS_YK_POSITIVE, /* double > 0, and <= hi when hi > 0 */
+    TPS_YK_FRACTION, /* double, an efficiency: TPS_YK_MIN_FRACTION to 1 */
     TPS_YK_ENUM,     /* int: the index of the value in names ("expected a, b or c" otherwise) */
     TPS_YK_FN,       /* read by fn */
 };

@@ -114,7 +114,7 @@ static int load_one(const struct tps_ydoc *d, int root, int id, int i, const cha
     snprintf(j->name, sizeof j->name, "job%d", i + 1);
     if ((v = tps_ydoc_get(d, id, "name"))) {
         const char *t;
-        if ((rc = tps_ydoc_str(d, v, "name", &t, err))) return job_fail(i, rc, err);
+        if ((rc = tps_ydoc_name(d, v, "name", &t, err))) return job_fail(i, rc, err);
         snprintf(j->name, sizeof j->name, "%s", t);
     }
     if ((v = tps_ydoc_get(d, id, "devices")))

@@ -150,14 +150,14 @@ static const struct tps_ykey device_keys[] = {
     {"memory_reserved", TPS_YK_FN, D(dev.mem_reserved_bytes), 0, {.fn = read_reserved}},
     {"tdp", TPS_YK_POSITIVE, D(dev.tdp_w), 1e5, {NULL}},         /* watts */
     {"idle_power", TPS_YK_POSITIVE, D(dev.idle_w), 1e5, {NULL}}, /* watts */
-    {"gemm_efficiency", TPS_YK_POSITIVE, D(dev.gemm_eff_max), 1, {NULL}},
+    {"gemm_efficiency", TPS_YK_FRACTION, D(dev.gemm_eff_max), 1, {NULL}},
     {"gemm_overhead", TPS_YK_TIME, D(dev.gemm_overhead_s), 0, {NULL}},
     {"gemm_table", TPS_YK_SKIP, 0, 0, {NULL}},
-    {"mem_efficiency", TPS_YK_POSITIVE, D(dev.mem_eff), 1, {NULL}},
+    {"mem_efficiency", TPS_YK_FRACTION, D(dev.mem_eff), 1, {NULL}},
     {"kernel_overhead", TPS_YK_TIME, D(dev.kernel_overhead_s), 0, {NULL}},
-    {"norm_efficiency", TPS_YK_POSITIVE, D(dev.norm_eff), 1, {NULL}},
-    {"softmax_efficiency", TPS_YK_POSITIVE, D(dev.softmax_eff), 1, {NULL}},
-    {"flash_efficiency", TPS_YK_POSITIVE, D(dev.flash_eff), 1, {NULL}},
+    {"norm_efficiency", TPS_YK_FRACTION, D(dev.norm_eff), 1, {NULL}},
+    {"softmax_efficiency", TPS_YK_FRACTION, D(dev.softmax_eff), 1, {NULL}},
+    {"flash_efficiency", TPS_YK_FRACTION, D(dev.flash_eff), 1, {NULL}},
     {"launch_overhead", TPS_YK_TIME, D(dev.launch_s), 0, {NULL}},
     {"backward_launch_overhead", TPS_YK_TIME, D(dev.bwd_launch_s), 0, {NULL}},
     {"graph_launch_overhead", TPS_YK_TIME, D(dev.graph_launch_s), 0, {NULL}},
@@ -978,7 +978,9 @@ static int load_doc(const struct tps_ydoc *d, int root, int at, int dev_at, cons
                     struct scn_scenario *s, struct tps_error *err)
 {
     int n = tps_ydoc_get(d, root, "name");
-    if (n && tps_ydoc_text(d, n)) snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(d, n));
+    const char *name = NULL;
+    if (n && tps_ydoc_name(d, n, "name", &name, err)) return TPS_EINVAL;
+    if (name) snprintf(s->name, sizeof s->name, "%s", name);
     int rc = load_model(d, tps_ydoc_get(d, root, "model"), base, s, err);
     if (rc == TPS_OK) rc = load_device(d, tps_ydoc_get(d, dev_at, "device"), base, s, err);
     if (rc == TPS_OK && s->model.fp8 && !(s->device.peak_flops[MDL_FP8] > 0)) {
@@ -1086,8 +1088,10 @@ int scn_load_compare(const char *path, int k, struct scn_scenario *s, struct tps
         tps_ydoc_get(&d, e, "cost")) /* the setting's price replaces the scenario's */
         rc = tps_ydoc_read_map(&d, tps_ydoc_get(&d, e, "cost"), "cost", cost_keys, s, err);
     int n = rc == TPS_OK ? tps_ydoc_get(&d, e, "name") : 0;
-    if (n && tps_ydoc_text(&d, n))
-        snprintf(s->name, sizeof s->name, "%s", tps_ydoc_text(&d, n));
+    const char *name = NULL;
+    if (n && tps_ydoc_name(&d, n, "name", &name, err)) rc = TPS_EINVAL;
+    if (name)
+        snprintf(s->name, sizeof s->name, "%s", name);
     else if (rc == TPS_OK)
         snprintf(s->name, sizeof s->name, "%.20s on %.38s", s->device.name, s->platform_spec);
     tps_ydoc_release(&d);

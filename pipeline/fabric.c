@@ -3,6 +3,7 @@
 #include "pipeline/fabric.h"
 #include "pipeline/pipeline_int.h"
 #include "common/inputs.h"
+#include "common/csv.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -179,8 +180,11 @@ int fabric_write_csv(const struct fabric_run *r, const char *path, struct tps_er
         snprintf(gpus, sizeof gpus, "%s", J->gpus_text);
         for (char *c = gpus; *c; c++)
             if (*c == ',') *c = ' ';
-        fprintf(f, "%s,%s,%.9g,%.9g,%.6f,%.9g,%.9g,%.6f,%.6f\n", J->pj->scn.name, gpus,
-                J->alone.iteration_s, J->shared.iteration_s, J->slowdown, J->alone.exposed_comm_s,
+        char name[3 * sizeof J->pj->scn.name];
+        size_t nn = 0;
+        tps_csv_put(name, sizeof name, &nn, J->pj->scn.name); /* RFC 4180: quoted when needed */
+        fprintf(f, "%s,%s,%.9g,%.9g,%.6f,%.9g,%.9g,%.6f,%.6f\n", name, gpus, J->alone.iteration_s,
+                J->shared.iteration_s, J->slowdown, J->alone.exposed_comm_s,
                 J->shared.exposed_comm_s, mfu_pct(&J->alone) / 100, mfu_pct(&J->shared) / 100);
     }
     int bad = ferror(f);

@@ -1148,3 +1148,54 @@ Test(cli, no_output_is_written_over_an_input)
     refused_keeps(args, log);
     testdir_remove(dir);
 }
+
+/* Seeds are 32 bits: --seeds may not run past the largest, and the last one allowed runs. */
+Test(cli, seeds_past_the_largest_seed_are_refused)
+{
+    char args[1024], out[4096];
+    snprintf(args, sizeof args, "run %s/tests/data/good/tiny.yaml --seed 4294967295 --seeds 3",
+             TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    cr_assert(strstr(out, "4294967297 pass 4294967295") != NULL, "%s", out);
+    cr_assert(eq(int, count_lines(out), 1), "%s", out);
+    snprintf(args, sizeof args, "run %s/tests/data/good/tiny.yaml --seed 4294967293 --seeds 3",
+             TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    cr_assert(strstr(out, "4294967293 to 4294967295") != NULL, "%s", out);
+}
+
+/* Names reach the terminal and CSV cells: a control character is refused where it is written,
+ * and a comma or quote in a job's name is quoted in the CSV (RFC 4180), not a column more. */
+Test(cli, names_never_carry_control_characters_and_csv_cells_are_quoted)
+{
+    char d[256], s[300], csv[300], args[2048], out[16384];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    char *tiny = slurp(TPSIM_SOURCE_DIR "/tests/data/good/tiny.yaml");
+    char text[8192];
+    char *nm = strstr(tiny, "name: tiny");
+    cr_assert_not_null(nm);
+    snprintf(text, sizeof text, "%.*sname: \"a\\eb\"%s", (int)(nm - tiny), tiny,
+             nm + strlen("name: tiny"));
+    write_file(s, sizeof s, d, "esc.yaml", text);
+    snprintf(args, sizeof args, "run %s", s);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 1), 2), "%s", out);
+    cr_assert(strstr(out, "field 'name': a name may not hold a control character (\\x1b)") != NULL,
+              "%s", out);
+    cr_assert(eq(int, count_lines(out), 1), "%s", out);
+    free(tiny);
+    /* a job named with a comma and a quote, written to the CSV as one quoted cell */
+    char *two = slurp(TPSIM_SOURCE_DIR "/tests/data/good/fabric-two-jobs.yaml");
+    char *at = strstr(two, "name: tp-across");
+    cr_assert_not_null(at, "the fixture names its job tp-across");
+    snprintf(text, sizeof text, "%.*sname: 'tp, \"across\"'%s", (int)(at - two), two,
+             at + strlen("name: tp-across"));
+    write_file(s, sizeof s, d, "two.yaml", text);
+    testdir_path(csv, sizeof csv, d, "two.csv");
+    snprintf(args, sizeof args, "run %s -q --csv %s", s, csv);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    char *rows = slurp(csv);
+    cr_assert(strstr(rows, "\n\"tp, \"\"across\"\"\",") != NULL, "%s", rows);
+    free(rows);
+    free(two);
+    testdir_remove(d);
+}

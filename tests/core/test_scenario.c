@@ -38,6 +38,8 @@ static const struct bad_case cases[] = {
     {"unknown_device.yaml", 3, 11, "device.preset", "unknown device"},
     {"bad_platform_param.yaml", 5, 13, "platform.pcie_gen", "3, 4 or 5"},
     {"bad_rate.yaml", 4, 18, "device.hbm_bandwidth", "expected a rate"},
+    {"device_efficiency_tiny.yaml", 4, 20, "device.gemm_efficiency",
+     "a fraction of the peak from 0.01 to 1"},
     {"run_layers_too_many.yaml", 7, 11, "run.layers", "only 40 layers"},
     {"missing_strategy.yaml", 1, 1, "strategy", "missing"},
     {"job_bad_recompute.yaml", 5, 23, "training.recompute", "none, selective or full"},
