@@ -132,7 +132,7 @@ Test(user, set_applies_to_every_point_of_a_sweep_and_to_plan)
                        "--simulate 1 --top 1"),
                  0),
               "%s", out);
-    cr_assert(strstr(out, "TP degree 4") != NULL, "%s", out);
+    cr_assert(strstr(out, "best: 1d tp=4") != NULL, "%s", out); /* the TP degree set */
     testdir_remove(d);
 }
 
