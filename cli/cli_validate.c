@@ -177,11 +177,8 @@ int cli_calibrate(int argc, char **argv)
             "  fit error on these rows: median %.2f%%, max %.2f%% (calibration data, not "
             "a score)\n",
             r.median_err, r.max_err);
-    int bad = cli_output_ok(outp);
-    FILE *f = bad ? NULL : outp ? fopen(outp, "w") : stdout;
-    if (bad) {
-        rc = bad;
-    } else if (!f) {
+    FILE *f = outp ? fopen(outp, "w") : stdout; /* checked against the logs before the fit */
+    if (!f) {
         fprintf(stderr, "tpsim calibrate: %s: %s\n", outp, strerror(errno));
         rc = CLI_EXIT_INPUT;
     } else {

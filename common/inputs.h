@@ -1,13 +1,13 @@
 /* inputs.h - the files and directories a command has read, so that none of its outputs is
  * written over one of them (docs/reliability.md).
  *
- * Readers note what they open (tps_input_note: a file; tps_input_note_dir: a directory read
- * as a whole, a recording or a trace, whose files are noted too); writers ask tps_output_check
- * before they create, truncate, replace or remove an output. Identity is the device and inode, so
- * another spelling of the same path (./x, a symbolic or hard link) is caught. The set is per
- * process, a fixed table without allocation (a command past TPS_INPUTS_MAX notes keeps the first
- * ones). It is a guard of the command line, which turns it on (tps_inputs_guard): a program that
- * links the library and writes what it has read (the tests' round trips) is not refused.
+ * Readers note what they open (tps_input_note: a file, or a directory read as a whole, a
+ * recording or a trace); writers ask tps_output_check before they create, truncate, replace or
+ * remove an output. Identity is the device and inode, so another spelling of the same path (./x,
+ * a symbolic or hard link) is caught. The set is per process, a fixed table without allocation
+ * (a command past TPS_INPUTS_MAX notes keeps the first ones). It is a guard of the command line,
+ * which turns it on (tps_inputs_guard): a program that links the library and writes what it has
+ * read (the tests' round trips) is not refused.
  */
 #ifndef TPS_INPUTS_H
 #define TPS_INPUTS_H
@@ -19,12 +19,9 @@ struct tps_error;
 /* Turns the guard on (1) or off (0, the default), forgetting every input noted so far. */
 void tps_inputs_guard(int enable);
 
-/* Notes path (an existing file) as read by this command; does nothing when it cannot be
- * stat'ed or the guard is off. */
+/* Notes path (an existing file or directory) as read by this command; does nothing when it
+ * cannot be stat'ed or the guard is off. */
 void tps_input_note(const char *path);
-
-/* Notes dir as a directory read as a whole (a recording, a trace): it may not be replaced. */
-void tps_input_note_dir(const char *dir);
 
 /* 0 when writing, replacing or removing path touches no input; otherwise TPS_EINVAL with *err
  * naming path and the input it is. A path that does not exist is never an input. */
@@ -32,8 +29,5 @@ int tps_output_check(const char *path, struct tps_error *err);
 
 /* Forgets path as an input, before it is removed: a file created later may get its inode. */
 void tps_input_forget(const char *path);
-
-/* Forgets every input (tests; a process running several commands). */
-void tps_inputs_clear(void);
 
 #endif

@@ -104,13 +104,13 @@ int tps_ydoc_count(const struct tps_ydoc *d, int id, const char *field, long *ou
 int tps_ydoc_positive(const struct tps_ydoc *d, int id, const char *field, double *out,
                       struct tps_error *err);
 
-/* Table-driven reading of a mapping: one row per allowed key says what kind of value it holds,
- * where it goes (an offset into the caller's struct) and its bounds, so that a key is added in
- * one place. */
 /* The least efficiency (a fraction of a peak) a device key takes: below 1% a kernel's time is no
  * longer a physical one (1e-300 gave iterations of 1e297 ms, 1e-320 a SimGrid abort). */
 #define TPS_YK_MIN_FRACTION 0.01
 
+/* Table-driven reading of a mapping: one row per allowed key says what kind of value it holds,
+ * where it goes (an offset into the caller's struct) and its bounds, so that a key is added in
+ * one place. */
 enum tps_ykind {
     TPS_YK_SKIP,     /* allowed here, read by the caller */
     TPS_YK_INT,      /* int count: >= 1, and <= hi when hi > 0 */

@@ -196,7 +196,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     FILE *f = fopen(path, "r");
     if (!f)
         return tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    tps_input_note_dir(dir); /* a trace: neither it nor its files may be written over */
+    tps_input_note(dir); /* a trace: neither it nor its files may be written over */
     tps_input_note(path);
     struct lexer *L = calloc(1, sizeof *L);
     int *members = malloc(MAX_TOK * sizeof *members);

@@ -182,7 +182,7 @@ int trace_merge(const char *dir, const char *outdir, const char *platform, int f
     if (R == 0)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL,
                              "no rank-00000.tps: not a tracer output directory");
-    tps_input_note_dir(dir); /* the recording: --force never replaces it */
+    tps_input_note(dir); /* the recording: --force never replaces it */
     if (tps_output_check(outdir, err)) return TPS_EINVAL;
     /* the merged trace is written beside, then renamed: the recording is never changed */
     snprintf(odir, sizeof odir, "%s.tmp-XXXXXX", outdir);
