@@ -166,7 +166,7 @@ int cli_import(int argc, char **argv)
     if (rc) return rc == CLI_HELP_SHOWN ? 0 : rc;
     if (!n) return cli_usage_error("import kineto", "%s", "missing TRACE.json[.gz]");
     long rank = -1;
-    if (o.rank && cli_parse_count("import kineto", "--rank", o.rank, 0, 1 << 20, &rank))
+    if (o.rank && cli_parse_count("import kineto", "--rank", o.rank, 0, KIN_MAX_RANK, &rank))
         return CLI_EXIT_INPUT;
     if (o.rank && n > 1)
         return cli_usage_error("import kineto", "%s", "--rank applies to a single file");

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #include <unistd.h>
 
 #define LINE_MAX_LEN 8192
+#define MAX_SECONDS  TRACE_MAX_SECONDS
+#define MAX_BYTES    TRACE_MAX_BYTES
+#define MAX_FLOP     TRACE_MAX_FLOP
+#define MAX_FLOPS    TRACE_MAX_FLOPS
 #define MAX_TOK      4200
 
 static int write_rank(const struct mdl_program *p, int r, const char *dir, struct tps_error *err)
@@ -47,6 +52,41 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     return TPS_OK;
 }
 
+/* What the reader would refuse in op i of rank r: a name that is not one token, a number beyond
+ * the format's bounds. The writer checks every op before it writes anything, so that no command
+ * writes a trace that `run` refuses. */
+static int check_op(const struct mdl_program *p, int r, int i, struct tps_error *err)
+{
+    const struct mdl_op *op = &p->ranks[r].ops[i];
+    const char *name = op->name >= 0 && op->name < p->nnames ? p->names[op->name] : "";
+    int token = name[0] && name[0] != '#' && strlen(name) < MAX_TOK;
+    for (const char *c = name; token && *c; c++)
+        token = (unsigned char)*c > ' ' && *c != 0x7f;
+    if (!token)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "name",
+                             "rank %d op %d: the name is not one token of the trace format "
+                             "(blanks, control bytes, a leading '#')",
+                             r, i);
+    static const struct {
+        const char *field;
+        size_t off;
+        double max;
+    } nums[] = {{"dur_s", offsetof(struct mdl_op, dur_s), MAX_SECONDS},
+                {"flop", offsetof(struct mdl_op, flop), MAX_FLOP},
+                {"bytes", offsetof(struct mdl_op, bytes), MAX_BYTES},
+                {"rec_start", offsetof(struct mdl_op, rec_start), MAX_SECONDS},
+                {"rec_end", offsetof(struct mdl_op, rec_end), MAX_SECONDS},
+                {"launch_s", offsetof(struct mdl_op, launch_s), MAX_SECONDS}};
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+        double v = *(const double *)((const char *)op + nums[k].off);
+        if (!(v >= 0 && v <= nums[k].max) && (op->recorded || strncmp(nums[k].field, "rec_", 4)))
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, nums[k].field,
+                                 "rank %d op %d: %g is beyond what a trace holds (0..%g)", r, i, v,
+                                 nums[k].max);
+    }
+    return TPS_OK;
+}
+
 int trace_write(const struct mdl_program *p, const char *platform, const char *dir,
                 struct tps_error *err)
 {
@@ -54,10 +94,21 @@ int trace_write(const struct mdl_program *p, const char *platform, const char *d
         return tps_error_set(err, TPS_EINVAL, dir, 0, 0, NULL,
                              "a program with folded replicas has no ops of its own for them: "
                              "lower every replica to write it");
+    for (int r = 0; r < p->nranks; r++)
+        for (int i = 0; i < p->ranks[r].nops; i++)
+            if (check_op(p, r, i, err)) return TPS_EINVAL;
+    char path[1024];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/meta.tps", dir);
+    int trace = stat(path, &sb) == 0;
+    snprintf(path, sizeof path, "%s/rank-00000.tps", dir);
+    if (!trace && stat(path, &sb) == 0) /* the tracer's recording: its rank files are the data */
+        return tps_error_set(err, TPS_EINVAL, dir, 0, 0, NULL,
+                             "holds a tracer recording (rank-00000.tps, no meta.tps): writing a "
+                             "trace there would replace its rank files; write it elsewhere");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create directory: %s",
                              strerror(errno));
-    char path[1024];
     snprintf(path, sizeof path, "%s/meta.tps", dir);
     if (tps_output_check(dir, err) || tps_output_check(path, err)) return TPS_EINVAL;
     FILE *f = fopen(path, "w");
@@ -144,12 +195,6 @@ static int tok_long(struct lexer *L, int t, const char *field, long lo, long hi,
     *out = v;
     return TPS_OK;
 }
-
-/* Bounds of the numbers a trace holds (docs/trace-format.md): beyond them a replay overflows. */
-#define MAX_SECONDS 1e6
-#define MAX_BYTES   1e18
-#define MAX_FLOP    1e24
-#define MAX_FLOPS   1e18 /* FLOP/s */
 
 /* Token t as a number in [0, max]. */
 static int tok_double(struct lexer *L, int t, const char *field, double max, double *out,
@@ -368,6 +413,11 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         op.stream = (uint8_t)stream;
         op.layer = (int32_t)layer;
         op.mb = (int32_t)mb;
+        for (const char *c = L->tok[6]; *c; c++)
+            if ((unsigned char)*c < ' ' || *c == 0x7f) { /* names reach the terminal */
+                rc = fail(L, 6, "name", err, "a control character in an op's name", NULL);
+                goto done;
+            }
         op.name = mdl_program_name(p, L->tok[6]);
         if ((rc = tok_double(L, 7, "dur_s", MAX_SECONDS, &op.dur_s, err))) goto done;
         if ((rc = tok_double(L, 8, "flop", MAX_FLOP, &op.flop, err))) goto done;

@@ -15,6 +15,12 @@
  * their product, for which reports keep a time span each. */
 #define TRACE_MAX_LAYERS (1 << 20)
 #define TRACE_MAX_SPANS  (1 << 22)
+/* Bounds of the numbers an op holds (docs/trace-format.md): beyond them a replay overflows. The
+ * reader refuses them and the writer never writes them. */
+#define TRACE_MAX_SECONDS 1e6
+#define TRACE_MAX_BYTES   1e18
+#define TRACE_MAX_FLOP    1e24
+#define TRACE_MAX_FLOPS   1e18 /* FLOP/s */
 
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */

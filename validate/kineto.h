@@ -24,6 +24,11 @@
 
 #include "common/error.h"
 
+/* Bounds on what a profiler trace may ask for (docs/reliability.md). */
+#define KIN_MAX_RANK     ((1 << 20) - 1) /* distributedInfo.rank and --rank */
+#define KIN_MAX_JSON_MIB 256             /* JSON text per file, decompressed */
+#define KIN_MAX_GROUPS   4096            /* distinct process groups per import */
+
 struct kin_summary {
     int nranks;              /* files imported */
     int ops, gemms, attns;   /* ops written, GEMMs and batched GEMMs among them */

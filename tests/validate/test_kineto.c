@@ -11,6 +11,7 @@
 #include "validate/compare.h"
 #include "validate/kineto.h"
 
+#include "../testcmd.h"
 #include "../testdir.h"
 
 TestSuite(kineto, .timeout = 120 * TPSIM_TIMEOUT_SCALE);
@@ -205,4 +206,91 @@ Test(kineto, a_reduce_kernel_is_a_reduce_not_an_all_reduce_or_a_reduce_scatter)
         mdl_program_release(&p);
         testdir_remove(d);
     }
+}
+
+/* A one-kernel trace: rank `rank` (as JSON text), the kernel's name (JSON-escaped) and an NCCL
+ * all-reduce sized `nelems` (JSON text) when not NULL. */
+static void write_small(const char *path, const char *rank, const char *kernel, const char *nelems)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"distributedInfo\": {\"rank\": %s}, \"traceEvents\": [\n", rank);
+    fprintf(f,
+            "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":100,\"dur\":5,"
+            "\"args\":{\"stream\":7}}",
+            kernel);
+    if (nelems)
+        fprintf(f,
+                ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c10d::allreduce_\",\"ts\":99,"
+                "\"dur\":4,\"args\":{\"External id\":9,\"In msg nelems\":%s,\"dtype\":"
+                "\"BFloat16\"}},\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+                "\"ncclDevKernel_AllReduce_Sum_bf16_RING_LL\",\"ts\":110,\"dur\":5,"
+                "\"args\":{\"stream\":9,\"External id\":9}}",
+                nelems);
+    fputs("]}\n", f);
+    fclose(f);
+}
+
+Test(kineto, the_importer_bounds_what_a_trace_asks_for_and_never_writes_a_trace_run_refuses)
+{
+    char d[256], path[300], out[300], cmd[1400], text[4096];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(path, sizeof path, d, "t.json");
+    testdir_path(out, sizeof out, d, "kt");
+    /* ranks out of 0..KIN_MAX_RANK: located refusals (they once wrote out of bounds) */
+    static const char *const ranks[] = {"-1", "1000000000", "2147483647", "1.5"};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+        write_small(path, ranks[i], "k", NULL);
+        snprintf(cmd, sizeof cmd, "%s import kineto %s -o %s 2>&1", TPSIM_BIN, path, out);
+        cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 2), "rank %s", ranks[i]);
+        cr_assert(ne(ptr, strstr(text, "t.json: field 'distributedInfo.rank'"), NULL), "%s", text);
+    }
+    /* sizes beyond what a trace holds: refused at the event, nothing written */
+    write_small(path, "0", "k", "1e308");
+    cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 2));
+    cr_assert(ne(ptr, strstr(text, "t.json: field 'traceEvents[2]'"), NULL), "%s", text);
+    cr_assert(eq(int, access(out, F_OK), -1), "nothing is written");
+    /* a kernel name holding the format's separators is one token: no op is injected, and what
+     * the import wrote replays */
+    write_small(path, "0", "evil\\n7 0 compute fwd 0 -1 x 1 0 0 -1 - 0 0 0 0 0 0\\r\\tz", NULL);
+    snprintf(cmd, sizeof cmd, "%s import kineto %s -o %s >/dev/null 2>&1", TPSIM_BIN, path, out);
+    cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 0));
+    struct mdl_program p;
+    char plat[64];
+    struct tps_error err = {0};
+    cr_assert(eq(int, trace_read(out, &p, plat, sizeof plat, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, p.ranks[0].nops, 1), "one kernel, one op");
+    cr_assert(eq(ptr, strpbrk(p.names[p.ranks[0].ops[0].name], " \t\r\n"), NULL));
+    mdl_program_release(&p);
+    snprintf(cmd, sizeof cmd, "%s run %s --platform dgx-h100 >/dev/null 2>&1", TPSIM_BIN, out);
+    cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 0));
+    /* a file that inflates past the bound stops at the bound (a gzip bomb grew to 6 GB) */
+    testdir_path(path, sizeof path, d, "big.json");
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\": [", f);
+    for (int i = 0; i < (3 << 20) / 64; i++)
+        fputs("                                                                ", f);
+    fputs("]}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "TPSIM_MAX_JSON_MIB=2 %s import kineto %s -o %s/k2 2>&1", TPSIM_BIN,
+             path, d);
+    cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 2));
+    cr_assert(ne(ptr, strstr(text, "more than 2 MiB of JSON"), NULL), "%s", text);
+    /* a tracer recording is not a place to write a trace: its rank files stay as they are */
+    char rec[300], rank0[400];
+    testdir_path(rec, sizeof rec, d, "rec");
+    cr_assert(eq(int, mkdir(rec, 0777), 0));
+    snprintf(rank0, sizeof rank0, "%s/rank-00000.tps", rec);
+    f = fopen(rank0, "w");
+    fputs("recorded\n", f);
+    fclose(f);
+    testdir_path(path, sizeof path, d, "t.json");
+    write_small(path, "0", "k", NULL);
+    snprintf(cmd, sizeof cmd, "%s import kineto %s -o %s 2>&1", TPSIM_BIN, path, rec);
+    cr_assert(eq(int, testcmd_run(text, sizeof text, cmd), 2));
+    cr_assert(ne(ptr, strstr(text, "holds a tracer recording"), NULL), "%s", text);
+    f = fopen(rank0, "r");
+    cr_assert(eq(str, fgets(text, sizeof text, f), "recorded\n"));
+    fclose(f);
+    testdir_remove(d);
 }
