@@ -458,7 +458,7 @@ static int plan_compare(const char *path, int nsettings, const struct jobplan_op
         rc = plan_setting(path, k, jo, &w[k], &err);
     if (rc) {
         free(w);
-        return cli_report_error(&err);
+        return cli_report_error_in(path, &err);
     }
     qsort(w, (size_t)nsettings, sizeof *w, by_rank);
     int width = 7;
@@ -569,7 +569,7 @@ int cli_plan(int argc, char **argv)
                     mdl_job_gpus(&s.job, &s.strategy));
         rc = jobplan_run(&s, &jo, &jr, &n, &ji, &err);
         if (rc) {
-            code = cli_report_error(&err);
+            code = cli_report_error_in(path, &err);
         } else {
             print_job_plan(&s, jo.simulate, jo.ignore_memory, top, jr, n, &ji);
             if (json) code = write_job_plan_json(&s, path, json, jr, n, &ji);
@@ -585,7 +585,7 @@ int cli_plan(int argc, char **argv)
         rc = planner_run(&s, &o, &rows, &n, &info, &err);
     }
     if (rc) {
-        code = cli_report_error(&err);
+        code = cli_report_error_in(path, &err);
     } else {
         print_plan(&s, &o, top, rows, n, &info);
         if (json) code = write_plan_json(&s, path, json, rows, n, &info);

@@ -3,6 +3,7 @@
 
 #include "common/ydoc.h"
 #include "common/inputs.h"
+#include "core/locate.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -17,6 +18,12 @@ int cli_report_error(const struct tps_error *err)
     tps_error_format(err, buf, sizeof buf);
     fprintf(stderr, "tpsim: %s\n", buf);
     return err->code == TPS_ESIM ? CLI_EXIT_SIM : CLI_EXIT_INPUT;
+}
+
+int cli_report_error_in(const char *scenario, struct tps_error *err)
+{
+    scn_error_locate(scenario, err);
+    return cli_report_error(err);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg)

@@ -13,6 +13,9 @@ enum { CLI_EXIT_SIM = 1, CLI_EXIT_INPUT = 2 };
 
 /* Prints "tpsim: <error>" and returns the exit status for it. */
 int cli_report_error(const struct tps_error *err);
+/* The same for an error of a command that read scenario file `scenario`: an error a later stage
+ * raised without a file is placed in it first (core/locate.h). */
+int cli_report_error_in(const char *scenario, struct tps_error *err);
 /* Prints "tpsim CMD: <message>" and a pointer to --help; returns CLI_EXIT_INPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int cli_is_help(const char *a);

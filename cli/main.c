@@ -112,7 +112,7 @@ static int run_input(const struct run_opts *o)
     report_release(&r);
     timing_release(&tm);
     pipeline_free(j);
-    return rc ? cli_report_error(&err) : 0;
+    return rc ? cli_report_error_in(is_dir(o->input) ? NULL : o->input, &err) : 0;
 }
 
 /* Several jobs on one platform: together, then each alone. */
@@ -130,7 +130,7 @@ static int run_fabric(const struct run_opts *o)
     if (!rc && o->csv) rc = fabric_write_csv(&fr, o->csv, &err);
     if (!rc && o->timeline) rc = report_write_timeline(&fr.all, &fr.tm, o->timeline, &err);
     fabric_release(&fr);
-    return rc ? cli_report_error(&err) : 0;
+    return rc ? cli_report_error_in(o->input, &err) : 0;
 }
 
 /* The iteration times of o->seeds seeds, their summary on stdout and in --json. */
@@ -198,7 +198,7 @@ static int run_seeds(const struct run_opts *o)
     free(t);
     free(sorted);
     pipeline_free(j);
-    return rc ? cli_report_error(&err) : 0;
+    return rc ? cli_report_error_in(o->input, &err) : 0;
 }
 
 static const struct option run_longs[] = {{"json", required_argument, NULL, 'j'},

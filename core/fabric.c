@@ -3,6 +3,7 @@
  * the list of jobs and where each is placed. */
 #include "core/fabric.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +142,11 @@ static int load_one(const struct tps_ydoc *d, int root, int id, int i, const cha
         if (nops > mdl_max_ops())
             return job_fail(i,
                             tps_ydoc_fail(d, id, "run", err,
-                                          "the job op by op would make %.3g ops, above the "
+                                          "the job op by op would make %s%.3g ops, above the "
                                           "limit of %.3g (a job sharing a platform is not "
                                           "folded)",
-                                          nops, mdl_max_ops()),
+                                          isinf(nops) ? "more than " : "",
+                                          isinf(nops) ? mdl_max_ops() : nops, mdl_max_ops()),
                             err);
         s->fold = 0;
     }
@@ -188,15 +190,32 @@ int scn_fabric_load(const char *path, struct scn_fabric *f, struct tps_error *er
         else
             f->njobs = n; /* zeroed scenarios, which scn_release accepts */
     }
+    double total = 0; /* the ops of the jobs so far: they are simulated together */
     for (int i = 0; !rc && i < f->njobs; i++) {
         rc = load_one(&d, root, tps_ydoc_seq_at(&d, jobs, i), i, path, base, &f->jobs[i], err);
+        const struct scn_scenario *s = &f->jobs[i].scn;
+        double nops = rc          ? 0
+                      : s->is_job ? mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device,
+                                                &s->framework, NULL)
+                                  : mdl_strategy_ops(&s->strategy, &s->model, &s->device,
+                                                     &s->framework, s->layers, s->micro_batches);
+        total += nops > 0 ? nops : 0;
+        if (!rc && total > mdl_max_ops())
+            rc = job_fail(i,
+                          tps_ydoc_fail(&d, tps_ydoc_seq_at(&d, jobs, i), "", err,
+                                        "jobs[0..%d] together would make %s%.3g ops, above the "
+                                        "limit of %.3g (TPSIM_MAX_OPS): the jobs share one "
+                                        "simulation",
+                                        i, isinf(total) ? "more than " : "",
+                                        isinf(total) ? mdl_max_ops() : total, mdl_max_ops()),
+                          err);
         char field[48];
         snprintf(field, sizeof field, "jobs[%d].name", i);
-        for (int k = 0; !rc && k < i; k++)
+        int jid = tps_ydoc_seq_at(&d, jobs, i), nid = tps_ydoc_get(&d, jid, "name");
+        for (int k = 0; !rc && k < i; k++) /* a name given, or the one a job without gets */
             if (!strcmp(f->jobs[k].name, f->jobs[i].name))
-                rc =
-                    tps_ydoc_fail(&d, tps_ydoc_get(&d, tps_ydoc_seq_at(&d, jobs, i), "name"), field,
-                                  err, "jobs[%d] is already named '%s'", k, f->jobs[i].name);
+                rc = tps_ydoc_fail(&d, nid ? nid : jid, field, err,
+                                   "jobs[%d] is already named '%s'", k, f->jobs[i].name);
     }
     if (!rc)
         snprintf(f->platform_spec, sizeof f->platform_spec, "%s", f->jobs[0].scn.platform_spec);

@@ -72,7 +72,7 @@ int hf_config_load(const char *path, struct mdl_model *m, bool *untied, struct t
     }
     long layers = 0, hidden = 0, heads = 0, kv = 0, ffn = 0, vocab = 0, hd = 0;
     const long BIG = 1L << 40;
-    if (!rc) rc = hf_int(&h, "num_hidden_layers", 1, 100000, 1, &layers);
+    if (!rc) rc = hf_int(&h, "num_hidden_layers", 1, MDL_MAX_LAYERS, 1, &layers);
     if (!rc) rc = hf_int(&h, "hidden_size", 1, BIG, 1, &hidden);
     if (!rc) rc = hf_int(&h, "num_attention_heads", 1, 100000, 1, &heads);
     if (!rc && (rc = hf_int(&h, "num_key_value_heads", 1, 100000, 0, &kv)) == 1) {

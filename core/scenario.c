@@ -2,6 +2,7 @@
  * positioned errors, models/ presets and platforms/spec for the platform section. */
 #include "core/scenario.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,7 +70,7 @@ static int read_reserved(const struct tps_ydoc *d, int v, const char *f, void *d
 static const struct tps_ykey model_keys[] = {
     {"preset", TPS_YK_SKIP, 0, 0, {NULL}},
     {"hf_config", TPS_YK_SKIP, 0, 0, {NULL}},
-    {"layers", TPS_YK_LONG, M(layers), MAX_COUNT, {NULL}},
+    {"layers", TPS_YK_LONG, M(layers), MDL_MAX_LAYERS, {NULL}},
     {"hidden", TPS_YK_LONG, M(hidden), MAX_COUNT, {NULL}},
     {"heads", TPS_YK_LONG, M(heads), MAX_COUNT, {NULL}},
     {"ffn", TPS_YK_LONG, M(ffn), MAX_COUNT, {NULL}},
@@ -929,9 +930,10 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
                                   s->fold == 1 ? &(struct mdl_job_fold){0} : NULL);
         if (s->fold == 0 && nops > mdl_max_ops())
             return tps_ydoc_fail(d, tps_ydoc_get(d, id, "fold"), "run.fold", err,
-                                 "the job op by op would make %.3g ops, above the limit of %.3g "
+                                 "the job op by op would make %s%.3g ops, above the limit of %.3g "
                                  "(fold the layers: run.fold: auto)",
-                                 nops, mdl_max_ops());
+                                 isinf(nops) ? "more than " : "",
+                                 isinf(nops) ? mdl_max_ops() : nops, mdl_max_ops());
         return TPS_OK;
     }
     long layers = in.layers, mbs = in.micro_batches;

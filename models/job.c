@@ -4,6 +4,7 @@
  * data-parallel and embedding groups, made once from the mesh by the registry. */
 #include "job.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1119,14 +1120,17 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
     one.micro_batches = job->schedule == MDL_SCHED_INTERLEAVED ? job->pp : 1;
     struct mdl_program p;
     if (mdl_program_init(&p, job->pp) != 0) return -1;
+    /* the count stops past the bound it is checked against: never more work than that */
+    double scale = (double)job->micro_batches / one.micro_batches * mdl_strategy_gpus(st) * job->dp;
+    p.max_ops = floor(mdl_max_ops() / scale) + 1;
     struct job_comms J;
     double n = job_comms_init(&one, st, &J) ? -1 : 0;
     for (int s = 0; s < job->pp && n >= 0; s++)
         n = stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
+    int over = p.over;
     mdl_comms_release(&J.reg);
     mdl_program_release(&p);
-    return n < 0 ? -1
-                 : n * job->micro_batches / one.micro_batches * mdl_strategy_gpus(st) * job->dp;
+    return over ? INFINITY : n < 0 ? -1 : n * scale;
 }
 
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,

@@ -38,6 +38,10 @@ void mdl_program_release(struct mdl_program *p)
 int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op)
 {
     struct mdl_rank *rk = &p->ranks[r];
+    if (p->max_ops > 0 && ++p->added > p->max_ops) {
+        p->over = 1;
+        return -1;
+    }
     if (tps_grow(&rk->ops, &rk->cap, rk->nops + 1, sizeof *rk->ops, 64)) return -1;
     rk->ops[rk->nops] = *op;
     return rk->nops++;

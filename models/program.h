@@ -135,12 +135,18 @@ struct mdl_program {
      * those of a replica simulated in full (its traffic on shared links); reports average over
      * the other GPUs, which stand for it. */
     uint8_t *shadow;
+    /* A count's bound (mdl_job_ops): when max_ops > 0, an add past max_ops ops in all fails and
+     * sets over, so that counting a program never takes more than the bound it is checked
+     * against. */
+    double max_ops, added;
+    int over;
 };
 
 int mdl_program_init(struct mdl_program *p, int nranks);
 void mdl_program_release(struct mdl_program *p);
 
-/* Appends a copy of *op to rank r; returns its index, or -1 on allocation failure. */
+/* Appends a copy of *op to rank r; returns its index, or -1 on allocation failure (or past
+ * max_ops, with over set). */
 int mdl_program_add(struct mdl_program *p, int r, const struct mdl_op *op);
 /* Interns a name; returns its index or -1 on allocation failure. */
 int mdl_program_name(struct mdl_program *p, const char *name);

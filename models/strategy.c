@@ -5,6 +5,7 @@
  */
 #include "strategy.h"
 
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,9 +437,10 @@ int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_e
 {
     if (nops <= mdl_max_ops()) return TPS_OK;
     return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, field,
-                         "the program would hold %.3g ops, above the limit of %.3g "
+                         "the program would hold %s%.3g ops, above the limit of %.3g "
                          "(TPSIM_MAX_OPS): %s",
-                         nops, mdl_max_ops(), hint);
+                         isinf(nops) ? "more than " : "", isinf(nops) ? mdl_max_ops() : nops,
+                         mdl_max_ops(), hint);
 }
 
 double mdl_max_ops(void)

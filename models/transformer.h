@@ -10,6 +10,10 @@
 
 #include "device.h"
 
+/* The deepest transformers trained have about a thousand layers (DeepNet, 2022: 1,000); a
+ * bound well above that keeps a count of a job's ops (mdl_job_ops) cheap. */
+#define MDL_MAX_LAYERS 16384
+
 /* Mixture of experts (Megatron-LM's --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
  * --moe-shared-expert-intermediate-size as a count of experts, --moe-layer-freq's leading dense
  * layers, --moe-expert-capacity-factor): the MLP of every layer from first_dense_layers on is a

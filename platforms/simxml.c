@@ -30,14 +30,22 @@ static const char *gpu_name(const struct plat_topo *t, int g)
     return t->nodes[t->gpu_node[g]].name;
 }
 
-static void links_write(const struct plat_topo *t, FILE *f)
+/* The links (and forwarding nodes) a route or a link event uses: the only ones written, so
+ * that what SimGrid builds grows with the GPUs simulated, not with the platform's size. */
+struct used {
+    unsigned char *link, *fwd;
+};
+
+static void links_write(const struct plat_topo *t, const struct used *u, FILE *f)
 {
     for (int l = 0; l < t->nlinks; l++)
-        fprintf(
-            f, "  <link id=\"L%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"%s\"/>\n",
-            l, t->links[l].bw_Bps, t->links[l].shared ? "SHARED" : "SPLITDUPLEX");
+        if (u->link[l])
+            fprintf(f,
+                    "  <link id=\"L%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+                    "sharing_policy=\"%s\"/>\n",
+                    l, t->links[l].bw_Bps, t->links[l].shared ? "SHARED" : "SPLITDUPLEX");
     for (int n = 0; n < t->nnodes; n++)
-        if (t->nodes[n].fwd_Bps > 0)
+        if (t->nodes[n].fwd_Bps > 0 && u->fwd[n])
             fprintf(f,
                     "  <link id=\"F%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
                     "sharing_policy=\"SHARED\"/>\n",
@@ -115,7 +123,7 @@ static int zkey_cmp(const void *x, const void *y)
 
 /* Writes the zoned platform; returns 1 when the routes do not fit zones (caller writes flat). */
 static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs, int n,
-                       const struct plat_route *routes, FILE *f)
+                       const struct plat_route *routes, int nhosts, const struct used *use, FILE *f)
 {
     int M = t->machines;
     struct split *sp = malloc((size_t)(n + 1) * sizeof *sp);
@@ -162,8 +170,8 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
             rc = 1;
     }
     if (rc == 0) {
-        /* GPUs grouped by machine */
-        for (int g = 0; g < t->ngpus; g++)
+        /* the GPUs simulated, grouped by machine */
+        for (int g = 0; g < nhosts; g++)
             first[t->nodes[t->gpu_node[g]].machine + 1]++;
         for (int m = 0; m < M; m++)
             first[m + 1] += first[m];
@@ -173,7 +181,7 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
             ifirst[m + 1] += ifirst[m];
         int *fill = calloc((size_t)M, sizeof *fill), *ifill = calloc((size_t)M, sizeof *ifill);
         if (!fill || !ifill) rc = -1;
-        for (int g = 0; !rc && g < t->ngpus; g++) {
+        for (int g = 0; !rc && g < nhosts; g++) {
             int m = t->nodes[t->gpu_node[g]].machine;
             gpus[first[m] + fill[m]++] = g;
         }
@@ -184,15 +192,16 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
     }
     if (rc == 0) {
         fprintf(f, "<zone id=\"tpsim\" routing=\"Full\">\n<zone id=\"links\" routing=\"None\">\n");
-        links_write(t, f);
+        links_write(t, use, f);
         /* SimGrid forbids empty zone routes: machines joined by a single switch cross a
          * no-op link of their own instead (one per source machine, so that it does not tie
          * every flow of the fabric into one max-min system) */
         for (int m = 0; m < M; m++)
-            fprintf(f,
-                    "  <link id=\"X%d\" bandwidth=\"1e18Bps\" latency=\"0s\" "
-                    "sharing_policy=\"FATPIPE\"/>\n",
-                    m);
+            if (first[m] < first[m + 1])
+                fprintf(f,
+                        "  <link id=\"X%d\" bandwidth=\"1e18Bps\" latency=\"0s\" "
+                        "sharing_policy=\"FATPIPE\"/>\n",
+                        m);
         fprintf(f, "</zone>\n");
         /* pairs are sorted by source: the intra-machine ones of machine m are found by source */
         for (int m = 0; m < M; m++) {
@@ -250,16 +259,34 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
     return rc;
 }
 
-int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, FILE *f,
-                      struct tps_error *err)
+int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, int nhosts,
+                      FILE *f, struct tps_error *err)
 {
     struct plat_route *routes = malloc((size_t)(npairs + 1) * sizeof *routes);
-    if (!routes) return tps_error_oom(err);
+    struct used u = {calloc((size_t)t->nlinks + 1, 1), calloc((size_t)t->nnodes + 1, 1)};
+    if (!routes || !u.link || !u.fwd) {
+        free(routes);
+        free(u.link);
+        free(u.fwd);
+        return tps_error_oom(err);
+    }
+    if (nhosts > t->ngpus) nhosts = t->ngpus;
+    for (int i = 0; i < t->nevents; i++) /* the engine finds a slowed link by its name */
+        u.link[t->events[i].link] = 1;
     for (int i = 0; i < npairs; i++) {
         if (plat_topo_route(t, pairs[i].src, pairs[i].dst, &routes[i]) != 0) {
             free(routes);
+            free(u.link);
+            free(u.fwd);
             return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, NULL, "no route from gpu%d to gpu%d",
                                  pairs[i].src, pairs[i].dst);
+        }
+        for (int h = 0; h < routes[i].nhops; h++) {
+            const struct plat_hop *hp = &routes[i].hops[h];
+            if (hp->link < 0)
+                u.fwd[hp->node] = 1;
+            else
+                u.link[hp->link] = 1;
         }
         pairs[i].lat_s = routes[i].lat_s;
         pairs[i].bw_Bps = routes[i].bw_Bps;
@@ -267,16 +294,18 @@ int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int np
     fprintf(f, "<?xml version='1.0'?>\n"
                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                "<platform version=\"4.1\">\n");
-    int rc = t->machines > 1 ? write_zoned(t, pairs, npairs, routes, f) : 1;
+    int rc = t->machines > 1 ? write_zoned(t, pairs, npairs, routes, nhosts, &u, f) : 1;
     if (rc < 0) {
         free(routes);
+        free(u.link);
+        free(u.fwd);
         return tps_error_oom(err);
     }
     if (rc == 1) {
         fprintf(f, "<zone id=\"tpsim\" routing=\"Full\">\n");
-        for (int g = 0; g < t->ngpus; g++)
+        for (int g = 0; g < nhosts; g++)
             fprintf(f, "  <host id=\"%s\" speed=\"1f\"/>\n", gpu_name(t, g));
-        links_write(t, f);
+        links_write(t, &u, f);
         for (int i = 0; i < npairs; i++)
             route_write(t, "route", gpu_name(t, pairs[i].src), gpu_name(t, pairs[i].dst), "",
                         routes[i].hops, routes[i].nhops, f);
@@ -284,6 +313,8 @@ int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int np
     }
     fprintf(f, "</platform>\n");
     free(routes);
+    free(u.link);
+    free(u.fwd);
     if (ferror(f))
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot write platform XML");
     return TPS_OK;

@@ -274,7 +274,7 @@ static const struct tps_ykey nccl_keys[] = {
     {"hop_latency", TPS_YK_FN, NC(hop_s), 0, {.fn = read_latencies}},
     {"efficiency", TPS_YK_FN, NC(eff), 0, {.fn = read_efficiencies}},
     {"nvls", TPS_YK_BOOL, NC(nvls), 0, {NULL}},
-    {"nvls_efficiency", TPS_YK_POSITIVE, NC(nvls_eff), 1, {NULL}},
+    {"nvls_efficiency", TPS_YK_FRACTION, NC(nvls_eff), 0, {NULL}},
     {"nvls_tree", TPS_YK_BOOL, NC(nvls_tree), 0, {NULL}},
     {"collnet", TPS_YK_BOOL, NC(collnet), 0, {NULL}},
     {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
@@ -297,6 +297,10 @@ static int read_ib(const struct tps_ydoc *d, int v, const char *f, void *dst, st
     return parse_ib(d, v, f, (double *)dst, err);
 }
 
+/* A tier's oversubscription (down-link over up-link rate): built fabrics run 1:1 to 8:1; beyond
+ * 100:1 a value is a typo, and the up-links' rate would fall towards nothing. */
+#define MAX_OVERSUB 100
+
 /* The keys of a preset with parameters: "preset" and "nccl" are read by read_preset. */
 #define PP(field) offsetof(struct plat_params, field)
 static const struct tps_ykey preset_keys[] = {
@@ -310,11 +314,11 @@ static const struct tps_ykey preset_keys[] = {
     {"nics_per_node", TPS_YK_INT, PP(nics_per_node), 65536, {NULL}},
     {"ib", TPS_YK_FN, PP(nic_Bps), 0, {.fn = read_ib}},
     {"nic_rate", TPS_YK_RATE, PP(nic_Bps), 0, {NULL}},
-    {"oversubscription", TPS_YK_POSITIVE, PP(oversub), 0, {NULL}},
+    {"oversubscription", TPS_YK_POSITIVE, PP(oversub), MAX_OVERSUB, {NULL}},
     {"leaf_ports", TPS_YK_INT, PP(leaf_ports), 65536, {NULL}},
     {"fabric", TPS_YK_ENUM, PP(fabric), 0, {.names = plat_fabric_names}},
     {"pod_leaves", TPS_YK_INT, PP(pod_leaves), 65536, {NULL}},
-    {"spine_oversubscription", TPS_YK_POSITIVE, PP(spine_oversub), 0, {NULL}},
+    {"spine_oversubscription", TPS_YK_POSITIVE, PP(spine_oversub), MAX_OVERSUB, {NULL}},
     {"network", TPS_YK_ENUM, PP(network), 0, {.names = plat_network_names}},
     {"gpu_link", TPS_YK_RATE, PP(gpu_link_Bps), 0, {NULL}},
     {"xsocket", TPS_YK_RATE, PP(xsocket_Bps), 0, {NULL}},
@@ -421,6 +425,8 @@ static int apply_degraded(const struct tps_ydoc *d, int id, const char *field, s
             return tps_ydoc_fail(d, every, fk, err,
                                  "the period must be longer than `for` (%g s), got %g s", ev.for_s,
                                  ev.every_s);
+        if (every) /* where an error of the simulation points (PLAT_MAX_LINK_PERIODS) */
+            tps_ydoc_fail(d, every, fk, &ev.where, "period");
         t->events[t->nevents++] = ev;
     }
     return TPS_OK;

@@ -69,10 +69,15 @@ struct plat_scratch {
 /* A link slowed for a while (platform.degraded_links with `for`, docs/heterogeneity.md): from
  * from_s on, for for_s, its rate is `ratio` of its own; again every every_s (0: once). */
 #define PLAT_MAX_LINK_EVENTS 16
+/* A periodic slowdown changes its link twice a period: the work grows with simulated time over
+ * the period, which the input does not bound. A simulation stops with an error (located at
+ * `every`) past this many periods of one link. */
+#define PLAT_MAX_LINK_PERIODS 100000
 struct plat_link_event {
     int link;
     double ratio;
     double from_s, for_s, every_s;
+    struct tps_error where; /* file, line, column and field of its `every` */
 };
 
 struct plat_topo {

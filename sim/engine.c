@@ -32,10 +32,11 @@
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(tpsim_engine, "tpsim replay engine");
 
-enum { CHILD_OK = 0, CHILD_DEADLOCK = 1, CHILD_SETUP = 2 };
+enum { CHILD_OK = 0, CHILD_DEADLOCK = 1, CHILD_SETUP = 2, CHILD_PERIODS = 3 };
 
 struct child_header {
     int status;    /* CHILD_* */
+    int event;     /* CHILD_PERIODS: the link event past PLAT_MAX_LINK_PERIODS */
     double end_s;  /* simulated end time */
     char msg[512]; /* error text when status != CHILD_OK */
 };
@@ -146,6 +147,7 @@ struct link_event_arg {
     const struct plat_link_event *ev;
     sg_link_t links[2];
     double nominal[2];
+    int over; /* ran PLAT_MAX_LINK_PERIODS periods: the simulation was stopped */
 };
 
 static void link_event_set(const struct link_event_arg *a, double ratio)
@@ -158,9 +160,15 @@ static void link_event_actor(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    const struct link_event_arg *a = sg_actor_self_get_data();
+    struct link_event_arg *a = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
+    long period = 0;
     for (double next = a->ev->from_s;; next += a->ev->every_s) {
+        if (++period > PLAT_MAX_LINK_PERIODS) { /* work the input does not bound: stop here */
+            a->over = 1;
+            sg_actor_kill_all();
+            return;
+        }
         double now = simgrid_get_clock();
         if (next > now) sg_actor_sleep_for(next - now);
         link_event_set(a, a->ev->ratio);
@@ -178,6 +186,7 @@ static int link_events_start(const struct plat_topo *t, sg_host_t h, struct link
         const struct plat_link_event *ev = &t->events[i];
         char name[2][48];
         a->ev = ev;
+        a->over = 0;
         if (t->links[ev->link].shared) {
             snprintf(name[0], sizeof name[0], "L%d", ev->link);
             name[1][0] = 0;
@@ -422,6 +431,15 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
                 "tpsim timing: SimGrid load %.3f s, setup and actors %.3f s, simulation %.3f s\n",
                 t1 - t0, t2 - t1, tps_clock_now() - t2);
     h.end_s = simgrid_get_clock();
+    for (int i = 0; i < t->nevents && !t->xml_path[0] && p->nranks > 0; i++)
+        if (events[i].over && h.status == CHILD_OK) {
+            h.status = CHILD_PERIODS;
+            h.event = i;
+            snprintf(h.msg, sizeof h.msg,
+                     "%d periods of the slowed link took the simulation only to %.3g s (a run "
+                     "holds at most %d): give a longer period",
+                     PLAT_MAX_LINK_PERIODS, h.end_s, PLAT_MAX_LINK_PERIODS);
+        }
     for (int r = 0; r < p->nranks && h.status == CHILD_OK; r++) {
         if (c.rs[r].ndone == p->ranks[r].nops) continue;
         h.status = CHILD_DEADLOCK;
@@ -462,8 +480,8 @@ static int read_all(int fd, void *buf, size_t len)
 
 /* Writes the platform XML for the pairs the plan's algorithms use; *pairs receives them with
  * their route latency and bandwidth (sorted by source, then destination). */
-static int write_platform(const struct cpl_plan *plan, const struct plat_topo *t, char *path,
-                          struct plat_pair **pairs, int *npairs, struct tps_error *err)
+static int write_platform(const struct cpl_plan *plan, int nranks, const struct plat_topo *t,
+                          char *path, struct plat_pair **pairs, int *npairs, struct tps_error *err)
 {
     int n = plan->npairs, rc;
     *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
@@ -480,7 +498,7 @@ static int write_platform(const struct cpl_plan *plan, const struct plat_topo *t
         if (fd >= 0) close(fd);
         return rc;
     }
-    rc = plat_simxml_write(t, *pairs, n, f, err);
+    rc = plat_simxml_write(t, *pairs, n, nranks, f, err);
     if (fclose(f) != 0 && rc == TPS_OK)
         rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return rc;
@@ -523,7 +541,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
     struct plat_pair *pairs = NULL;
     int npairs = 0;
-    if ((rc = write_platform(plan, t, tmp, &pairs, &npairs, err))) {
+    if ((rc = write_platform(plan, p->nranks, t, tmp, &pairs, &npairs, err))) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
         return rc;
@@ -581,6 +599,11 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
                              "the simulation process failed (exit status %d); SimGrid's message "
                              "is printed above",
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (h.status == CHILD_PERIODS && h.event >= 0 && h.event < t->nevents) {
+        const struct tps_error *w = &t->events[h.event].where;
+        return tps_error_set(err, TPS_EINVAL, w->path[0] ? w->path : NULL, w->line, w->col,
+                             w->field[0] ? w->field : NULL, "%s", h.msg);
     }
     if (h.status != CHILD_OK) return tps_error_set(err, TPS_ESIM, NULL, 0, 0, NULL, "%s", h.msg);
     tm->end_s = h.end_s;

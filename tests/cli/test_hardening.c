@@ -89,16 +89,42 @@ Test(hardening, 02_nccl_log_rows_hold_every_column_the_header_names)
            2, W("algbw-last.raw.txt:5:", "field 'algbw'", "the out-of-place columns need 9"));
 }
 
-/* 3. 1e8 layers: refused before anything is allocated; a tiny trace meta with huge counts too. */
+/* 3. 16,384 layers x 100,000 micro-batches: refused before anything is allocated; a job of 1e8
+ * layers (its op count once built 1e8 layers' ops: 32 GiB) at the layer bound; a tiny trace
+ * meta with huge counts too. */
 Test(hardening_gen, 03_huge_programs_are_refused_before_allocation)
 {
-    expect(T " run " FIX "layers-1e8.yaml", 2,
-           W("layers-1e8.yaml:5:15: field 'run.layers'", "TPSIM_MAX_OPS"));
+    expect(T " run " FIX "layers-huge.yaml", 2,
+           W("layers-huge.yaml:5:15: field 'run.layers'", "TPSIM_MAX_OPS"));
+    expect(T " run " FIX "job-layers-1e8.yaml", 2,
+           W("job-layers-1e8.yaml:1:40: field 'model.layers'", "at most 16384"));
     const char *meta =
         put("huge/meta.tps", "tpsim-trace 2\nranks 1\nlayers 1000000\nmicro_batches 1000000\n");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, T " run %.*s --platform dgx-a100", (int)(strlen(meta) - 9), meta);
     expect(cmd, 2, W("meta.tps:4:15: field 'micro_batches'", "above the limit"));
+}
+
+/* 3b. Work the input does not bound: a link slowed for 1 ns every 2 ns (63 s for a 29 ms
+ * iteration, the work growing with simulated time over the period) stops at PLAT_MAX_LINK_PERIODS
+ * periods with an error located at its `every`. */
+Test(hardening, 03b_a_periodic_slowdown_stops_at_its_bound_with_a_located_error)
+{
+    expect(T " run " FIX "degraded-every-2ns.yaml", 2,
+           W("degraded-every-2ns.yaml:3:107: field 'platform.degraded_links[0].every'",
+             "100000 periods", "give a longer period"));
+}
+
+/* 3c. Errors a later stage raises (folding, planning) name the scenario's file, line and field,
+ * and a job named by default as another job is named is located at the job. */
+Test(hardening, 03c_errors_of_later_stages_are_located_in_the_scenario)
+{
+    expect("TPSIM_MAX_OPS=1000 " T " run " FIX "job-small.yaml", 2,
+           W("job-small.yaml:1:8: field 'layers'", "above the limit of 1e+03"));
+    expect(T " plan " FIX "plan-none-fits.yaml", 2,
+           W("plan-none-fits.yaml:4:16: field 'strategy.tp'", "none of the"));
+    expect(T " run " FIX "jobs-default-name.yaml", 2,
+           W("jobs-default-name.yaml:8:5: field 'jobs[1].name'", "already named 'job2'"));
 }
 
 /* 4. A sweep into a device that is not a regular file ends at once. */

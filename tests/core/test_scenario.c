@@ -176,6 +176,9 @@ static const struct bad_case cases[] = {
     {"fabric_job_devices.yaml", 9, 14, "jobs[0].devices", "not yet to jobs sharing"},
     {"fabric_job_fold.yaml", 9, 17, "jobs[0].run.fold", "replayed op by op"},
     {"fabric_job_tp.yaml", 7, 30, "jobs[0].strategy.tp", "larger than the platform"},
+    {"oversubscription_huge.yaml", 3, 58, "platform.oversubscription", "at most 100"},
+    {"nvls_efficiency_tiny.yaml", 3, 54, "platform.nccl.nvls_efficiency", "from 0.01 to 1"},
+    {"fabric_ops_total.yaml", 10, 5, "jobs[1]", "jobs[0..1] together would make 2.23e+07 ops"},
 };
 
 Test(scenario, every_bad_fixture_names_file_line_column_and_field)
