@@ -3,8 +3,21 @@
 
 #include "error.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+int tps_csv_fput(FILE *f, const char *v)
+{
+    int quote = strpbrk(v, ",\"\r\n") != NULL;
+    if (quote) fputc('"', f);
+    for (const char *p = v; *p; p++) {
+        if (*p == '"') fputc('"', f);
+        fputc(*p, f);
+    }
+    if (quote) fputc('"', f);
+    return ferror(f) ? -1 : 0;
+}
 
 int tps_csv_put(char *buf, size_t len, size_t *n, const char *v)
 {

@@ -8,10 +8,15 @@
 #define TPS_CSV_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Appends field `v` to buf (capacity len, *n bytes used, kept NUL-terminated). Returns 0, or -1
  * when it does not fit (buf then holds what fitted). */
 int tps_csv_put(char *buf, size_t len, size_t *n, const char *v);
+
+/* Writes field `v` to f, quoted the same way. Returns 0, or -1 when f has an error. Every CSV
+ * tpsim writes goes through these two. */
+int tps_csv_fput(FILE *f, const char *v);
 
 /* Splits the record that starts at s (the text runs to end) into at most `max` fields, copied
  * NUL-terminated into `store` (storelen bytes) and pointed to by fields[]. Returns the field

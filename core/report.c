@@ -1,6 +1,7 @@
 /* report.c - summaries of a replay: times, TFLOP/s, per-layer table; printed, JSON (jansson),
  * CSV and Chrome-trace timeline (see report.h). Units: seconds, FLOP, bytes. */
 #include "core/report.h"
+#include "common/csv.h"
 #include "common/inputs.h"
 
 #include <errno.h>
@@ -683,12 +684,8 @@ int report_write_csv(const struct report *r, const struct report_meta *m, const 
     if (r->model_flop > 0) snprintf(model, sizeof model, "%.6g", r->model_tflops_per_gpu);
     if (r->model_flop > 0 && r->peak_flops > 0) snprintf(mfu, sizeof mfu, "%.6g", r->mfu);
     if (r->has_memory) snprintf(mem, sizeof mem, "%.6g", r->memory.total / 1e9);
-    fputc('"', f);
-    for (const char *c = or_dash(m->scenario); *c; c++) {
-        if (*c == '"') fputc('"', f);
-        fputc(*c, f);
-    }
-    fprintf(f, "\",%.9g,%.9g,%.9g,%.9g,%s,%s,%.6g,%s,%s,%d,%d,%d", r->iteration_s, r->compute_s,
+    tps_csv_fput(f, or_dash(m->scenario)); /* RFC 4180: quoted when it needs to be */
+    fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%s,%.6g,%s,%s,%d,%d,%d", r->iteration_s, r->compute_s,
             r->comm_s, r->exposed_comm_s, model, mfu, r->hardware_tflops_per_gpu, mem,
             r->has_memory ? (r->memory_fits ? "true" : "false") : "", r->nranks, r->nlayers,
             r->micro_batches);
