@@ -4,14 +4,15 @@
 # ../shared/refdata's nccl-tests logs when present). Prints one line per target: executions,
 # coverage, and whether it found anything; exits 1 if any target crashed, leaked or tripped a
 # sanitizer (the reproducer is kept in build-fuzz/crashes/TARGET/).
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: scenario platform trace merge ncclog sweep kineto)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]
+#        (targets: scenario platform trace merge ncclog sweep kineto kineto_fields job fabric)
 #        TPSIM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...    runs each target for N executions instead
 set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(scenario platform trace merge ncclog sweep kineto)
+[ ${#targets[@]} -eq 0 ] && targets=(scenario platform trace merge ncclog sweep kineto kineto_fields job fabric)
 if ! command -v clang > /dev/null; then
   echo "fuzz.sh: clang not found (apt-get install clang); not fuzzing" >&2
   exit 0
@@ -40,6 +41,10 @@ seed() {
     sweep) cp scenarios/papers/*.yaml scenarios/sweep-example.yaml "$d"/ 2>/dev/null ;;
     platform) cp platforms/*.yaml scenarios/validation/*.yaml tests/data/good/*platform*.yaml "$d"/ 2>/dev/null ;;
     ncclog) cp ../shared/refdata/nccl/*.txt "$d"/ 2>/dev/null; cp tests/data/ncclog/* "$d"/ 2>/dev/null ;;
+    job) cp scenarios/job-*.yaml tests/data/good/job-*.yaml tests/data/bad/job*.yaml "$d"/ 2>/dev/null ;;
+    fabric) grep -l '^jobs:' scenarios/*.yaml scenarios/papers/*.yaml tests/data/bad/*.yaml \
+      tests/data/good/*.yaml | xargs -r cp -t "$d"/ 2>/dev/null ;;
+    kineto_fields) seq 1000 | tr -d '\n' > "$d/digits" ;; # bytes, not JSON: any seed will do
     trace | merge | kineto) cp tests/fuzz/seeds/$t/* "$d"/ 2>/dev/null ;;
   esac
   true
