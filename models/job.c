@@ -1120,9 +1120,10 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
     one.micro_batches = job->schedule == MDL_SCHED_INTERLEAVED ? job->pp : 1;
     struct mdl_program p;
     if (mdl_program_init(&p, job->pp) != 0) return -1;
-    /* the count stops past the bound it is checked against: never more work than that */
+    /* the count stops past the bound it is checked against (times the replicas a lowering
+     * with shadows divides it by): never more work than that */
     double scale = (double)job->micro_batches / one.micro_batches * mdl_strategy_gpus(st) * job->dp;
-    p.max_ops = floor(mdl_max_ops() / scale) + 1;
+    p.max_ops = floor(mdl_max_ops() * mdl_job_grad_replicas(job, st) / scale) + 1;
     struct job_comms J;
     double n = job_comms_init(&one, st, &J) ? -1 : 0;
     for (int s = 0; s < job->pp && n >= 0; s++)

@@ -153,7 +153,7 @@ static const struct bad_case cases[] = {
     {"compare_not_list.yaml", 5, 10, "compare", "expected a list of settings"},
     {"compare_bad_key.yaml", 6, 20, "compare[0].strategy", "unknown key 'strategy'"},
     {"bad_flash_launch_overhead.yaml", 2, 51, "device.flash_launch_overhead", "expected a time"},
-    {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "at most 1"},
+    {"bad_nvls_efficiency.yaml", 5, 32, "collectives.nvls_efficiency", "from 0.01 to 1, got 1.5"},
     {"bad_nvls.yaml", 5, 21, "collectives.nvls", "true or false"},
     {"bad_nvls_tree.yaml", 5, 26, "collectives.nvls_tree", "true or false"},
     {"bad_collnet.yaml", 5, 24, "collectives.collnet", "true or false"},
