@@ -3,7 +3,6 @@
  * the list of jobs and where each is placed. */
 #include "core/fabric.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,14 +138,13 @@ static int load_one(const struct tps_ydoc *d, int root, int id, int i, const cha
                             err);
         double nops =
             mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device, &s->framework, NULL);
+        char n[48];
         if (nops > mdl_max_ops())
             return job_fail(i,
                             tps_ydoc_fail(d, id, "run", err,
-                                          "the job op by op would make %s%.3g ops, above the "
-                                          "limit of %.3g (a job sharing a platform is not "
-                                          "folded)",
-                                          isinf(nops) ? "more than " : "",
-                                          isinf(nops) ? mdl_max_ops() : nops, mdl_max_ops()),
+                                          "the job op by op would make %s ops, above the limit "
+                                          "of %.3g (a job sharing a platform is not folded)",
+                                          mdl_ops_text(nops, n, sizeof n), mdl_max_ops()),
                             err);
         s->fold = 0;
     }
@@ -200,14 +198,14 @@ int scn_fabric_load(const char *path, struct scn_fabric *f, struct tps_error *er
                                   : mdl_strategy_ops(&s->strategy, &s->model, &s->device,
                                                      &s->framework, s->layers, s->micro_batches);
         total += nops > 0 ? nops : 0;
+        char n[48];
         if (!rc && total > mdl_max_ops())
             rc = job_fail(i,
                           tps_ydoc_fail(&d, tps_ydoc_seq_at(&d, jobs, i), "", err,
-                                        "jobs[0..%d] together would make %s%.3g ops, above the "
+                                        "jobs[0..%d] together would make %s ops, above the "
                                         "limit of %.3g (TPSIM_MAX_OPS): the jobs share one "
                                         "simulation",
-                                        i, isinf(total) ? "more than " : "",
-                                        isinf(total) ? mdl_max_ops() : total, mdl_max_ops()),
+                                        i, mdl_ops_text(total, n, sizeof n), mdl_max_ops()),
                           err);
         char field[48];
         snprintf(field, sizeof field, "jobs[%d].name", i);

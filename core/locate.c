@@ -54,7 +54,7 @@ static int resolve(const struct tps_ydoc *d, int at, const char *field, int *who
     *whole = 0;
     while (*s) {
         size_t len = strcspn(s, ".");
-        int v = tps_ydoc_is_map(d, at) || strchr(s, '[') ? step(d, at, s, len) : 0;
+        int v = step(d, at, s, len);
         if (!v) return at;
         at = v;
         s += len;
@@ -73,27 +73,23 @@ void scn_error_locate(const char *path, struct tps_error *err)
     struct tps_ydoc d;
     struct tps_error e = {0};
     if (tps_ydoc_load_file(&d, path, &e)) return;
-    int root = tps_ydoc_root(&d), whole = 0, at = resolve(&d, root, err->field, &whole);
-    const char *rest = err->field;
-    const char *dot = strchr(rest, '.');
-    if (!whole && !strncmp(rest, "jobs[", 5) && dot) { /* a job's field: from the job's node */
+    int root = tps_ydoc_root(&d), base = root, whole = 0;
+    const char *rest = err->field, *dot = strchr(rest, '.');
+    if (!strncmp(rest, "jobs[", 5) && dot) { /* a job's field: looked for from the job's node */
         char head[64];
         snprintf(head, sizeof head, "%.*s", (int)(dot - rest), rest);
         int j = resolve(&d, root, head, &whole);
-        if (whole) {
-            root = j;
-            rest = dot + 1;
-            at = resolve(&d, root, rest, &whole);
-        }
+        if (whole) base = j, rest = dot + 1;
     }
+    int at = resolve(&d, base, rest, &whole);
     for (int i = 0; !whole && !strchr(rest, '.') && sections[i]; i++) {
-        int sec = tps_ydoc_get(&d, root, sections[i]), v = sec ? tps_ydoc_get(&d, sec, rest) : 0;
+        int v = tps_ydoc_get(&d, tps_ydoc_get(&d, base, sections[i]), rest);
         if (v) at = v, whole = 1;
     }
-    for (size_t i = 0; !whole && at == root && i < sizeof homes / sizeof homes[0]; i++)
-        if (!strcmp(rest, homes[i].key) && tps_ydoc_get(&d, root, homes[i].section))
-            at = tps_ydoc_get(&d, root, homes[i].section);
-    if (at && at != tps_ydoc_root(&d)) {
+    for (size_t i = 0; !whole && at == base && i < sizeof homes / sizeof homes[0]; i++)
+        if (!strcmp(rest, homes[i].key) && tps_ydoc_get(&d, base, homes[i].section))
+            at = tps_ydoc_get(&d, base, homes[i].section);
+    if (at && at != root) {
         tps_ydoc_fail(&d, at, "", &e, "here");
         if (!strcmp(e.path, path)) { /* not a --set assignment */
             err->line = e.line;

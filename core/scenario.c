@@ -2,7 +2,6 @@
  * positioned errors, models/ presets and platforms/spec for the platform section. */
 #include "core/scenario.h"
 
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -928,12 +927,12 @@ static int load_run(const struct tps_ydoc *d, int id, struct scn_scenario *s, st
         s->micro_batches = s->job.micro_batches;
         double nops = mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device, &s->framework,
                                   s->fold == 1 ? &(struct mdl_job_fold){0} : NULL);
+        char n[48];
         if (s->fold == 0 && nops > mdl_max_ops())
             return tps_ydoc_fail(d, tps_ydoc_get(d, id, "fold"), "run.fold", err,
-                                 "the job op by op would make %s%.3g ops, above the limit of %.3g "
+                                 "the job op by op would make %s ops, above the limit of %.3g "
                                  "(fold the layers: run.fold: auto)",
-                                 isinf(nops) ? "more than " : "",
-                                 isinf(nops) ? mdl_max_ops() : nops, mdl_max_ops());
+                                 mdl_ops_text(nops, n, sizeof n), mdl_max_ops());
         return TPS_OK;
     }
     long layers = in.layers, mbs = in.micro_batches;

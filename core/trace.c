@@ -52,6 +52,11 @@ static int write_rank(const struct mdl_program *p, int r, const char *dir, struc
     return TPS_OK;
 }
 
+int trace_name_byte_ok(int c)
+{
+    return c > ' ' && c != 0x7f;
+}
+
 /* What the reader would refuse in op i of rank r: a name that is not one token, a number beyond
  * the format's bounds. The writer checks every op before it writes anything, so that no command
  * writes a trace that `run` refuses. */
@@ -61,7 +66,7 @@ static int check_op(const struct mdl_program *p, int r, int i, struct tps_error 
     const char *name = op->name >= 0 && op->name < p->nnames ? p->names[op->name] : "";
     int token = name[0] && name[0] != '#' && strlen(name) < MAX_TOK;
     for (const char *c = name; token && *c; c++)
-        token = (unsigned char)*c > ' ' && *c != 0x7f;
+        token = trace_name_byte_ok((unsigned char)*c);
     if (!token)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "name",
                              "rank %d op %d: the name is not one token of the trace format "
@@ -414,7 +419,7 @@ static int read_rank(const char *dir, struct mdl_program *p, int r, struct tps_e
         op.layer = (int32_t)layer;
         op.mb = (int32_t)mb;
         for (const char *c = L->tok[6]; *c; c++)
-            if ((unsigned char)*c < ' ' || *c == 0x7f) { /* names reach the terminal */
+            if (!trace_name_byte_ok((unsigned char)*c)) { /* names reach the terminal */
                 rc = fail(L, 6, "name", err, "a control character in an op's name", NULL);
                 goto done;
             }

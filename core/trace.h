@@ -22,6 +22,10 @@
 #define TRACE_MAX_FLOP    1e24
 #define TRACE_MAX_FLOPS   1e18 /* FLOP/s */
 
+/* Whether byte c may stand in an op's name: a name is one token of the format (no blank), and it
+ * reaches the terminal (no control byte). */
+int trace_name_byte_ok(int c);
+
 /* Writes *p into directory dir (created if needed). `platform` is the platform spec line to
  * record ("dgx-a100 nodes=2", or a file path), or NULL. */
 int trace_write(const struct mdl_program *p, const char *platform, const char *dir,

@@ -436,11 +436,18 @@ int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
 int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err)
 {
     if (nops <= mdl_max_ops()) return TPS_OK;
+    char n[48];
     return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, field,
-                         "the program would hold %s%.3g ops, above the limit of %.3g "
+                         "the program would hold %s ops, above the limit of %.3g "
                          "(TPSIM_MAX_OPS): %s",
-                         isinf(nops) ? "more than " : "", isinf(nops) ? mdl_max_ops() : nops,
-                         mdl_max_ops(), hint);
+                         mdl_ops_text(nops, n, sizeof n), mdl_max_ops(), hint);
+}
+
+const char *mdl_ops_text(double nops, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%.3g", isinf(nops) ? "more than " : "",
+             isinf(nops) ? mdl_max_ops() : nops);
+    return buf;
 }
 
 double mdl_max_ops(void)

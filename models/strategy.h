@@ -224,6 +224,9 @@ double mdl_max_ops(void);
 /* TPS_OK when a program of nops ops is within mdl_max_ops(); else an error on `field` that
  * names both and ends with `hint` (what to do instead). */
 int mdl_ops_check(double nops, const char *field, const char *hint, struct tps_error *err);
+/* An op count as errors print it: "2.23e+07", or "more than 2e+07" for a count that stopped at
+ * the limit (mdl_job_ops' infinity). Returns buf. */
+const char *mdl_ops_text(double nops, char *buf, size_t len);
 
 /* The number of ops (all ranks) the lowering of `layers` x `micro_batches` would produce,
  * counted exactly by lowering one layer of one micro-batch, without allocating the rest. -1 when

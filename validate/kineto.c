@@ -435,11 +435,13 @@ static int kernel_context(struct krank *kr, struct range *ranges, int nr)
     for (int c = 0; c < 2; c++) {
         for (int i = 0; i < kr->nev; i++) {
             const struct kev *k = &kr->ev[i];
-            q[i] = (struct kq){c ? k->ts : (k->launch >= 0 ? k->launch : k->ts), i, -1, -1, -1, -1};
-            if (c) { /* the host pass's finds carry over */
-                q[i].layer_idx = kr->ev[i].layer_idx, q[i].layer = kr->ev[i].layer;
-                q[i].step_idx = kr->ev[i].step_idx, q[i].step = kr->ev[i].iter;
-            }
+            /* what an earlier pass found carries over */
+            q[i] = (struct kq){c ? k->ts : (k->launch >= 0 ? k->launch : k->ts),
+                               i,
+                               k->layer_idx,
+                               k->layer,
+                               k->step_idx,
+                               k->iter};
         }
         qsort(q, (size_t)kr->nev, sizeof *q, by_at);
         if (sweep_ranges(cls[c], ncls[c], q, kr->nev)) goto out;
@@ -469,7 +471,8 @@ out:
     return rc;
 }
 
-/* The op an External id names: the first cpu_op or user_annotation carrying it. */
+/* The op an External id names: the first cpu_op or user_annotation carrying it (refs sorted by
+ * id, one entry per id). */
 struct extref {
     long long ext;
     size_t at; /* index in traceEvents */
@@ -478,23 +481,21 @@ struct extref {
 static int by_ext(const void *a, const void *b)
 {
     const struct extref *x = a, *y = b;
-    if (x->ext != y->ext) return x->ext < y->ext ? -1 : 1;
-    return (x->at > y->at) - (x->at < y->at);
+    return (x->ext > y->ext) - (x->ext < y->ext);
+}
+
+static int by_ext_then_at(const void *a, const void *b)
+{
+    const struct extref *x = a, *y = b;
+    int c = by_ext(a, b);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
 static json_t *op_of(json_t *evs, const struct extref *refs, size_t nrefs, long long ext)
 {
-    if (ext < 0) return NULL;
     struct extref key = {ext, 0};
-    size_t lo = 0, hi = nrefs;
-    while (lo < hi) { /* the first entry >= (ext, 0): the earliest in the file */
-        size_t mid = lo + (hi - lo) / 2;
-        if (by_ext(&refs[mid], &key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < nrefs && refs[lo].ext == ext ? json_array_get(evs, refs[lo].at) : NULL;
+    const struct extref *r = ext >= 0 ? bsearch(&key, refs, nrefs, sizeof *refs, by_ext) : NULL;
+    return r ? json_array_get(evs, r->at) : NULL;
 }
 
 /* The rank a file says it is (distributedInfo.rank), checked: 0..KIN_MAX_RANK. */
@@ -563,7 +564,7 @@ static int load_rank(const char *path, struct krank *kr, int nranks_hint, struct
             k->is_kernel = !strcmp(cat, "kernel");
             k->layer = k->layer_idx = k->step_idx = -1;
             k->phase = MDL_PHASE_OTHER;
-            k->iter = 0;
+            k->iter = -1; /* no step yet (kernel_context) */
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
             long long c = id_of(args, "correlation", -1);
             if (c >= 0) launch[nl++] = (struct corr){c, ts};
@@ -583,7 +584,12 @@ static int load_rank(const char *path, struct krank *kr, int nranks_hint, struct
             nr++;
         }
     }
-    qsort(refs, nrefs, sizeof *refs, by_ext);
+    /* each External id's first op in the file (a stable order: the index breaks ties) */
+    qsort(refs, nrefs, sizeof *refs, by_ext_then_at);
+    size_t nd = 0;
+    for (size_t i = 0; i < nrefs; i++)
+        if (!nd || refs[nd - 1].ext != refs[i].ext) refs[nd++] = refs[i];
+    nrefs = nd;
     /* each correlation's earliest launch call */
     qsort(launch, (size_t)nl, sizeof *launch, by_corr);
     int nu = 0;
@@ -615,7 +621,7 @@ static int load_rank(const char *path, struct krank *kr, int nranks_hint, struct
     for (int i = 0; i < kr->nev && first > 0; i++)
         if (kr->ev[i].iter >= 0) kr->ev[i].iter -= first;
     qsort(kr->ev, (size_t)kr->nev, sizeof *kr->ev, by_ts);
-    /* a trace holds times up to KIN_MAX_US from its first event */
+    /* a trace holds times up to TRACE_MAX_SECONDS from its first event */
     double t0 = kr->nev ? kr->ev[0].ts : 0;
     for (int i = 0; i < kr->nev; i++)
         t0 = fmin(t0, kr->ev[i].ts);
@@ -644,18 +650,18 @@ fail:
 
 /* ------------------------------------------------------------------ writing */
 
-/* The index of the file that is global rank g (kr sorted by rank), or -1. */
+static int by_rank(const void *a, const void *b)
+{
+    return ((const struct krank *)a)->rank - ((const struct krank *)b)->rank;
+}
+
+/* The index of the file that is global rank g (kr sorted by rank, ranks distinct), or -1. */
 static int index_of(const struct krank *kr, int n, long long g)
 {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (kr[mid].rank < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && kr[lo].rank == g ? lo : -1;
+    if (g < 0 || g > KIN_MAX_RANK) return -1;
+    struct krank key = {.rank = (int)g};
+    const struct krank *k = bsearch(&key, kr, (size_t)n, sizeof *kr, by_rank);
+    return k ? (int)(k - kr) : -1;
 }
 
 /* The group of a collective: its process group's ranks when named, else every rank; -1 when out
@@ -704,7 +710,7 @@ static void op_name(const struct kev *k, char *name, size_t len)
     const char *base = strrchr(full, ' ');
     snprintf(name, len, "%.60s", base ? base + 1 : full);
     for (char *c = name; *c; c++) /* one token of the trace format: no blank, no control byte */
-        if ((unsigned char)*c <= ' ' || *c == 0x7f || *c == '#') *c = '_';
+        if (!trace_name_byte_ok((unsigned char)*c) || *c == '#') *c = '_';
     if (!name[0]) snprintf(name, len, "kernel");
 }
 
@@ -785,11 +791,6 @@ static int build_rank(struct mdl_program *p, int r, const struct krank *all,
         }
     }
     return 0;
-}
-
-static int by_rank(const void *a, const void *b)
-{
-    return ((const struct krank *)a)->rank - ((const struct krank *)b)->rank;
 }
 
 int kin_import(const char *const *files, int n, int rank, const char *out, const char *platform,
