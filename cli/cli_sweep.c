@@ -26,9 +26,15 @@
 #include "core/pool.h"
 #include "core/sweep.h"
 #include "common/inputs.h"
+#include "cli/sweep_int.h"
 
 static const char sweep_help[] =
     "usage: tpsim sweep SCENARIO [-j N] [-o FILE.csv] [--resume] [--plot]\n"
+    "       tpsim sweep SCENARIO --shard I/N [-o DIR] [-j N] [--resume]\n"
+    "       tpsim sweep SCENARIO --slurm [-o DIR] [--array-size N] [--sbatch-args \"...\"]\n"
+    "                                    [--submit] [--resume] [-j N]\n"
+    "       tpsim sweep merge DIR [-o FILE.csv] [--resume] [-j N]\n"
+    "       tpsim sweep status DIR\n"
     "\n"
     "Simulates every point of the scenario's sweep: section (the cartesian product of its keys'\n"
     "values, docs/sweeps.md) in N worker processes, with a progress bar on stderr. Each finished\n"
@@ -52,6 +58,22 @@ static const char sweep_help[] =
     "              the most values)\n"
     "  --log x|y|xy  logarithmic axes (each of --y, --x, --group, --facet, --log implies --plot)\n"
     "  --set KEY=VALUE  set a scenario key of every point (strategy.tp=8); repeatable\n"
+    "\n"
+    "Across machines (docs/sweeps.md):\n"
+    "  --shard I/N runs shard I (from 0) of N: the points split by predicted cost (the ops each\n"
+    "              point's program holds), the split recorded once in DIR/sweep.json (default "
+    "DIR:\n"
+    "              SCENARIO with .shards instead of .yaml), the rows in DIR/shard-I-of-N.csv\n"
+    "  --slurm     writes DIR/sweep.sbatch, a SLURM job array of one task per shard (task id =\n"
+    "              shard, -j from --cpus-per-task, log DIR/logs/shard-I.log); with --resume, only\n"
+    "              the shards not finished and not running\n"
+    "  --array-size N  shards of --slurm (default: the points to run, at most 100)\n"
+    "  --sbatch-args \"...\"  options for sbatch (--partition=..., --time=...; split as sh does)\n"
+    "  --submit    submits the script with sbatch\n"
+    "  merge DIR   joins the shards' rows in point order into one CSV (default DIR/merged.csv),\n"
+    "              byte for byte what one machine's sweep writes; refuses rows of another sweep\n"
+    "              or split; lists missing points (exit 1); --resume runs them here first\n"
+    "  status DIR  each shard: points, rows, done, running or not started (exit 1 until done)\n"
     "  -h, --help  show this help\n";
 
 /* The sweep's CSV columns after the point and the keys. */
@@ -73,7 +95,7 @@ static void put(char *line, size_t len, size_t *n, const char *v)
 }
 
 /* The header line (with its LF). */
-static void header_line(const struct sweep *sw, char *out, size_t len)
+void sweepcli_header(const struct sweep *sw, char *out, size_t len)
 {
     size_t n = (size_t)snprintf(out, len, "point");
     for (int k = 0; k < sw->nkeys; k++)
@@ -93,7 +115,7 @@ static void error_fields(const struct tps_error *err, char *line, size_t len, si
 }
 
 /* Point i's number and values (the start of its row). */
-static size_t row_start(const struct sweep *sw, long i, char *line, size_t len)
+size_t sweepcli_row_start(const struct sweep *sw, long i, char *line, size_t len)
 {
     char field[512];
     size_t n = (size_t)snprintf(line, len, "%ld", i);
@@ -105,7 +127,7 @@ static size_t row_start(const struct sweep *sw, long i, char *line, size_t len)
 }
 
 /* A temporary file name for a point's scenario into tmp (64 bytes); 0, or -1. */
-static int point_file(char *tmp)
+int sweepcli_point_file(char *tmp)
 {
     const char *tdir = getenv("TMPDIR");
     snprintf(tmp, 64, "%s/tpsim-point-XXXXXX", tdir && strlen(tdir) < 40 ? tdir : "/tmp");
@@ -119,7 +141,7 @@ static int point_file(char *tmp)
 static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
 {
     char tmp[64], line[4096];
-    int tfd = point_file(tmp);
+    int tfd = sweepcli_point_file(tmp);
     struct tps_error err = {0};
     struct pipeline_job *j = pipeline_job_new();
     int rc = tfd < 0 ? tps_error_set(&err, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
@@ -130,7 +152,7 @@ static _Noreturn void run_point(const struct sweep *sw, long i, int fd)
     unlink(tmp); /* loaded: a killed worker leaves no file behind */
     struct report r = {0};
     if (!rc) rc = pipeline_simulate(j, NULL, &r, &err);
-    size_t n = row_start(sw, i, line, sizeof line);
+    size_t n = sweepcli_row_start(sw, i, line, sizeof line);
     if (!rc) {
         n += (size_t)snprintf(
             line + n, sizeof line - n, ",ok,%.9g,%.6g,%.6g,%.6g,%.9g,%.9g,%.9g,%.4g,%s,",
@@ -233,7 +255,7 @@ static int rows_read(const struct sweep *sw, const char *csv, int fd, struct row
         free(store);
         return CLI_EXIT_INPUT;
     }
-    header_line(sw, head, sizeof head);
+    sweepcli_header(sw, head, sizeof head);
     int code = 0;
     const char *p = buf, *end = buf + len, *next;
     if (len > 0 && (len < strlen(head) || strncmp(buf, head, strlen(head)))) {
@@ -298,7 +320,7 @@ static int rows_write(const struct sweep *sw, const char *csv, struct rows *R)
     int fd = mkstemp(tmp);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX) != 0 || fchmod(fd, 0644) != 0) goto fail;
-    header_line(sw, head, sizeof head);
+    sweepcli_header(sw, head, sizeof head);
     size_t hl = strlen(head);
     if (write(fd, head, hl) != (ssize_t)hl) goto fail;
     R->nok = R->nerr = 0;
@@ -344,7 +366,7 @@ static int sort_rows(const struct sweep *sw, const struct rows *R, int x, const 
     FILE *o = cli_output_ok(out) ? NULL : fopen(out, "w");
     if (!o) return -1;
     char head[4096];
-    header_line(sw, head, sizeof head);
+    sweepcli_header(sw, head, sizeof head);
     fputs(head, o);
     for (long pos = 0; pos < sw->npoints; pos++) {
         /* pos: the other columns in mixed radix (slow), then x (fast) */
@@ -382,12 +404,13 @@ static void plot(const struct sweep *sw, const struct rows *R, const char *csv,
 struct point_ctx {
     const struct sweep *sw;
     const struct rows *R;
-    const char *state; /* per point: POINT_RUN, POINT_LEFT_OUT (where:), POINT_CANNOT (checked) */
+    const char *state; /* per point: POINT_RUN, POINT_LEFT_OUT (where:), POINT_CANNOT (checked),
+                          POINT_OTHER (another shard's) */
     int fd;            /* the CSV, rows appended */
     double t0;
 };
 
-enum { POINT_RUN, POINT_LEFT_OUT, POINT_CANNOT };
+enum { POINT_RUN, POINT_LEFT_OUT, POINT_CANNOT, POINT_OTHER };
 
 static int point_wanted(long i, void *ctx)
 {
@@ -395,12 +418,12 @@ static int point_wanted(long i, void *ctx)
     return !pc->R->line[i] && pc->state[i] == POINT_RUN;
 }
 
-/* Before any point runs: the points a where: condition leaves out, and those whose scenario is
- * invalid (TP 16 on 8 GPUs), each of these an error row at once, listed; the warnings of valid
- * ones (a device on another GPU's platform), counted. Returns 0, or the exit status after an
- * error in a condition. */
-static int check_points(const struct sweep *sw, const struct rows *R, int fd, char *state,
-                        long *left_out, long *cannot)
+/* Before any point runs: the points a where: condition leaves out, and those (of part, when
+ * given) whose scenario is invalid (TP 16 on 8 GPUs), each of these an error row at once, listed;
+ * the warnings of valid ones (a device on another GPU's platform), counted. Returns 0, or the
+ * exit status after an error in a condition. */
+static int check_points(const struct sweep *sw, const struct rows *R, int fd,
+                        const struct sweepcli_part *part, char *state, long *left_out, long *cannot)
 {
     struct tps_error err = {0};
     char warn[4][256];
@@ -412,12 +435,14 @@ static int check_points(const struct sweep *sw, const struct rows *R, int fd, ch
         if (keep < 0) return cli_report_error(&err);
         state[i] = keep ? POINT_RUN : POINT_LEFT_OUT;
         *left_out += !keep;
-        if (!keep || R->line[i]) continue;
+        if (keep && part && part->owner[i] != part->shard) state[i] = POINT_OTHER;
+        if (state[i] != POINT_RUN || R->line[i]) continue;
         char tmp[64], line[4096];
         struct scn_scenario s;
         struct tps_error e = {0};
-        int rc = point_file(tmp) ? tps_error_set(&e, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
-                                 : sweep_write_point(sw, i, tmp, &e);
+        int rc = sweepcli_point_file(tmp)
+                     ? tps_error_set(&e, TPS_EIO, NULL, 0, 0, NULL, "no temporary file")
+                     : sweep_write_point(sw, i, tmp, &e);
         if (!rc) rc = scn_load_in(tmp, sw->path, &s, &e);
         if (!rc && s.warning[0]) {
             int w = 0;
@@ -431,7 +456,7 @@ static int check_points(const struct sweep *sw, const struct rows *R, int fd, ch
         unlink(tmp);
         if (!rc) continue;
         state[i] = POINT_CANNOT;
-        size_t n = row_start(sw, i, line, sizeof line);
+        size_t n = sweepcli_row_start(sw, i, line, sizeof line);
         error_fields(&e, line, sizeof line, &n);
         snprintf(line + n, sizeof line - n, ",%s\n", sw->id);
         if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) return CLI_EXIT_SIM;
@@ -471,9 +496,8 @@ static void point_progress(long finished, long todo, long failed, long errors, v
     progress(finished, todo, failed + errors, ((struct point_ctx *)ctx)->t0);
 }
 
-/* Runs the sweep into csv; returns the exit status. */
-static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resume, int want_plot,
-                     const struct sweep_plot_opts *po)
+int sweepcli_run(const struct sweep *sw, const char *csv, int jobs, int resume,
+                 const struct sweepcli_part *part, int want_plot, const struct sweep_plot_opts *po)
 {
     struct stat sb;
     if (stat(csv, &sb) == 0 && !S_ISREG(sb.st_mode)) {
@@ -529,17 +553,24 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
         close(wfd);
         return CLI_EXIT_SIM;
     }
-    if ((code = check_points(sw, &R, wfd, state, &left_out, &cannot))) {
+    if ((code = check_points(sw, &R, wfd, part, state, &left_out, &cannot))) {
         free(state);
         rows_release(&R);
         close(wfd);
         return code;
     }
-    for (long i = 0; i < sw->npoints; i++)
+    long mine = 0; /* the points this run answers for: not left out, not another shard's */
+    for (long i = 0; i < sw->npoints; i++) {
         todo += !R.line[i] && state[i] == POINT_RUN;
+        mine += state[i] == POINT_RUN || state[i] == POINT_CANNOT;
+    }
     double t0 = tps_clock_now();
-    fprintf(stderr, "tpsim sweep: %ld points", sw->npoints);
-    if (left_out) fprintf(stderr, ", %ld left out by where:", left_out);
+    if (part)
+        fprintf(stderr, "tpsim sweep: shard %d/%d: %ld of %ld points", part->shard, part->nshards,
+                mine, sw->npoints - left_out);
+    else
+        fprintf(stderr, "tpsim sweep: %ld points", sw->npoints);
+    if (left_out && !part) fprintf(stderr, ", %ld left out by where:", left_out);
     fprintf(stderr, " (%ld to run) on %d workers, rows in %s\n", todo, jobs, csv);
     struct point_ctx pc = {sw, &R, state, wfd, t0};
     static const struct pool_ops ops = {point_wanted, point_work, point_progress};
@@ -558,13 +589,13 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
     free(state);
     if (!code) {
         fprintf(stderr, "tpsim sweep: %ld points in %s, %ld ok, %ld with errors",
-                sw->npoints - left_out, csv, R.nok, R.nerr);
-        if (left_out) fprintf(stderr, " (%ld more left out by where:)", left_out);
+                part ? mine : sw->npoints - left_out, csv, R.nok, R.nerr);
+        if (left_out && !part) fprintf(stderr, " (%ld more left out by where:)", left_out);
         fprintf(stderr, "\n");
         if (failed) {
             fprintf(stderr, "tpsim sweep: %ld worker(s) failed to write their row\n", failed);
             code = CLI_EXIT_SIM;
-        } else if (R.nok == 0) {
+        } else if (R.nok == 0 && (!part || mine > 0)) {
             fprintf(stderr, "tpsim sweep: every point failed (see the message column)\n");
             code = CLI_EXIT_INPUT;
         }
@@ -580,8 +611,12 @@ static int sweep_run(const struct sweep *sw, const char *csv, int jobs, int resu
 struct sweep_args {
     const char *csv;
     long jobs;
-    int resume, plot;
+    int jobs_given, resume, plot;
     struct sweep_plot_opts po;
+    const char *shard;       /* --shard I/N */
+    int slurm, submit;       /* --slurm, --submit */
+    long array_size;         /* --array-size N (0: not given) */
+    const char *sbatch_args; /* --sbatch-args */
 };
 
 static int sweep_option(int opt, const char *v, void *ctx)
@@ -597,7 +632,22 @@ static int sweep_option(int opt, const char *v, void *ctx)
     case 'o':
         a->csv = v;
         break;
+    case 'S':
+        a->shard = v;
+        break;
+    case 'L':
+        a->slurm = 1;
+        break;
+    case 'U':
+        a->submit = 1;
+        break;
+    case 'A':
+        return cli_parse_count("sweep", "--array-size", v, 1, SHARD_MAX, &a->array_size);
+    case 'B':
+        a->sbatch_args = v;
+        break;
     case 'j':
+        a->jobs_given = 1;
         return cli_parse_count("sweep", "-j", v, 1, 1024, &a->jobs);
     case 'y':
     case 'x':
@@ -629,8 +679,15 @@ int cli_sweep(int argc, char **argv)
                                           {"group", required_argument, NULL, 'g'},
                                           {"facet", required_argument, NULL, 'f'},
                                           {"log", required_argument, NULL, 'l'},
+                                          {"shard", required_argument, NULL, 'S'},
+                                          {"slurm", no_argument, NULL, 'L'},
+                                          {"submit", no_argument, NULL, 'U'},
+                                          {"array-size", required_argument, NULL, 'A'},
+                                          {"sbatch-args", required_argument, NULL, 'B'},
                                           CLI_SET_OPTION,
                                           {0}};
+    if (argc > 1 && !strcmp(argv[1], "merge")) return sweepcli_merge(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "status")) return sweepcli_status(argc - 1, argv + 1);
     struct sweep_args a = {.jobs = (long)sysconf(_SC_NPROCESSORS_ONLN)};
     const char *path = NULL;
     int npos, prc = cli_parse(argc, argv, 1, "sweep", sweep_help, "j:o:", longs, sweep_option, &a,
@@ -639,23 +696,46 @@ int cli_sweep(int argc, char **argv)
     const char *csv = a.csv;
     int jobs = (int)a.jobs, resume = a.resume, want_plot = a.plot;
     if (!path) return cli_usage_error("sweep", "%s", "missing SCENARIO");
+    int shard = -1, nshards = 0;
+    struct tps_error err = {0};
+    if (a.shard && shard_parse(a.shard, "--shard", &shard, &nshards, &err))
+        return cli_usage_error("sweep", "%s", err.msg);
+    if (a.shard && a.slurm)
+        return cli_usage_error("sweep", "%s", "--shard and --slurm: the script runs the shards");
+    if ((a.submit || a.sbatch_args) && !a.slurm)
+        return cli_usage_error("sweep", "%s", "--submit and --sbatch-args go with --slurm");
+    if (a.array_size && !a.slurm)
+        return cli_usage_error("sweep", "%s",
+                               "--array-size goes with --slurm (--shard I/N names "
+                               "the shard count itself)");
+    if (want_plot && (a.shard || a.slurm))
+        return cli_usage_error("sweep", "%s",
+                               "--plot draws a whole sweep: merge the shards, then run "
+                               "tpsim sweep SCENARIO -o MERGED.csv --resume --plot");
     if ((prc = cli_sets_apply(path))) return prc;
     if (jobs < 1) jobs = 1;
-    struct tps_error err = {0};
     struct sweep sw;
     if (sweep_load(path, &sw, &err)) return cli_report_error(&err);
     char csvbuf[600];
-    if (!csv) {
+    if (!csv) { /* the scenario's name: FILE.csv, or FILE.shards/ for shards */
         size_t n = strlen(path);
         int yaml = n > 5 && !strcmp(path + n - 5, ".yaml");
-        snprintf(csvbuf, sizeof csvbuf, "%.*s.csv", (int)(yaml ? n - 5 : n), path);
+        snprintf(csvbuf, sizeof csvbuf, "%.*s.%s", (int)(yaml ? n - 5 : n), path,
+                 a.shard || a.slurm ? "shards" : "csv");
         csv = csvbuf;
+    }
+    if (a.shard || a.slurm) {
+        int code = a.slurm ? sweepcli_slurm(&sw, csv, (int)a.array_size, a.jobs_given ? jobs : 0,
+                                            resume, a.sbatch_args, a.submit)
+                           : sweepcli_shard(&sw, csv, shard, nshards, jobs, resume);
+        sweep_release(&sw);
+        return code;
     }
     if (want_plot && sweep_plot_check(&sw, &a.po, result_cols, &err)) {
         sweep_release(&sw);
         return cli_report_error(&err);
     }
-    int code = sweep_run(&sw, csv, jobs, resume, want_plot, &a.po);
+    int code = sweepcli_run(&sw, csv, jobs, resume, NULL, want_plot, &a.po);
     sweep_release(&sw);
     return code;
 }

@@ -48,6 +48,11 @@ int cli_sets_given(void)
     return nsets;
 }
 
+const char *cli_set_at(int i)
+{
+    return i >= 0 && i < nsets ? sets[i] : NULL;
+}
+
 int cli_sets_apply(const char *path)
 {
     struct tps_error err = {0};

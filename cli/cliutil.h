@@ -44,6 +44,8 @@ enum { CLI_OPT_SET = 0x5e7 };
 int cli_sets_apply(const char *path);
 /* How many --set options the command line gave. */
 int cli_sets_given(void);
+/* The i-th of them ("KEY=VALUE"), NULL past the last. */
+const char *cli_set_at(int i);
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *help,
               const char *shorts, const struct option *longs, cli_option_fn on, void *ctx,
               const char **pos, int maxpos, int *npos);

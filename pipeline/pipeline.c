@@ -365,6 +365,22 @@ void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_ba
     *gpus = j->deferred ? mdl_strategy_lower_gpus(&j->scn.strategy, &j->scn.model) : j->prog.nranks;
 }
 
+double pipeline_scenario_ops(const struct scn_scenario *s)
+{
+    if (s->is_job) {
+        double n = mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device, &s->framework, NULL);
+        return n > 0 ? n : 0;
+    }
+    struct mdl_program p;
+    struct tps_error err = {0};
+    double n = 0;
+    if (pipeline_lower(s, NULL, 1, 1, &p, &err) == 0)
+        for (int r = 0; r < p.nranks; r++)
+            n += p.ranks[r].nops;
+    mdl_program_release(&p);
+    return n * (s->layers > 0 ? s->layers : 1) * plain_micro_batches(s);
+}
+
 /* Lowers the job's program in full: its layers, micro-batches and replicas. */
 static int lower_all(struct pipeline_job *j, struct tps_error *err)
 {

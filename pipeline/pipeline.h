@@ -60,6 +60,11 @@ int pipeline_open_scenario(const char *path, const char *like, struct pipeline_j
 /* What j simulates: its program's layers, micro-batches and GPUs, or while it is deferred
  * (pipeline_open_scenario) its scenario's. */
 void pipeline_job_shape(const struct pipeline_job *j, int *layers, int *micro_batches, int *gpus);
+/* What simulating scenario s would cost, predicted: the ops its program holds before any folding
+ * (a job's: mdl_job_ops; a TP group's: one layer's ops, lowered, times its layers and
+ * micro-batches), 0 when that cannot be said (its lowering fails). A sweep balances its shards by
+ * it (core/shard.h). */
+double pipeline_scenario_ops(const struct scn_scenario *s);
 /* Reads trace directory `dir` (a merged recording is found by trace_dir_resolve) to run on
  * `platform` (a --platform line); when that is NULL, on `on` (borrowed, may be NULL), else on the
  * platform the trace records. j holds what was loaded even on failure (pipeline_free it). */

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # install-deps.sh - installs tpsim's build and test dependencies from Debian packages (as root).
 # gnuplot-nox draws the validation and sweep plots; time is used by the benchmarks; zlib reads
-# gzip'ed PyTorch profiler traces (tpsim import kineto).
+# gzip'ed PyTorch profiler traces (tpsim import kineto); slurm-wlm is the one-node SLURM the
+# sweep test starts (tests/slurm/sweep-slurm.sh, scripts/slurm-local.sh).
 # Skips apt entirely when everything is already there. When another apt or dpkg holds the package
 # manager's lock, waits for it (up to TPSIM_APT_WAIT seconds, default 600) instead of failing.
 set -euo pipefail
 # Extra Debian packages may be named as arguments (scripts/test.sh --clang asks for clang).
 pkgs=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libyaml-dev libcriterion-dev
-      libjansson-dev zlib1g-dev gnuplot-nox time "$@")
+      libjansson-dev zlib1g-dev gnuplot-nox time slurm-wlm "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
