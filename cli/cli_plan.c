@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cliutil.h"
+#include "cli/plan_shard.h"
 #include "core/report.h"
 #include "core/tune.h"
 #include "pipeline/jobplan.h"
@@ -21,6 +22,7 @@ static int rank_by = RANK_TIME;
 
 static const char plan_help[] =
     "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
+    "       tpsim plan SCENARIO --shard I/N [-o DIR] [options]    (then: --merge DIR)\n"
     "\n"
     "A whole job (a scenario with strategy.pp/dp, pipeline: or training:, docs/jobs.md) is\n"
     "planned over its GPUs and global batch: every tp x pp x dp of that many GPUs (tp inside\n"
@@ -60,6 +62,13 @@ static const char plan_help[] =
     "  --rank time|cost|energy  with compare: rank the settings by iteration (default), or per\n"
     "                 token by cost (cost.gpu_hour) or by the GPUs' energy\n" CLI_SET_HELP
     "  --json FILE    write every row as JSON\n"
+    "  --shard I/N    simulate only shard I (from 0) of N of the chosen candidates (the n-th\n"
+    "                 candidate simulated, over every compare: setting, is shard n mod N's),\n"
+    "                 into DIR/plan-shard-I-of-N.json; no table (docs/sweeps.md)\n"
+    "  -o DIR         the directory of --shard (default: SCENARIO with .plan-shards)\n"
+    "  --merge DIR    the plan with every simulation taken from the shards in DIR: what the\n"
+    "                 plan on one machine prints (the variants of the best, FP8 and the TP\n"
+    "                 overlap toggled, are simulated here); exit 1 naming the shards missing\n"
     "  -h, --help     show this help\n";
 
 /* Effective ring bandwidth of the group through GPU 0 along one mesh axis. */
@@ -333,6 +342,7 @@ struct plan_args {
     struct planner_opts o;
     int top;
     const char *json;
+    const char *shard, *dir, *merge; /* --shard I/N, -o DIR, --merge DIR */
 };
 
 static int plan_option(int opt, const char *v, void *ctx)
@@ -349,6 +359,15 @@ static int plan_option(int opt, const char *v, void *ctx)
         break;
     case 'j':
         a->json = v;
+        break;
+    case 'S':
+        a->shard = v;
+        break;
+    case 'o':
+        a->dir = v;
+        break;
+    case 'M':
+        a->merge = v;
         break;
     case 'r':
         for (int k = 0; rank_names[k]; k++)
@@ -445,7 +464,7 @@ static int plan_setting(const char *path, int k, const struct jobplan_opts *jo, 
 
 /* `compare:`: every setting planned, ranked by the best configuration's iteration time. */
 static int plan_compare(const char *path, int nsettings, const struct jobplan_opts *jo,
-                        const char *json)
+                        const char *json, struct plan_shard *ps)
 {
     struct setting *w = calloc((size_t)nsettings, sizeof *w);
     struct tps_error err = {0};
@@ -454,11 +473,18 @@ static int plan_compare(const char *path, int nsettings, const struct jobplan_op
         return cli_report_error(&err);
     }
     int rc = 0, code = 0;
-    for (int k = 0; !rc && k < nsettings; k++)
+    for (int k = 0; !rc && k < nsettings; k++) {
+        if (ps) ps->setting = k;
         rc = plan_setting(path, k, jo, &w[k], &err);
+        if (!rc && ps && ps->err.code) rc = cli_report_error(&ps->err);
+    }
     if (rc) {
         free(w);
-        return cli_report_error_in(path, &err);
+        return ps && ps->err.code ? rc : cli_report_error_in(path, &err);
+    }
+    if (ps && (ps->mode == PLAN_SHARD_RUN || ps->nmissing)) { /* nothing to rank yet */
+        free(w);
+        return 0;
     }
     qsort(w, (size_t)nsettings, sizeof *w, by_rank);
     int width = 7;
@@ -524,6 +550,13 @@ static int plan_compare(const char *path, int nsettings, const struct jobplan_op
     return code;
 }
 
+/* Whether the plan's table is printed: not by a shard (it knows only its candidates), nor by a
+ * merge that misses some. */
+static int show_table(const struct plan_shard *ps)
+{
+    return !ps || (ps->mode == PLAN_SHARD_MERGE && !ps->nmissing);
+}
+
 int cli_plan(int argc, char **argv)
 {
     static const struct option longs[] = {{"sp", no_argument, NULL, 's'},
@@ -532,17 +565,25 @@ int cli_plan(int argc, char **argv)
                                           {"top", required_argument, NULL, 't'},
                                           {"json", required_argument, NULL, 'j'},
                                           {"rank", required_argument, NULL, 'r'},
+                                          {"shard", required_argument, NULL, 'S'},
+                                          {"merge", required_argument, NULL, 'M'},
                                           CLI_SET_OPTION,
                                           {0}};
     struct plan_args a = {.o = {.simulate = -1}, .top = 20};
     const char *path = NULL;
-    int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "", longs, plan_option, &a, &path,
+    int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "o:", longs, plan_option, &a, &path,
                               1, &npos);
     if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
     const char *json = a.json;
     struct planner_opts o = a.o;
     int top = a.top;
     if (!path) return cli_usage_error("plan", "%s", "missing SCENARIO");
+    if (a.shard && a.merge)
+        return cli_usage_error("plan", "%s", "--shard runs a shard, --merge joins them: one");
+    if (a.dir && !a.shard)
+        return cli_usage_error("plan", "%s", "-o DIR names the directory of --shard");
+    if (a.json && a.shard)
+        return cli_usage_error("plan", "%s", "--json writes the whole plan: give it to --merge");
     if ((prc = cli_sets_apply(path))) return prc;
     struct scn_scenario s;
     struct tps_error err = {0};
@@ -552,16 +593,44 @@ int cli_plan(int argc, char **argv)
     int rc = scn_load(path, &s, &err);
     if (!rc && json && tps_output_check(json, &err)) rc = TPS_EINVAL; /* read: not an output */
     if (!rc && s.warning[0]) fprintf(stderr, "tpsim: warning: %s\n", s.warning);
+    /* --shard and --merge: the candidates' simulations split over shards (cli/plan_shard.h) */
+    struct plan_shard ps, *psp = NULL;
+    int job = !rc && (s.ncompare || s.is_job);
+    if (!rc && (a.shard || a.merge)) {
+        char opts[128], dirbuf[600];
+        snprintf(opts, sizeof opts, "simulate=%d sp=%d ignore_memory=%d",
+                 o.simulate >= 0 ? o.simulate
+                 : job           ? 1
+                                 : 8,
+                 o.sequence_parallel, o.ignore_memory);
+        size_t pl = strlen(path);
+        int yaml = pl > 5 && !strcmp(path + pl - 5, ".yaml");
+        snprintf(dirbuf, sizeof dirbuf, "%.*s.plan-shards", (int)(yaml ? pl - 5 : pl), path);
+        const char *dir = a.merge ? a.merge : a.dir ? a.dir : dirbuf;
+        code = plancli_shard_open(&ps, a.shard ? PLAN_SHARD_RUN : PLAN_SHARD_MERGE, a.shard, dir,
+                                  path, opts, job);
+        if (code) {
+            plancli_shard_close(&ps, 1);
+            scn_release(&s);
+            return code;
+        }
+        psp = &ps;
+    }
+    const struct plan_hook *hook = psp ? &psp->hook : NULL;
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
-                                  .ignore_memory = o.ignore_memory};
+                                  .ignore_memory = o.ignore_memory,
+                                  .hook = hook};
         int nsettings = s.ncompare;
         scn_release(&s);
-        return plan_compare(path, nsettings, &jo, json);
+        code = plan_compare(path, nsettings, &jo, json, psp);
+        int sc = psp ? plancli_shard_close(psp, code != 0) : 0;
+        return code ? code : sc;
     }
     if (!rc && s.is_job) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
-                                  .ignore_memory = o.ignore_memory};
+                                  .ignore_memory = o.ignore_memory,
+                                  .hook = hook};
         struct jobplan_row *jr = NULL;
         struct jobplan_info ji;
         if (isatty(2)) /* progress for a person: an error stays the first line in a log */
@@ -570,15 +639,17 @@ int cli_plan(int argc, char **argv)
         rc = jobplan_run(&s, &jo, &jr, &n, &ji, &err);
         if (rc) {
             code = cli_report_error_in(path, &err);
-        } else {
+        } else if (show_table(psp)) {
             print_job_plan(&s, jo.simulate, jo.ignore_memory, top, jr, n, &ji);
             if (json) code = write_job_plan_json(&s, path, json, jr, n, &ji);
         }
         free(jr);
         scn_release(&s);
-        return code;
+        int sc = psp ? plancli_shard_close(psp, code != 0) : 0;
+        return code ? code : sc;
     }
     if (o.simulate < 0) o.simulate = 8;
+    o.hook = hook;
     if (!rc) {
         if (isatty(2))
             fprintf(stderr, "tpsim plan: ranking strategies of TP degree %d...\n", s.strategy.tp);
@@ -586,9 +657,13 @@ int cli_plan(int argc, char **argv)
     }
     if (rc) {
         code = cli_report_error_in(path, &err);
-    } else {
+    } else if (show_table(psp)) {
         print_plan(&s, &o, top, rows, n, &info);
         if (json) code = write_plan_json(&s, path, json, rows, n, &info);
+    }
+    if (psp) {
+        int sc = plancli_shard_close(psp, code != 0);
+        code = code ? code : sc;
     }
     free(rows);
     scn_release(&s);

@@ -580,10 +580,15 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
             rc = predict(&P, &P.v[i], err);
         if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);
     }
+    const struct plan_hook *h = o->hook;
     for (int i = 0; !rc && i < P.n && i < o->simulate; i++) {
+        int how = h ? h->before(h->ctx, i, P.v[i].desc, &P.v[i], err) : PLAN_SIMULATE;
+        if (how < 0) rc = err->code ? err->code : TPS_EINVAL;
+        if (rc || how != PLAN_SIMULATE) continue;
         fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", i + 1,
                 o->simulate < P.n ? o->simulate : P.n, P.v[i].desc);
         rc = jobplan_simulate(s, &P.v[i], err);
+        if (!rc && h && h->after) rc = h->after(h->ctx, i, P.v[i].desc, &P.v[i], err);
     }
     free(P.cache);
     if (rc) {
@@ -591,7 +596,8 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
         return rc;
     }
     qsort(P.v, (size_t)P.n, sizeof *P.v, by_result);
-    if (P.n > 0 && P.v[0].simulated_s > 0 && (rc = what_each_buys(s, &P.v[0], info, err))) {
+    if (P.n > 0 && P.v[0].simulated_s > 0 && !(h && h->no_variants) &&
+        (rc = what_each_buys(s, &P.v[0], info, err))) {
         free(P.v);
         return rc;
     }

@@ -29,13 +29,15 @@
 #include "common/error.h"
 #include "core/scenario.h"
 #include "models/job.h"
+#include "pipeline/planhook.h"
 
 /* How many of the best predicted 1D candidates get the other TP kinds tried on their shape. */
 #define JOBPLAN_KIND_BASES 8
 
 struct jobplan_opts {
-    int simulate;      /* how many of the best predictions to simulate (0: none) */
-    int ignore_memory; /* keep candidates that do not fit in the device's memory */
+    int simulate;                 /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory;            /* keep candidates that do not fit in the device's memory */
+    const struct plan_hook *hook; /* who simulates the chosen candidates (NULL: the planner) */
 };
 
 struct jobplan_row {

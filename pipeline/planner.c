@@ -189,14 +189,21 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
         mdl_program_release(&p);
     }
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
+    const struct plan_hook *h = o->hook;
     for (int i = 0; i < l.n && i < o->simulate && !rc; i++) {
-        struct report r;
-        rc = pipeline_simulate_layers(s, &l.v[i].st, &s->topo, 1, &r, &l.v[i].fold_spread, err);
-        if (!rc) l.v[i].simulated_s = r.iteration_s;
+        int how = h ? h->before(h->ctx, i, l.v[i].desc, &l.v[i], err) : PLAN_SIMULATE;
+        if (how < 0) rc = err->code ? err->code : TPS_EINVAL;
+        if (rc || how == PLAN_SKIP) continue;
+        if (how == PLAN_SIMULATE) {
+            struct report r;
+            rc = pipeline_simulate_layers(s, &l.v[i].st, &s->topo, 1, &r, &l.v[i].fold_spread, err);
+            if (!rc) l.v[i].simulated_s = r.iteration_s;
+            report_release(&r);
+            if (!rc && h && h->after) rc = h->after(h->ctx, i, l.v[i].desc, &l.v[i], err);
+        }
         if (!rc && l.v[i].fold_spread >= 0) info->folded++;
         if (!rc && l.v[i].fold_spread > PLANNER_FOLD_EXACT) info->inexact++;
         if (!rc && l.v[i].fold_spread > info->worst_spread) info->worst_spread = l.v[i].fold_spread;
-        report_release(&r);
     }
     if (rc) {
         free(l.v);

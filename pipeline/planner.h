@@ -20,6 +20,7 @@
 #include "models/program.h"
 #include "platforms/topo.h"
 #include "core/scenario.h"
+#include "pipeline/planhook.h"
 
 /* Rank 0's schedule with every op in order on its stream, after its dependencies and its launch
  * by the host (launch costs summed in program order), compute ops
@@ -35,9 +36,10 @@ double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, 
 #define PLANNER_FOLD_EXACT 1e-6
 
 struct planner_opts {
-    int sequence_parallel; /* also try 1D with sequence parallelism */
-    int simulate;          /* how many of the best predictions to simulate (0: none) */
-    int ignore_memory;     /* keep candidates that do not fit in the device's memory */
+    int sequence_parallel;        /* also try 1D with sequence parallelism */
+    int simulate;                 /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory;            /* keep candidates that do not fit in the device's memory */
+    const struct plan_hook *hook; /* who simulates the chosen candidates (NULL: the planner) */
 };
 
 struct planner_row {

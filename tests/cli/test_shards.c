@@ -196,3 +196,67 @@ Test(shards, bad_shard_options_are_usage_errors)
     }
     testdir_remove(d);
 }
+
+/* The planner's simulations over 3 shards: the merge prints what one machine prints; a missing
+ * shard is named (exit 1); a shard of an edited scenario, or with another candidate, refused. */
+Test(shards, plan_shards_merge_into_the_one_machine_plan)
+{
+    char d[256], out[16384];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s/scenarios/quickstart.yaml q.yaml", TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, sh_in(d, cmd), 0));
+    cr_assert(eq(int, sh_in(d, TPSIM_BIN " plan q.yaml > one.txt 2>/dev/null"), 0));
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "plan q.yaml --shard %d/3 -o ps", i);
+        cr_assert(eq(int, run_in(d, out, sizeof out, args), 0), "%s", out);
+        cr_assert(ne(ptr, strstr(out, "candidate(s) simulated into ps/plan-shard-"), NULL), "%s",
+                  out);
+    }
+    cr_assert(eq(int, sh_in(d, TPSIM_BIN " plan q.yaml --merge ps > merged.txt"), 0));
+    cr_assert(same(d, "merged.txt", "one.txt"), "the merged plan differs");
+    /* a shard missing */
+    cr_assert(eq(int, sh_in(d, "mv ps/plan-shard-1-of-3.json keep.json"), 0));
+    cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --merge ps"), 1), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "run shard(s) 1 of 3"), NULL), "%s", out);
+    cr_assert_null(strstr(out, "rank"), "a table printed without every simulation: %s", out);
+    /* a candidate's description edited: stale */
+    cr_assert(eq(int,
+                 sh_in(d, "sed 's/\"desc\": \"/\"desc\": \"x/' keep.json > "
+                          "ps/plan-shard-1-of-3.json"),
+                 0));
+    cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --merge ps"), 2), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "ps/plan-shard-1-of-3.json: field 'results[0].desc'"), NULL),
+              "%s", out);
+    /* the scenario edited since the shards ran */
+    cr_assert(eq(int,
+                 sh_in(d, "mv keep.json ps/plan-shard-1-of-3.json && echo '# edited' >> "
+                          "q.yaml"),
+                 0));
+    cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --merge ps"), 2), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "field 'plan_id'"), NULL), "%s", out);
+    testdir_remove(d);
+}
+
+/* A compare: list of whole-job plans over 3 shards: the n-th simulation counted over the
+ * settings, the merge ranking the settings as one machine does. */
+Test(shards, a_compare_plan_over_shards_ranks_as_one_machine)
+{
+    char d[256], out[16384], cmd[1024];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    snprintf(cmd, sizeof cmd, "cp %s/tests/data/good/plan-compare.yaml c.yaml", TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, sh_in(d, cmd), 0));
+    cr_assert(eq(int, sh_in(d, TPSIM_BIN " plan c.yaml --simulate 2 > one.txt 2>/dev/null"), 0));
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "plan c.yaml --simulate 2 --shard %d/3", i);
+        cr_assert(eq(int, run_in(d, out, sizeof out, args), 0), "%s", out);
+    }
+    cr_assert(eq(int,
+                 sh_in(d, TPSIM_BIN " plan c.yaml --simulate 2 --merge c.plan-shards > "
+                                    "merged.txt 2>/dev/null"),
+                 0));
+    cr_assert(same(d, "merged.txt", "one.txt"), "the merged compare differs");
+    testdir_remove(d);
+}
