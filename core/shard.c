@@ -1,6 +1,7 @@
 /* shard.c - splitting a sweep's points over shards (longest processing time first) and the
  * split's manifest, DIR/sweep.json (jansson). */
 #include "core/shard.h"
+#include "core/sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -217,7 +218,7 @@ static int from_json(json_t *o, const char *path, struct shard_manifest *m, stru
            *sh = json_object_get(o, "shard"), *co = json_object_get(o, "cost"),
            *rw = json_object_get(o, "row"), *st = json_object_get(o, "sets");
     json_int_t n = json_integer_value(np), k = json_integer_value(ns);
-    if (!json_is_integer(np) || n < 1 || n > 100000000)
+    if (!json_is_integer(np) || n < 1 || n > SWEEP_MAX_POINTS)
         return tps_error_set(err, TPS_EINVAL, path, 0, 0, "points", "not a point count");
     if (!json_is_integer(ns) || k < 1 || k > SHARD_MAX)
         return tps_error_set(err, TPS_EINVAL, path, 0, 0, "shards", "not a shard count (1 to %d)",

@@ -310,7 +310,7 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
             int k = sw->nkeys++;
             rc = key[0] == 'z' ? read_zip(&d, v, sw, k, err) : read_variants(&d, v, sw, k, err);
             if (!rc) sw->npoints *= sw->nvals[k];
-            if (!rc && sw->npoints > 1000000)
+            if (!rc && sw->npoints > SWEEP_MAX_POINTS)
                 rc = tps_ydoc_fail(&d, id, "sweep", err, "more than a million points");
             continue;
         }
@@ -328,7 +328,7 @@ int sweep_load(const char *path, struct sweep *sw, struct tps_error *err)
         snprintf(sw->keys[k], sizeof sw->keys[k], "%s", key);
         rc = read_values(&d, v, f, sw, k, err);
         if (!rc) sw->npoints *= sw->nvals[k];
-        if (!rc && sw->npoints > 1000000)
+        if (!rc && sw->npoints > SWEEP_MAX_POINTS)
             rc = tps_ydoc_fail(&d, id, "sweep", err, "more than a million points");
     }
     if (!rc && sw->nkeys == 0)

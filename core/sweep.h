@@ -27,8 +27,9 @@
 
 #define SWEEP_MAX_KEYS 8
 
-#define SWEEP_MAX_ZIP   8
-#define SWEEP_MAX_WHERE 16
+#define SWEEP_MAX_ZIP    8
+#define SWEEP_MAX_POINTS 1000000
+#define SWEEP_MAX_WHERE  16
 
 enum sweep_axis { SWEEP_KEY, SWEEP_ZIP, SWEEP_VARIANTS };
 

@@ -374,7 +374,7 @@ double pipeline_scenario_ops(const struct scn_scenario *s)
     struct mdl_program p;
     struct tps_error err = {0};
     double n = 0;
-    if (pipeline_lower(s, NULL, 1, 1, &p, &err) == 0)
+    if (pipeline_lower(s, &s->strategy, 1, 1, &p, &err) == 0)
         for (int r = 0; r < p.nranks; r++)
             n += p.ranks[r].nops;
     mdl_program_release(&p);

@@ -5,14 +5,14 @@
 # coverage, and whether it found anything; exits 1 if any target crashed, leaked or tripped a
 # sanitizer (the reproducer is kept in build-fuzz/crashes/TARGET/).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]
-#        (targets: scenario platform trace merge ncclog sweep kineto kineto_fields job fabric)
+#        (targets: scenario platform trace merge ncclog sweep kineto kineto_fields job fabric shard)
 #        TPSIM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...    runs each target for N executions instead
 set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(scenario platform trace merge ncclog sweep kineto kineto_fields job fabric)
+[ ${#targets[@]} -eq 0 ] && targets=(scenario platform trace merge ncclog sweep kineto kineto_fields job fabric shard)
 if ! command -v clang > /dev/null; then
   echo "fuzz.sh: clang not found (apt-get install clang); not fuzzing" >&2
   exit 0
@@ -45,7 +45,7 @@ seed() {
     fabric) grep -l '^jobs:' scenarios/*.yaml scenarios/papers/*.yaml tests/data/bad/*.yaml \
       tests/data/good/*.yaml | xargs -r cp -t "$d"/ 2>/dev/null ;;
     kineto_fields) seq 1000 | tr -d '\n' > "$d/digits" ;; # bytes, not JSON: any seed will do
-    trace | merge | kineto) cp tests/fuzz/seeds/$t/* "$d"/ 2>/dev/null ;;
+    trace | merge | kineto | shard) cp tests/fuzz/seeds/$t/* "$d"/ 2>/dev/null ;;
   esac
   true
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "pipeline/pipeline.h"
 #include "pipeline/planner.h"
 #include "core/scenario.h"
 
@@ -177,5 +178,36 @@ Test(plan, a_mixture_of_experts_plans_with_sequence_parallelism_unasked)
         cr_assert(eq(int, rows[i].st.ep, 4));
     }
     free(rows);
+    scn_release(&s);
+}
+
+static double program_ops(const struct mdl_program *p)
+{
+    double n = 0;
+    for (int r = 0; r < p->nranks; r++)
+        n += p->ranks[r].nops;
+    return n;
+}
+
+/* A sweep's shards are balanced by pipeline_scenario_ops: a TP group's is one layer's ops times
+ * its layers and micro-batches (the program of them all, lowered), a whole job's mdl_job_ops. */
+Test(plan, a_scenarios_predicted_cost_is_the_ops_its_program_holds)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/quickstart.yaml", &s, &err), 0), "%s",
+              err.msg);
+    struct mdl_program p;
+    int mb = s.micro_batches > 0 ? s.micro_batches : 1;
+    cr_assert(eq(int, pipeline_lower(&s, NULL, s.layers, mb, &p, &err), 0), "%s", err.msg);
+    cr_assert(eq(dbl, pipeline_scenario_ops(&s), program_ops(&p)), "%d layers x %d", s.layers, mb);
+    mdl_program_release(&p);
+    scn_release(&s);
+    cr_assert(
+        eq(int, scn_load(TPSIM_SOURCE_DIR "/scenarios/job-llama3-70b-512-h100.yaml", &s, &err), 0),
+        "%s", err.msg);
+    double ops = mdl_job_ops(&s.job, &s.strategy, &s.model, &s.device, &s.framework, NULL);
+    cr_assert(gt(dbl, ops, 1e5));
+    cr_assert(eq(dbl, pipeline_scenario_ops(&s), ops));
     scn_release(&s);
 }
