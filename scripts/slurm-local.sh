@@ -57,7 +57,7 @@ free_port() {
 ctld_port=$(free_port)
 d_port=$(free_port)
 [ "$ctld_port" != "$d_port" ] || d_port=$((ctld_port + 1))
-host=$(hostname -s)
+host=$(hostname -s 2>/dev/null || uname -n | cut -d. -f1)
 cpus=$(nproc)
 mkdir -p "$dir/state" "$dir/spool" "$dir/log"
 cat >"$conf" <<EOF
