@@ -110,7 +110,10 @@ static int row_fill(const struct plan_shard *ps, json_t *o, void *row, const cha
 
 static int run_before(void *ctx, int k, const char *desc, void *row, struct tps_error *err)
 {
-    (void)k, (void)desc, (void)row, (void)err;
+    (void)k;
+    (void)desc;
+    (void)row;
+    (void)err;
     struct plan_shard *ps = ctx;
     return ps->asked++ % ps->nshards == ps->shard ? PLAN_SIMULATE : PLAN_SKIP;
 }
@@ -255,7 +258,7 @@ int plancli_shard_open(struct plan_shard *ps, int mode, const char *spec, const 
 static int write_shard(const struct plan_shard *ps)
 {
     char path[1100], tmp[1200];
-    if (mkdir(ps->dir, 0755) != 0 && errno != EEXIST) {
+    if (shard_make_dirs(ps->dir) != 0) {
         fprintf(stderr, "tpsim plan: cannot create %s: %s\n", ps->dir, strerror(errno));
         return CLI_EXIT_INPUT;
     }

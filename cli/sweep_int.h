@@ -21,10 +21,10 @@ struct sweepcli_part {
     int shard, nshards;
 };
 
+struct sweep_plot_opts;
 /* Runs the sweep's points (those of part, when given) into csv with `jobs` workers, keeping the
  * CSV's rows of this sweep when resume is set; draws the plot when asked (a whole sweep).
  * Returns the exit status. */
-struct sweep_plot_opts;
 int sweepcli_run(const struct sweep *sw, const char *csv, int jobs, int resume,
                  const struct sweepcli_part *part, int want_plot, const struct sweep_plot_opts *po);
 

@@ -268,8 +268,14 @@ static int shards_read(const struct shard_manifest *m, const char *dir, char **r
     return 0;
 }
 
-/* "0-3,5,8-9": the shards not done and not running (want == NULL: all) in SLURM's --array
- * form into out; returns how many. */
+/* Whether a shard has points left to run and no sweep running them: what a resume reruns. */
+static int unfinished(const struct shard_state *st)
+{
+    return !st->running && st->rows < st->assigned;
+}
+
+/* "0-3,5,8-9": the unfinished shards (st NULL: all) in SLURM's --array form into out; returns
+ * how many, or -1 when out is too short. */
 static int array_list(const struct shard_manifest *m, const struct shard_state *st, char *out,
                       size_t len)
 {
@@ -277,11 +283,9 @@ static int array_list(const struct shard_manifest *m, const struct shard_state *
     int count = 0;
     out[0] = '\0';
     for (int s = 0; s < m->nshards; s++) {
-        int want = !st || (!st[s].running && st[s].rows < st[s].assigned);
-        if (!want) continue;
+        if (st && !unfinished(&st[s])) continue;
         int e = s;
-        while (e + 1 < m->nshards &&
-               (!st || (!st[e + 1].running && st[e + 1].rows < st[e + 1].assigned)))
+        while (e + 1 < m->nshards && (!st || unfinished(&st[e + 1])))
             e++;
         n += (size_t)snprintf(out + n, n < len ? len - n : 0, e > s ? "%s%d-%d" : "%s%d",
                               count ? "," : "", s, e);
@@ -494,10 +498,10 @@ int sweepcli_merge(int argc, char **argv)
         struct sweep sw;
         int todo = 0;
         for (int s = 0; s < m.nshards; s++)
-            todo += !st[s].running && st[s].rows < st[s].assigned;
+            todo += unfinished(&st[s]);
         if (todo && !(code = sweep_of(&m, &sw))) {
             for (int s = 0; s < m.nshards && !code; s++) {
-                if (st[s].running || st[s].rows >= st[s].assigned) continue;
+                if (!unfinished(&st[s])) continue;
                 struct sweepcli_part part = {m.owner, s, m.nshards};
                 char csv[1100];
                 shard_csv_path(dir, s, m.nshards, csv, sizeof csv);

@@ -310,12 +310,25 @@ int shard_manifest_same(const struct shard_manifest *m, const struct shard_manif
     return TPS_OK;
 }
 
+int shard_make_dirs(const char *dir)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *q = p + 1; *q; q++) {
+        if (*q != '/') continue;
+        *q = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+        *q = '/';
+    }
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int shard_manifest_save(const char *dir, const struct shard_manifest *m,
                         struct shard_manifest *found, struct tps_error *err)
 {
     char path[1024], tmp[1100];
     memset(found, 0, sizeof *found);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (shard_make_dirs(dir) != 0)
         return tps_error_set(err, TPS_EIO, dir, 0, 0, NULL, "cannot create the directory: %s",
                              strerror(errno));
     shard_manifest_path(dir, path, sizeof path);

@@ -44,14 +44,17 @@ int shard_assign(long n, const double *cost, int nshards, int *owner);
  * point order (16 hex digits into out). */
 void shard_points_hash(const char *sweep_id, char *const *row, long n, char out[17]);
 
+/* Creates dir and its parents (mkdir -p); 0, or -1 with errno set. */
+int shard_make_dirs(const char *dir);
+
 /* The paths of a split's files in dir. */
 void shard_manifest_path(const char *dir, char *out, size_t len);
 void shard_csv_path(const char *dir, int shard, int nshards, char *out, size_t len);
 
-/* Writes m to dir/sweep.json, creating dir when needed, unless a manifest is there already: then
- * that one is loaded into *found (released by the caller; zeroed when none was there) and must
- * be of the same split (same sweep id, points hash and shard count), else an error naming the
- * manifest and the field that differs. Never replaces a manifest. */
+/* Writes m to dir/sweep.json, creating dir (and its parents) when needed, unless a manifest is
+ * there already: then that one is loaded into *found (released by the caller; zeroed when none was
+ * there) and must be of the same split (same sweep id, points hash and shard count), else an error
+ * naming the manifest and the field that differs. Never replaces a manifest. */
 int shard_manifest_save(const char *dir, const struct shard_manifest *m,
                         struct shard_manifest *found, struct tps_error *err);
 /* Reads dir/sweep.json into *m; an error names the file and field when it is missing or not a

@@ -146,12 +146,12 @@ Test(shards, slurm_writes_an_array_script_of_the_shards_and_the_command_to_submi
     put(d, "s.yaml", scn_text);
     cr_assert(eq(int,
                  run_in(d, out, sizeof out,
-                        "sweep s.yaml --slurm --array-size 4 -o arr --set run.layers=2 "
+                        "sweep s.yaml --slurm --array-size 4 -o out/arr --set run.layers=2 "
                         "--sbatch-args '--partition=gpu --time=30'"),
                  0),
               "%s", out);
     cr_assert(ne(ptr, strstr(out, "sbatch --partition=gpu --time=30 /"), NULL), "%s", out);
-    FILE *f = fopen(testdir_path(p, sizeof p, d, "arr/sweep.sbatch"), "r");
+    FILE *f = fopen(testdir_path(p, sizeof p, d, "out/arr/sweep.sbatch"), "r");
     cr_assert_not_null(f);
     size_t n = fread(out, 1, sizeof out - 1, f);
     out[n] = '\0';
@@ -161,18 +161,19 @@ Test(shards, slurm_writes_an_array_script_of_the_shards_and_the_command_to_submi
     cr_assert(ne(ptr, strstr(out, "-j \"${SLURM_CPUS_PER_TASK:-1}\""), NULL), "%s", out);
     cr_assert(ne(ptr, strstr(out, "--set 'run.layers=2'"), NULL), "%s", out);
     cr_assert(ne(ptr, strstr(out, "/shard-%a.log"), NULL), "%s", out);
-    /* the script runs as written: shard 2 by hand, as SLURM's task 2 would */
+    /* out/ did not exist: made with its parents. The script runs as written: shard 2 by hand, as
+     * SLURM's task 2 would */
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_ID=2 sh arr/sweep.sbatch 2>&1", d);
+    snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_ID=2 sh out/arr/sweep.sbatch 2>&1", d);
     cr_assert(eq(int, testcmd_run(out, sizeof out, cmd), 0), "%s", out);
-    cr_assert(eq(int, run_in(d, out, sizeof out, "sweep status arr"), 1), "%s", out);
+    cr_assert(eq(int, run_in(d, out, sizeof out, "sweep status out/arr"), 1), "%s", out);
     cr_assert(ne(ptr, strstr(out, "to rerun: 0-1,3"), NULL), "%s", out);
     /* --resume with shard 2 done: only the others */
-    cr_assert(
-        eq(int,
-           run_in(d, out, sizeof out, "sweep s.yaml --slurm --resume -o arr --set run.layers=2"),
-           0),
-        "%s", out);
+    cr_assert(eq(int,
+                 run_in(d, out, sizeof out,
+                        "sweep s.yaml --slurm --resume -o out/arr --set run.layers=2"),
+                 0),
+              "%s", out);
     cr_assert(ne(ptr, strstr(out, "shards 0-1,3 of 4"), NULL), "%s", out);
     testdir_remove(d);
 }
