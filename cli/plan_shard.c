@@ -12,21 +12,13 @@
 #include <unistd.h>
 
 #include "cli/cliutil.h"
+#include "common/hash.h"
 #include "common/readall.h"
 #include "core/shard.h"
 #include "pipeline/jobplan.h"
 #include "pipeline/planner.h"
 
 #define PLAN_KIND "tpsim plan shard"
-
-static void fnv(uint64_t *h, const void *p, size_t n)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        *h ^= s[i];
-        *h *= 1099511628211ULL;
-    }
-}
 
 /* The plan's identity: the scenario file's bytes, the --set assignments, the options. */
 static int plan_identity(const char *path, const char *options, char out[17])
@@ -35,12 +27,12 @@ static int plan_identity(const char *path, const char *options, char out[17])
     size_t len = 0;
     char *text = tps_read_file(path, (size_t)64 << 20, "a scenario", &len, &err);
     if (!text) return cli_report_error(&err);
-    uint64_t h = 14695981039346656037ULL;
-    fnv(&h, text, len);
+    uint64_t h = TPS_FNV_OFFSET;
+    tps_fnv1a(&h, text, len);
     free(text);
     for (int i = 0; cli_set_at(i); i++)
-        fnv(&h, cli_set_at(i), strlen(cli_set_at(i)) + 1);
-    fnv(&h, options, strlen(options) + 1);
+        tps_fnv1a(&h, cli_set_at(i), strlen(cli_set_at(i)) + 1);
+    tps_fnv1a(&h, options, strlen(options) + 1);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
     return 0;
 }

@@ -440,6 +440,16 @@ static int sweep_of(const struct shard_manifest *m, struct sweep *sw)
     return 0;
 }
 
+/* Loads dir's manifest into *m (released here on failure); 0, or the exit status after the
+ * error. */
+static int manifest_open(const char *dir, struct shard_manifest *m)
+{
+    struct tps_error err = {0};
+    if (!shard_manifest_load(dir, m, &err)) return 0;
+    shard_manifest_release(m);
+    return cli_report_error(&err);
+}
+
 struct merge_args {
     const char *out;
     long jobs;
@@ -481,12 +491,9 @@ int sweepcli_merge(int argc, char **argv)
                               &a, &dir, 1, &npos);
     if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
     if (!dir) return cli_usage_error("sweep merge", "%s", "missing DIR");
-    struct tps_error err = {0};
     struct shard_manifest m;
-    if (shard_manifest_load(dir, &m, &err)) {
-        shard_manifest_release(&m);
-        return cli_report_error(&err);
-    }
+    int opened = manifest_open(dir, &m);
+    if (opened) return opened;
     char outbuf[1100];
     if (!a.out) snprintf(outbuf, sizeof outbuf, "%s/merged.csv", dir);
     const char *out = a.out ? a.out : outbuf;
@@ -578,12 +585,9 @@ int sweepcli_status(int argc, char **argv)
                               &dir, 1, &npos);
     if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
     if (!dir) return cli_usage_error("sweep status", "%s", "missing DIR");
-    struct tps_error err = {0};
     struct shard_manifest m;
-    if (shard_manifest_load(dir, &m, &err)) {
-        shard_manifest_release(&m);
-        return cli_report_error(&err);
-    }
+    int opened = manifest_open(dir, &m);
+    if (opened) return opened;
     struct shard_state *st = calloc((size_t)m.nshards, sizeof *st);
     char *list = malloc(8 * (size_t)m.nshards + 16);
     int code = !st || !list ? CLI_EXIT_SIM : shards_read(&m, dir, NULL, st);

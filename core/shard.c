@@ -1,6 +1,7 @@
 /* shard.c - splitting a sweep's points over shards (longest processing time first) and the
  * split's manifest, DIR/sweep.json (jansson). */
 #include "core/shard.h"
+#include "common/hash.h"
 #include "core/sweep.h"
 
 #include <errno.h>
@@ -104,20 +105,12 @@ int shard_assign(long n, const double *cost, int nshards, int *owner)
     return 0;
 }
 
-static void fnv(uint64_t *h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        *h ^= (unsigned char)s[i];
-        *h *= 1099511628211ULL;
-    }
-}
-
 void shard_points_hash(const char *sweep_id, char *const *row, long n, char out[17])
 {
-    uint64_t h = 14695981039346656037ULL;
-    fnv(&h, sweep_id, strlen(sweep_id) + 1);
+    uint64_t h = TPS_FNV_OFFSET;
+    tps_fnv1a(&h, sweep_id, strlen(sweep_id) + 1);
     for (long i = 0; i < n; i++)
-        if (row[i]) fnv(&h, row[i], strlen(row[i]) + 1);
+        if (row[i]) tps_fnv1a(&h, row[i], strlen(row[i]) + 1);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 

@@ -1,6 +1,7 @@
 /* sweep.c - sweep section reading and point scenarios (see sweep.h). Uses libyaml's document
  * API and emitter. */
 #include "core/sweep.h"
+#include "common/hash.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -492,9 +493,7 @@ static int write_file(void *data, unsigned char *buf, size_t size)
 /* FNV-1a, 64 bits. */
 static int write_hash(void *data, unsigned char *buf, size_t size)
 {
-    uint64_t *h = data;
-    for (size_t i = 0; i < size; i++)
-        *h = (*h ^ buf[i]) * 1099511628211ULL;
+    tps_fnv1a(data, buf, size);
     return 1;
 }
 
@@ -503,7 +502,7 @@ int sweep_identity(struct sweep *sw, struct tps_error *err)
     yaml_document_t doc;
     int rc = point_doc(sw, -1, &doc, err);
     if (rc) return rc;
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = TPS_FNV_OFFSET;
     if (emit_doc(&doc, write_hash, &h))
         return tps_error_set(err, TPS_EINVAL, sw->path, 0, 0, NULL, "cannot read the scenario");
     for (int k = 0; k < sw->nkeys; k++) {
