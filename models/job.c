@@ -1108,9 +1108,28 @@ static void stage_own(const struct mdl_job *job, const struct mdl_strategy *st,
         own->ops[k].group = mdl_comms_group(&G->reg, first, own->ops[k].group);
 }
 
-double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
-                   const struct mdl_model *m, const struct mdl_device *dev,
-                   const struct mdl_framework *fw, const struct mdl_job_fold *fold)
+/* The GPUs an op of a stage template (p) takes part with: its group's members for a
+ * communicator (a marker's from its spec and the mesh; a kind's own sub-axes at most the TP
+ * group), 1 for an op on none. */
+static int op_members(const struct job_comms *J, const struct mdl_mesh *mesh,
+                      const struct mdl_program *p, const struct mdl_strategy *st, int g)
+{
+    if (g >= 0) return g < p->ngroups ? p->groups[g].n : 1;
+    const struct mdl_comm_spec *c = mdl_comms_spec(&J->reg, g);
+    if (!c) return 1;
+    if (c->shape == MDL_COMM_PAIR || c->shape == MDL_COMM_ENDS) return 2;
+    if (c->shape == MDL_COMM_GIVEN) return st->tp;
+    int n = 1;
+    for (int d = 0; d < MDL_NDIMS; d++)
+        if (c->dims & MDL_DIM_BIT(d)) n *= mesh->size[d];
+    return n;
+}
+
+/* mdl_job_ops, or with `members` mdl_job_cost: each op weighs 1, or its group's GPUs. */
+static double job_count(const struct mdl_job *job, const struct mdl_strategy *st,
+                        const struct mdl_model *m, const struct mdl_device *dev,
+                        const struct mdl_framework *fw, const struct mdl_job_fold *fold,
+                        bool members)
 {
     struct tps_error e = {0};
     if (mdl_job_check(job, st, m, &e) != 0 || mdl_strategy_check(st, m, &e) != 0) return -1;
@@ -1125,13 +1144,37 @@ double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
     double scale = (double)job->micro_batches / one.micro_batches * mdl_strategy_gpus(st) * job->dp;
     p.max_ops = floor(mdl_max_ops() * mdl_job_grad_replicas(job, st) / scale) + 1;
     struct job_comms J;
+    struct mdl_mesh mesh;
+    mdl_job_mesh(job, st, &mesh);
     double n = job_comms_init(&one, st, &J) ? -1 : 0;
-    for (int s = 0; s < job->pp && n >= 0; s++)
-        n = stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0 ? -1 : n + p.ranks[s].nops;
+    for (int s = 0; s < job->pp && n >= 0; s++) {
+        if (stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0) {
+            n = -1;
+            break;
+        }
+        const struct mdl_rank *r = &p.ranks[s];
+        if (!members) n += r->nops;
+        for (int k = 0; members && k < r->nops; k++)
+            n += op_members(&J, &mesh, &p, st, r->ops[k].group);
+    }
     int over = p.over;
     mdl_comms_release(&J.reg);
     mdl_program_release(&p);
     return over ? INFINITY : n < 0 ? -1 : n * scale;
+}
+
+double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
+                   const struct mdl_model *m, const struct mdl_device *dev,
+                   const struct mdl_framework *fw, const struct mdl_job_fold *fold)
+{
+    return job_count(job, st, m, dev, fw, fold, false);
+}
+
+double mdl_job_cost(const struct mdl_job *job, const struct mdl_strategy *st,
+                    const struct mdl_model *m, const struct mdl_device *dev,
+                    const struct mdl_framework *fw, const struct mdl_job_fold *fold)
+{
+    return job_count(job, st, m, dev, fw, fold, true);
 }
 
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
@@ -1151,6 +1194,8 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                              "skewed routing runs in a job's folded layers only (run.fold: true): "
                              "op by op every GPU would copy the first one's experts");
     double nops = mdl_job_ops(job, st, m, dev, fw, fold);
+    bool groups_only = rep == MDL_REPLICAS_GROUPS;
+    if (groups_only) rep = MDL_REPLICAS_FULL;
     if (rep != MDL_REPLICAS_FULL && nops > 0) /* within the few ops of a shadow */
         nops /= mdl_job_grad_replicas(job, st);
     if ((rc = mdl_ops_check(nops, "micro_batches", "fold the layers (run.fold: true)", err)))
@@ -1168,9 +1213,9 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     if (!rc) rc = groups_make(job, st, m, out, &G);
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_lower(job, st, m, dev, fw, fold, &G, out, s, mdl_job_rank(job, st, s, 0, 0));
-    for (int s = 0; !rc && s < job->pp; s++)
+    for (int s = 0; !rc && !groups_only && s < job->pp; s++)
         rc = stage_copy(job, st, rep, &G, out, s);
-    for (int s = 0; !rc && s < job->pp; s++)
+    for (int s = 0; !rc && !groups_only && s < job->pp; s++)
         stage_own(job, st, &G, out, s);
     mdl_comms_release(&G.reg);
     return rc ? tps_error_oom(err) : TPS_OK;

@@ -164,14 +164,16 @@ enum mdl_replicas {
     MDL_REPLICAS_FULL,   /* every replica op by op */
     MDL_REPLICAS_MIRROR, /* the others mirror all of replica 0's communication: their traffic
                             loads the links they share with it */
-    MDL_REPLICAS_SHARED  /* the others keep only the collectives over several replicas (data
+    MDL_REPLICAS_SHARED, /* the others keep only the collectives over several replicas (data
                             parallel, the optimizer's norm): for a fabric on which no link carries
                             more traffic of several replicas' own than it can */
+    MDL_REPLICAS_GROUPS  /* the groups of MDL_REPLICAS_FULL, no ops but the templates' */
 };
 
 /* Lowers one iteration of the whole job into *out (initialised here; release it even on
  * failure). fold NULL: every layer op by op; else each chunk's layers as fold says. rep: how
- * replicas 1.. are lowered. */
+ * replicas 1.. are lowered. MDL_REPLICAS_GROUPS: out->groups as MDL_REPLICAS_FULL makes them,
+ * the ops of each stage's first GPU only (the others have none): for a check of the groups. */
 int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
                   const struct mdl_model *m, const struct mdl_device *dev,
                   const struct mdl_framework *fw, const struct mdl_job_fold *fold,
@@ -183,6 +185,13 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
 double mdl_job_ops(const struct mdl_job *job, const struct mdl_strategy *st,
                    const struct mdl_model *m, const struct mdl_device *dev,
                    const struct mdl_framework *fw, const struct mdl_job_fold *fold);
+
+/* What simulating the job op by op costs, in op-members: mdl_job_ops with each op weighed by
+ * the GPUs it takes part with (a collective over 128 replicas costs 128 compute ops: each member
+ * steps through it). The same bound and -1 as mdl_job_ops. */
+double mdl_job_cost(const struct mdl_job *job, const struct mdl_strategy *st,
+                    const struct mdl_model *m, const struct mdl_device *dev,
+                    const struct mdl_framework *fw, const struct mdl_job_fold *fold);
 
 /* Model FLOPs of one iteration, all GPUs: every layer and the logits, forward and backward, of
  * every micro-batch of every replica. Never depends on the strategy or the schedule. */

@@ -11,6 +11,7 @@
 #include "sim/engine.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <simgrid/actor.h>
@@ -279,16 +280,43 @@ static int host_needed(const struct mdl_rank *rk)
     return 0;
 }
 
+/* Every rank's groups and its index in each (sim_pos), in group order: memory linear in the
+ * members of all groups. */
+static int members_index(struct sim_ctx *c)
+{
+    const struct mdl_program *p = c->p;
+    size_t total = 0;
+    for (int g = 0; g < p->ngroups; g++) {
+        for (int i = 0; i < p->groups[g].n; i++)
+            c->mstart[p->groups[g].ranks[i] + 1]++;
+        total += (size_t)p->groups[g].n;
+    }
+    for (int r = 0; r < p->nranks; r++)
+        c->mstart[r + 1] += c->mstart[r];
+    int *next = malloc(((size_t)p->nranks + 1) * sizeof *next);
+    c->members = malloc((total + 1) * sizeof *c->members);
+    if (!next || !c->members) {
+        free(next);
+        return -1;
+    }
+    memcpy(next, c->mstart, (size_t)p->nranks * sizeof *next);
+    for (int g = 0; g < p->ngroups; g++)
+        for (int i = 0; i < p->groups[g].n; i++)
+            c->members[next[p->groups[g].ranks[i]]++] = (struct sim_member){g, i};
+    free(next);
+    return 0;
+}
+
 static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
     const struct mdl_program *p = c->p;
     c->hosts = calloc((size_t)p->nranks, sizeof *c->hosts);
     c->rs = calloc((size_t)p->nranks, sizeof *c->rs);
     c->mb = calloc((size_t)p->ngroups + 1, sizeof *c->mb);
-    c->pos = calloc((size_t)p->ngroups + 1, sizeof *c->pos);
+    c->mstart = calloc((size_t)p->nranks + 1, sizeof *c->mstart);
     c->rings = calloc((size_t)p->ngroups + 1, sizeof *c->rings);
     c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *c->wires);
-    if (!c->hosts || !c->rs || !c->mb || !c->pos || !c->rings || !c->wires) return -1;
+    if (!c->hosts || !c->rs || !c->mb || !c->mstart || !c->rings || !c->wires) return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();
@@ -307,15 +335,11 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
                 return -1;
             m->started[op->mirror_op] = SIM_WATCHED;
         }
+    if (members_index(c) != 0) return -1;
     for (int g = 0; g < p->ngroups; g++) {
         const struct mdl_group *gr = &p->groups[g];
         c->mb[g] = calloc((size_t)gr->n * SIM_SLOTS, sizeof *c->mb[g]);
-        c->pos[g] = malloc((size_t)p->nranks * sizeof *c->pos[g]);
-        if (!c->mb[g] || !c->pos[g]) return -1;
-        for (int r = 0; r < p->nranks; r++)
-            c->pos[g][r] = -1;
-        for (int i = 0; i < gr->n; i++)
-            c->pos[g][gr->ranks[i]] = i;
+        if (!c->mb[g]) return -1;
         int rings = 1 + c->hier[g].nodes + c->hier[g].local + CPL_MAX_CHANNELS;
         c->rings[g] = malloc((size_t)rings * sizeof *c->rings[g]);
         if (!c->rings[g]) return -1;
@@ -372,6 +396,11 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
     if (actors > 30000) {
         argv[argc++] = "--cfg=contexts/guard-size:0";
         argv[argc++] = "--cfg=contexts/stack-size:64";
+        /* each stack its own mapping: calloc then leaves its pages untouched (zero already)
+         * until the actor uses them, where from the heap it cleared all 64 KiB of each */
+        mallopt(M_MMAP_THRESHOLD, 60 * 1024);
+        mallopt(M_TOP_PAD, 0);
+        malloc_trim(0);
     }
     simgrid_init(&argc, argv);
     double t0 = tps_clock_now();

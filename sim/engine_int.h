@@ -65,6 +65,11 @@ struct sim_tree_memo {
     struct mdl_tree_cost cost;
 };
 
+/* A rank's membership of a group: its index among the group's members. */
+struct sim_member {
+    int group, pos;
+};
+
 struct sim_ctx {
     const struct mdl_program *p;
     struct timing *tm;             /* op times and bytes sent, written here */
@@ -74,7 +79,8 @@ struct sim_ctx {
     const struct plat_pair *pairs; /* sorted by (src, dst) */
     int npairs;
     const struct cpl_layout *hier; /* per group: machine layout (the plan's, commplan.h) */
-    int **pos;                     /* [group][rank]: member index of rank, -1 if not a member */
+    int *mstart;                   /* [rank .. rank + 1): the rank's entries of members */
+    struct sim_member *members;    /* every rank's groups, by rank, each rank's by group */
     struct sim_rank_state *rs;     /* per rank */
     struct sim_wire **wires;       /* [rank * MDL_MAX_STREAMS + stream]: SIM_WIRES wires, allocated
                                     * on the stream's first send on a wire */
@@ -85,6 +91,21 @@ struct sim_ctx {
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };
+
+/* The member index of rank r in group g, -1 if not a member: a binary search of the rank's
+ * groups (a table of groups x ranks grew as the square of the GPUs). */
+static inline int sim_pos(const struct sim_ctx *c, int g, int r)
+{
+    int lo = c->mstart[r], hi = c->mstart[r + 1];
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (c->members[mid].group < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->mstart[r + 1] && c->members[lo].group == g ? c->members[lo].pos : -1;
+}
 
 /* Runs collective `op` of `rank` to completion (blocking the calling actor). */
 void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op);

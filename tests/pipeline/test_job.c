@@ -490,3 +490,38 @@ Test(job, mixtral_8x22b_on_256_gpus_gives_the_documented_figures)
     done(&j, &r);
 }
 #endif
+
+Test(job, auto_folding_weighs_each_op_by_the_gpus_of_its_group)
+{
+    /* one micro-batch: the count from the stage templates is exact, so it equals the op-by-op
+     * program's, op for op */
+    struct pipeline_job j;
+    struct report r = {0};
+    struct tps_error err = {0};
+    load(TPSIM_SOURCE_DIR "/tests/data/good/job-dp128.yaml", -1, &j);
+    const struct scn_scenario *s = &j.scn;
+    double ops = mdl_job_ops(&s->job, &s->strategy, &s->model, &s->device, &s->framework, NULL);
+    double cost = mdl_job_cost(&s->job, &s->strategy, &s->model, &s->device, &s->framework, NULL);
+    struct mdl_program p;
+    cr_assert(eq(int,
+                 mdl_job_lower(&s->job, &s->strategy, &s->model, &s->device, &s->framework, NULL,
+                               MDL_REPLICAS_FULL, &p, &err),
+                 0),
+              "%s", err.msg);
+    double n = 0, members = 0;
+    for (int k = 0; k < p.nranks; k++)
+        for (int i = 0; i < p.ranks[k].nops; i++) {
+            int g = p.ranks[k].ops[i].group;
+            n += 1;
+            members += g >= 0 ? p.groups[g].n : 1;
+        }
+    mdl_program_release(&p);
+    cr_assert(eq(dbl, ops, n));
+    cr_assert(eq(dbl, cost, members));
+    /* under a million ops, but the 128-member collectives make it cost more than a million */
+    cr_assert(lt(dbl, ops, 1e6));
+    cr_assert(gt(dbl, cost, 1e6));
+    simulate(&j, &r);
+    cr_assert(ne(ptr, strstr(j.folding, "layers:"), NULL), "auto did not fold: '%s'", j.folding);
+    done(&j, &r);
+}
