@@ -57,6 +57,8 @@ static const char plan_help[] =
     "options:\n"
     "  --sp           also try 1D with sequence parallelism (a job always does)\n"
     "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
+    "  -j, --jobs N   simulate N candidates at a time, each in a process of its own (default:\n"
+    "                 the machine's cores); the plan is the same for any N\n"
     "  --top N        print the N best rows (default 20; 0 = all)\n"
     "  --ignore-memory  rank candidates that do not fit in the device's memory too\n"
     "  --rank time|cost|energy  with compare: rank the settings by iteration (default), or per\n"
@@ -357,8 +359,12 @@ static int plan_option(int opt, const char *v, void *ctx)
     case 'i':
         a->o.ignore_memory = 1;
         break;
-    case 'j':
+    case 'w':
         a->json = v;
+        break;
+    case 'j':
+        if ((rc = cli_parse_count("plan", "-j", v, 1, 1024, &n))) return rc;
+        a->o.jobs = (int)n;
         break;
     case 'S':
         a->shard = v;
@@ -563,16 +569,18 @@ int cli_plan(int argc, char **argv)
                                           {"ignore-memory", no_argument, NULL, 'i'},
                                           {"simulate", required_argument, NULL, 'n'},
                                           {"top", required_argument, NULL, 't'},
-                                          {"json", required_argument, NULL, 'j'},
+                                          {"json", required_argument, NULL, 'w'},
+                                          {"jobs", required_argument, NULL, 'j'},
                                           {"rank", required_argument, NULL, 'r'},
                                           {"shard", required_argument, NULL, 'S'},
                                           {"merge", required_argument, NULL, 'M'},
                                           CLI_SET_OPTION,
                                           {0}};
-    struct plan_args a = {.o = {.simulate = -1}, .top = 20};
+    struct plan_args a = {.o = {.simulate = -1, .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN)},
+                          .top = 20};
     const char *path = NULL;
-    int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "o:", longs, plan_option, &a, &path,
-                              1, &npos);
+    int npos, prc = cli_parse(argc, argv, 1, "plan", plan_help, "o:j:", longs, plan_option, &a,
+                              &path, 1, &npos);
     if (prc) return prc == CLI_HELP_SHOWN ? 0 : prc;
     const char *json = a.json;
     struct planner_opts o = a.o;
@@ -620,7 +628,8 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
-                                  .hook = hook};
+                                  .hook = hook,
+                                  .jobs = o.jobs};
         int nsettings = s.ncompare;
         scn_release(&s);
         code = plan_compare(path, nsettings, &jo, json, psp);
@@ -630,7 +639,8 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.is_job) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
-                                  .hook = hook};
+                                  .hook = hook,
+                                  .jobs = o.jobs};
         struct jobplan_row *jr = NULL;
         struct jobplan_info ji;
         if (isatty(2)) /* progress for a person: an error stays the first line in a log */

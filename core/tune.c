@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hash.h"
 
 int tune_layout(const struct plat_topo *t, const struct mdl_group *g, struct cpl_layout *h)
 {
@@ -299,6 +300,108 @@ int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const 
                        enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err)
 {
     return env_build(t, groups, ng, kind, NULL, e, err);
+}
+
+struct tune_env_entry {
+    uint64_t hash;
+    int shape, ng, nranks;
+    int *members; /* ng sizes, then the ranks of every group */
+    struct tune_group_env env;
+};
+
+/* What of a collective's kind env_build looks at. */
+static int env_shape(enum mdl_op_kind kind)
+{
+    return kind == MDL_OP_SEND_RECV ? 1 : kind == MDL_OP_ALL_REDUCE ? 2 : 0;
+}
+
+/* The key of groups[0..ng-1] under `shape`: sizes then ranks in `out` (NULL: only counted).
+ * Returns the number of ints. */
+static int env_key(const struct mdl_group *const *groups, int ng, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < ng; i++) {
+        if (out) out[k] = groups[i]->n;
+        k++;
+    }
+    for (int i = 0; i < ng; i++)
+        for (int j = 0; j < groups[i]->n; j++, k++)
+            if (out) out[k] = groups[i]->ranks[j];
+    return k;
+}
+
+static int memo_rehash(struct tune_env_memo *m, int nslot)
+{
+    int *slot = malloc((size_t)nslot * sizeof *slot);
+    if (!slot) return -1;
+    for (int i = 0; i < nslot; i++)
+        slot[i] = -1;
+    for (int i = 0; i < m->n; i++) {
+        size_t at = (size_t)m->v[i].hash & (size_t)(nslot - 1);
+        while (slot[at] >= 0)
+            at = (at + 1) & (size_t)(nslot - 1);
+        slot[at] = i;
+    }
+    free(m->slot);
+    m->slot = slot;
+    m->nslot = nslot;
+    return 0;
+}
+
+int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
+                        const struct mdl_group *const *groups, int ng, enum mdl_op_kind kind,
+                        const struct tune_group_env **e, struct tps_error *err)
+{
+    int shape = env_shape(kind), nk = env_key(groups, ng, NULL);
+    int *key = malloc((size_t)nk * sizeof *key);
+    if (!key) return tps_error_oom(err);
+    env_key(groups, ng, key);
+    uint64_t h = TPS_FNV_OFFSET;
+    tps_fnv1a(&h, &shape, sizeof shape);
+    tps_fnv1a(&h, key, (size_t)nk * sizeof *key);
+    size_t at = 0;
+    if (m->nslot) {
+        for (at = (size_t)h & (size_t)(m->nslot - 1); m->slot[at] >= 0;
+             at = (at + 1) & (size_t)(m->nslot - 1)) {
+            const struct tune_env_entry *x = &m->v[m->slot[at]];
+            if (x->hash == h && x->shape == shape && x->ng == ng && x->nranks == nk &&
+                !memcmp(x->members, key, (size_t)nk * sizeof *key)) {
+                free(key);
+                *e = &x->env;
+                return TPS_OK;
+            }
+        }
+    }
+    if (tps_grow(&m->v, &m->cap, m->n + 1, sizeof *m->v, 64) ||
+        ((m->n + 1) * 2 > m->nslot && memo_rehash(m, m->nslot ? 2 * m->nslot : 256))) {
+        free(key);
+        return tps_error_oom(err);
+    }
+    struct tune_env_entry *x = &m->v[m->n];
+    int rc = tune_group_env_set(t, groups, ng, kind, &x->env, err);
+    if (rc) {
+        free(key);
+        return rc;
+    }
+    *x = (struct tune_env_entry){
+        .hash = h, .shape = shape, .ng = ng, .nranks = nk, .members = key, .env = x->env};
+    for (at = (size_t)h & (size_t)(m->nslot - 1); m->slot[at] >= 0;
+         at = (at + 1) & (size_t)(m->nslot - 1))
+        ;
+    m->slot[at] = m->n++;
+    *e = &x->env;
+    return TPS_OK;
+}
+
+void tune_env_memo_release(struct tune_env_memo *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        tune_group_env_release(&m->v[i].env);
+        free(m->v[i].members);
+    }
+    free(m->v);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
 }
 
 void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,

@@ -43,6 +43,21 @@ int tune_group_env(const struct plat_topo *t, const struct mdl_group *g, struct 
 int tune_group_env_set(const struct plat_topo *t, const struct mdl_group *const *groups, int ng,
                        enum mdl_op_kind kind, struct tune_group_env *e, struct tps_error *err);
 void tune_group_env_release(struct tune_group_env *e);
+
+/* Environments already built, by their groups' members and what of the kind shapes them (a
+ * send/recv's one message, an all-reduce's tree heads): a planner asks for the same groups
+ * candidate after candidate. Zero-initialise; one platform per memo. */
+struct tune_env_memo {
+    struct tune_env_entry *v;
+    int n, cap;
+    int *slot; /* open addressing over v, nslot a power of two; -1 empty */
+    int nslot;
+};
+/* tune_group_env_set through the memo: *e is the memo's (valid until tune_env_memo_release). */
+int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
+                        const struct mdl_group *const *groups, int ng, enum mdl_op_kind kind,
+                        const struct tune_group_env **e, struct tps_error *err);
+void tune_env_memo_release(struct tune_env_memo *m);
 /* The closed-form environment of protocol p on that group. */
 void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
                    enum mdl_coll_proto p, struct mdl_coll_env *out);

@@ -2,6 +2,7 @@
 #include "pipeline/jobplan.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "models/compute.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/planner.h"
+#include "pipeline/plansim.h"
 
 enum { RC_NONE, RC_SELECTIVE, RC_FULL };
 static const char *const rc_names[] = {"none", "selective", "full"};
@@ -44,6 +46,7 @@ struct plan {
     struct jobplan_row *v;
     int ncache, cache_cap;
     struct layer_time *cache;
+    struct tune_env_memo envs; /* the collectives' environments, by their groups */
 };
 
 static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, int sp, int rc,
@@ -100,16 +103,15 @@ static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, doub
 }
 
 /* Closed-form time of collective k of `bytes` on group g while groups others[] run the same. */
-static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double bytes,
+static double coll_time(struct plan *P, enum mdl_op_kind k, double bytes,
                         const struct mdl_group *const *set, int n, struct tps_error *err)
 {
-    struct tune_group_env env;
-    if (tune_group_env_set(t, set, n, k, &env, err)) return -1;
+    const struct plat_topo *t = &P->s->topo;
+    const struct tune_group_env *env;
+    if (tune_group_env_memo(&P->envs, t, set, n, k, &env, err)) return -1;
     enum mdl_coll_algo algo = MDL_ALGO_AUTO;
     enum mdl_coll_proto proto = MDL_PROTO_AUTO;
-    double x = tune_choose(&env, &t->nccl, k, bytes, &algo, &proto, err);
-    tune_group_env_release(&env);
-    return x;
+    return tune_choose(env, &t->nccl, k, bytes, &algo, &proto, err);
 }
 
 /* Closed-form time of collective k of `bytes` on the groups of stage `st` that run it at once:
@@ -119,7 +121,7 @@ static double coll_time(const struct plat_topo *t, enum mdl_op_kind k, double by
  * stage 0), 4 the columns (D1 axis) of the TP mesh (d2 per replica; 1D: the TP groups), 5 the
  * expert-data-parallel groups of a mixture of experts (expert_tp x ep of them, each over the
  * stage's GPUs holding the same experts). The TP groups and columns are those of CP rank 0. */
-static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w, int axis, int st,
+static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
     int tp = w->st.tp, dp = w->job.dp, d1, d2, G = mdl_strategy_gpus(&w->st);
@@ -151,7 +153,7 @@ static double job_coll(const struct scn_scenario *s, const struct jobplan_row *w
         g[i] = (struct mdl_group){.n = per, .ranks = r};
         set[i] = &g[i];
     }
-    x = coll_time(&s->topo, k, bytes, set, ng, err);
+    x = coll_time(P, k, bytes, set, ng, err);
 done:
     free(ranks);
     free(g);
@@ -183,7 +185,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
     if (p > 1) {
         double x = 0; /* the slowest pair of neighbouring stages sets the pace */
         for (int st = 0; st < (v > 1 ? p : p - 1); st++) {
-            double y = job_coll(s, w, 2, st, MDL_OP_SEND_RECV, act, err);
+            double y = job_coll(P, w, 2, st, MDL_OP_SEND_RECV, act, err);
             if (y < 0) return err->code ? err->code : TPS_EINVAL;
             if (y > x) x = y;
         }
@@ -193,7 +195,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         int d1, d2;
         mdl_strategy_mesh(&w->st, &d1, &d2);
         if (!mdl_strategy_shards_activations(&w->st) && d1 > 1) { /* over the mesh's columns */
-            double g = job_coll(s, w, 4, 0, MDL_OP_ALL_GATHER, act * d1, err);
+            double g = job_coll(P, w, 4, 0, MDL_OP_ALL_GATHER, act * d1, err);
             if (g < 0) return err->code ? err->code : TPS_EINVAL;
             T += (double)M * v * g;
         }
@@ -209,17 +211,17 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         double red = z >= 2 ? params - layers : params, gat = z == 3 ? params - layers : params;
         /* the experts' share goes over their own replicas, after the dense part */
         double ex = mdl_job_stage_expert_params(&w->job, &w->st, &m, 0);
-        double x = z ? job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, (red - ex) * gb, err)
-                     : job_coll(s, w, 1, 0, MDL_OP_ALL_REDUCE, (red - ex) * gb, err);
+        double x = z ? job_coll(P, w, 1, 0, MDL_OP_REDUCE_SCATTER, (red - ex) * gb, err)
+                     : job_coll(P, w, 1, 0, MDL_OP_ALL_REDUCE, (red - ex) * gb, err);
         /* the gathers in the layers' bytes (FP8's with fp8_param_gather; the embedding's share
          * too, a bound) */
         double pb = mdl_job_gather_bytes(&w->job, &m);
-        double y = z ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, (gat - ex) * pb, err) : 0;
+        double y = z ? job_coll(P, w, 1, 0, MDL_OP_ALL_GATHER, (gat - ex) * pb, err) : 0;
         if (x < 0 || y < 0) return err->code ? err->code : TPS_EINVAL;
         if (ex > 0 && mdl_job_expert_replicas(&w->job, &w->st) > 1) {
             double xe =
-                job_coll(s, w, 5, 0, z ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, ex * gb, err);
-            double ye = z ? job_coll(s, w, 5, 0, MDL_OP_ALL_GATHER, ex * pb, err) : 0;
+                job_coll(P, w, 5, 0, z ? MDL_OP_REDUCE_SCATTER : MDL_OP_ALL_REDUCE, ex * gb, err);
+            double ye = z ? job_coll(P, w, 5, 0, MDL_OP_ALL_GATHER, ex * pb, err) : 0;
             if (xe < 0 || ye < 0) return err->code ? err->code : TPS_EINVAL;
             x += xe;
             y += ye;
@@ -236,15 +238,15 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         }
         T += x + y;
         if (z >= 2) { /* every step's buckets, under its compute where they fit */
-            double rs = job_coll(s, w, 1, 0, MDL_OP_REDUCE_SCATTER, n * lp * gb, err);
-            double ag = z == 3 ? job_coll(s, w, 1, 0, MDL_OP_ALL_GATHER, n * lp * wb, err) : 0;
+            double rs = job_coll(P, w, 1, 0, MDL_OP_REDUCE_SCATTER, n * lp * gb, err);
+            double ag = z == 3 ? job_coll(P, w, 1, 0, MDL_OP_ALL_GATHER, n * lp * wb, err) : 0;
             if (rs < 0 || ag < 0) return err->code ? err->code : TPS_EINVAL;
             double fe = ag - n * f, be = ag + rs - n * b;
             T += (double)M * v * ((fe > 0 ? fe : 0) + (be > 0 ? be : 0)) + rs / (buckets / v);
         }
     }
     if (m.vocab > 0 && p > 1 && !w->job.untied_embeddings) { /* after it, on the same stream */
-        double x = job_coll(s, w, 3, 0, MDL_OP_ALL_REDUCE,
+        double x = job_coll(P, w, 3, 0, MDL_OP_ALL_REDUCE,
                             (double)m.vocab * (double)m.hidden / tp * gb, err);
         if (x < 0) return err->code ? err->code : TPS_EINVAL;
         T += x;
@@ -527,6 +529,20 @@ static int keep(struct plan *P, const struct jobplan_opts *o, int from, double *
     return kept;
 }
 
+/* The scenario and rows of a plan whose chosen candidates simulate (plansim.h). */
+struct sims_ctx {
+    const struct scn_scenario *s;
+    int n;
+};
+
+static int simulate_row(void *ctx, int k, void *row, struct tps_error *err)
+{
+    const struct sims_ctx *C = ctx;
+    struct jobplan_row *w = row;
+    fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", k + 1, C->n, w->desc);
+    return jobplan_simulate(C->s, w, err);
+}
+
 int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                 struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
                 struct tps_error *err)
@@ -581,16 +597,21 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
         if (!rc) qsort(P.v, (size_t)P.n, sizeof *P.v, by_prediction);
     }
     const struct plan_hook *h = o->hook;
-    for (int i = 0; !rc && i < P.n && i < o->simulate; i++) {
-        int how = h ? h->before(h->ctx, i, P.v[i].desc, &P.v[i], err) : PLAN_SIMULATE;
-        if (how < 0) rc = err->code ? err->code : TPS_EINVAL;
-        if (rc || how != PLAN_SIMULATE) continue;
-        fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", i + 1,
-                o->simulate < P.n ? o->simulate : P.n, P.v[i].desc);
-        rc = jobplan_simulate(s, &P.v[i], err);
-        if (!rc && h && h->after) rc = h->after(h->ctx, i, P.v[i].desc, &P.v[i], err);
-    }
+    int nsim = rc ? 0 : o->simulate < P.n ? o->simulate : P.n;
+    int *how = malloc(((size_t)nsim + 1) * sizeof *how);
+    struct sims_ctx C = {.s = s, .n = nsim};
+    struct plansim sim = {.rows = P.v,
+                          .n = nsim,
+                          .size = sizeof *P.v,
+                          .desc_off = offsetof(struct jobplan_row, desc),
+                          .jobs = o->jobs,
+                          .hook = h,
+                          .simulate = simulate_row,
+                          .ctx = &C};
+    if (!rc) rc = how ? plansim_run(&sim, how, err) : tps_error_oom(err);
+    free(how);
     free(P.cache);
+    tune_env_memo_release(&P.envs);
     if (rc) {
         free(P.v);
         return rc;

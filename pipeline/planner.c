@@ -1,11 +1,13 @@
 /* planner.c - analytic schedule prediction and the strategy planner (see planner.h). */
 #include "pipeline/planner.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/tune.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/plansim.h"
 #include "common/grow.h"
 
 double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct tps_error *err)
@@ -137,6 +139,19 @@ static int by_result(const void *a, const void *b)
     return planner_result_cmp(x->predicted_s, x->simulated_s, y->predicted_s, y->simulated_s);
 }
 
+/* Simulates one candidate of the scenario (ctx) in place, its layers folded. */
+static int simulate_row(void *ctx, int k, void *row, struct tps_error *err)
+{
+    (void)k;
+    const struct scn_scenario *s = ctx;
+    struct planner_row *w = row;
+    struct report r;
+    int rc = pipeline_simulate_layers(s, &w->st, &s->topo, 1, &r, &w->fold_spread, err);
+    if (!rc) w->simulated_s = r.iteration_s;
+    report_release(&r);
+    return rc;
+}
+
 int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
                 struct planner_row **rows, int *nrows, struct planner_info *info,
                 struct tps_error *err)
@@ -189,22 +204,24 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
         mdl_program_release(&p);
     }
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
-    const struct plan_hook *h = o->hook;
-    for (int i = 0; i < l.n && i < o->simulate && !rc; i++) {
-        int how = h ? h->before(h->ctx, i, l.v[i].desc, &l.v[i], err) : PLAN_SIMULATE;
-        if (how < 0) rc = err->code ? err->code : TPS_EINVAL;
-        if (rc || how == PLAN_SKIP) continue;
-        if (how == PLAN_SIMULATE) {
-            struct report r;
-            rc = pipeline_simulate_layers(s, &l.v[i].st, &s->topo, 1, &r, &l.v[i].fold_spread, err);
-            if (!rc) l.v[i].simulated_s = r.iteration_s;
-            report_release(&r);
-            if (!rc && h && h->after) rc = h->after(h->ctx, i, l.v[i].desc, &l.v[i], err);
-        }
-        if (!rc && l.v[i].fold_spread >= 0) info->folded++;
-        if (!rc && l.v[i].fold_spread > PLANNER_FOLD_EXACT) info->inexact++;
-        if (!rc && l.v[i].fold_spread > info->worst_spread) info->worst_spread = l.v[i].fold_spread;
+    int nsim = rc ? 0 : l.n < o->simulate ? l.n : o->simulate;
+    int *how = malloc(((size_t)nsim + 1) * sizeof *how);
+    struct plansim sim = {.rows = l.v,
+                          .n = nsim,
+                          .size = sizeof *l.v,
+                          .desc_off = offsetof(struct planner_row, desc),
+                          .jobs = o->jobs,
+                          .hook = o->hook,
+                          .simulate = simulate_row,
+                          .ctx = (void *)s};
+    if (!rc) rc = how ? plansim_run(&sim, how, err) : tps_error_oom(err);
+    for (int i = 0; i < nsim && !rc; i++) {
+        if (how[i] == PLAN_SKIP) continue;
+        if (l.v[i].fold_spread >= 0) info->folded++;
+        if (l.v[i].fold_spread > PLANNER_FOLD_EXACT) info->inexact++;
+        if (l.v[i].fold_spread > info->worst_spread) info->worst_spread = l.v[i].fold_spread;
     }
+    free(how);
     if (rc) {
         free(l.v);
         return rc;

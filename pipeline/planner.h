@@ -40,6 +40,7 @@ struct planner_opts {
     int simulate;                 /* how many of the best predictions to simulate (0: none) */
     int ignore_memory;            /* keep candidates that do not fit in the device's memory */
     const struct plan_hook *hook; /* who simulates the chosen candidates (NULL: the planner) */
+    int jobs;                     /* simulations at a time, in forked workers (<= 1: in turn) */
 };
 
 struct planner_row {

@@ -28,6 +28,7 @@ void plat_topo_release(struct plat_topo *t)
         free(t->scratch->stamp);
         free(t->scratch->prev);
         free(t->scratch->queue);
+        free(t->scratch->memo);
         free(t->scratch);
     }
     if (t->xml_hosts)
@@ -97,6 +98,8 @@ static int scratch_alloc(struct plat_topo *t)
     free(sc->stamp);
     free(sc->prev);
     free(sc->queue);
+    free(sc->memo); /* the routes of the graph before */
+    sc->memo = NULL;
     size_t n = (size_t)t->nnodes + 1;
     sc->stamp = calloc(n, sizeof *sc->stamp);
     sc->prev = malloc(n * sizeof *sc->prev);
@@ -281,11 +284,18 @@ static int pxn_proxy(const struct plat_topo *t, int src, int dst)
     return src / L * L + (dst % L) / per * per;
 }
 
-int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_route *out)
+/* The memo slot of pair (src, dst), or NULL when out of memory. */
+static struct plat_route_memo *memo_slot(const struct plat_topo *t, int src, int dst)
 {
-    memset(out, 0, sizeof *out);
-    if (src == dst) return 0;
-    if (!t->scratch) return -1;
+    struct plat_scratch *sc = t->scratch;
+    if (!sc->memo && !(sc->memo = calloc(PLAT_ROUTE_MEMO, sizeof *sc->memo))) return NULL;
+    unsigned h = ((unsigned)src * 2654435761u) ^ ((unsigned)dst * 40503u);
+    return &sc->memo[(h ^ (h >> 15)) & (PLAT_ROUTE_MEMO - 1)];
+}
+
+/* The hops of the route from GPU src to GPU dst (src != dst), searched. */
+static int route_search(const struct plat_topo *t, int src, int dst, struct plat_route *out)
+{
     int s = t->gpu_node[src], d = t->gpu_node[dst];
     int ms = t->nodes[s].machine, md = t->nodes[d].machine;
     int rc = -1;
@@ -308,7 +318,32 @@ int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_rou
         int target = d;
         rc = bfs(t, s, &target, ROUTE_ANY, 0) == 0 ? walk(t, s, d, out) : -1;
     }
-    if (rc) return -1;
+    return rc;
+}
+
+int plat_topo_route(const struct plat_topo *t, int src, int dst, struct plat_route *out)
+{
+    memset(out, 0, sizeof *out);
+    if (src == dst) return 0;
+    if (!t->scratch) return -1;
+    /* the planners ask for the same pairs candidate after candidate: each searched once */
+    struct plat_route_memo *m = memo_slot(t, src, dst);
+    if (m && m->src == src && m->dst == dst && m->src != m->dst) {
+        out->nhops = m->nhops;
+        memcpy(out->hops, m->hops, (size_t)m->nhops * sizeof *out->hops);
+    } else {
+        if (route_search(t, src, dst, out)) {
+            memset(out, 0, sizeof *out);
+            return -1;
+        }
+        if (m) {
+            m->src = src;
+            m->dst = dst;
+            m->nhops = out->nhops;
+            memcpy(m->hops, out->hops, (size_t)out->nhops * sizeof *out->hops);
+        }
+    }
+    out->lat_s = 0;
     out->bw_Bps = 0;
     for (int i = 0; i < out->nhops; i++) {
         const struct plat_hop *h = &out->hops[i];

@@ -59,11 +59,20 @@ struct plat_pair {
 };
 
 /* Search state reused by every route query (routes are computed on demand). */
+/* A route found before: its hops (latency and bandwidth are summed again from the links at each
+ * use, so a link changed since stays right). src == dst: an empty slot. */
+struct plat_route_memo {
+    int src, dst, nhops;
+    struct plat_hop hops[PLAT_MAX_HOPS];
+};
+#define PLAT_ROUTE_MEMO 8192 /* slots, direct-mapped by the pair */
+
 struct plat_scratch {
     unsigned *stamp; /* per node: search generation that reached it */
     int *prev;       /* per node: link it was reached by */
     int *queue;
     unsigned gen;
+    struct plat_route_memo *memo; /* PLAT_ROUTE_MEMO slots, allocated on the first route */
 };
 
 /* A link slowed for a while (platform.degraded_links with `for`, docs/heterogeneity.md): from

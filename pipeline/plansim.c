@@ -1,0 +1,89 @@
+/* plansim.c - a plan's chosen candidates simulated, several at a time (see plansim.h). */
+#include "pipeline/plansim.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/pool.h"
+
+/* A worker's answer, in shared memory, followed by its row. */
+struct slot {
+    int done; /* the worker wrote rc, err and the row */
+    int rc;
+    struct tps_error err;
+};
+
+struct work {
+    const struct plansim *ps;
+    const int *todo; /* row index of each item */
+    unsigned char *shared;
+    size_t stride;
+};
+
+static void *row_at(const struct plansim *ps, int k)
+{
+    return (unsigned char *)ps->rows + (size_t)k * ps->size;
+}
+
+static void work_item(long i, void *ctx)
+{
+    struct work *w = ctx;
+    struct slot *s = (struct slot *)(w->shared + (size_t)i * w->stride);
+    void *row = s + 1;
+    memcpy(row, row_at(w->ps, w->todo[i]), w->ps->size);
+    s->rc = w->ps->simulate(w->ps->ctx, w->todo[i], row, &s->err);
+    s->done = 1;
+}
+
+/* Simulates rows todo[0..m-1] on ps->jobs workers; a row whose worker died is simulated here. */
+static int run_parallel(const struct plansim *ps, const int *todo, int m, struct tps_error *err)
+{
+    size_t stride = (sizeof(struct slot) + ps->size + 15) / 16 * 16;
+    unsigned char *shared =
+        mmap(NULL, stride * (size_t)m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) return -1;
+    struct work w = {.ps = ps, .todo = todo, .shared = shared, .stride = stride};
+    struct pool_ops ops = {.work = work_item};
+    pool_run(m, ps->jobs, &ops, &w);
+    int rc = 0;
+    for (int i = 0; i < m && !rc; i++) {
+        struct slot *s = (struct slot *)(shared + (size_t)i * stride);
+        if (!s->done) { /* the worker died: once more here, for its error */
+            rc = ps->simulate(ps->ctx, todo[i], row_at(ps, todo[i]), err);
+            continue;
+        }
+        memcpy(row_at(ps, todo[i]), s + 1, ps->size);
+        if ((rc = s->rc)) *err = s->err;
+    }
+    munmap(shared, stride * (size_t)m);
+    return rc;
+}
+
+int plansim_run(const struct plansim *ps, int *how, struct tps_error *err)
+{
+    const struct plan_hook *h = ps->hook;
+    int *todo = malloc(((size_t)ps->n + 1) * sizeof *todo), m = 0, rc = 0;
+    if (!todo) return tps_error_oom(err);
+    for (int k = 0; k < ps->n && !rc; k++) {
+        void *row = row_at(ps, k);
+        const char *desc = (const char *)row + ps->desc_off;
+        how[k] = h ? h->before(h->ctx, k, desc, row, err) : PLAN_SIMULATE;
+        if (how[k] < 0)
+            rc = err->code ? err->code : TPS_EINVAL;
+        else if (how[k] == PLAN_SIMULATE)
+            todo[m++] = k;
+    }
+    if (!rc && m > 1 && ps->jobs > 1) {
+        if ((rc = run_parallel(ps, todo, m, err)) < 0) rc = tps_error_oom(err);
+    } else {
+        for (int i = 0; i < m && !rc; i++)
+            rc = ps->simulate(ps->ctx, todo[i], row_at(ps, todo[i]), err);
+    }
+    for (int i = 0; i < m && !rc && h && h->after; i++) {
+        const void *row = row_at(ps, todo[i]);
+        rc = h->after(h->ctx, todo[i], (const char *)row + ps->desc_off, row, err);
+    }
+    free(todo);
+    return rc;
+}
