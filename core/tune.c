@@ -383,8 +383,11 @@ int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
         free(key);
         return rc;
     }
-    *x = (struct tune_env_entry){
-        .hash = h, .shape = shape, .ng = ng, .nranks = nk, .members = key, .env = x->env};
+    x->hash = h;
+    x->shape = shape;
+    x->ng = ng;
+    x->nranks = nk;
+    x->members = key;
     for (at = (size_t)h & (size_t)(m->nslot - 1); m->slot[at] >= 0;
          at = (at + 1) & (size_t)(m->nslot - 1))
         ;

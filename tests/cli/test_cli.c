@@ -1199,3 +1199,51 @@ Test(cli, names_never_carry_control_characters_and_csv_cells_are_quoted)
     free(two);
     testdir_remove(d);
 }
+
+Test(cli, plan_simulates_on_several_cores_the_plan_of_one)
+{
+    char d[256], scn[300], json[2][300], args[1024];
+    static char out[2][65536];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    write_file(scn, sizeof scn, d, "tp8.yaml",
+               "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: dgx-a100\nstrategy: {tp: 8}\n"
+               "run: {layers: 6}\n");
+    for (int k = 0; k < 2; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "plan-%d.json", k);
+        testdir_path(json[k], sizeof json[k], d, name);
+        snprintf(args, sizeof args, "plan %s -j %d --simulate 5 --json %s", scn, k ? 3 : 1,
+                 json[k]);
+        cr_assert(eq(int, tpsim(out[k], sizeof out[k], args, 0), 0), "%s", out[k]);
+    }
+    cr_assert(eq(str, out[0], out[1]));
+    cr_assert(strstr(out[0], "5 simulated") != NULL, "%s", out[0]);
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = fopen(json[0], "r"), *fb = fopen(json[1], "r");
+    cr_assert(fa && fb);
+    cr_assert(gt(sz, getdelim(&a, &na, 0, fa), 0));
+    cr_assert(gt(sz, getdelim(&b, &nb, 0, fb), 0));
+    cr_assert(eq(str, a, b));
+    fclose(fa);
+    fclose(fb);
+    /* a job plan's simulations too (its progress lines on stderr may come in any order) */
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args,
+                 "%s plan %s/tests/data/good/job-32.yaml -j %d --simulate 3 --json %s 2>/dev/null",
+                 TPSIM_BIN, TPSIM_SOURCE_DIR, k ? 2 : 1, json[k]);
+        cr_assert(eq(int, testcmd_run(out[k], sizeof out[k], args), 0), "%s", out[k]);
+    }
+    cr_assert(eq(str, out[0], out[1]));
+    fa = fopen(json[0], "r");
+    fb = fopen(json[1], "r");
+    cr_assert(fa && fb);
+    cr_assert(gt(sz, getdelim(&a, &na, 0, fa), 0));
+    cr_assert(gt(sz, getdelim(&b, &nb, 0, fb), 0));
+    cr_assert(eq(str, a, b));
+    fclose(fa);
+    fclose(fb);
+    free(a);
+    free(b);
+    testdir_remove(d);
+}

@@ -494,3 +494,39 @@ Test(topo, roce_headers_cost_a_port_bound_nic_their_ratio_and_a_channel_bound_on
     cr_assert(ieee_ulp_eq(dbl, r.bw_Bps, 40.08e9, 4));
     plat_topo_release(&t);
 }
+
+Test(topo, remembered_routes_are_the_searched_ones_whatever_the_order_and_evictions)
+{
+    /* 256 GPUs: 65,280 ordered pairs through 8,192 memo slots, asked in two orders */
+    char *kv[] = {"nodes=32"};
+    struct plat_topo a, b;
+    build("dgx-h100", 1, kv, &a);
+    build("dgx-h100", 1, kv, &b);
+    int n = a.ngpus;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            struct plat_route x, y;
+            int rx = plat_topo_route(&a, i, j, &x);
+            /* b: reverse order, each pair twice (the second from the memo when it stayed) */
+            int ry = plat_topo_route(&b, n - 1 - i, n - 1 - j, &y);
+            ry |= plat_topo_route(&b, n - 1 - i, n - 1 - j, &y);
+            cr_assert(eq(int, rx, 0));
+            cr_assert(eq(int, ry, 0));
+        }
+    for (int i = 0; i < n; i += 7)
+        for (int j = 0; j < n; j += 3) {
+            struct plat_route x, y;
+            cr_assert(eq(int, plat_topo_route(&a, i, j, &x), 0));
+            cr_assert(eq(int, plat_topo_route(&b, i, j, &y), 0));
+            cr_assert(eq(int, memcmp(&x, &y, sizeof x), 0), "route %d -> %d", i, j);
+        }
+    /* a link made slower after its routes were remembered: the route's figures follow it */
+    struct plat_route r0, r1;
+    cr_assert(eq(int, plat_topo_route(&a, 0, 8, &r0), 0));
+    for (int h = 0; h < r0.nhops; h++)
+        if (r0.hops[h].link >= 0) a.links[r0.hops[h].link].bw_Bps = r0.bw_Bps / 2;
+    cr_assert(eq(int, plat_topo_route(&a, 0, 8, &r1), 0));
+    cr_assert(eq(dbl, r1.bw_Bps, r0.bw_Bps / 2));
+    plat_topo_release(&a);
+    plat_topo_release(&b);
+}

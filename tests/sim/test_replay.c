@@ -801,3 +801,37 @@ Test(coll, the_tuner_takes_collnet_only_where_the_network_reduces)
     plat_topo_release(&a);
     plat_topo_release(&on);
 }
+
+Test(coll, a_remembered_collective_environment_is_the_one_built_for_its_groups)
+{
+    struct tps_error err = {0};
+    struct plat_topo t;
+    cr_assert(eq(int, plat_spec_from_line("dgx-a100 nodes=4", &t, &err), 0), "%s", err.msg);
+    int r0[8], r1[8];
+    for (int i = 0; i < 8; i++) {
+        r0[i] = 4 * i;     /* one GPU of each ... */
+        r1[i] = 4 * i + 1; /* ... and the next, across the 4 machines */
+    }
+    struct mdl_group g0 = {.n = 8, .ranks = r0}, g1 = {.n = 8, .ranks = r1};
+    const struct mdl_group *set[2] = {&g0, &g1};
+    struct tune_env_memo m = {0};
+    enum mdl_op_kind kinds[] = {MDL_OP_ALL_REDUCE, MDL_OP_ALL_GATHER, MDL_OP_REDUCE_SCATTER};
+    const struct tune_group_env *seen[3];
+    for (int k = 0; k < 3; k++)
+        for (int twice = 0; twice < 2; twice++) {
+            const struct tune_group_env *e;
+            struct tune_group_env want;
+            cr_assert(eq(int, tune_group_env_memo(&m, &t, set, 2, kinds[k], &e, &err), 0));
+            cr_assert(eq(int, tune_group_env_set(&t, set, 2, kinds[k], &want, &err), 0));
+            cr_assert(eq(int, memcmp(e, &want, sizeof want), 0), "kind %d", k);
+            tune_group_env_release(&want);
+            if (!twice) seen[k] = e;
+            cr_assert(eq(ptr, (void *)e, (void *)seen[k]), "asked again: the same entry");
+        }
+    /* an all-gather and a reduce-scatter see the same links; an all-reduce adds its trees */
+    cr_assert(eq(ptr, (void *)seen[1], (void *)seen[2]));
+    cr_assert(ne(ptr, (void *)seen[0], (void *)seen[1]));
+    cr_assert(eq(int, m.n, 2));
+    tune_env_memo_release(&m);
+    plat_topo_release(&t);
+}
