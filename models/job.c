@@ -1198,6 +1198,8 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     if (groups_only) rep = MDL_REPLICAS_FULL;
     if (rep != MDL_REPLICAS_FULL && nops > 0) /* within the few ops of a shadow */
         nops /= mdl_job_grad_replicas(job, st);
+    if (groups_only && nops > 0) /* the stages' templates alone hold ops */
+        nops /= (double)mdl_strategy_gpus(st) * job->dp;
     if ((rc = mdl_ops_check(nops, "micro_batches", "fold the layers (run.fold: true)", err)))
         return rc;
     if (rep != MDL_REPLICAS_FULL && mdl_job_grad_replicas(job, st) > 1 &&

@@ -34,7 +34,13 @@ static const char *gpu_name(const struct plat_topo *t, int g)
  * that what SimGrid builds grows with the GPUs simulated, not with the platform's size. */
 struct used {
     unsigned char *link, *fwd;
+    const unsigned char *host; /* NULL: every GPU below nhosts */
 };
+
+static bool host_used(const struct used *u, int g)
+{
+    return !u->host || u->host[g];
+}
 
 static void links_write(const struct plat_topo *t, const struct used *u, FILE *f)
 {
@@ -172,7 +178,7 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
     if (rc == 0) {
         /* the GPUs simulated, grouped by machine */
         for (int g = 0; g < nhosts; g++)
-            first[t->nodes[t->gpu_node[g]].machine + 1]++;
+            if (host_used(use, g)) first[t->nodes[t->gpu_node[g]].machine + 1]++;
         for (int m = 0; m < M; m++)
             first[m + 1] += first[m];
         for (int i = 0; i < n; i++)
@@ -182,6 +188,7 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
         int *fill = calloc((size_t)M, sizeof *fill), *ifill = calloc((size_t)M, sizeof *ifill);
         if (!fill || !ifill) rc = -1;
         for (int g = 0; !rc && g < nhosts; g++) {
+            if (!host_used(use, g)) continue;
             int m = t->nodes[t->gpu_node[g]].machine;
             gpus[first[m] + fill[m]++] = g;
         }
@@ -260,10 +267,10 @@ static int write_zoned(const struct plat_topo *t, const struct plat_pair *pairs,
 }
 
 int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, int nhosts,
-                      FILE *f, struct tps_error *err)
+                      const unsigned char *used, FILE *f, struct tps_error *err)
 {
     struct plat_route *routes = malloc((size_t)(npairs + 1) * sizeof *routes);
-    struct used u = {calloc((size_t)t->nlinks + 1, 1), calloc((size_t)t->nnodes + 1, 1)};
+    struct used u = {calloc((size_t)t->nlinks + 1, 1), calloc((size_t)t->nnodes + 1, 1), used};
     if (!routes || !u.link || !u.fwd) {
         free(routes);
         free(u.link);
@@ -304,7 +311,7 @@ int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int np
     if (rc == 1) {
         fprintf(f, "<zone id=\"tpsim\" routing=\"Full\">\n");
         for (int g = 0; g < nhosts; g++)
-            fprintf(f, "  <host id=\"%s\" speed=\"1f\"/>\n", gpu_name(t, g));
+            if (host_used(&u, g)) fprintf(f, "  <host id=\"%s\" speed=\"1f\"/>\n", gpu_name(t, g));
         links_write(t, &u, f);
         for (int i = 0; i < npairs; i++)
             route_write(t, "route", gpu_name(t, pairs[i].src), gpu_name(t, pairs[i].dst), "",

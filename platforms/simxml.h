@@ -19,10 +19,11 @@
 #include "platforms/topo.h"
 
 /* Writes the platform for the npairs (src, dst) GPU pairs, and fills their lat_s and bw_Bps:
- * hosts for GPUs 0..nhosts-1 (the ranks simulated), the links their routes and the link events
- * use. Unused parts of the platform are left out: SimGrid's setup grows faster than linearly in
- * hosts, and a 65,536-machine preset simulated on a few GPUs must not pay for the rest. */
+ * hosts for GPUs 0..nhosts-1 (the ranks simulated; with `used`, only those g with used[g]), the
+ * links their routes and the link events use. Unused parts of the platform are left out:
+ * SimGrid's setup grows faster than linearly in hosts (and in machine zones), and a
+ * 65,536-machine preset simulated on a few GPUs must not pay for the rest. */
 int plat_simxml_write(const struct plat_topo *t, struct plat_pair *pairs, int npairs, int nhosts,
-                      FILE *f, struct tps_error *err);
+                      const unsigned char *used, FILE *f, struct tps_error *err);
 
 #endif

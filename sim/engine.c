@@ -243,6 +243,20 @@ static int host_cmp(const void *a, const void *b)
     return strcmp(sg_host_get_name(*(const sg_host_t *)a), sg_host_get_name(*(const sg_host_t *)b));
 }
 
+/* Per rank, whether the simulation has anything of it: an op, or a place in a group (a program
+ * placed on a few of a platform's GPUs, as a folded chunk is, leaves the others empty). */
+static unsigned char *ranks_used(const struct mdl_program *p)
+{
+    unsigned char *u = calloc((size_t)p->nranks + 1, 1);
+    if (!u) return NULL;
+    for (int r = 0; r < p->nranks; r++)
+        u[r] = p->ranks[r].nops > 0;
+    for (int g = 0; g < p->ngroups; g++)
+        for (int i = 0; i < p->groups[g].n; i++)
+            u[p->groups[g].ranks[i]] = 1;
+    return u;
+}
+
 /* GPU hosts by name, from one sorted host list (sg_host_by_name searches every zone). */
 static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
@@ -251,7 +265,10 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
     if (!all) return -1;
     qsort(all, nh, sizeof *all, host_cmp);
     int rc = 0;
+    unsigned char *used = t->xml_path[0] ? NULL : ranks_used(c->p);
+    if (!t->xml_path[0] && !used) rc = -1;
     for (int r = 0; r < c->p->nranks && !rc; r++) {
+        if (used && !used[r]) continue; /* not on the platform written: nothing of it runs */
         const char *name = t->xml_path[0] ? t->xml_hosts[r] : t->nodes[t->gpu_node[r]].name;
         size_t lo = 0, hi = nh;
         while (lo < hi) {
@@ -269,6 +286,7 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
         }
     }
     xbt_free(all);
+    free(used);
     return rc;
 }
 
@@ -509,8 +527,9 @@ static int read_all(int fd, void *buf, size_t len)
 
 /* Writes the platform XML for the pairs the plan's algorithms use; *pairs receives them with
  * their route latency and bandwidth (sorted by source, then destination). */
-static int write_platform(const struct cpl_plan *plan, int nranks, const struct plat_topo *t,
-                          char *path, struct plat_pair **pairs, int *npairs, struct tps_error *err)
+static int write_platform(const struct cpl_plan *plan, int nranks, const unsigned char *used,
+                          const struct plat_topo *t, char *path, struct plat_pair **pairs,
+                          int *npairs, struct tps_error *err)
 {
     int n = plan->npairs, rc;
     *pairs = malloc((size_t)(n + 1) * sizeof **pairs);
@@ -527,7 +546,7 @@ static int write_platform(const struct cpl_plan *plan, int nranks, const struct 
         if (fd >= 0) close(fd);
         return rc;
     }
-    rc = plat_simxml_write(t, *pairs, n, nranks, f, err);
+    rc = plat_simxml_write(t, *pairs, n, nranks, used, f, err);
     if (fclose(f) != 0 && rc == TPS_OK)
         rc = tps_error_set(err, TPS_EIO, path, 0, 0, NULL, "cannot write");
     return rc;
@@ -570,7 +589,11 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
     const char *xml = t->xml_path[0] ? t->xml_path : tmp;
     struct plat_pair *pairs = NULL;
     int npairs = 0;
-    if ((rc = write_platform(plan, p->nranks, t, tmp, &pairs, &npairs, err))) {
+    unsigned char *used = ranks_used(p);
+    if (!used) return tps_error_oom(err);
+    rc = write_platform(plan, p->nranks, used, t, tmp, &pairs, &npairs, err);
+    free(used);
+    if (rc) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
         return rc;
