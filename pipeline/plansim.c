@@ -21,6 +21,9 @@ struct work {
     size_t stride;
 };
 
+/* Bytes before a slot's row: the slot, rounded up so that the row is aligned as malloc's are. */
+#define SLOT_HEAD ((sizeof(struct slot) + 15) / 16 * 16)
+
 static void *row_at(const struct plansim *ps, int k)
 {
     return (unsigned char *)ps->rows + (size_t)k * ps->size;
@@ -30,7 +33,7 @@ static void work_item(long i, void *ctx)
 {
     struct work *w = ctx;
     struct slot *s = (struct slot *)(w->shared + (size_t)i * w->stride);
-    void *row = s + 1;
+    void *row = (unsigned char *)s + SLOT_HEAD;
     memcpy(row, row_at(w->ps, w->todo[i]), w->ps->size);
     s->rc = w->ps->simulate(w->ps->ctx, w->todo[i], row, &s->err);
     s->done = 1;
@@ -39,7 +42,7 @@ static void work_item(long i, void *ctx)
 /* Simulates rows todo[0..m-1] on ps->jobs workers; a row whose worker died is simulated here. */
 static int run_parallel(const struct plansim *ps, const int *todo, int m, struct tps_error *err)
 {
-    size_t stride = (sizeof(struct slot) + ps->size + 15) / 16 * 16;
+    size_t stride = SLOT_HEAD + (ps->size + 15) / 16 * 16;
     unsigned char *shared =
         mmap(NULL, stride * (size_t)m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) return -1;
@@ -53,7 +56,7 @@ static int run_parallel(const struct plansim *ps, const int *todo, int m, struct
             rc = ps->simulate(ps->ctx, todo[i], row_at(ps, todo[i]), err);
             continue;
         }
-        memcpy(row_at(ps, todo[i]), s + 1, ps->size);
+        memcpy(row_at(ps, todo[i]), (unsigned char *)s + SLOT_HEAD, ps->size);
         if ((rc = s->rc)) *err = s->err;
     }
     munmap(shared, stride * (size_t)m);
