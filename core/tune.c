@@ -352,6 +352,10 @@ int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
                         const struct mdl_group *const *groups, int ng, enum mdl_op_kind kind,
                         const struct tune_group_env **e, struct tps_error *err)
 {
+    /* room first, so that the probe ends at the slot a new entry takes */
+    if (tps_grow(&m->v, &m->cap, m->n + 1, sizeof *m->v, 64) ||
+        ((m->n + 1) * 2 > m->nslot && memo_rehash(m, m->nslot ? 2 * m->nslot : 256)))
+        return tps_error_oom(err);
     int shape = env_shape(kind), nk = env_key(groups, ng, NULL);
     int *key = malloc((size_t)nk * sizeof *key);
     if (!key) return tps_error_oom(err);
@@ -359,23 +363,15 @@ int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
     uint64_t h = TPS_FNV_OFFSET;
     tps_fnv1a(&h, &shape, sizeof shape);
     tps_fnv1a(&h, key, (size_t)nk * sizeof *key);
-    size_t at = 0;
-    if (m->nslot) {
-        for (at = (size_t)h & (size_t)(m->nslot - 1); m->slot[at] >= 0;
-             at = (at + 1) & (size_t)(m->nslot - 1)) {
-            const struct tune_env_entry *x = &m->v[m->slot[at]];
-            if (x->hash == h && x->shape == shape && x->ng == ng && x->nranks == nk &&
-                !memcmp(x->members, key, (size_t)nk * sizeof *key)) {
-                free(key);
-                *e = &x->env;
-                return TPS_OK;
-            }
+    size_t at = (size_t)h & (size_t)(m->nslot - 1);
+    for (; m->slot[at] >= 0; at = (at + 1) & (size_t)(m->nslot - 1)) {
+        const struct tune_env_entry *x = &m->v[m->slot[at]];
+        if (x->hash == h && x->shape == shape && x->ng == ng && x->nranks == nk &&
+            !memcmp(x->members, key, (size_t)nk * sizeof *key)) {
+            free(key);
+            *e = &x->env;
+            return TPS_OK;
         }
-    }
-    if (tps_grow(&m->v, &m->cap, m->n + 1, sizeof *m->v, 64) ||
-        ((m->n + 1) * 2 > m->nslot && memo_rehash(m, m->nslot ? 2 * m->nslot : 256))) {
-        free(key);
-        return tps_error_oom(err);
     }
     struct tune_env_entry *x = &m->v[m->n];
     int rc = tune_group_env_set(t, groups, ng, kind, &x->env, err);
@@ -388,9 +384,6 @@ int tune_group_env_memo(struct tune_env_memo *m, const struct plat_topo *t,
     x->ng = ng;
     x->nranks = nk;
     x->members = key;
-    for (at = (size_t)h & (size_t)(m->nslot - 1); m->slot[at] >= 0;
-         at = (at + 1) & (size_t)(m->nslot - 1))
-        ;
     m->slot[at] = m->n++;
     *e = &x->env;
     return TPS_OK;

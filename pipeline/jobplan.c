@@ -598,7 +598,6 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     }
     const struct plan_hook *h = o->hook;
     int nsim = rc ? 0 : o->simulate < P.n ? o->simulate : P.n;
-    int *how = malloc(((size_t)nsim + 1) * sizeof *how);
     struct sims_ctx C = {.s = s, .n = nsim};
     struct plansim sim = {.rows = P.v,
                           .n = nsim,
@@ -608,8 +607,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                           .hook = h,
                           .simulate = simulate_row,
                           .ctx = &C};
-    if (!rc) rc = how ? plansim_run(&sim, how, err) : tps_error_oom(err);
-    free(how);
+    if (!rc) rc = plansim_run(&sim, NULL, err);
     free(P.cache);
     tune_env_memo_release(&P.envs);
     if (rc) {

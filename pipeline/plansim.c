@@ -71,10 +71,11 @@ int plansim_run(const struct plansim *ps, int *how, struct tps_error *err)
     for (int k = 0; k < ps->n && !rc; k++) {
         void *row = row_at(ps, k);
         const char *desc = (const char *)row + ps->desc_off;
-        how[k] = h ? h->before(h->ctx, k, desc, row, err) : PLAN_SIMULATE;
-        if (how[k] < 0)
+        int w = h ? h->before(h->ctx, k, desc, row, err) : PLAN_SIMULATE;
+        if (how) how[k] = w;
+        if (w < 0)
             rc = err->code ? err->code : TPS_EINVAL;
-        else if (how[k] == PLAN_SIMULATE)
+        else if (w == PLAN_SIMULATE)
             todo[m++] = k;
     }
     if (!rc && m > 1 && ps->jobs > 1) {

@@ -25,7 +25,7 @@ struct plansim {
     void *ctx;
 };
 
-/* Runs the simulations; how[k] (n entries) gets each row's plan_sim. Returns 0, or the first
+/* Runs the simulations; how[k] (n entries; NULL: not wanted) gets each row's plan_sim. Returns 0, or the first
  * error in the rows' order (the hook's, a simulation's) with err set. */
 int plansim_run(const struct plansim *ps, int *how, struct tps_error *err);
 

@@ -265,8 +265,7 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
     if (!all) return -1;
     qsort(all, nh, sizeof *all, host_cmp);
     int rc = 0;
-    unsigned char *used = t->xml_path[0] ? NULL : ranks_used(c->p);
-    if (!t->xml_path[0] && !used) rc = -1;
+    const unsigned char *used = t->xml_path[0] ? NULL : c->used;
     for (int r = 0; r < c->p->nranks && !rc; r++) {
         if (used && !used[r]) continue; /* not on the platform written: nothing of it runs */
         const char *name = t->xml_path[0] ? t->xml_hosts[r] : t->nodes[t->gpu_node[r]].name;
@@ -286,7 +285,6 @@ static int find_hosts(struct sim_ctx *c, const struct plat_topo *t, struct child
         }
     }
     xbt_free(all);
-    free(used);
     return rc;
 }
 
@@ -382,8 +380,8 @@ static int child_write(int fd, const void *buf, size_t len)
 
 static _Noreturn void child_main(const struct mdl_program *p, const struct plat_topo *t,
                                  const struct cpl_plan *plan, const char *xml,
-                                 const struct plat_pair *pairs, int npairs, struct timing *tm,
-                                 int fd)
+                                 const unsigned char *on_platform, const struct plat_pair *pairs,
+                                 int npairs, struct timing *tm, int fd)
 {
     /* Stacks are mmap'ed with a guard page, touched only as used; past ~30k actors the
      * mappings run out (simgrid.md), so large runs drop the guard and use small stacks, which
@@ -428,6 +426,7 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
     double t1 = tps_clock_now();
     struct child_header h = {.status = CHILD_OK};
     struct sim_ctx c = {.p = p,
+                        .used = on_platform,
                         .tm = tm,
                         .p_nccl = &t->nccl,
                         .pairs = pairs,
@@ -592,16 +591,17 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
     unsigned char *used = ranks_used(p);
     if (!used) return tps_error_oom(err);
     rc = write_platform(plan, p->nranks, used, t, tmp, &pairs, &npairs, err);
-    free(used);
     if (rc) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
+        free(used);
         return rc;
     }
     int fds[2];
     if (timing_init(tm, p) != TPS_OK || pipe(fds) != 0) {
         if (tmp[0]) unlink(tmp);
         free(pairs);
+        free(used);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "cannot start the simulation");
     }
     if (getenv("TPSIM_TIMING"))
@@ -614,6 +614,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
         close(fds[1]);
         if (tmp[0]) unlink(tmp);
         free(pairs);
+        free(used);
         return tps_error_set(err, TPS_EIO, NULL, 0, 0, NULL, "fork failed: %s", strerror(errno));
     }
     if (pid == 0) {
@@ -621,7 +622,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(4);
         close(fds[0]);
-        child_main(p, t, plan, xml, pairs, npairs, tm, fds[1]);
+        child_main(p, t, plan, xml, used, pairs, npairs, tm, fds[1]);
     }
     close(fds[1]);
     struct child_header h;
@@ -641,6 +642,7 @@ int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,
     if (tmp[0] && getenv("TPSIM_KEEP_PLATFORM"))
         fprintf(stderr, "tpsim: platform kept in %s\n", tmp);
     free(pairs);
+    free(used);
     if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFSIGNALED(status))
             return tps_error_set(err, TPS_ESIM, t->xml_path[0] ? t->xml_path : NULL, 0, 0, NULL,

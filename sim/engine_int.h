@@ -72,8 +72,9 @@ struct sim_member {
 
 struct sim_ctx {
     const struct mdl_program *p;
-    struct timing *tm;             /* op times and bytes sent, written here */
-    sg_host_t *hosts;              /* per rank */
+    const unsigned char *used; /* per rank: on the platform written (runs an op or is in a group) */
+    struct timing *tm;         /* op times and bytes sent, written here */
+    sg_host_t *hosts;          /* per rank */
     const struct mdl_nccl *p_nccl; /* the platform's collective tuning */
     sg_mailbox_t **mb;             /* [group][member * SIM_SLOTS + slot], created on first use */
     const struct plat_pair *pairs; /* sorted by (src, dst) */

@@ -60,6 +60,7 @@ struct xfer {
     int dim;      /* the op's dimension (program.h): where its bytes are counted */
     int machines; /* hierarchical algorithms: machines of the group, else 0 */
     const struct mdl_group *g;
+    int me;           /* the rank's member index in g */
     double hop, eff;  /* protocol per-step latency and efficiency */
     int gran;         /* enum mdl_coll_gran */
     void **sink;      /* receive buffers, cap entries */
@@ -121,9 +122,8 @@ static void count_sent(struct xfer *x, double payload)
 
 static void post_recv(struct xfer *x, int slot)
 {
-    int me = sim_pos(x->c, x->group, x->rank);
     x->comms[x->ncomms] =
-        sg_mailbox_get_async(mailbox(x->c, x->group, me, slot), &x->sink[x->ncomms]);
+        sg_mailbox_get_async(mailbox(x->c, x->group, x->me, slot), &x->sink[x->ncomms]);
     x->ncomms++;
 }
 
@@ -263,7 +263,7 @@ static void ring(struct xfer *x, const int *mem, int stride, int m, int me, int 
         return;
     }
     double a = alpha_to(x, next);
-    sg_mailbox_t in = mailbox(x->c, x->group, sim_pos(x->c, x->group, x->rank), slot);
+    sg_mailbox_t in = mailbox(x->c, x->group, x->me, slot);
     sg_comm_t recv[2];
     void *sink[2];
     recv[0] = sg_mailbox_get_async(in, &sink[0]);
@@ -512,8 +512,7 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
     /* NVLS portions sent, and the flows of every portion from the machine's other GPUs */
     int R = nf ? nf->peers : 0, nv_sent = 0;
     struct rset nv; /* empty for a plain tree */
-    rset_init(&nv, nf ? mailbox(x->c, x->group, sim_pos(x->c, x->group, x->rank), SLOT_NVLS) : NULL,
-              R, T * k);
+    rset_init(&nv, nf ? mailbox(x->c, x->group, x->me, SLOT_NVLS) : NULL, R, T * k);
     int up_sent[NT] = {0}, down_sent[NT] = {0};
     double up_free[NT] = {0}, down_free[NT] = {0};           /* when each channel is done */
     double u = rate > 0 ? c / rate : 0, lag = whole ? u : 0; /* from start to leaving */
@@ -770,7 +769,6 @@ static void collnet(struct xfer *x, int me, double S)
         if (pa[p] > aa) aa = pa[p];
     }
     double ab = ring_routes(x, rail, stride, N, -1, rail ? 1 + N + l : 0)->lat + x->hop;
-    int me_pos = sim_pos(x->c, x->group, x->rank);
     if (flow_level(x, N)) {
         /* the stages' flows of the whole slice at once, the network's first; what they take
          * (under whatever else shares their links) sets a chunk's time in each stage */
@@ -807,7 +805,7 @@ static void collnet(struct xfer *x, int me, double S)
     }
     struct rset in[3];
     for (int st = 0; st < 3; st++)
-        rset_init(&in[st], mailbox(x->c, x->group, me_pos, SLOT_CN + st), st == 1 ? 1 : R, k);
+        rset_init(&in[st], mailbox(x->c, x->group, x->me, SLOT_CN + st), st == 1 ? 1 : R, k);
     sg_comm_t list[3 * RSET_MAX];
     int map[3 * RSET_MAX], sent[3] = {0};
     for (;;) {
@@ -855,14 +853,19 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
     /* mdl_program_check ran in the pipeline: a bad group here is a bug */
     TPS_ASSERT(op->group >= 0 && op->group < c->p->ngroups);
-    TPS_ASSERT(sim_pos(c, op->group, rank) >= 0);
+    int me = sim_pos(c, op->group, rank);
+    TPS_ASSERT(me >= 0);
     const struct mdl_group *g = &c->p->groups[op->group];
     int n = g->n;
     if (n <= 1) return;
-    int me = sim_pos(c, op->group, rank);
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
-    struct xfer x = {
-        .c = c, .rank = rank, .group = op->group, .stream = op->stream, .dim = op->dim, .g = g};
+    struct xfer x = {.c = c,
+                     .rank = rank,
+                     .group = op->group,
+                     .stream = op->stream,
+                     .dim = op->dim,
+                     .g = g,
+                     .me = me};
     const struct mdl_nccl *nc = c->p_nccl;
     int pr = op->proto ? op->proto : MDL_PROTO_SIMPLE;
     x.hop = nc->hop_s[pr];

@@ -1200,6 +1200,22 @@ Test(cli, names_never_carry_control_characters_and_csv_cells_are_quoted)
     testdir_remove(d);
 }
 
+/* Asserts that two files hold the same text. */
+static void assert_same_file(const char *x, const char *y)
+{
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = fopen(x, "r"), *fb = fopen(y, "r");
+    cr_assert(fa && fb);
+    cr_assert(gt(sz, getdelim(&a, &na, 0, fa), 0));
+    cr_assert(gt(sz, getdelim(&b, &nb, 0, fb), 0));
+    cr_assert(eq(str, a, b), "%s and %s differ", x, y);
+    fclose(fa);
+    fclose(fb);
+    free(a);
+    free(b);
+}
+
 Test(cli, plan_simulates_on_several_cores_the_plan_of_one)
 {
     char d[256], scn[300], json[2][300], args[1024];
@@ -1218,15 +1234,7 @@ Test(cli, plan_simulates_on_several_cores_the_plan_of_one)
     }
     cr_assert(eq(str, out[0], out[1]));
     cr_assert(strstr(out[0], "5 simulated") != NULL, "%s", out[0]);
-    char *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0;
-    FILE *fa = fopen(json[0], "r"), *fb = fopen(json[1], "r");
-    cr_assert(fa && fb);
-    cr_assert(gt(sz, getdelim(&a, &na, 0, fa), 0));
-    cr_assert(gt(sz, getdelim(&b, &nb, 0, fb), 0));
-    cr_assert(eq(str, a, b));
-    fclose(fa);
-    fclose(fb);
+    assert_same_file(json[0], json[1]);
     /* a job plan's simulations too (its progress lines on stderr may come in any order) */
     for (int k = 0; k < 2; k++) {
         snprintf(args, sizeof args,
@@ -1235,15 +1243,10 @@ Test(cli, plan_simulates_on_several_cores_the_plan_of_one)
         cr_assert(eq(int, testcmd_run(out[k], sizeof out[k], args), 0), "%s", out[k]);
     }
     cr_assert(eq(str, out[0], out[1]));
-    fa = fopen(json[0], "r");
-    fb = fopen(json[1], "r");
-    cr_assert(fa && fb);
-    cr_assert(gt(sz, getdelim(&a, &na, 0, fa), 0));
-    cr_assert(gt(sz, getdelim(&b, &nb, 0, fb), 0));
-    cr_assert(eq(str, a, b));
-    fclose(fa);
-    fclose(fb);
-    free(a);
-    free(b);
+    assert_same_file(json[0], json[1]);
+    /* a count out of range: one line, exit 2 */
+    snprintf(args, sizeof args, "plan %s -j 0", scn);
+    cr_assert(eq(int, tpsim(out[0], sizeof out[0], args, 1), 2), "%s", out[0]);
+    cr_assert(strstr(out[0], "bad -j '0' (1 to 1024)") != NULL, "%s", out[0]);
     testdir_remove(d);
 }
