@@ -116,6 +116,24 @@ static void print_dropped(const struct scn_scenario *s, int dropped, int candida
                          : "left out (--ignore-memory keeps them)");
 }
 
+/* A job plan's training knobs: those searched, and those the scenario pins with their values. */
+static void print_knobs(const struct scn_scenario *s)
+{
+    char a[128] = "", b[128] = "";
+    size_t na = 0, nb = 0;
+    for (int k = 0; k < JOBPLAN_NKNOBS; k++) {
+        bool pin = s->pinned & (1u << k);
+        char *d = pin ? b : a;
+        size_t *n = pin ? &nb : &na;
+        int w = pin ? snprintf(d + *n, 128 - *n, "%s%s %d", *n ? ", " : "", jobplan_knobs[k],
+                               jobplan_knob(&s->job, k))
+                    : snprintf(d + *n, 128 - *n, "%s%s", *n ? ", " : "", jobplan_knobs[k]);
+        if (w > 0 && *n + (size_t)w < 128) *n += (size_t)w;
+    }
+    printf("training   %s%s%s%s%s\n", na ? "searched: " : "", a, na && nb ? "; " : "",
+           nb ? "pinned by the scenario's training section: " : "", b);
+}
+
 /* The ranked table, the best strategy and its mesh axes. */
 static void print_plan(const struct scn_scenario *s, const struct planner_opts *o, int top,
                        const struct planner_row *rows, int n, const struct planner_info *info)
@@ -230,6 +248,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     print_setting(s);
     printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated\n", info->gpus,
            info->global_batch, info->candidates, simulate < n ? simulate : n);
+    print_knobs(s);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     int width = 76; /* the configurations' column: 76, or the longest shown */
@@ -312,6 +331,10 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
         json_object_set_new(row, "tp_comm_overlap", json_boolean(w->st.tp_comm_overlap));
+        json_object_set_new(row, "zero", json_integer(w->job.zero));
+        json_object_set_new(row, "distributed_optimizer", json_boolean(w->job.zero >= 1));
+        json_object_set_new(row, "overlap_grad_reduce", json_boolean(w->job.overlap_grad_reduce));
+        json_object_set_new(row, "overlap_param_gather", json_boolean(w->job.overlap_param_gather));
         json_object_set_new(row, "pipeline_bubble_s",
                             w->simulated_s > 0 ? json_real(w->bubble_s) : json_null());
         for (int d = 0; d < MDL_NDIMS; d++) {
@@ -337,6 +360,18 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
                 json_pack("{s:b, s:f}", "on", b->on, "simulated_s", b->simulated_s));
     }
     json_object_set_new(top, "what_each_buys", buys);
+    /* the training knobs searched, and those the scenario pins */
+    json_t *searched = json_array(), *pinned = json_object();
+    for (int k = 0; k < JOBPLAN_NKNOBS; k++) {
+        if (!(s->pinned & (1u << k)))
+            json_array_append_new(searched, json_string(jobplan_knobs[k]));
+        else
+            json_object_set_new(pinned, jobplan_knobs[k],
+                                k ? json_boolean(jobplan_knob(&s->job, k))
+                                  : json_integer(jobplan_knob(&s->job, k)));
+    }
+    json_object_set_new(top, "searched_knobs", searched);
+    json_object_set_new(top, "pinned_knobs", pinned);
     return cli_write_json(top, json, "plan");
 }
 

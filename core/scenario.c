@@ -737,6 +737,12 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         return tps_ydoc_fail(d, first_node(ppid, sid, 0), "strategy.pp", err, "%s", e2.msg);
     }
     s->job = in.job;
+    /* the knobs it gives are pinned: the job planner keeps them */
+    if (tid && (tps_ydoc_get(d, tid, "zero") || doid)) s->pinned |= SCN_PIN_ZERO;
+    if (tid && tps_ydoc_get(d, tid, "overlap_grad_reduce"))
+        s->pinned |= SCN_PIN_OVERLAP_GRAD_REDUCE;
+    if (tid && tps_ydoc_get(d, tid, "overlap_param_gather"))
+        s->pinned |= SCN_PIN_OVERLAP_PARAM_GATHER;
     return TPS_OK;
 }
 

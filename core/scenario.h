@@ -44,8 +44,18 @@ struct scn_scenario {
     int ncompare;             /* settings in `compare:` (tpsim plan ranks them), 0 when none */
     char warning[256];        /* what may not be meant, though valid (a device on a platform preset
                                  built for another GPU), "" when nothing; the commands print it */
-    int fold; /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
-                 nothing needs every op's times) */
+    int fold;        /* run.fold: 1 yes, 0 no, -1 auto (a job: when too many ops; a plain run: when
+                        nothing needs every op's times) */
+    unsigned pinned; /* SCN_PIN_*: the training knobs the scenario gives, which `tpsim plan`
+                        keeps instead of searching */
+};
+
+/* Training knobs a job scenario pins by giving them under `training:` (zero or
+ * distributed_optimizer for the ZeRO stage). */
+enum {
+    SCN_PIN_ZERO = 1u << 0,
+    SCN_PIN_OVERLAP_GRAD_REDUCE = 1u << 1,
+    SCN_PIN_OVERLAP_PARAM_GATHER = 1u << 2
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

@@ -204,13 +204,19 @@ void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, stru
     mdl_mesh_init(out, size, orders[o]);
 }
 
+int mdl_job_mesh_rank(const struct mdl_mesh *mesh, const struct mdl_strategy *st, int s, int d,
+                      int t)
+{
+    int coord[MDL_NDIMS] = {
+        [MDL_DIM_TP] = t % st->tp, [MDL_DIM_CP] = t / st->tp, [MDL_DIM_DP] = d, [MDL_DIM_PP] = s};
+    return mdl_mesh_rank(mesh, coord);
+}
+
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t)
 {
     struct mdl_mesh mesh;
     mdl_job_mesh(job, st, &mesh);
-    int coord[MDL_NDIMS] = {
-        [MDL_DIM_TP] = t % st->tp, [MDL_DIM_CP] = t / st->tp, [MDL_DIM_DP] = d, [MDL_DIM_PP] = s};
-    return mdl_mesh_rank(&mesh, coord);
+    return mdl_job_mesh_rank(&mesh, st, s, d, t);
 }
 
 void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
@@ -427,16 +433,12 @@ void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *ste
 
 int mdl_job_in_flight(const struct mdl_job *job, int s)
 {
-    int total = 2 * job->virtual_stages * job->micro_batches, peak = 0, live = 0;
-    struct mdl_job_step *steps = malloc((size_t)total * sizeof *steps);
-    if (!steps) return job->virtual_stages * job->micro_batches;
-    mdl_job_schedule(job, s, steps);
-    for (int k = 0; k < total; k++) {
-        live += steps[k].phase == MDL_PHASE_FWD ? 1 : -1;
-        if (live > peak) peak = live;
-    }
-    free(steps);
-    return peak;
+    /* GPipe: every forward before the first backward. 1F1B and interleaved: the warm-up's
+     * forwards, then one more before each backward, so the warm-up plus one (all of them when
+     * the warm-up is the whole schedule) */
+    int total = job->virtual_stages * job->micro_batches, warm = warmup_steps(job, s);
+    if (job->schedule == MDL_SCHED_GPIPE) return job->micro_batches;
+    return warm < total ? warm + 1 : total;
 }
 
 double mdl_job_model_flop(const struct mdl_job *job, const struct mdl_model *m)

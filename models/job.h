@@ -124,6 +124,9 @@ void mdl_job_mesh(const struct mdl_job *job, const struct mdl_strategy *st, stru
 /* Global rank of GPU t of the layer's group (TP rank t mod tp of CP rank t / tp, strategy.h's
  * mdl_strategy_gpus) of replica d in stage s, by job->order (tp-cp-dp-pp: t + tp cp (d + dp s)). */
 int mdl_job_rank(const struct mdl_job *job, const struct mdl_strategy *st, int s, int d, int t);
+/* The same on the job's mesh (mdl_job_mesh), built once for many ranks. */
+int mdl_job_mesh_rank(const struct mdl_mesh *mesh, const struct mdl_strategy *st, int s, int d,
+                      int t);
 /* The stage, replica and index in the layer's group of a global rank (mdl_job_rank's inverse). */
 void mdl_job_coords(const struct mdl_job *job, const struct mdl_strategy *st, int rank, int *s,
                     int *d, int *t);

@@ -176,6 +176,14 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     mdl_kind_of(st)->describe(st, opts, buf, len);
 }
 
+struct mdl_framework mdl_strategy_framework(const struct mdl_strategy *st,
+                                            const struct mdl_framework *fw)
+{
+    struct mdl_framework f = *fw;
+    if (mdl_strategy_cp(st) > 1) f.attention = MDL_ATTENTION_FLASH;
+    return f;
+}
+
 void mdl_strategy_layer_activations(const struct mdl_strategy *st, const struct mdl_model *m,
                                     const struct mdl_framework *fw, double *full, double *input)
 {

@@ -162,6 +162,13 @@ int mdl_strategy_sub_tp(const struct mdl_strategy *st, int mlp);
 /* Whether the attention and the MLP do not both run at degree tp (a per-sublayer plan). */
 bool mdl_strategy_is_mixed(const struct mdl_strategy *st);
 
+/* The framework strategy st runs its layers under: fw, with the attention fused (flash) where
+ * st has context parallelism, whose ring attention is Transformer Engine's fused kernel (a
+ * scenario with strategy.cp >= 2 is loaded so; a planner's CP candidate of a scenario without
+ * CP takes it here). */
+struct mdl_framework mdl_strategy_framework(const struct mdl_strategy *st,
+                                            const struct mdl_framework *fw);
+
 /* Whether activations between the TP regions are sharded over the group (sequence parallelism,
  * PrimePar), so that a pipeline stage sends its share alone. */
 bool mdl_strategy_shards_activations(const struct mdl_strategy *st);

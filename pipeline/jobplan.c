@@ -14,6 +14,14 @@
 #include "pipeline/planner.h"
 #include "pipeline/plansim.h"
 
+const char *const jobplan_knobs[JOBPLAN_NKNOBS] = {"zero", "overlap_grad_reduce",
+                                                   "overlap_param_gather"};
+
+int jobplan_knob(const struct mdl_job *j, int k)
+{
+    return k == 0 ? j->zero : k == 1 ? j->overlap_grad_reduce : j->overlap_param_gather;
+}
+
 enum { RC_NONE, RC_SELECTIVE, RC_FULL };
 static const char *const rc_names[] = {"none", "selective", "full"};
 
@@ -40,8 +48,20 @@ static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *
            x->recompute == y->recompute && x->selective == y->selective;
 }
 
+/* A collective's closed-form time on one shape's groups, remembered while the candidates of
+ * that shape (its knob variants, enumerated together) are predicted. */
+#define COLL_MEMO 16
+struct coll_memo {
+    int axis, st;
+    enum mdl_op_kind k;
+    double bytes, t;
+};
+
 struct plan {
     const struct scn_scenario *s;
+    struct jobplan_row shape; /* the shape whose collectives memo[] holds */
+    int nmemo;
+    struct coll_memo memo[COLL_MEMO];
     int n, cap;
     struct jobplan_row *v;
     int ncache, cache_cap;
@@ -89,7 +109,8 @@ static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, doub
     }
     struct mdl_model m = model_of(P->s, b);
     struct mdl_program p;
-    int rc2 = mdl_strategy_lower(st, &m, &P->s->device, &P->s->framework, 1, 1, &p, err);
+    struct mdl_framework fw = mdl_strategy_framework(st, &P->s->framework);
+    int rc2 = mdl_strategy_lower(st, &m, &P->s->device, &fw, 1, 1, &p, err);
     double fwd = 0, total = rc2 ? -1 : planner_predict_phases(&p, &P->s->topo, &fwd, err);
     mdl_program_release(&p);
     if (rc2) return rc2;
@@ -124,6 +145,10 @@ static double coll_time(struct plan *P, enum mdl_op_kind k, double bytes,
 static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
+    for (int i = 0; i < P->nmemo; i++) {
+        const struct coll_memo *c = &P->memo[i];
+        if (c->axis == axis && c->st == st && c->k == k && c->bytes == bytes) return c->t;
+    }
     int tp = w->st.tp, dp = w->job.dp, d1, d2, G = mdl_strategy_gpus(&w->st);
     int R = mdl_job_grad_replicas(&w->job, &w->st), cp = mdl_strategy_cp(&w->st);
     mdl_strategy_mesh(&w->st, &d1, &d2);
@@ -140,20 +165,25 @@ static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, in
         tps_error_oom(err);
         goto done;
     }
+    struct mdl_mesh mesh;
+    mdl_job_mesh(&w->job, &w->st, &mesh);
+    const struct mdl_strategy *S = &w->st;
     for (int i = 0; i < ng; i++) {
         int *r = ranks + (size_t)i * (size_t)per;
         for (int j = 0; j < per; j++)
-            r[j] = axis == 5 ? mdl_job_rank(&w->job, &w->st, st, (i + el * j) / G, (i + el * j) % G)
-                   : axis == 0 ? mdl_job_rank(&w->job, &w->st, st, i, j)
-                   : axis == 4 ? mdl_job_rank(&w->job, &w->st, st, i / d2,
-                                              mdl_strategy_device(&w->st, j, i % d2))
+            r[j] = axis == 5   ? mdl_job_mesh_rank(&mesh, S, st, (i + el * j) / G, (i + el * j) % G)
+                   : axis == 0 ? mdl_job_mesh_rank(&mesh, S, st, i, j)
+                   : axis == 4
+                       ? mdl_job_mesh_rank(&mesh, S, st, i / d2, mdl_strategy_device(S, j, i % d2))
                    : axis == 1
-                       ? mdl_job_rank(&w->job, &w->st, st, j / cp, i + tp * (j % cp))
-                       : mdl_job_rank(&w->job, &w->st, (st + j * hop) % w->job.pp, i / G, i % G);
+                       ? mdl_job_mesh_rank(&mesh, S, st, j / cp, i + tp * (j % cp))
+                       : mdl_job_mesh_rank(&mesh, S, (st + j * hop) % w->job.pp, i / G, i % G);
         g[i] = (struct mdl_group){.n = per, .ranks = r};
         set[i] = &g[i];
     }
     x = coll_time(P, k, bytes, set, ng, err);
+    if (x >= 0 && P->nmemo < COLL_MEMO)
+        P->memo[P->nmemo++] = (struct coll_memo){axis, st, k, bytes, x};
 done:
     free(ranks);
     free(g);
@@ -161,10 +191,26 @@ done:
     return x;
 }
 
+/* Whether rows x and y have the same groups: all but the training knobs alike. */
+static bool same_groups(const struct jobplan_row *x, const struct jobplan_row *y)
+{
+    const struct mdl_job *a = &x->job, *b = &y->job;
+    return same_layer(&x->st, &y->st) && x->micro_batch == y->micro_batch && a->pp == b->pp &&
+           a->dp == b->dp && a->order == b->order && a->virtual_stages == b->virtual_stages &&
+           a->micro_batches == b->micro_batches && a->schedule == b->schedule &&
+           a->account_embedding == b->account_embedding &&
+           a->first_stage_layers == b->first_stage_layers &&
+           a->last_stage_layers == b->last_stage_layers;
+}
+
 /* The closed form of jobplan.h for row w. */
 static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
 {
     const struct scn_scenario *s = P->s;
+    if (!P->nmemo || !same_groups(&P->shape, w)) {
+        P->shape = *w;
+        P->nmemo = 0;
+    }
     const struct mdl_device *dev = &s->device;
     double f = 0, b = 0;
     int e = layer_time(P, &w->st, w->micro_batch, &f, &b, err);
@@ -255,7 +301,9 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
     return TPS_OK;
 }
 
-static void describe(struct jobplan_row *w)
+/* w's configuration in words; the training knobs where the planner searched them (pinned: the
+ * scenario's SCN_PIN_* it keeps). */
+static void describe(struct jobplan_row *w, unsigned pinned)
 {
     char sched[32] = "1f1b";
     if (w->job.schedule == MDL_SCHED_INTERLEAVED)
@@ -284,6 +332,15 @@ static void describe(struct jobplan_row *w)
              w->job.pp > 1 ? " " : "", w->job.pp > 1 ? sched : "",
              w->job.account_embedding ? " +emb/loss layers" : "", w->job.dp, w->micro_batch,
              rc_names[rc]);
+    char knobs[64] = "";
+    bool r = !(pinned & SCN_PIN_OVERLAP_GRAD_REDUCE) && w->job.overlap_grad_reduce,
+         g = !(pinned & SCN_PIN_OVERLAP_PARAM_GATHER) && w->job.overlap_param_gather;
+    int k = pinned & SCN_PIN_ZERO ? 0 : snprintf(knobs, sizeof knobs, ", zero %d", w->job.zero);
+    if (r || g)
+        snprintf(knobs + k, sizeof knobs - (size_t)k, ", overlap %s%s%s", r ? "grad" : "",
+                 r && g ? "+" : "", g ? "param" : "");
+    size_t n0 = strlen(w->desc);
+    if (n0 < sizeof w->desc) snprintf(w->desc + n0, sizeof w->desc - n0, "%s", knobs);
 }
 
 /* Adds the candidate if it fits the model; memory is computed here. */
@@ -298,9 +355,10 @@ static int consider(struct plan *P, const struct mdl_strategy *st, const struct 
     w->st = *st;
     w->job = *job;
     w->micro_batch = b;
-    mdl_job_memory(job, st, &m, &P->s->framework, &w->mem);
+    struct mdl_framework fw = mdl_strategy_framework(st, &P->s->framework);
+    mdl_job_memory(job, st, &m, &fw, &w->mem);
     w->fits = w->mem.total <= mdl_device_usable(&P->s->device);
-    describe(w);
+    describe(w, P->s->pinned);
     return 0;
 }
 
@@ -341,6 +399,34 @@ static int expert_layouts(const struct scn_scenario *s, int tp, int Gdp,
     return n;
 }
 
+/* The training knobs a job of pp stages may take: the ZeRO stage (0, the distributed optimizer
+ * 1, and where pp = 1 also 2 and 3: DeepSpeed's pipeline engine refuses stages 2 and 3, which
+ * reduce or gather every micro-batch's buckets), overlap_grad_reduce where the stage leaves the
+ * reduction to the tail (0 and 1), overlap_param_gather with a sharded optimizer that gathers
+ * after the step (1 and 2). A knob the scenario gives is kept (scn_scenario.pinned). The job's
+ * other settings are the scenario's. Returns how many (MAX_KNOBS or fewer). */
+#define MAX_KNOBS 9
+static int knob_list(const struct scn_scenario *s, int pp, struct mdl_job out[MAX_KNOBS])
+{
+    const struct mdl_job *j = &s->job;
+    int n = 0, z0 = 0, z1 = pp > 1 ? 1 : 3;
+    if (s->pinned & SCN_PIN_ZERO) z0 = z1 = j->zero;
+    for (int z = z0; z <= z1; z++) {
+        bool free_r = !(s->pinned & SCN_PIN_OVERLAP_GRAD_REDUCE) && z < 2;
+        bool free_g = !(s->pinned & SCN_PIN_OVERLAP_PARAM_GATHER) && (z == 1 || z == 2);
+        for (int r = 0; r <= (int)free_r; r++)
+            for (int g = 0; g <= (int)free_g && n < MAX_KNOBS; g++) {
+                out[n] = *j;
+                out[n].zero = z;
+                out[n].overlap_grad_reduce = free_r ? r : j->overlap_grad_reduce && z < 2;
+                out[n].overlap_param_gather =
+                    free_g ? g : j->overlap_param_gather && (z == 1 || z == 2);
+                n++;
+            }
+    }
+    return n;
+}
+
 static int enumerate(struct plan *P, int N, long gb)
 {
     const struct scn_scenario *s = P->s;
@@ -361,6 +447,8 @@ static int enumerate(struct plan *P, int N, long gb)
                     long Lx = L + (acc ? 2 : 0);
                     if ((L % pp && !acc) || (N / G) % pp) continue;
                     int dp = N / G / pp;
+                    struct mdl_job knobs[MAX_KNOBS];
+                    int nk = knob_list(s, pp, knobs);
                     for (int bi = 0; bi < 4; bi++) {
                         int b = mbs[bi];
                         if (gb % ((long)dp * b)) continue;
@@ -368,23 +456,25 @@ static int enumerate(struct plan *P, int N, long gb)
                         if (M > 100000) continue;
                         for (int v = 1; v <= 8; v++) {
                             if (v > 1 && (pp < 2 || Lx % ((long)pp * v) || M % pp)) continue;
-                            struct mdl_job job = s->job;
-                            job.first_stage_layers = job.last_stage_layers = 0;
-                            job.account_embedding = job.account_loss = acc;
-                            job.pp = pp;
-                            job.dp = dp;
-                            job.micro_batches = (int)M;
-                            job.virtual_stages = v;
-                            job.schedule = v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
                             int lay[MAX_EXPERT_LAYOUTS][2];
                             int nl = expert_layouts(s, tp, G * dp, lay);
                             for (int e = 0; e < nl; e++)
                                 for (int rc = RC_NONE; rc <= RC_FULL; rc++)
-                                    for (int sp = 0; sp <= (tp > 1); sp++) {
-                                        struct mdl_strategy st;
-                                        strategy_of(s, tp, cp, comm, sp, rc, lay[e], &st);
-                                        if (consider(P, &st, &job, b)) return -1;
-                                    }
+                                    for (int sp = 0; sp <= (tp > 1); sp++)
+                                        for (int k = 0; k < nk; k++) {
+                                            struct mdl_job job = knobs[k];
+                                            job.first_stage_layers = job.last_stage_layers = 0;
+                                            job.account_embedding = job.account_loss = acc;
+                                            job.pp = pp;
+                                            job.dp = dp;
+                                            job.micro_batches = (int)M;
+                                            job.virtual_stages = v;
+                                            job.schedule =
+                                                v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
+                                            struct mdl_strategy st;
+                                            strategy_of(s, tp, cp, comm, sp, rc, lay[e], &st);
+                                            if (consider(P, &st, &job, b)) return -1;
+                                        }
                         }
                     }
                 }
@@ -402,7 +492,9 @@ static bool planned(const struct plan *P, const struct mdl_strategy *st, const s
         const struct jobplan_row *w = &P->v[i];
         if (w->micro_batch == b && same_layer(&w->st, st) && w->job.pp == job->pp &&
             w->job.account_embedding == job->account_embedding && w->job.dp == job->dp &&
-            w->job.virtual_stages == job->virtual_stages)
+            w->job.virtual_stages == job->virtual_stages && w->job.zero == job->zero &&
+            w->job.overlap_grad_reduce == job->overlap_grad_reduce &&
+            w->job.overlap_param_gather == job->overlap_param_gather)
             return true;
     }
     return false;
@@ -480,40 +572,83 @@ int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct
     return rc;
 }
 
-/* The best simulated row w again with Transformer Engine's switches toggled, one at a time: FP8
- * where the device has FP8 tensor cores, the TP overlap where w has sequence parallelism on 1D
- * without ATP's chunks or Oases (the variant checked as any candidate). */
-static int what_each_buys(const struct scn_scenario *s, const struct jobplan_row *w,
-                          struct jobplan_info *info, struct tps_error *err)
+/* The best simulated row again with Transformer Engine's switches toggled, one at a time: FP8
+ * where the device has FP8 tensor cores, the TP overlap where it has sequence parallelism on 1D
+ * without ATP's chunks or Oases (the variant checked as any candidate); the variants simulate
+ * `jobs` at a time (plansim.h), beside the best itself where only one candidate simulates (it is
+ * then the best whatever its time). */
+struct buy_row {
+    struct jobplan_row x; /* the variant */
+    int k;                /* JOBPLAN_BUY_* */
+};
+
+static int simulate_buy(void *ctx, int i, void *row, struct tps_error *err)
 {
+    (void)i;
+    const struct scn_scenario *s = ctx;
+    struct buy_row *r = row;
     struct scn_scenario *v = malloc(sizeof *v);
     if (!v) return tps_error_oom(err);
-    int rc = 0;
-    for (int k = 0; !rc && k < JOBPLAN_NBUYS; k++) {
+    *v = *s; /* borrowed: nothing of it is released */
+    if (r->k == JOBPLAN_BUY_FP8) v->model.fp8 = !s->model.fp8;
+    bool on = r->k == JOBPLAN_BUY_FP8 ? v->model.fp8 : r->x.st.tp_comm_overlap;
+    if (r->k < 0)
+        fprintf(stderr, "tpsim plan: simulating 1/1: %s\n", r->x.desc);
+    else
+        fprintf(stderr, "tpsim plan: simulating the best with %s %s\n",
+                r->k == JOBPLAN_BUY_FP8 ? "FP8" : "the TP overlap", on ? "on" : "off");
+    int rc = jobplan_simulate(v, &r->x, err);
+    free(v);
+    return rc;
+}
+
+/* The variants of w to simulate for info->buys into v (JOBPLAN_NBUYS entries); their count. */
+static int buy_rows(const struct scn_scenario *s, const struct jobplan_row *w,
+                    struct jobplan_info *info, struct buy_row *v)
+{
+    int n = 0;
+    for (int k = 0; k < JOBPLAN_NBUYS; k++) {
         struct jobplan_buy *b = &info->buys[k];
         struct jobplan_row x = *w;
-        *v = *s; /* borrowed: nothing of it is released */
+        struct mdl_model m = s->model;
         if (k == JOBPLAN_BUY_FP8) {
             if (!(s->device.peak_flops[MDL_FP8] > 0)) continue;
-            v->model.fp8 = !s->model.fp8;
-            b->on = v->model.fp8;
+            m.fp8 = !s->model.fp8;
+            b->on = m.fp8;
             if (!b->on) x.job.fp8_param_gather = false; /* FP8 weights go with FP8 */
         } else {
             x.st.tp_comm_overlap = !w->st.tp_comm_overlap;
             b->on = x.st.tp_comm_overlap;
         }
-        struct mdl_model m = v->model;
         m.micro_batch = w->micro_batch;
         struct tps_error e = {0};
         if (mdl_strategy_check(&x.st, &m, &e) || mdl_job_check(&x.job, &x.st, &m, &e)) continue;
-        fprintf(stderr, "tpsim plan: simulating the best with %s %s\n",
-                k == JOBPLAN_BUY_FP8 ? "FP8" : "the TP overlap", b->on ? "on" : "off");
-        if (!(rc = jobplan_simulate(v, &x, err))) {
-            b->tried = 1;
-            b->simulated_s = x.simulated_s;
-        }
+        v[n++] = (struct buy_row){x, k};
     }
-    free(v);
+    return n;
+}
+
+/* Simulates rows v[0..n) `jobs` at a time; a row of k < 0 is a candidate itself (w, whose
+ * simulated fields it fills), the others fill info->buys. */
+static int buys_run(const struct scn_scenario *s, struct buy_row *v, int n, int jobs,
+                    struct jobplan_row *w, struct jobplan_info *info, struct tps_error *err)
+{
+    struct plansim sim = {.rows = v,
+                          .n = n,
+                          .size = sizeof *v,
+                          .desc_off = offsetof(struct buy_row, x.desc),
+                          .jobs = jobs,
+                          .simulate = simulate_buy,
+                          .ctx = (void *)s};
+    int rc = plansim_run(&sim, NULL, err);
+    for (int i = 0; !rc && i < n; i++) {
+        if (v[i].k < 0) {
+            *w = v[i].x;
+            continue;
+        }
+        info->buys[v[i].k].tried = 1;
+        info->buys[v[i].k].simulated_s = v[i].x.simulated_s;
+    }
     return rc;
 }
 
@@ -580,8 +715,12 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     int n1 = P.n, added = 0;
     struct jobplan_row base[JOBPLAN_KIND_BASES];
     int nb = 0;
-    for (int i = 0; !rc && i < n1 && nb < JOBPLAN_KIND_BASES; i++)
-        if (P.v[i].st.tp > 1) base[nb++] = P.v[i];
+    for (int i = 0; !rc && i < n1 && nb < JOBPLAN_KIND_BASES; i++) {
+        bool seen = false; /* the shape with other training knobs: its best knobs are a base */
+        for (int j = 0; j < nb && !seen; j++)
+            seen = same_groups(&base[j], &P.v[i]);
+        if (P.v[i].st.tp > 1 && !seen) base[nb++] = P.v[i];
+    }
     for (int i = 0; !rc && i < nb; i++) {
         int a = add_kinds(&P, &base[i]);
         if (a < 0) rc = tps_error_oom(err);
@@ -607,16 +746,23 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                           .hook = h,
                           .simulate = simulate_row,
                           .ctx = &C};
-    if (!rc) rc = plansim_run(&sim, NULL, err);
+    /* one candidate to simulate: it is the best, simulated beside its variants */
+    bool together = !rc && nsim == 1 && !h;
+    struct buy_row bv[JOBPLAN_NBUYS + 1];
+    if (together) {
+        bv[0] = (struct buy_row){P.v[0], -1};
+        int nv = 1 + buy_rows(s, &P.v[0], info, bv + 1);
+        rc = buys_run(s, bv, nv, o->jobs, &P.v[0], info, err);
+    } else if (!rc)
+        rc = plansim_run(&sim, NULL, err);
     free(P.cache);
     tune_env_memo_release(&P.envs);
-    if (rc) {
-        free(P.v);
-        return rc;
+    if (!rc && !together) {
+        qsort(P.v, (size_t)P.n, sizeof *P.v, by_result);
+        if (P.n > 0 && P.v[0].simulated_s > 0 && !(h && h->no_variants))
+            rc = buys_run(s, bv, buy_rows(s, &P.v[0], info, bv), o->jobs, NULL, info, err);
     }
-    qsort(P.v, (size_t)P.n, sizeof *P.v, by_result);
-    if (P.n > 0 && P.v[0].simulated_s > 0 && !(h && h->no_variants) &&
-        (rc = what_each_buys(s, &P.v[0], info, err))) {
+    if (rc) {
         free(P.v);
         return rc;
     }

@@ -4,8 +4,11 @@
  * tp x pp x dp = N (tp within one machine and dividing the heads, pp dividing the layers), every
  * micro-batch size (1, 2, 4, 8) that divides the batch per replica, the 1F1B schedule and the
  * interleaved one (virtual stages dividing the layers per stage, up to 8), recomputation (none,
- * selective, full) and 1D TP with and without sequence parallelism; the scenario's model,
- * platform, device and optimizer are kept. On the job shapes of the JOBPLAN_KIND_BASES best
+ * selective, full), 1D TP with and without sequence parallelism, and the training knobs the
+ * scenario does not pin (jobplan_knobs: the ZeRO stage, 0 and 1 with pipeline stages, 0 to 3
+ * without; overlap_grad_reduce where the stage leaves the reduction to the end; and
+ * overlap_param_gather with the distributed optimizer); the scenario's model, platform and
+ * device are kept. On the job shapes of the JOBPLAN_KIND_BASES best
  * predicted 1D candidates (tp > 1) it then tries the other TP kinds: ATP's 2D meshes
  * d1 x d2 = tp in both placements, ATP's chunk overlap (2 and 4 chunks) and Oases' schedule.
  * Candidates whose memory per GPU (mdl_job_memory) does not fit are dropped. The rest are ranked by
@@ -19,7 +22,9 @@
  * between stages on its route, t_gather the all-gather of a received message over the TP
  * mesh's columns (1D: the TP group) where activations are not sharded, t_dp the stage's gradient
  * reduction (and parameter gather) over its replicas, all of one stage's groups at once (tuner's
- * closed form), and t_optimizer the memory-bound step. The best are then simulated as whole jobs
+ * closed form; overlapped, what the chunks' compute does not cover, at least the last bucket),
+ * and t_optimizer the memory-bound step. A candidate with context parallelism runs its attention
+ * fused (mdl_strategy_framework). The best are then simulated as whole jobs
  * (layers and replicas folded, pipeline.h), and the best of them again with FP8 and with the TP
  * overlap toggled (jobplan_info.buys). Units: seconds, bytes.
  */
@@ -30,6 +35,14 @@
 #include "core/scenario.h"
 #include "models/job.h"
 #include "pipeline/planhook.h"
+
+/* The training knobs the planner searches besides the shape, in the order of their SCN_PIN_*
+ * bits (core/scenario.h): a job scenario pins one by giving its key under `training:`
+ * (distributed_optimizer pins zero too). */
+enum { JOBPLAN_NKNOBS = 3 };
+extern const char *const jobplan_knobs[JOBPLAN_NKNOBS];
+/* Knob k's value in job j (zero: its stage; the others 0 or 1). */
+int jobplan_knob(const struct mdl_job *j, int k);
 
 /* How many of the best predicted 1D candidates get the other TP kinds tried on their shape. */
 #define JOBPLAN_KIND_BASES 8

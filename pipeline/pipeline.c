@@ -455,6 +455,7 @@ int pipeline_simulate_variant(const struct scn_scenario *s, const struct mdl_str
     j.scn = *s; /* borrowed: only the program made here is released */
     j.scn.model.micro_batch = micro_batch;
     j.scn.strategy = *st;
+    j.scn.framework = mdl_strategy_framework(st, &s->framework);
     j.scn.job = *job;
     j.scn.micro_batches = job->micro_batches;
     j.scn.fold = 1;

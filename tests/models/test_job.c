@@ -80,6 +80,32 @@ Test(job, interleaving_runs_chunks_in_groups_of_p_and_keeps_more_in_flight)
     cr_assert(eq(int, mdl_job_in_flight(&j, 0), 5)); /* chunks of half a stage's layers */
 }
 
+Test(job, the_peak_in_flight_is_what_walking_the_schedule_finds)
+{
+    static struct mdl_job_step steps[2 * 8 * 64];
+    for (int sched = MDL_SCHED_1F1B; sched <= MDL_SCHED_INTERLEAVED; sched++)
+        for (int p = 1; p <= 8; p++)
+            for (int v = 1; v <= (sched == MDL_SCHED_INTERLEAVED ? 8 : 1); v++)
+                for (int M = 1; M <= 64; M++) {
+                    if (sched == MDL_SCHED_INTERLEAVED && (p < 2 || v < 2 || M % p)) continue;
+                    struct mdl_job j = {.pp = p,
+                                        .dp = 1,
+                                        .schedule = (enum mdl_schedule)sched,
+                                        .virtual_stages = v,
+                                        .micro_batches = M};
+                    for (int s = 0; s < p; s++) {
+                        mdl_job_schedule(&j, s, steps);
+                        int live = 0, peak = 0;
+                        for (int k = 0; k < 2 * v * M; k++) {
+                            live += steps[k].phase == MDL_PHASE_FWD ? 1 : -1;
+                            if (live > peak) peak = live;
+                        }
+                        cr_assert(eq(int, mdl_job_in_flight(&j, s), peak),
+                                  "schedule %d p %d v %d M %d stage %d", sched, p, v, M, s);
+                    }
+                }
+}
+
 Test(job, model_flops_are_megatrons_count_and_ignore_the_parallelism)
 {
     struct mdl_model m = model();
