@@ -246,8 +246,13 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
                            const struct jobplan_row *rows, int n, const struct jobplan_info *info)
 {
     print_setting(s);
-    printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated\n", info->gpus,
-           info->global_batch, info->candidates, simulate < n ? simulate : n);
+    int chosen = simulate < n ? simulate : n;
+    printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated", info->gpus,
+           info->global_batch, info->candidates, chosen - info->pruned);
+    if (info->pruned)
+        printf(" (%d more of the best %d pruned: their lower bound is above a simulated time)",
+               info->pruned, chosen);
+    printf("\n");
     print_knobs(s);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
@@ -260,6 +265,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
         const struct jobplan_row *w = &rows[i];
         char sim[32] = "-";
         if (w->simulated_s > 0) snprintf(sim, sizeof sim, "%.3f", w->simulated_s);
+        if (w->pruned) snprintf(sim, sizeof sim, "pruned");
         double t = w->simulated_s > 0 ? w->simulated_s : w->predicted_s;
         double tf = t > 0 ? info->model_flop / t / info->gpus / 1e12 : 0;
         printf("%4d  %-*s %11s %11.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, width, w->desc, sim,
@@ -331,6 +337,9 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
         json_object_set_new(row, "tp_comm_overlap", json_boolean(w->st.tp_comm_overlap));
+        json_object_set_new(row, "lower_bound_s",
+                            w->bound_s > 0 ? json_real(w->bound_s) : json_null());
+        json_object_set_new(row, "pruned", json_boolean(w->pruned));
         json_object_set_new(row, "zero", json_integer(w->job.zero));
         json_object_set_new(row, "distributed_optimizer", json_boolean(w->job.zero >= 1));
         json_object_set_new(row, "overlap_grad_reduce", json_boolean(w->job.overlap_grad_reduce));
@@ -350,6 +359,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
                   "global_batch", (json_int_t)info->global_batch, "model_flop", info->model_flop,
                   "device_memory_gb", s->device.mem_bytes / 1e9, "candidates", info->candidates,
                   "dropped_for_memory", info->dropped, "rows", arr);
+    json_object_set_new(top, "pruned", json_integer(info->pruned));
     /* the best simulated again with each of Transformer Engine's switches toggled */
     json_t *buys = json_object();
     for (int k = 0; k < JOBPLAN_NBUYS; k++) {

@@ -35,6 +35,8 @@ struct layer_time {
     struct mdl_strategy st;
     int b;
     double fwd_s, bwd_s;
+    double compute_s; /* its kernels on the compute stream, forward and backward, on the GPU with
+                         the most */
 };
 
 /* Whether two candidates run the same layer: TP kind, mesh, placement, overlap, recomputation. */
@@ -96,14 +98,32 @@ static struct mdl_model model_of(const struct scn_scenario *s, int b)
     return m;
 }
 
+/* The compute-stream kernels of the GPU of program p that has the most: a bound below which no
+ * schedule of its layer runs. */
+static double busiest_compute(const struct mdl_program *p)
+{
+    double most = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        double x = 0;
+        for (int k = 0; k < p->ranks[r].nops; k++) {
+            const struct mdl_op *op = &p->ranks[r].ops[k];
+            if (op->stream == MDL_STREAM_COMPUTE && !mdl_op_is_coll((enum mdl_op_kind)op->kind))
+                x += op->dur_s;
+        }
+        if (x > most) most = x;
+    }
+    return most;
+}
+
 static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, double *f, double *bw,
-                      struct tps_error *err)
+                      double *compute, struct tps_error *err)
 {
     for (int i = 0; i < P->ncache; i++) {
         const struct layer_time *c = &P->cache[i];
         if (c->b == b && same_layer(&c->st, st)) {
             *f = c->fwd_s;
             *bw = c->bwd_s;
+            *compute = c->compute_s;
             return TPS_OK;
         }
     }
@@ -111,15 +131,17 @@ static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, doub
     struct mdl_program p;
     struct mdl_framework fw = mdl_strategy_framework(st, &P->s->framework);
     int rc2 = mdl_strategy_lower(st, &m, &P->s->device, &fw, 1, 1, &p, err);
+    double c = rc2 ? 0 : busiest_compute(&p);
     double fwd = 0, total = rc2 ? -1 : planner_predict_phases(&p, &P->s->topo, &fwd, err);
     mdl_program_release(&p);
     if (rc2) return rc2;
     if (total < 0) return err->code ? err->code : TPS_EINVAL;
     if (tps_grow(&P->cache, &P->cache_cap, P->ncache + 1, sizeof *P->cache, 16))
         return tps_error_oom(err);
-    P->cache[P->ncache++] = (struct layer_time){*st, b, fwd, total - fwd};
+    P->cache[P->ncache++] = (struct layer_time){*st, b, fwd, total - fwd, c};
     *f = fwd;
     *bw = total - fwd;
+    *compute = c;
     return TPS_OK;
 }
 
@@ -212,11 +234,16 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         P->nmemo = 0;
     }
     const struct mdl_device *dev = &s->device;
-    double f = 0, b = 0;
-    int e = layer_time(P, &w->st, w->micro_batch, &f, &b, err);
+    double f = 0, b = 0, c = 0;
+    int e = layer_time(P, &w->st, w->micro_batch, &f, &b, &c, err);
     if (e) return e;
     struct mdl_model m = model_of(s, w->micro_batch);
     int p = w->job.pp, v = w->job.virtual_stages, M = w->job.micro_batches, tp = w->st.tp;
+    /* the bound: a stage's share of the layers' kernels, which the busiest stage has at least
+     * (none where kernels may run faster than the model says: noise, or a mixture of experts'
+     * routing) */
+    bool bounded = !mdl_hetero_active(&s->hetero) && s->model.moe.experts <= 0;
+    w->bound_s = bounded ? (double)M * (double)m.layers / p * c : 0;
     double n = (double)mdl_job_chunk_layers(&w->job, &m);
     double T = ((double)M * v + p - 1) * n * (f + b);
     /* a GPU's tokens: its CP rank's s/cp of each sequence */
@@ -668,14 +695,69 @@ static int keep(struct plan *P, const struct jobplan_opts *o, int from, double *
 struct sims_ctx {
     const struct scn_scenario *s;
     int n;
+    const int *index; /* row k is candidate index[k] of the n chosen (NULL: k) */
 };
 
 static int simulate_row(void *ctx, int k, void *row, struct tps_error *err)
 {
     const struct sims_ctx *C = ctx;
     struct jobplan_row *w = row;
-    fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", k + 1, C->n, w->desc);
+    fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", (C->index ? C->index[k] : k) + 1, C->n,
+            w->desc);
     return jobplan_simulate(C->s, w, err);
+}
+
+/* Simulates the n best predicted rows of P in order as if one at a time, a row left out
+ * (pruned) when its bound is at least the best time simulated before it; `jobs` rows at a time
+ * (a wave), those a wave's earlier rows then prune losing their simulation, so that the rows
+ * simulated are the same for any jobs. */
+static int simulate_bounded(struct plan *P, int n, int jobs, struct jobplan_info *info,
+                            struct tps_error *err)
+{
+    int J = jobs > 1 ? jobs : 1, next = 0, rc = 0;
+    int *idx = malloc((size_t)J * sizeof *idx);
+    struct jobplan_row *wave = malloc((size_t)J * sizeof *wave);
+    if (!idx || !wave) {
+        free(idx);
+        free(wave);
+        return tps_error_oom(err);
+    }
+    double best = 0;
+    struct sims_ctx C = {.s = P->s, .n = n, .index = idx};
+    while (!rc && next < n) {
+        int m = 0;
+        for (; next < n && m < J; next++) {
+            struct jobplan_row *w = &P->v[next];
+            if (best > 0 && w->bound_s >= best) {
+                w->pruned = 1;
+                info->pruned++;
+                continue;
+            }
+            wave[m] = *w;
+            idx[m++] = next;
+        }
+        struct plansim sim = {.rows = wave,
+                              .n = m,
+                              .size = sizeof *wave,
+                              .desc_off = offsetof(struct jobplan_row, desc),
+                              .jobs = J,
+                              .simulate = simulate_row,
+                              .ctx = &C};
+        if (m && (rc = plansim_run(&sim, NULL, err))) break;
+        for (int i = 0; i < m; i++) {
+            struct jobplan_row *w = &P->v[idx[i]];
+            if (best > 0 && w->bound_s >= best) { /* an earlier row of the wave prunes it */
+                w->pruned = 1;
+                info->pruned++;
+                continue;
+            }
+            *w = wave[i];
+            if (best <= 0 || w->simulated_s < best) best = w->simulated_s;
+        }
+    }
+    free(idx);
+    free(wave);
+    return rc;
 }
 
 int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
@@ -753,8 +835,10 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
         bv[0] = (struct buy_row){P.v[0], -1};
         int nv = 1 + buy_rows(s, &P.v[0], info, bv + 1);
         rc = buys_run(s, bv, nv, o->jobs, &P.v[0], info, err);
-    } else if (!rc)
-        rc = plansim_run(&sim, NULL, err);
+    } else if (!rc && h)
+        rc = plansim_run(&sim, NULL, err); /* shards: each simulates its share, unpruned */
+    else if (!rc)
+        rc = simulate_bounded(&P, nsim, o->jobs, info, err);
     free(P.cache);
     tune_env_memo_release(&P.envs);
     if (!rc && !together) {

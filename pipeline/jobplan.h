@@ -60,6 +60,10 @@ struct jobplan_row {
     int micro_batch;        /* sequences per micro-batch */
     char desc[256];
     double predicted_s;              /* per iteration */
+    double bound_s;                  /* per iteration, below which it cannot simulate: a stage's
+                                        share of the layers' compute-stream kernels (0: none) */
+    int pruned;                      /* not simulated: its bound is above a better candidate's
+                                        simulated time */
     double simulated_s;              /* per iteration, or 0 when not simulated */
     double bubble_s;                 /* simulated: pipeline bubble, mean per GPU */
     double compute_s;                /* simulated: the breakdown's compute, mean per GPU */
@@ -84,6 +88,7 @@ struct jobplan_info {
     long global_batch; /* sequences per iteration */
     int candidates;    /* enumerated */
     int dropped;       /* left out: they do not fit in memory */
+    int pruned;        /* of those chosen to simulate, left unsimulated by their bound */
     double model_flop; /* of one iteration: the same for every candidate */
     struct jobplan_buy buys[JOBPLAN_NBUYS];
 };
