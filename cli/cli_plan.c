@@ -139,7 +139,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
                        const struct planner_row *rows, int n, const struct planner_info *info)
 {
     print_setting(s);
-    int nsim = o->simulate < n ? o->simulate : n;
+    int chosen = o->simulate < n ? o->simulate : n, nsim = chosen - info->pruned;
     printf("iteration  %d layer(s) x %d micro-batch(es); %d candidates, %d simulated", s->layers,
            s->micro_batches, info->candidates, nsim);
     if (nsim > 0 && info->folded == 0)
@@ -147,6 +147,9 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     else if (nsim > 0)
         printf(" (%s: 3 and 4 layers simulated)",
                info->folded == nsim ? "layers folded" : "some with layers folded");
+    if (info->pruned)
+        printf("; %d more of the best %d pruned: their lower bound is above a simulated time",
+               info->pruned, chosen);
     printf("\n");
     print_dropped(s, info->dropped, info->candidates, o->ignore_memory);
     double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
@@ -157,6 +160,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
         if (rows[i].simulated_s > 0)
             snprintf(sim, sizeof sim, "%s%.3f", rows[i].fold_spread > PLANNER_FOLD_EXACT ? "~" : "",
                      rows[i].simulated_s * 1e3);
+        if (rows[i].pruned) snprintf(sim, sizeof sim, "pruned");
         double t = rows[i].simulated_s > 0 ? rows[i].simulated_s : rows[i].predicted_s;
         double tf = t > 0 ? info->model_flop / t / mdl_strategy_gpus(&rows[i].st) / 1e12 : 0;
         printf("%4d  %-62s %13s %13.3f %9.1f %5.1f%% %9.1f%s\n", i + 1, rows[i].desc, sim,
@@ -195,6 +199,9 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
                       "simulated_s", w->simulated_s > 0 ? json_real(w->simulated_s) : json_null(),
                       "model_tflops_per_gpu", tf, "mfu", peak > 0 ? tf * 1e12 / peak : 0,
                       "memory_gb_per_gpu", w->mem.total / 1e9, "memory_fits", w->fits);
+        json_object_set_new(row, "lower_bound_s",
+                            w->bound_s > 0 ? json_real(w->bound_s) : json_null());
+        json_object_set_new(row, "pruned", json_boolean(w->pruned));
         json_object_set_new(row, "attention_tp", json_integer(mdl_strategy_sub_tp(&w->st, 0)));
         json_object_set_new(row, "mlp_tp", json_integer(mdl_strategy_sub_tp(&w->st, 1)));
         if (w->simulated_s > 0)
@@ -250,7 +257,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated", info->gpus,
            info->global_batch, info->candidates, chosen - info->pruned);
     if (info->pruned)
-        printf(" (%d more of the best %d pruned: their lower bound is above a simulated time)",
+        printf("; %d more of the best %d pruned: their lower bound is above a simulated time",
                info->pruned, chosen);
     printf("\n");
     print_knobs(s);

@@ -98,23 +98,6 @@ static struct mdl_model model_of(const struct scn_scenario *s, int b)
     return m;
 }
 
-/* The compute-stream kernels of the GPU of program p that has the most: a bound below which no
- * schedule of its layer runs. */
-static double busiest_compute(const struct mdl_program *p)
-{
-    double most = 0;
-    for (int r = 0; r < p->nranks; r++) {
-        double x = 0;
-        for (int k = 0; k < p->ranks[r].nops; k++) {
-            const struct mdl_op *op = &p->ranks[r].ops[k];
-            if (op->stream == MDL_STREAM_COMPUTE && !mdl_op_is_coll((enum mdl_op_kind)op->kind))
-                x += op->dur_s;
-        }
-        if (x > most) most = x;
-    }
-    return most;
-}
-
 static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, double *f, double *bw,
                       double *compute, struct tps_error *err)
 {
@@ -131,7 +114,7 @@ static int layer_time(struct plan *P, const struct mdl_strategy *st, int b, doub
     struct mdl_program p;
     struct mdl_framework fw = mdl_strategy_framework(st, &P->s->framework);
     int rc2 = mdl_strategy_lower(st, &m, &P->s->device, &fw, 1, 1, &p, err);
-    double c = rc2 ? 0 : busiest_compute(&p);
+    double c = rc2 ? 0 : planner_compute_bound(&p);
     double fwd = 0, total = rc2 ? -1 : planner_predict_phases(&p, &P->s->topo, &fwd, err);
     mdl_program_release(&p);
     if (rc2) return rc2;
@@ -695,69 +678,14 @@ static int keep(struct plan *P, const struct jobplan_opts *o, int from, double *
 struct sims_ctx {
     const struct scn_scenario *s;
     int n;
-    const int *index; /* row k is candidate index[k] of the n chosen (NULL: k) */
 };
 
 static int simulate_row(void *ctx, int k, void *row, struct tps_error *err)
 {
     const struct sims_ctx *C = ctx;
     struct jobplan_row *w = row;
-    fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", (C->index ? C->index[k] : k) + 1, C->n,
-            w->desc);
+    fprintf(stderr, "tpsim plan: simulating %d/%d: %s\n", k + 1, C->n, w->desc);
     return jobplan_simulate(C->s, w, err);
-}
-
-/* Simulates the n best predicted rows of P in order as if one at a time, a row left out
- * (pruned) when its bound is at least the best time simulated before it; `jobs` rows at a time
- * (a wave), those a wave's earlier rows then prune losing their simulation, so that the rows
- * simulated are the same for any jobs. */
-static int simulate_bounded(struct plan *P, int n, int jobs, struct jobplan_info *info,
-                            struct tps_error *err)
-{
-    int J = jobs > 1 ? jobs : 1, next = 0, rc = 0;
-    int *idx = malloc((size_t)J * sizeof *idx);
-    struct jobplan_row *wave = malloc((size_t)J * sizeof *wave);
-    if (!idx || !wave) {
-        free(idx);
-        free(wave);
-        return tps_error_oom(err);
-    }
-    double best = 0;
-    struct sims_ctx C = {.s = P->s, .n = n, .index = idx};
-    while (!rc && next < n) {
-        int m = 0;
-        for (; next < n && m < J; next++) {
-            struct jobplan_row *w = &P->v[next];
-            if (best > 0 && w->bound_s >= best) {
-                w->pruned = 1;
-                info->pruned++;
-                continue;
-            }
-            wave[m] = *w;
-            idx[m++] = next;
-        }
-        struct plansim sim = {.rows = wave,
-                              .n = m,
-                              .size = sizeof *wave,
-                              .desc_off = offsetof(struct jobplan_row, desc),
-                              .jobs = J,
-                              .simulate = simulate_row,
-                              .ctx = &C};
-        if (m && (rc = plansim_run(&sim, NULL, err))) break;
-        for (int i = 0; i < m; i++) {
-            struct jobplan_row *w = &P->v[idx[i]];
-            if (best > 0 && w->bound_s >= best) { /* an earlier row of the wave prunes it */
-                w->pruned = 1;
-                info->pruned++;
-                continue;
-            }
-            *w = wave[i];
-            if (best <= 0 || w->simulated_s < best) best = w->simulated_s;
-        }
-    }
-    free(idx);
-    free(wave);
-    return rc;
 }
 
 int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
@@ -827,7 +755,11 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                           .jobs = o->jobs,
                           .hook = h,
                           .simulate = simulate_row,
-                          .ctx = &C};
+                          .ctx = &C,
+                          .prune = 1,
+                          .bound_off = offsetof(struct jobplan_row, bound_s),
+                          .sim_off = offsetof(struct jobplan_row, simulated_s),
+                          .pruned_off = offsetof(struct jobplan_row, pruned)};
     /* one candidate to simulate: it is the best, simulated beside its variants */
     bool together = !rc && nsim == 1 && !h;
     struct buy_row bv[JOBPLAN_NBUYS + 1];
@@ -835,10 +767,11 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
         bv[0] = (struct buy_row){P.v[0], -1};
         int nv = 1 + buy_rows(s, &P.v[0], info, bv + 1);
         rc = buys_run(s, bv, nv, o->jobs, &P.v[0], info, err);
-    } else if (!rc && h)
-        rc = plansim_run(&sim, NULL, err); /* shards: each simulates its share, unpruned */
-    else if (!rc)
-        rc = simulate_bounded(&P, nsim, o->jobs, info, err);
+    } else if (!rc) { /* shards (a hook) simulate their share unpruned */
+        rc = plansim_run(&sim, NULL, err);
+        for (int i = 0; i < nsim; i++)
+            info->pruned += P.v[i].pruned;
+    }
     free(P.cache);
     tune_env_memo_release(&P.envs);
     if (!rc && !together) {

@@ -119,6 +119,21 @@ static int enumerate(const struct scn_scenario *s, const struct planner_opts *o,
     return mdl_strategy_candidates(&s->strategy, sp, sink_add, &k);
 }
 
+double planner_compute_bound(const struct mdl_program *p)
+{
+    double most = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        double x = 0;
+        for (int k = 0; k < p->ranks[r].nops; k++) {
+            const struct mdl_op *op = &p->ranks[r].ops[k];
+            if (op->stream == MDL_STREAM_COMPUTE && !mdl_op_is_coll((enum mdl_op_kind)op->kind))
+                x += op->dur_s;
+        }
+        if (x > most) most = x;
+    }
+    return most;
+}
+
 static int by_prediction(const void *a, const void *b)
 {
     const struct planner_row *x = a, *y = b;
@@ -194,13 +209,18 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
             least / 1e9);
     }
     double scale = (double)s->layers * s->micro_batches;
+    /* the bound: every layer and micro-batch's kernels of the busiest GPU (none where kernels
+     * may run faster than the model says: noise, or a mixture of experts' routing) */
+    bool bounded = !mdl_hetero_active(&s->hetero) && s->model.moe.experts <= 0;
     int rc = TPS_OK;
     for (int i = 0; i < l.n && !rc; i++) {
         struct mdl_program p;
         rc = pipeline_lower(s, &l.v[i].st, 1, 1, &p, err);
+        double c = rc || !bounded ? 0 : planner_compute_bound(&p);
         double t = rc ? -1 : planner_predict(&p, &s->topo, err);
         if (!rc && t < 0) rc = err->code ? err->code : TPS_EINVAL;
         l.v[i].predicted_s = t * scale;
+        l.v[i].bound_s = c * scale;
         mdl_program_release(&p);
     }
     if (!rc) qsort(l.v, (size_t)l.n, sizeof *l.v, by_prediction);
@@ -213,9 +233,14 @@ int planner_run(const struct scn_scenario *s, const struct planner_opts *o,
                           .jobs = o->jobs,
                           .hook = o->hook,
                           .simulate = simulate_row,
-                          .ctx = (void *)s};
+                          .ctx = (void *)s,
+                          .prune = 1,
+                          .bound_off = offsetof(struct planner_row, bound_s),
+                          .sim_off = offsetof(struct planner_row, simulated_s),
+                          .pruned_off = offsetof(struct planner_row, pruned)};
     if (!rc) rc = how ? plansim_run(&sim, how, err) : tps_error_oom(err);
     for (int i = 0; i < nsim && !rc; i++) {
+        info->pruned += l.v[i].pruned;
         if (how[i] == PLAN_SKIP) continue;
         if (l.v[i].fold_spread >= 0) info->folded++;
         if (l.v[i].fold_spread > PLANNER_FOLD_EXACT) info->inexact++;

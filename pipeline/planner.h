@@ -31,6 +31,10 @@ double planner_predict(struct mdl_program *p, const struct plat_topo *t, struct 
 double planner_predict_phases(struct mdl_program *p, const struct plat_topo *t, double *fwd_s,
                               struct tps_error *err);
 
+/* The compute-stream kernels of program p's GPU that has the most, s: no schedule of p runs
+ * faster (a planner's lower bound). */
+double planner_compute_bound(const struct mdl_program *p);
+
 /* A fold whose middle layers ended at most this far apart (relative to a layer's time) is
  * exact: the engine's timing precision, not the schedule. */
 #define PLANNER_FOLD_EXACT 1e-6
@@ -48,6 +52,10 @@ struct planner_row {
     char desc[160];
     double predicted_s;    /* per iteration (layers x micro-batches) */
     double simulated_s;    /* per iteration, or 0 when not simulated */
+    double bound_s;        /* per iteration, below which it cannot simulate: the busiest GPU's
+                              compute-stream kernels (0: none) */
+    int pruned;            /* not simulated: its bound is above a better candidate's simulated
+                              time */
     double fold_spread;    /* simulated with the layers folded: how far apart the middle layers
                               ended, relative (pipeline_simulate_layers); -1 every layer run */
     struct mdl_memory mem; /* per GPU */
@@ -58,6 +66,7 @@ struct planner_row {
 struct planner_info {
     int candidates;      /* enumerated */
     int dropped;         /* left out because they do not fit in memory */
+    int pruned;          /* of those chosen to simulate, left unsimulated by their bound */
     double model_flop;   /* model FLOPs of one iteration (layers x micro-batches) */
     int folded;          /* how many of the simulated ones had their layers folded */
     int inexact;         /* of which the middle layers ended more than PLANNER_FOLD_EXACT apart */

@@ -1,6 +1,7 @@
 /* plansim.c - a plan's chosen candidates simulated, several at a time (see plansim.h). */
 #include "pipeline/plansim.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,8 +64,81 @@ static int run_parallel(const struct plansim *ps, const int *todo, int m, struct
     return rc;
 }
 
+static double field_d(const void *row, size_t off)
+{
+    double x;
+    memcpy(&x, (const unsigned char *)row + off, sizeof x);
+    return x;
+}
+
+/* A wave's row k is row index[k] of the plan. */
+struct wave_ctx {
+    const struct plansim *ps;
+    const int *index;
+};
+
+static int wave_row(void *ctx, int k, void *row, struct tps_error *err)
+{
+    const struct wave_ctx *w = ctx;
+    return w->ps->simulate(w->ps->ctx, w->index[k], row, err);
+}
+
+/* plansim_run with pruning (plansim.h). */
+static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
+{
+    int J = ps->jobs > 1 ? ps->jobs : 1, next = 0, rc = 0;
+    int *idx = malloc((size_t)J * sizeof *idx);
+    unsigned char *wave = malloc((size_t)J * ps->size);
+    if (!idx || !wave) {
+        free(idx);
+        free(wave);
+        return tps_error_oom(err);
+    }
+    double best = 0;
+    struct wave_ctx wc = {ps, idx};
+    const int one = 1;
+    while (!rc && next < ps->n) {
+        int m = 0;
+        for (; next < ps->n && m < J; next++) {
+            void *row = row_at(ps, next);
+            bool out = best > 0 && field_d(row, ps->bound_off) >= best;
+            if (how) how[next] = out ? PLAN_SKIP : PLAN_SIMULATE;
+            if (out) {
+                memcpy((unsigned char *)row + ps->pruned_off, &one, sizeof one);
+                continue;
+            }
+            memcpy(wave + (size_t)m * ps->size, row, ps->size);
+            idx[m++] = next;
+        }
+        struct plansim sub = *ps;
+        sub.rows = wave;
+        sub.n = m;
+        sub.jobs = J;
+        sub.hook = NULL;
+        sub.prune = 0;
+        sub.simulate = wave_row;
+        sub.ctx = &wc;
+        if (m && (rc = plansim_run(&sub, NULL, err))) break;
+        for (int i = 0; i < m; i++) {
+            void *row = row_at(ps, idx[i]);
+            if (best > 0 && field_d(row, ps->bound_off) >= best) { /* pruned within the wave */
+                memcpy((unsigned char *)row + ps->pruned_off, &one, sizeof one);
+                if (how) how[idx[i]] = PLAN_SKIP;
+                continue;
+            }
+            memcpy(row, wave + (size_t)i * ps->size, ps->size);
+            double t = field_d(row, ps->sim_off);
+            if (t > 0 && (best <= 0 || t < best)) best = t;
+        }
+    }
+    free(idx);
+    free(wave);
+    return rc;
+}
+
 int plansim_run(const struct plansim *ps, int *how, struct tps_error *err)
 {
+    if (ps->prune && !ps->hook) return run_pruned(ps, how, err);
     const struct plan_hook *h = ps->hook;
     int *todo = malloc(((size_t)ps->n + 1) * sizeof *todo), m = 0, rc = 0;
     if (!todo) return tps_error_oom(err);

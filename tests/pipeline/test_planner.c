@@ -211,3 +211,47 @@ Test(plan, a_scenarios_predicted_cost_is_the_ops_its_program_holds)
     cr_assert(eq(dbl, pipeline_scenario_ops(&s), ops));
     scn_release(&s);
 }
+
+/* The TP planner prunes as the job planner does (pipeline/plansim.h): on a device 20 times
+ * slower, where the layers' kernels dominate, the candidates whose busiest GPU's kernels take
+ * longer than a better candidate's simulated iteration are left unsimulated, the same ones on
+ * one core and on two; every simulated row takes at least its bound. */
+Test(plan, prunes_by_the_lower_bound_the_same_candidates_on_any_cores)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-2node.yaml", &s, &err), 0),
+              "%s", err.msg);
+    for (int d = 0; d < MDL_NDTYPES; d++)
+        s.device.peak_flops[d] *= 0.05;
+    s.device.hbm_Bps *= 0.05;
+    s.device.gemm_table = NULL; /* the rates above, not a measured table */
+    struct planner_row *rows[2];
+    struct planner_info info[2];
+    int n[2];
+    for (int j = 0; j < 2; j++) {
+        struct planner_opts o = {.simulate = 1000, .jobs = j + 1};
+        cr_assert(eq(int, planner_run(&s, &o, &rows[j], &n[j], &info[j], &err), 0), "%s", err.msg);
+    }
+    cr_assert(gt(int, info[0].pruned, 0));
+    cr_assert(eq(int, info[1].pruned, info[0].pruned));
+    cr_assert(eq(int, n[0], n[1]));
+    int simulated = 0;
+    for (int i = 0; i < n[0]; i++) {
+        const struct planner_row *a = &rows[0][i], *b = &rows[1][i];
+        cr_assert(eq(int, strcmp(a->desc, b->desc), 0), "%d: %s | %s", i, a->desc, b->desc);
+        cr_assert(eq(int, a->pruned, b->pruned), "%s", a->desc);
+        cr_assert(eq(dbl, a->simulated_s, b->simulated_s), "%s", a->desc);
+        cr_assert(gt(dbl, a->bound_s, 0), "%s", a->desc);
+        if (a->simulated_s > 0) {
+            simulated++;
+            cr_assert(le(dbl, a->bound_s, a->simulated_s), "%s: bound %g, simulated %g", a->desc,
+                      a->bound_s, a->simulated_s);
+        }
+        if (a->pruned) cr_assert(ge(dbl, a->bound_s, rows[0][0].simulated_s), "%s", a->desc);
+    }
+    cr_assert(eq(int, simulated + info[0].pruned, n[0]));
+    free(rows[0]);
+    free(rows[1]);
+    scn_release(&s);
+}
