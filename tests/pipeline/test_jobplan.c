@@ -258,7 +258,6 @@ Test(jobplan, fp8_off_is_simulated_for_an_fp8_plan_with_fp8_weights)
     scn_release(&s);
 }
 
-#ifndef TPSIM_SANITIZE
 /* Without the knobs under training:, the planner searches them: ZeRO 0 to 3 on one stage, 0 and
  * 1 with pipeline stages (DeepSpeed's pipeline engine refuses 2 and 3), overlap_grad_reduce
  * where the stage reduces at the end (ZeRO 0 and 1), overlap_param_gather with a distributed
@@ -319,46 +318,6 @@ Test(jobplan, searches_the_training_knobs_the_scenario_leaves_free_and_keeps_tho
     testdir_remove(dir);
 }
 
-/* Issue 52: on a small job, the planner's pick (the best predicted, simulated as the command
- * does by default) is what simulating every candidate of its space finds fastest: shapes, TP
- * kinds and training knobs together (874 candidates). */
-Test(jobplan, plan_picks_what_simulating_the_whole_space_finds_best)
-{
-    struct scn_scenario s;
-    struct jobplan_row *pick, *all;
-    struct jobplan_info info;
-    int n, m;
-    struct tps_error err = {0};
-    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/job-knobs-4.yaml";
-    cr_assert(eq(int, scn_load(path, &s, &err), 0), "%s", err.msg);
-    cr_assert(eq(int, s.pinned, 0));
-    struct jobplan_opts o = {.simulate = 1};
-    cr_assert(eq(int, jobplan_run(&s, &o, &pick, &n, &info, &err), 0), "%s", err.msg);
-    o = (struct jobplan_opts){.simulate = 1 << 30, .jobs = 2};
-    cr_assert(eq(int, jobplan_run(&s, &o, &all, &m, &info, &err), 0), "%s", err.msg);
-    cr_assert(eq(int, m, n));
-    cr_assert(gt(int, m, 500), "%d candidates", m);
-    int zeros[4] = {0}, grad = 0, param = 0;
-    for (int i = 0; i < m; i++) {
-        /* pruned: its bound, which no simulation beats, is above a simulated time already */
-        double t = all[i].pruned ? all[i].bound_s : all[i].simulated_s;
-        cr_assert(gt(dbl, t, 0), "%s not simulated", all[i].desc);
-        if (!all[i].pruned)
-            cr_assert(le(dbl, all[i].bound_s, all[i].simulated_s), "%s: bound %g above %g",
-                      all[i].desc, all[i].bound_s, all[i].simulated_s);
-        cr_assert(ge(dbl, t, pick[0].simulated_s), "%s: %.6f s, the pick %s: %.6f s", all[i].desc,
-                  t, pick[0].desc, pick[0].simulated_s);
-        zeros[all[i].job.zero]++;
-        grad += all[i].job.overlap_grad_reduce;
-        param += all[i].job.overlap_param_gather;
-    }
-    /* the whole space: every ZeRO stage and both overlaps among the candidates */
-    cr_assert(zeros[0] && zeros[1] && zeros[2] && zeros[3] && grad && param);
-    free(pick);
-    free(all);
-    scn_release(&s);
-}
-
 /* The planner simulates its chosen candidates as if in turn, leaving out (pruning) one whose
  * lower bound (a stage's share of the layers' compute kernels) is at least the best time
  * simulated before it: on a device 20 times slower, where compute dominates, some of the 24 best
@@ -401,6 +360,47 @@ Test(jobplan, prunes_by_the_lower_bound_the_same_candidates_on_any_cores)
     cr_assert(eq(int, simulated + info[0].pruned, 24));
     free(rows[0]);
     free(rows[1]);
+    scn_release(&s);
+}
+
+#ifndef TPSIM_SANITIZE
+/* Issue 52: on a small job, the planner's pick (the best predicted, simulated as the command
+ * does by default) is what simulating every candidate of its space finds fastest: shapes, TP
+ * kinds and training knobs together (874 candidates). */
+Test(jobplan, plan_picks_what_simulating_the_whole_space_finds_best)
+{
+    struct scn_scenario s;
+    struct jobplan_row *pick, *all;
+    struct jobplan_info info;
+    int n, m;
+    struct tps_error err = {0};
+    const char *path = TPSIM_SOURCE_DIR "/tests/data/good/job-knobs-4.yaml";
+    cr_assert(eq(int, scn_load(path, &s, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, s.pinned, 0));
+    struct jobplan_opts o = {.simulate = 1};
+    cr_assert(eq(int, jobplan_run(&s, &o, &pick, &n, &info, &err), 0), "%s", err.msg);
+    o = (struct jobplan_opts){.simulate = 1 << 30, .jobs = 2};
+    cr_assert(eq(int, jobplan_run(&s, &o, &all, &m, &info, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, m, n));
+    cr_assert(gt(int, m, 500), "%d candidates", m);
+    int zeros[4] = {0}, grad = 0, param = 0;
+    for (int i = 0; i < m; i++) {
+        /* pruned: its bound, which no simulation beats, is above a simulated time already */
+        double t = all[i].pruned ? all[i].bound_s : all[i].simulated_s;
+        cr_assert(gt(dbl, t, 0), "%s not simulated", all[i].desc);
+        if (!all[i].pruned)
+            cr_assert(le(dbl, all[i].bound_s, all[i].simulated_s), "%s: bound %g above %g",
+                      all[i].desc, all[i].bound_s, all[i].simulated_s);
+        cr_assert(ge(dbl, t, pick[0].simulated_s), "%s: %.6f s, the pick %s: %.6f s", all[i].desc,
+                  t, pick[0].desc, pick[0].simulated_s);
+        zeros[all[i].job.zero]++;
+        grad += all[i].job.overlap_grad_reduce;
+        param += all[i].job.overlap_param_gather;
+    }
+    /* the whole space: every ZeRO stage and both overlaps among the candidates */
+    cr_assert(zeros[0] && zeros[1] && zeros[2] && zeros[3] && grad && param);
+    free(pick);
+    free(all);
     scn_release(&s);
 }
 
