@@ -54,7 +54,8 @@ static const char plan_help[] =
     "identical layers folded as `run` folds them (3 and 4 layers simulated; run.fold: false\n"
     "replays every layer), in order, one whose busiest GPU's kernels alone (a lower bound)\n"
     "take longer than a simulated candidate's iteration pruned (marked in the table).\n"
-    "Candidates that do not fit in the device's memory are dropped (the count is printed). Prints a table ranked by simulated time, with the predicted\n"
+    "Candidates that do not fit in the device's memory are dropped (the count is printed).\n"
+    "Prints a table ranked by simulated time, with the predicted\n"
     "time, model TFLOP/s per GPU and MFU (model FLOPs: the same for every strategy), and the\n"
     "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
     "\n"
@@ -120,6 +121,15 @@ static void print_dropped(const struct scn_scenario *s, int dropped, int candida
                          : "left out (--ignore-memory keeps them)");
 }
 
+/* The rest of a plan's header line: how many of the `chosen` to simulate were pruned. */
+static void print_pruned(int pruned, int chosen)
+{
+    if (pruned)
+        printf("; %d more of the best %d pruned: their lower bound is above a simulated time",
+               pruned, chosen);
+    printf("\n");
+}
+
 /* A job plan's training knobs: those searched, and those the scenario pins with their values. */
 static void print_knobs(const struct scn_scenario *s)
 {
@@ -151,10 +161,7 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     else if (nsim > 0)
         printf(" (%s: 3 and 4 layers simulated)",
                info->folded == nsim ? "layers folded" : "some with layers folded");
-    if (info->pruned)
-        printf("; %d more of the best %d pruned: their lower bound is above a simulated time",
-               info->pruned, chosen);
-    printf("\n");
+    print_pruned(info->pruned, chosen);
     print_dropped(s, info->dropped, info->candidates, o->ignore_memory);
     double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];
     printf("\n%4s  %-62s %13s %13s %9s %6s %10s\n", "rank", "strategy", "simulated ms",
@@ -260,10 +267,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     int chosen = simulate < n ? simulate : n;
     printf("job        %d GPUs, global batch %ld; %d candidates, %d simulated", info->gpus,
            info->global_batch, info->candidates, chosen - info->pruned);
-    if (info->pruned)
-        printf("; %d more of the best %d pruned: their lower bound is above a simulated time",
-               info->pruned, chosen);
-    printf("\n");
+    print_pruned(info->pruned, chosen);
     print_knobs(s);
     print_dropped(s, info->dropped, info->candidates, ignore_memory);
     double peak = s->device.peak_flops[mdl_model_gemm_dtype(&s->model)];

@@ -619,7 +619,8 @@ static int load_strategy(const struct tps_ydoc *d, int id, struct scn_scenario *
 }
 
 /* Context parallelism runs its attention as fused kernels (Transformer Engine's): the framework's
- * attention is flash unless the scenario says otherwise, which it cannot. */
+ * attention is flash (mdl_strategy_framework) unless the scenario says otherwise, which it
+ * cannot. */
 static int cp_attention(const struct tps_ydoc *d, int root, struct scn_scenario *s,
                         struct tps_error *err)
 {
@@ -629,7 +630,7 @@ static int cp_attention(const struct tps_ydoc *d, int root, struct scn_scenario 
         return tps_ydoc_fail(d, aid, "framework.attention", err,
                              "context parallelism (strategy.cp) runs the attention as fused "
                              "kernels: flash, not core");
-    s->framework.attention = MDL_ATTENTION_FLASH;
+    s->framework = mdl_strategy_framework(&s->strategy, &s->framework);
     return TPS_OK;
 }
 

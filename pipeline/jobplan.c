@@ -196,23 +196,29 @@ done:
     return x;
 }
 
-/* Whether rows x and y have the same groups: all but the training knobs alike. */
-static bool same_groups(const struct jobplan_row *x, const struct jobplan_row *y)
+/* Whether two candidates (strategy, job, micro-batch) have the same groups: all but the
+ * training knobs alike. */
+static bool same_groups(const struct mdl_strategy *xs, const struct mdl_job *a, int xb,
+                        const struct mdl_strategy *ys, const struct mdl_job *b, int yb)
 {
-    const struct mdl_job *a = &x->job, *b = &y->job;
-    return same_layer(&x->st, &y->st) && x->micro_batch == y->micro_batch && a->pp == b->pp &&
-           a->dp == b->dp && a->order == b->order && a->virtual_stages == b->virtual_stages &&
+    return same_layer(xs, ys) && xb == yb && a->pp == b->pp && a->dp == b->dp &&
+           a->order == b->order && a->virtual_stages == b->virtual_stages &&
            a->micro_batches == b->micro_batches && a->schedule == b->schedule &&
            a->account_embedding == b->account_embedding &&
            a->first_stage_layers == b->first_stage_layers &&
            a->last_stage_layers == b->last_stage_layers;
 }
 
+static bool same_row_groups(const struct jobplan_row *x, const struct jobplan_row *y)
+{
+    return same_groups(&x->st, &x->job, x->micro_batch, &y->st, &y->job, y->micro_batch);
+}
+
 /* The closed form of jobplan.h for row w. */
 static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
 {
     const struct scn_scenario *s = P->s;
-    if (!P->nmemo || !same_groups(&P->shape, w)) {
+    if (!P->nmemo || !same_row_groups(&P->shape, w)) {
         P->shape = *w;
         P->nmemo = 0;
     }
@@ -494,18 +500,16 @@ static int enumerate(struct plan *P, int N, long gb)
     return 0;
 }
 
-/* Whether the plan already holds this candidate. */
+/* Whether the plan already holds this candidate: its groups and its training knobs. */
 static bool planned(const struct plan *P, const struct mdl_strategy *st, const struct mdl_job *job,
                     int b)
 {
     for (int i = 0; i < P->n; i++) {
         const struct jobplan_row *w = &P->v[i];
-        if (w->micro_batch == b && same_layer(&w->st, st) && w->job.pp == job->pp &&
-            w->job.account_embedding == job->account_embedding && w->job.dp == job->dp &&
-            w->job.virtual_stages == job->virtual_stages && w->job.zero == job->zero &&
-            w->job.overlap_grad_reduce == job->overlap_grad_reduce &&
-            w->job.overlap_param_gather == job->overlap_param_gather)
-            return true;
+        bool same = same_groups(&w->st, &w->job, w->micro_batch, st, job, b);
+        for (int k = 0; same && k < JOBPLAN_NKNOBS; k++)
+            same = jobplan_knob(&w->job, k) == jobplan_knob(job, k);
+        if (same) return true;
     }
     return false;
 }
@@ -728,7 +732,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     for (int i = 0; !rc && i < n1 && nb < JOBPLAN_KIND_BASES; i++) {
         bool seen = false; /* the shape with other training knobs: its best knobs are a base */
         for (int j = 0; j < nb && !seen; j++)
-            seen = same_groups(&base[j], &P.v[i]);
+            seen = same_row_groups(&base[j], &P.v[i]);
         if (P.v[i].st.tp > 1 && !seen) base[nb++] = P.v[i];
     }
     for (int i = 0; !rc && i < nb; i++) {
