@@ -409,6 +409,8 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->nodes = ge->hier.nodes;
     out->base_s = nc->base_s[p];
     out->chunk_bytes = nc->chunk_bytes;
+    out->nvls_channels = mdl_nccl_nvls_channels(nc);
+    out->nvls_chunk_bytes = nc->nvls_chunk_bytes;
     out->nvls = ge->nvls;
     out->nvls_eff = nc->nvls_eff;
     out->nvls_tree = ge->nvls_tree;

@@ -51,6 +51,8 @@ void mdl_nccl_default(struct mdl_nccl *n)
     n->flow_threshold = 32;
     n->nvls_eff = 1;
     n->nvls_tree = true;
+    n->nvls_channels = 16;           /* NCCL's NVLS_NCHANNELS_SM90 (src/transport/nvls.cc) */
+    n->nvls_chunk_bytes = 128 << 10; /* NCCL_NVLS_CHUNKSIZE's default */
     /* NCCL's per-channel tree bus bandwidth on Ampere (its tuning model, src/graph/tuning.cc:
      * 24.0, 23.6 and 17.8 GB/s over one, two and more machines) is a pair of trees (two
      * channels) at half their bus bandwidth in buffer bytes: a quarter each */
@@ -62,6 +64,11 @@ double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_
 {
     double eff = n->eff[p] > 0 ? n->eff[p] : 1;
     return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
+}
+
+int mdl_nccl_nvls_channels(const struct mdl_nccl *n)
+{
+    return n->nvls_channels > n->min_ctas ? n->nvls_channels : n->min_ctas;
 }
 
 static int parse_name(const char *s, const char *const *names, int n)
@@ -178,6 +185,19 @@ int mdl_tree_chunks(double bytes, double chunk_bytes, int height)
         while (bytes / c < per_level[i] * d && c > floor_bytes[i])
             c /= 2;
     return chunks_of(bytes, c, MDL_MAX_TREE_CHUNKS);
+}
+
+int mdl_nvls_tree_chunks(double S, int L, int N, int channels, double chunk_bytes)
+{
+    const double step[4] = {256 << 10, 128 << 10, 64 << 10, 32 << 10};
+    const int times[4] = {32, 16, 4, 1};
+    double c = chunk_bytes > 0 ? chunk_bytes : 128 << 10;
+    if (N >= 4 && c > 64 << 10) c = 64 << 10;
+    int ch = channels > 0 ? channels : 1;
+    double ops = (double)ch * (L > 0 ? L : 1);
+    for (int i = 0; i < 4; i++)
+        if (S < times[i] * ops * c && c > step[i]) c = step[i];
+    return chunks_of(S / (ops * c), 1, MDL_MAX_TREE_CHUNKS);
 }
 
 /* NCCL's double binary tree over N members (src/graph/trees.cc: ncclGetBtree, ncclGetDtree).
@@ -475,15 +495,22 @@ static double ring(int steps, int m, double bytes, const struct mdl_coll_path *p
  * its trees carries S / trees in pipelined chunks, reduced going up and broadcast coming down as
  * soon as the root has it; latency is paid per level, bandwidth per step at its most loaded
  * member. */
+static double tree_k(const struct mdl_tree_shape *sh, double S, int k,
+                     const struct mdl_coll_path *chain, const struct mdl_coll_path *link,
+                     double rate, bool whole)
+{
+    double b = S / sh->trees;
+    struct mdl_tree_cost tc;
+    if (mdl_tree_cost(sh, k, &tc)) return -1;
+    return mdl_tree_time(&tc, k, b / k, chain, link, rate, whole);
+}
+
 static double tree(const struct mdl_tree_shape *sh, double S, double chunk_bytes,
                    const struct mdl_coll_path *chain, const struct mdl_coll_path *link, double rate,
                    bool whole)
 {
-    double b = S / sh->trees;
-    int k = mdl_tree_chunks(b, chunk_bytes, mdl_tree_top(sh));
-    struct mdl_tree_cost tc;
-    if (mdl_tree_cost(sh, k, &tc)) return -1;
-    return mdl_tree_time(&tc, k, b / k, chain, link, rate, whole);
+    int k = mdl_tree_chunks(S / sh->trees, chunk_bytes, mdl_tree_top(sh));
+    return tree_k(sh, S, k, chain, link, rate, whole);
 }
 
 static double hier(enum mdl_op_kind k, enum mdl_coll_algo a, double S, const struct mdl_coll_env *e)
@@ -523,8 +550,9 @@ static double nvls_tree(double S, const struct mdl_coll_env *e)
     struct mdl_tree_shape sh;
     mdl_tree_shape_flat(&sh, N);
     double b = S / L / sh.trees;
-    int H = mdl_tree_top(&sh), k = mdl_tree_chunks(b, e->chunk_bytes, H);
-    double c = b / k, tr = tree(&sh, S / L, e->chunk_bytes, &e->inter, &e->inter, 0, true);
+    int H = mdl_tree_top(&sh),
+        k = mdl_nvls_tree_chunks(S, L, N, e->nvls_channels, e->nvls_chunk_bytes);
+    double c = b / k, tr = tree_k(&sh, S / L, k, &e->inter, &e->inter, 0, true);
     if (tr < 0) return -1;
     double u = c * (L + 1) / (e->intra.bw_Bps * e->nvls_eff); /* a portion through the switch */
     double first = u + tr;

@@ -89,12 +89,20 @@ struct mdl_nccl {
      * in chunk_bytes steps (mdl_p2p_channels, mdl_p2p_time). */
     double p2p_base_s, p2p_channel_Bps;
     int p2p_channels;
+    /* NVLS-tree's chunking (NCCL's NCCL_NVLS_NCHANNELS, raised to min_ctas, and
+     * NCCL_NVLS_CHUNKSIZE): its channels, each a pipeline of its own share of every GPU's slice,
+     * and the chunk they move (mdl_nvls_tree_chunks). */
+    int nvls_channels;
+    double nvls_chunk_bytes;
 };
 
 void mdl_nccl_default(struct mdl_nccl *n);
 /* A tree's channel rate under protocol p on a group over `machines` machines: tree_rate_Bps's
  * bucket times p's efficiency (1 where it is 0, as a forced protocol runs). */
 double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p);
+
+/* NVLS's channels: nvls_channels, raised to min_ctas as NCCL raises them to NCCL_MIN_CTAS. */
+int mdl_nccl_nvls_channels(const struct mdl_nccl *n);
 
 /* The names, NULL-terminated, in enum order. */
 extern const char *const mdl_algo_names[];
@@ -135,19 +143,21 @@ struct mdl_coll_env {
     int local, nodes;         /* hierarchical: local * nodes == n with nodes >= 2, else 0 */
     int machines;             /* distinct machines of the members */
     struct mdl_coll_path all; /* ring neighbour (flat) routes */
-    struct mdl_coll_path intra, inter;  /* inside a machine; between machines on a rail */
-    int channels;                       /* rings a ring runs at once across machines (>= 1) */
-    struct mdl_coll_path chan;          /* their routes, when channels >= 2 */
-    int pairs;                          /* tree pairs across machines (one per NIC channel) */
-    struct mdl_coll_path heads;         /* routes between machines' tree heads, all at once */
-    double base_s;                      /* per-collective latency */
-    int nvls;                           /* the group may run NVLS (one NVSwitch machine) */
-    int nvls_tree;                      /* ... or NVLS-tree (local GPUs in each of nodes NVLS
-                                         * machines) */
-    int collnet;                        /* ... or CollNet (local GPUs in each of nodes machines,
-                                         * or one in each of n) */
-    double nvls_eff;                    /* its delivered fraction of the path's bandwidth */
-    double chunk_bytes;                 /* pipeline chunk */
+    struct mdl_coll_path intra, inter; /* inside a machine; between machines on a rail */
+    int channels;                      /* rings a ring runs at once across machines (>= 1) */
+    struct mdl_coll_path chan;         /* their routes, when channels >= 2 */
+    int pairs;                         /* tree pairs across machines (one per NIC channel) */
+    struct mdl_coll_path heads;        /* routes between machines' tree heads, all at once */
+    double base_s;                     /* per-collective latency */
+    int nvls;                          /* the group may run NVLS (one NVSwitch machine) */
+    int nvls_tree;                     /* ... or NVLS-tree (local GPUs in each of nodes NVLS
+                                        * machines) */
+    int collnet;                       /* ... or CollNet (local GPUs in each of nodes machines,
+                                        * or one in each of n) */
+    double nvls_eff;                   /* its delivered fraction of the path's bandwidth */
+    double chunk_bytes;                /* pipeline chunk */
+    int nvls_channels;                 /* NVLS-tree's channels and chunk (mdl_nccl) */
+    double nvls_chunk_bytes;
     double tree_rate_Bps;               /* a tree channel's rate under the protocol
                                          * (mdl_nccl_tree_rate); 0: none */
     bool tree_whole;                    /* a chunk passes a channel whole (Simple) */
@@ -179,6 +189,15 @@ int mdl_coll_chunks(double bytes, double chunk_bytes);
  * (down to 128 KiB), 4 per level (64 KiB), 1 per level (32 KiB); then ceil(bytes / chunk)
  * clamped to 1..MDL_MAX_TREE_CHUNKS. */
 int mdl_tree_chunks(double bytes, double chunk_bytes, int height);
+
+/* Chunks of each tree of NVLS-tree's all-reduce of S over N machines of L GPUs: NCCL (enqueue.cc,
+ * calcCollChunking) runs `channels` pipelines, half on each tree, each carrying its share of a
+ * GPU's slice in chunks of NCCL_NVLS_CHUNKSIZE (at most 64 KiB from 4 machines,
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE's default), halved to 256, 128, 64 and 32 KiB while S is under 32,
+ * 16, 4 and 1 times channels x L chunks. A tree's pipeline here moves its channels' chunks
+ * together, at the rail's rate: as many chunks as one channel's, clamped to 1..MDL_MAX_TREE_CHUNKS.
+ */
+int mdl_nvls_tree_chunks(double S, int L, int N, int channels, double chunk_bytes);
 
 /* Chunks of each GPU's slice of `bytes` in CollNet: ceil(bytes / chunk) clamped to
  * 1..MDL_MAX_TREE_CHUNKS. */

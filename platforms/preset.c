@@ -33,6 +33,9 @@ struct fit {
     double p2p_base_s;
     int p2p_channels;
     double p2p_channel_Bps;
+    /* NVLS's channels (NCCL src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100
+     * 32 across machines, where NVLS-tree runs); 0: mdl_nccl_default's */
+    int nvls_channels;
 };
 
 /* abci_a100_1node_8gpu + 4gpu all_reduce. The fit disables LL128: the rows are better explained
@@ -52,7 +55,8 @@ static const struct fit ampere = {
      * GB/s a channel; 12 NVLinks per GPU */
     13.4946e-6 - 2 * 0.348e-6 - 1.7966e-6,
     32,
-    16.05 * GB};
+    16.05 * GB,
+    0};
 
 /* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
  * SHARP): NVLS reaches 475 GB/s bus bandwidth on an 8-GPU all-reduce of 4 GiB on H100/H200 (real
@@ -76,7 +80,8 @@ static const struct fit hopper = {
      * point-to-point log on Hopper gives a channel's rate */
     13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
     32,
-    0};
+    0,
+    16};
 
 /* NCCL's per-channel tree bus bandwidth on Hopper over one, two and more machines (38.7, 41.4,
  * 36.0 GB/s), a quarter per tree as on Ampere (mdl_nccl_default) */
@@ -99,7 +104,8 @@ static const struct fit blackwell = {900 * GB * (344.64 / 450),
                                      20.04 * GB,
                                      13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
                                      32,
-                                     0};
+                                     0,
+                                     32};
 
 /* How a preset's machine is built (build_server). */
 enum shape {
@@ -231,6 +237,7 @@ void plat_nccl_preset(const char *preset, struct mdl_nccl *nc)
     nc->p2p_base_s = ft->p2p_base_s;
     nc->p2p_channels = ft->p2p_channels;
     nc->p2p_channel_Bps = ft->p2p_channel_Bps;
+    if (ft->nvls_channels) nc->nvls_channels = ft->nvls_channels;
     if (pr->tree_rate) memcpy(nc->tree_rate_Bps, pr->tree_rate, sizeof nc->tree_rate_Bps);
 }
 

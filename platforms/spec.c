@@ -276,6 +276,8 @@ static const struct tps_ykey nccl_keys[] = {
     {"nvls", TPS_YK_BOOL, NC(nvls), 0, {NULL}},
     {"nvls_efficiency", TPS_YK_FRACTION, NC(nvls_eff), 0, {NULL}},
     {"nvls_tree", TPS_YK_BOOL, NC(nvls_tree), 0, {NULL}},
+    {"nvls_channels", TPS_YK_INT, NC(nvls_channels), 64, {NULL}},
+    {"nvls_chunk", TPS_YK_FN, NC(nvls_chunk_bytes), 0, {.fn = read_chunk}},
     {"collnet", TPS_YK_BOOL, NC(collnet), 0, {NULL}},
     {"tree_rate", TPS_YK_FN, NC(tree_rate_Bps), 0, {.fn = read_tree_rate}},
     {"net_channel_rate", TPS_YK_FN, NC(net_channel_Bps), 0, {.fn = read_rate_or_zero}},

@@ -584,12 +584,12 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
  * forwards at most `rate` bytes/s at every member (0: unlimited, as hierarchical_tree's trees
  * on rails run), passing each chunk on whole or as it starts on it (tree_steps). */
 static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem, int stride,
-                 int me, double bytes, double rate, bool whole, const struct nvls_feed *nf)
+                 int me, double bytes, int k, double rate, bool whole, const struct nvls_feed *nf)
 {
 #define M(i) (mem ? mem[(i)*stride] : (i))
     enum { NT = MDL_MAX_TREES, A = MDL_TREE_ARITY };
     int T = sh->trees, H = mdl_tree_top(sh);
-    int k = mdl_tree_chunks(bytes / T, x->c->p_nccl->chunk_bytes, H);
+    if (k < 1) k = mdl_tree_chunks(bytes / T, x->c->p_nccl->chunk_bytes, H);
     double c = bytes / T / k;
     int parent[NT], nch[NT], ch[NT][A], at[NT];
     for (int t = 0; t < T; t++) {
@@ -689,7 +689,9 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
     }
     struct mdl_tree_shape sh;
     mdl_tree_shape_flat(&sh, N);
-    int H = mdl_tree_top(&sh), k = mdl_tree_chunks(S / L / sh.trees, x->c->p_nccl->chunk_bytes, H);
+    const struct mdl_nccl *ncl = x->c->p_nccl;
+    int H = mdl_tree_top(&sh),
+        k = mdl_nvls_tree_chunks(S, L, N, mdl_nccl_nvls_channels(ncl), ncl->nvls_chunk_bytes);
     double c = S / L / sh.trees / k;
     nf.flow = c * (L + 1) / (L - 1);
     /* Step level replays every chunk of every member: in a program of many ranks (a job whose
@@ -698,7 +700,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
      * at flow level (docs/collectives.md, Granularity). */
     int many = x->gran == MDL_GRAN_AUTO && x->c->p->nranks > 4 * x->c->p_nccl->flow_threshold;
     if (!flow_level(x, N) && !many) {
-        tree(x, &sh, &h->member[l], L, j, S / L, 0, true, &nf);
+        tree(x, &sh, &h->member[l], L, j, S / L, k, 0, true, &nf);
         sleep_for(alpha); /* the last chunk's multicast */
         return;
     }
@@ -734,7 +736,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
         post_send(x, nf.peer[p], SLOT_NVLS, P * nf.flow);
     x->eff = e;
     sleep_for(u);
-    tree(x, &sh, &h->member[l], L, j, S / L, 0, true, NULL); /* finishes the flows too */
+    tree(x, &sh, &h->member[l], L, j, S / L, k, 0, true, NULL); /* finishes the flows too */
     sleep_for(t0 + alpha + through + tail - simgrid_get_clock());
     sleep_for(alpha); /* the last chunk's multicast */
 }
@@ -843,7 +845,7 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     if (a == MDL_ALGO_HTREE) {
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, N);
-        tree(x, &sh, rail, L, j, S / L, 0, true, NULL);
+        tree(x, &sh, rail, L, j, S / L, 0, 0, true, NULL);
     } else
         ring(x, rail, L, N, j, SLOT_RAIL, rail_steps, S / L / N, 1 + N + l);
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
@@ -896,7 +898,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         const struct cpl_layout *h = &c->hier[op->group];
         struct mdl_tree_shape sh;
         const int *mem = cpl_tree_shape(h, n, &sh);
-        tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S,
+        tree(&x, &sh, mem, 1, mem ? h->node_of[me] * h->local + h->local_of[me] : me, S, 0,
              mdl_nccl_tree_rate(nc, h->machines, pr), pr == MDL_PROTO_SIMPLE, NULL);
         break;
     }

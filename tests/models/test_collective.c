@@ -58,6 +58,24 @@ Test(collective, a_tree_halves_its_chunk_until_its_levels_fill_the_pipeline)
     cr_assert(eq(int, mdl_tree_chunks(1 * M, 16 * K, 2), 64));
 }
 
+Test(collective, nvls_tree_chunks_as_nccl_sizes_them_per_channel)
+{
+    const double K = 1024, M = 1024 * K;
+    /* 16 channels x 8 GPUs = 128 pipelines of 128 KiB on 2 machines: 1 GiB in 64 chunks */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(1024 * M, 8, 2, 16, 128 * K), 64));
+    /* 64 MiB is not under 4 x 128 x 128 KiB: 128 KiB, 4 chunks; 32 MiB is: 64 KiB, 4 chunks */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(64 * M, 8, 2, 16, 128 * K), 4));
+    cr_assert(eq(int, mdl_nvls_tree_chunks(32 * M, 8, 2, 16, 128 * K), 4));
+    /* 4 MiB is under 128 x 64 KiB: 32 KiB, one chunk */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(4 * M, 8, 2, 16, 128 * K), 1));
+    /* from 4 machines at most 64 KiB: 1 GiB in 128 */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(1024 * M, 8, 4, 16, 128 * K), 128));
+    /* 24 channels (NCCL_MIN_CTAS=24) on 8 machines: ceil(1 GiB / (24 x 8 x 64 KiB)) */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(1024 * M, 8, 8, 24, 128 * K), 86));
+    /* capped: 32 GiB on 2 machines would be 2048 */
+    cr_assert(eq(int, mdl_nvls_tree_chunks(32768 * M, 8, 2, 16, 128 * K), MDL_MAX_TREE_CHUNKS));
+}
+
 /* Every tree of a shape: one root, each other member its parent's child, heights and depths
  * consistent with the links; returns the root. */
 static int tree_check(const struct mdl_tree_shape *s, int t)

@@ -650,7 +650,8 @@ Test(coll, nvls_tree_matches_its_closed_form_across_nvswitch_machines)
      * each way at 450 GB/s times the efficiencies, its NIC its slice S/8 each way (half up one
      * tree, half down the other) at the rate NCCL's 2 channels reach (2 x 20.04 GB/s, the
      * slower since 2026-11-27), after the reduction's and the multicast's latency, plus the last
-     * chunk's (512 KiB of each GPU's slice) way up and down its 2-machine tree */
+     * chunk's way up and down its 2-machine tree: a tree's 8 channels' chunks of 128 KiB (NCCL's
+     * NVLS chunk), 1 MiB of each GPU's slice */
     struct plat_topo t;
     platform("dgx-h100 nodes=2", &t);
     double S = 1 << 30, e = t.nccl.nvls_eff * t.nccl.eff[MDL_PROTO_SIMPLE];
@@ -659,7 +660,7 @@ Test(coll, nvls_tree_matches_its_closed_form_across_nvswitch_machines)
     struct plat_route in, out; /* to the machine's next GPU; to the next machine's first */
     cr_assert(eq(int, plat_topo_route(&t, 0, 1, &in), 0));
     cr_assert(eq(int, plat_topo_route(&t, 0, 8, &out), 0));
-    double hop = t.nccl.hop_s[MDL_PROTO_SIMPLE], c = 512 << 10;
+    double hop = t.nccl.hop_s[MDL_PROTO_SIMPLE], c = 1 << 20;
     double sw = S * 9 / 8 / (450e9 * e), nic = S / 8 / (out.bw_Bps * t.nccl.eff[MDL_PROTO_SIMPLE]);
     cr_assert(ieee_ulp_eq(dbl, out.bw_Bps, 2 * 20.04e9, 4));
     double expect = t.nccl.base_s[MDL_PROTO_SIMPLE] + 2 * (in.lat_s + hop) + (sw > nic ? sw : nic) +
