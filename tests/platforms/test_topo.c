@@ -263,6 +263,29 @@ Test(topo, collnet_is_off_unless_nccl_collnet_says_the_switches_reduce)
     plat_topo_release(&t);
 }
 
+/* NVLS-tree's channels and chunk (NCCL_NVLS_NCHANNELS, NCCL_NVLS_CHUNKSIZE): Hopper's 16 and
+ * Blackwell's 32 from the presets, 128 KiB; both keys set them, a count of at least 1 and a size */
+Test(topo, nvls_channels_and_chunk_come_from_the_device_and_the_nccl_keys)
+{
+    struct plat_topo t;
+    build("dgx-h100", 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.nvls_channels, 16));
+    cr_assert(eq(dbl, t.nccl.nvls_chunk_bytes, 128 << 10));
+    plat_topo_release(&t);
+    build("dgx-b200", 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.nvls_channels, 32));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnccl: {nvls_channels: 24, nvls_chunk: 64KiB}\n",
+             "preset: dgx-h100\nnccl: {nvls_channels: 0}\n", 23, "nccl.nvls_channels", &t);
+    cr_assert(eq(int, t.nccl.nvls_channels, 24));
+    cr_assert(eq(dbl, t.nccl.nvls_chunk_bytes, 64 << 10));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnccl: {min_ctas: 24}\n",
+             "preset: dgx-h100\nnccl: {nvls_chunk: big}\n", 20, "nccl.nvls_chunk", &t);
+    cr_assert(eq(int, mdl_nccl_nvls_channels(&t.nccl), 24)); /* raised to NCCL_MIN_CTAS */
+    plat_topo_release(&t);
+}
+
 /* Across machines on dgx-h100: each end of a crossing adds the network transport's latency
  * (nic_latency, fitted on the 2-node Ring log) to the GPU's PCIe link to its NIC, and a NIC
  * carries what NCCL's channels through it can move: 2 channels per NIC of 20.04 GB/s (fitted on
