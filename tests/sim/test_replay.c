@@ -116,7 +116,11 @@ static void check(const struct plat_topo *t, enum mdl_op_kind k, int n, double S
         double b = S / local / 2;
         struct mdl_tree_shape sh;
         mdl_tree_shape_flat(&sh, rails ? t->machines : n);
-        double c = b / mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_top(&sh));
+        int kc = a == MDL_ALGO_NVLS_TREE
+                     ? mdl_nvls_tree_chunks(S, local, t->machines, mdl_nccl_nvls_channels(&t->nccl),
+                                            t->nccl.nvls_chunk_bytes)
+                     : mdl_tree_chunks(b, t->nccl.chunk_bytes, mdl_tree_top(&sh));
+        double c = b / kc;
         double rate = a == MDL_ALGO_TREE ? mdl_nccl_tree_rate(&t->nccl, 1, MDL_PROTO_SIMPLE) : 0;
         slack = r.lat_s + t->nccl.hop_s[pr] + 2 * c / (r.bw_Bps * t->nccl.eff[pr]) +
                 (rate > 0 ? 2 * c / rate : 0);
