@@ -71,6 +71,17 @@ static double field_d(const void *row, size_t off)
     return x;
 }
 
+/* Row i of the plan (row) is pruned when its bound reaches the best simulated time so far: marked
+ * so, and skipped in how. */
+static bool prune_row(const struct plansim *ps, int *how, int i, void *row, double best)
+{
+    const int one = 1;
+    if (!(best > 0 && field_d(row, ps->bound_off) >= best)) return false;
+    memcpy((unsigned char *)row + ps->pruned_off, &one, sizeof one);
+    if (how) how[i] = PLAN_SKIP;
+    return true;
+}
+
 /* A wave's row k is row index[k] of the plan. */
 struct wave_ctx {
     const struct plansim *ps;
@@ -96,17 +107,12 @@ static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
     }
     double best = 0;
     struct wave_ctx wc = {ps, idx};
-    const int one = 1;
     while (!rc && next < ps->n) {
         int m = 0;
         for (; next < ps->n && m < J; next++) {
             void *row = row_at(ps, next);
-            bool out = best > 0 && field_d(row, ps->bound_off) >= best;
-            if (how) how[next] = out ? PLAN_SKIP : PLAN_SIMULATE;
-            if (out) {
-                memcpy((unsigned char *)row + ps->pruned_off, &one, sizeof one);
-                continue;
-            }
+            if (how) how[next] = PLAN_SIMULATE;
+            if (prune_row(ps, how, next, row, best)) continue;
             memcpy(wave + (size_t)m * ps->size, row, ps->size);
             idx[m++] = next;
         }
@@ -121,11 +127,7 @@ static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
         if (m && (rc = plansim_run(&sub, NULL, err))) break;
         for (int i = 0; i < m; i++) {
             void *row = row_at(ps, idx[i]);
-            if (best > 0 && field_d(row, ps->bound_off) >= best) { /* pruned within the wave */
-                memcpy((unsigned char *)row + ps->pruned_off, &one, sizeof one);
-                if (how) how[idx[i]] = PLAN_SKIP;
-                continue;
-            }
+            if (prune_row(ps, how, idx[i], row, best)) continue; /* pruned within the wave */
             memcpy(row, wave + (size_t)i * ps->size, ps->size);
             double t = field_d(row, ps->sim_off);
             if (t > 0 && (best <= 0 || t < best)) best = t;

@@ -582,7 +582,8 @@ static __attribute__((noinline)) void tree_steps(struct xfer *x, int T, int k, d
  * connection, so a route's latency delays a chunk without spacing the next ones out: the
  * pipeline pays latency per level of the tree, bandwidth per chunk. Each tree's channel
  * forwards at most `rate` bytes/s at every member (0: unlimited, as hierarchical_tree's trees
- * on rails run), passing each chunk on whole or as it starts on it (tree_steps). */
+ * on rails run), passing each chunk on whole or as it starts on it (tree_steps). Each tree
+ * carries k chunks, or where k < 1 as many as mdl_tree_chunks gives for the platform's chunk. */
 static void tree(struct xfer *x, const struct mdl_tree_shape *sh, const int *mem, int stride,
                  int me, double bytes, int k, double rate, bool whole, const struct nvls_feed *nf)
 {
@@ -698,7 +699,7 @@ static void nvls_tree(struct xfer *x, int me, double S, double nvls_eff)
      * data-parallel groups hold several GPUs of each machine, as on an NVL72 rack) their
      * concurrent groups multiply the flows SimGrid shares at each event, so there auto runs it
      * at flow level (docs/collectives.md, Granularity). */
-    int many = x->gran == MDL_GRAN_AUTO && x->c->p->nranks > 4 * x->c->p_nccl->flow_threshold;
+    int many = x->gran == MDL_GRAN_AUTO && x->c->p->nranks > 4 * ncl->flow_threshold;
     if (!flow_level(x, N) && !many) {
         tree(x, &sh, &h->member[l], L, j, S / L, k, 0, true, &nf);
         sleep_for(alpha); /* the last chunk's multicast */

@@ -47,4 +47,15 @@ static inline int pruned_check(const struct pruned_row *a, const struct pruned_r
     return simulated;
 }
 
+/* Two plans' views (one core, two; n rows each) and their pruned counts agree, some pruned:
+ * returns how many were simulated (pruned_check). */
+static inline int pruned_agree(struct pruned_row *const view[2], const int n[2],
+                               const int pruned[2])
+{
+    cr_assert(gt(int, pruned[0], 0));
+    cr_assert(eq(int, pruned[1], pruned[0]));
+    cr_assert(eq(int, n[0], n[1]));
+    return pruned_check(view[0], view[1], n[0]);
+}
+
 #endif
