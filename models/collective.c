@@ -53,6 +53,7 @@ void mdl_nccl_default(struct mdl_nccl *n)
     n->nvls_tree = true;
     n->nvls_channels = 16;           /* NCCL's NVLS_NCHANNELS_SM90 (src/transport/nvls.cc) */
     n->nvls_chunk_bytes = 128 << 10; /* NCCL_NVLS_CHUNKSIZE's default */
+    n->p2p_net_channels = 2;         /* NCCL_NCHANNELS_PER_NET_PEER's default */
     /* NCCL's per-channel tree bus bandwidth on Ampere (its tuning model, src/graph/tuning.cc:
      * 24.0, 23.6 and 17.8 GB/s over one, two and more machines) is a pair of trees (two
      * channels) at half their bus bandwidth in buffer bytes: a quarter each */
@@ -64,6 +65,21 @@ double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_
 {
     double eff = n->eff[p] > 0 ? n->eff[p] : 1;
     return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
+}
+
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, int *per_peer, double *rate)
+{
+    *per_peer = n->p2p_channels;
+    *rate = n->p2p_channel_Bps;
+    if (!across || n->p2p_channels < 1) return;
+    int c = n->p2p_net_channels > 0 && n->p2p_net_channels < n->p2p_channels ? n->p2p_net_channels
+                                                                             : n->p2p_channels;
+    int pow2 = 1;
+    while (pow2 < c)
+        pow2 *= 2;
+    *per_peer = pow2;
+    double net = n->net_channel_Bps;
+    if (net > 0 && (!(*rate > 0) || net < *rate)) *rate = net;
 }
 
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n)

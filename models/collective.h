@@ -89,6 +89,9 @@ struct mdl_nccl {
      * in chunk_bytes steps (mdl_p2p_channels, mdl_p2p_time). */
     double p2p_base_s, p2p_channel_Bps;
     int p2p_channels;
+    /* Across machines NCCL gives a peer NCCL_NCHANNELS_PER_NET_PEER channels (default 2), each a
+     * network connection (net_channel_Bps) (mdl_nccl_p2p). */
+    int p2p_net_channels;
     /* NVLS-tree's chunking (NCCL's NCCL_NVLS_NCHANNELS, raised to min_ctas, and
      * NCCL_NVLS_CHUNKSIZE): its channels, each a pipeline of its own share of every GPU's slice,
      * and the chunk they move (mdl_nvls_tree_chunks). */
@@ -100,6 +103,15 @@ void mdl_nccl_default(struct mdl_nccl *n);
 /* A tree's channel rate under protocol p on a group over `machines` machines: tree_rate_Bps's
  * bucket times p's efficiency (1 where it is 0, as a forced protocol runs). */
 double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p);
+
+/* A send's channels per peer and the most one of them moves (0: no limit), inside a machine or
+ * across machines. Inside: p2p_channels at p2p_channel_Bps. Across: NCCL gives a remote peer
+ * NCCL_NCHANNELS_PER_NET_PEER channels (p2p_net_channels; src/graph/paths.cc,
+ * ncclTopoGetNchannels) and every peer of the communicator the fewest any peer has, to a power of
+ * two (ncclTopoComputeP2pChannels); each is one thread block and its network connection, which
+ * moves at most net_channel_Bps as a collective's channel does (and p2p_channel_Bps, where both
+ * are set). p2p_channels 0 (no point-to-point fit) stays 0. */
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, int *per_peer, double *rate);
 
 /* NVLS's channels: nvls_channels, raised to min_ctas as NCCL raises them to NCCL_MIN_CTAS. */
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n);

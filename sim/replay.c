@@ -936,10 +936,13 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
                 /* NCCL's point-to-point path: what its channels take beyond the route's own
                  * time for S (mdl_p2p_time) delays the message */
                 double extra = 0, bw = p2p ? bw_to(&x, (root + 1) % n) : 0;
-                if (bw > 0)
-                    extra = mdl_p2p_move(S, nc->p2p_channels, nc->chunk_bytes,
-                                         c->hier[op->group].machines > 1, bw, nc->p2p_channel_Bps) -
-                            S / bw;
+                if (bw > 0) {
+                    bool across = c->hier[op->group].machines > 1;
+                    int per_peer;
+                    double rate;
+                    mdl_nccl_p2p(nc, across, &per_peer, &rate);
+                    extra = mdl_p2p_move(S, per_peer, nc->chunk_bytes, across, bw, rate) - S / bw;
+                }
                 for (int j = 1; j < n; j++) {
                     sleep_for(alpha_to(&x, (root + j) % n) + extra);
                     post_send(&x, (root + j) % n, SLOT_MAIN, S);

@@ -286,6 +286,25 @@ Test(topo, nvls_channels_and_chunk_come_from_the_device_and_the_nccl_keys)
     plat_topo_release(&t);
 }
 
+/* NCCL_NCHANNELS_PER_NET_PEER: 2 by default on every preset, nccl.p2p_net_channels sets it */
+Test(topo, p2p_net_channels_default_to_ncclS_two_and_come_from_the_nccl_key)
+{
+    struct plat_topo t;
+    build("dgx-h100", 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.p2p_net_channels, 2));
+    plat_topo_release(&t);
+    build("dgx-a100", 0, NULL, &t);
+    cr_assert(eq(int, t.nccl.p2p_net_channels, 2));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnccl: {p2p_net_channels: 4}\n",
+             "preset: dgx-h100\nnccl: {p2p_net_channels: 0}\n", 26, "nccl.p2p_net_channels", &t);
+    cr_assert(eq(int, t.nccl.p2p_net_channels, 4));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnccl: {p2p_net_channels: 32}\n",
+             "preset: dgx-h100\nnccl: {p2p_net_channels: 33}\n", 26, "nccl.p2p_net_channels", &t);
+    plat_topo_release(&t);
+}
+
 /* Across machines on dgx-h100: each end of a crossing adds the network transport's latency
  * (nic_latency, fitted on the 2-node Ring log) to the GPU's PCIe link to its NIC, and a NIC
  * carries what NCCL's channels through it can move: 2 channels per NIC of 20.04 GB/s (fitted on
