@@ -427,7 +427,7 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines, p);
     out->tree_whole = p == MDL_PROTO_SIMPLE;
     out->p2p_base_s = nc->p2p_base_s;
-    mdl_nccl_p2p(nc, ge->hier.machines > 1, &out->p2p_channels, &out->p2p_channel_Bps);
+    mdl_nccl_p2p(nc, ge->hier.machines > 1, &out->p2p);
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL

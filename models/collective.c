@@ -51,9 +51,10 @@ void mdl_nccl_default(struct mdl_nccl *n)
     n->flow_threshold = 32;
     n->nvls_eff = 1;
     n->nvls_tree = true;
-    n->nvls_channels = 16;           /* NCCL's NVLS_NCHANNELS_SM90 (src/transport/nvls.cc) */
-    n->nvls_chunk_bytes = 128 << 10; /* NCCL_NVLS_CHUNKSIZE's default */
-    n->p2p_net_channels = 2;         /* NCCL_NCHANNELS_PER_NET_PEER's default */
+    n->nvls_channels = 16;              /* NCCL's NVLS_NCHANNELS_SM90 (src/transport/nvls.cc) */
+    n->nvls_chunk_bytes = 128 << 10;    /* NCCL_NVLS_CHUNKSIZE's default */
+    n->p2p_net_channels = 2;            /* NCCL_NCHANNELS_PER_NET_PEER's default */
+    n->p2p_net_chunk_bytes = 128 << 10; /* NCCL_P2P_NET_CHUNKSIZE's default */
     /* NCCL's per-channel tree bus bandwidth on Ampere (its tuning model, src/graph/tuning.cc:
      * 24.0, 23.6 and 17.8 GB/s over one, two and more machines) is a pair of trees (two
      * channels) at half their bus bandwidth in buffer bytes: a quarter each */
@@ -67,19 +68,21 @@ double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_
     return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
 }
 
-void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, int *per_peer, double *rate)
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, struct mdl_p2p *out)
 {
-    *per_peer = n->p2p_channels;
-    *rate = n->p2p_channel_Bps;
+    out->per_peer = n->p2p_channels;
+    out->rate_Bps = n->p2p_channel_Bps;
+    out->chunk_bytes = n->chunk_bytes;
     if (!across || n->p2p_channels < 1) return;
     int c = n->p2p_net_channels > 0 && n->p2p_net_channels < n->p2p_channels ? n->p2p_net_channels
                                                                              : n->p2p_channels;
     int pow2 = 1;
     while (pow2 < c)
         pow2 *= 2;
-    *per_peer = pow2;
+    out->per_peer = pow2;
     double net = n->net_channel_Bps;
-    if (net > 0 && (!(*rate > 0) || net < *rate)) *rate = net;
+    if (net > 0 && (!(out->rate_Bps > 0) || net < out->rate_Bps)) out->rate_Bps = net;
+    if (n->p2p_net_chunk_bytes > 0) out->chunk_bytes = n->p2p_net_chunk_bytes;
 }
 
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n)
@@ -647,8 +650,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
             if (m != 2) return -1;
             /* NCCL's point-to-point path where the platform has one */
             t = p->alpha_s + (e->p2p_base_s > 0
-                                  ? mdl_p2p_move(S, e->p2p_channels, e->chunk_bytes,
-                                                 e->machines > 1, p->bw_Bps, e->p2p_channel_Bps)
+                                  ? mdl_p2p_move(S, e->p2p.per_peer, e->p2p.chunk_bytes,
+                                                 e->machines > 1, p->bw_Bps, e->p2p.rate_Bps)
                                   : S / p->bw_Bps);
         } else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);

@@ -90,8 +90,10 @@ struct mdl_nccl {
     double p2p_base_s, p2p_channel_Bps;
     int p2p_channels;
     /* Across machines NCCL gives a peer NCCL_NCHANNELS_PER_NET_PEER channels (default 2), each a
-     * network connection (net_channel_Bps) (mdl_nccl_p2p). */
+     * network connection (net_channel_Bps), moving NCCL_P2P_NET_CHUNKSIZE chunks (default 128
+     * KiB) (mdl_nccl_p2p). */
     int p2p_net_channels;
+    double p2p_net_chunk_bytes;
     /* NVLS-tree's chunking (NCCL's NCCL_NVLS_NCHANNELS, raised to min_ctas, and
      * NCCL_NVLS_CHUNKSIZE): its channels, each a pipeline of its own share of every GPU's slice,
      * and the chunk they move (mdl_nvls_tree_chunks). */
@@ -104,14 +106,22 @@ void mdl_nccl_default(struct mdl_nccl *n);
  * bucket times p's efficiency (1 where it is 0, as a forced protocol runs). */
 double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p);
 
-/* A send's channels per peer and the most one of them moves (0: no limit), inside a machine or
- * across machines. Inside: p2p_channels at p2p_channel_Bps. Across: NCCL gives a remote peer
+/* How NCCL moves a send between two peers: its channels per peer, the most one of them moves (0:
+ * no limit) and the chunk it moves in. */
+struct mdl_p2p {
+    int per_peer;
+    double rate_Bps, chunk_bytes;
+};
+
+/* A send's mdl_p2p inside a machine or across machines. Inside: p2p_channels at p2p_channel_Bps
+ * in chunk_bytes (NCCL_P2P_NVL_CHUNKSIZE's 512 KiB). Across: NCCL gives a remote peer
  * NCCL_NCHANNELS_PER_NET_PEER channels (p2p_net_channels; src/graph/paths.cc,
  * ncclTopoGetNchannels) and every peer of the communicator the fewest any peer has, to a power of
  * two (ncclTopoComputeP2pChannels); each is one thread block and its network connection, which
  * moves at most net_channel_Bps as a collective's channel does (and p2p_channel_Bps, where both
- * are set). p2p_channels 0 (no point-to-point fit) stays 0. */
-void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, int *per_peer, double *rate);
+ * are set), in chunks of NCCL_P2P_NET_CHUNKSIZE (p2p_net_chunk_bytes, 128 KiB: src/init.cc, a
+ * communicator over more than one machine). p2p_channels 0 (no point-to-point fit) stays 0. */
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, struct mdl_p2p *out);
 
 /* NVLS's channels: nvls_channels, raised to min_ctas as NCCL raises them to NCCL_MIN_CTAS. */
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n);
@@ -170,11 +180,11 @@ struct mdl_coll_env {
     double chunk_bytes;                /* pipeline chunk */
     int nvls_channels;                 /* NVLS-tree's channels and chunk (mdl_nccl) */
     double nvls_chunk_bytes;
-    double tree_rate_Bps;               /* a tree channel's rate under the protocol
-                                         * (mdl_nccl_tree_rate); 0: none */
-    bool tree_whole;                    /* a chunk passes a channel whole (Simple) */
-    double p2p_base_s, p2p_channel_Bps; /* send/receive (mdl_nccl) */
-    int p2p_channels;
+    double tree_rate_Bps; /* a tree channel's rate under the protocol
+                           * (mdl_nccl_tree_rate); 0: none */
+    bool tree_whole;      /* a chunk passes a channel whole (Simple) */
+    double p2p_base_s;    /* send/receive (mdl_nccl, mdl_nccl_p2p) */
+    struct mdl_p2p p2p;
 };
 
 /* The channels NCCL splits a send of `bytes` over (enqueue.cc, calcP2pChunkSize, for a pair):

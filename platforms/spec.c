@@ -286,6 +286,7 @@ static const struct tps_ykey nccl_keys[] = {
     {"p2p_channel_rate", TPS_YK_FN, NC(p2p_channel_Bps), 0, {.fn = read_rate_or_zero}},
     {"p2p_channels", TPS_YK_FN, NC(p2p_channels), 0, {.fn = read_p2p_channels}},
     {"p2p_net_channels", TPS_YK_INT, NC(p2p_net_channels), 32, {NULL}},
+    {"p2p_net_chunk", TPS_YK_FN, NC(p2p_net_chunk_bytes), 0, {.fn = read_chunk}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef NC
 

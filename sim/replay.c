@@ -938,10 +938,10 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
                 double extra = 0, bw = p2p ? bw_to(&x, (root + 1) % n) : 0;
                 if (bw > 0) {
                     bool across = c->hier[op->group].machines > 1;
-                    int per_peer;
-                    double rate;
-                    mdl_nccl_p2p(nc, across, &per_peer, &rate);
-                    extra = mdl_p2p_move(S, per_peer, nc->chunk_bytes, across, bw, rate) - S / bw;
+                    struct mdl_p2p pp;
+                    mdl_nccl_p2p(nc, across, &pp);
+                    extra = mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, across, bw, pp.rate_Bps) -
+                            S / bw;
                 }
                 for (int j = 1; j < n; j++) {
                     sleep_for(alpha_to(&x, (root + j) % n) + extra);

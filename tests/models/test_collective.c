@@ -245,49 +245,53 @@ Test(collective, a_send_runs_in_ncclS_point_to_point_channels_at_their_rate)
 /* Across machines a send gets NCCL_NCHANNELS_PER_NET_PEER channels per peer (2 by default,
  * rounded up to a power of two, never more than the pair's own), each a network connection at
  * the platform's network channel rate (the lower of it and the point-to-point channel rate where
- * both are set); inside a machine the pair's channels and rate stay. dgx-h100's values: 32 p2p
- * channels, no p2p channel rate, 20.04 GB/s per network channel; dgx-a100's: 16.05 GB/s per p2p
- * channel, no network channel rate. */
+ * both are set), in NCCL_P2P_NET_CHUNKSIZE chunks (128 KiB); inside a machine the pair's
+ * channels, rate and 512 KiB chunk stay. dgx-h100's values: 32 p2p channels, no p2p channel
+ * rate, 20.04 GB/s per network channel; dgx-a100's: 16.05 GB/s per p2p channel, no network
+ * channel rate. */
 Test(collective, a_send_across_machines_runs_on_ncclS_channels_per_network_peer)
 {
+    const double K = 1024, M = K * K;
     struct mdl_nccl n;
     mdl_nccl_default(&n);
     n.p2p_channels = 32;
     n.net_channel_Bps = 20.04e9;
-    int per;
-    double rate;
-    mdl_nccl_p2p(&n, false, &per, &rate);
-    cr_assert(eq(int, per, 32));
-    cr_assert(eq(dbl, rate, 0));
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(int, per, 2));
-    cr_assert(eq(dbl, rate, 20.04e9));
+    struct mdl_p2p p;
+    mdl_nccl_p2p(&n, false, &p);
+    cr_assert(eq(int, p.per_peer, 32));
+    cr_assert(eq(dbl, p.rate_Bps, 0));
+    cr_assert(eq(dbl, p.chunk_bytes, 512 * K));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(int, p.per_peer, 2));
+    cr_assert(eq(dbl, p.rate_Bps, 20.04e9));
+    cr_assert(eq(dbl, p.chunk_bytes, 128 * K));
     n.p2p_net_channels = 3; /* NCCL rounds up to a power of two */
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(int, per, 4));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(int, p.per_peer, 4));
     n.p2p_net_channels = 64; /* never more than the pair's */
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(int, per, 32));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(int, p.per_peer, 32));
     n.p2p_net_channels = 2;
     n.p2p_channel_Bps = 16.05e9; /* both set: the lower */
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(dbl, rate, 16.05e9));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(dbl, p.rate_Bps, 16.05e9));
     n.net_channel_Bps = 0; /* dgx-a100: the p2p channel's */
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(dbl, rate, 16.05e9));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(dbl, p.rate_Bps, 16.05e9));
     n.p2p_channels = 0; /* no point-to-point fit: nothing to split */
-    mdl_nccl_p2p(&n, true, &per, &rate);
-    cr_assert(eq(int, per, 0));
+    mdl_nccl_p2p(&n, true, &p);
+    cr_assert(eq(int, p.per_peer, 0));
 
     /* A pipeline message of GPT-3 175B at TP 4 with sequence parallelism (2048/4 x 12288 bf16,
-     * 12 MiB) between two dgx-h100 machines: 2 channels (12 MiB > one 512 KiB chunk), each its
-     * first chunk twice and the rest of its 6 MiB at 20.04 GB/s, over the NIC's 40.08 GB/s */
-    const double K = 1024, M = K * K, c = 512 * K, S = 12 * M;
+     * 12 MiB) between two dgx-h100 machines: 2 channels (12 MiB > one 128 KiB chunk), each its
+     * first chunk twice and the rest of its 6 MiB at 20.04 GB/s, 6.5 us over the NIC's 40.08 GB/s
+     * alone */
+    const double c = 128 * K, S = 12 * M;
     cr_assert(eq(int, mdl_p2p_channels(2, S, c, true), 2));
     cr_assert(
         ieee_ulp_eq(dbl, mdl_p2p_move(S, 2, c, true, 40.08e9, 20.04e9), (c + 6 * M) / 20.04e9, 4));
-    /* 256 KiB: one channel, its one chunk through both copies */
-    cr_assert(eq(int, mdl_p2p_channels(2, 256 * K, c, true), 1));
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_move(256 * K, 2, c, true, 40.08e9, 20.04e9),
-                          2 * 256 * K / 20.04e9, 4));
+    /* 128 KiB: one channel, its one chunk through both copies */
+    cr_assert(eq(int, mdl_p2p_channels(2, 128 * K, c, true), 1));
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_move(128 * K, 2, c, true, 40.08e9, 20.04e9),
+                          2 * 128 * K / 20.04e9, 4));
 }

@@ -286,12 +286,14 @@ Test(topo, nvls_channels_and_chunk_come_from_the_device_and_the_nccl_keys)
     plat_topo_release(&t);
 }
 
-/* NCCL_NCHANNELS_PER_NET_PEER: 2 by default on every preset, nccl.p2p_net_channels sets it */
-Test(topo, p2p_net_channels_default_to_ncclS_two_and_come_from_the_nccl_key)
+/* NCCL_NCHANNELS_PER_NET_PEER and NCCL_P2P_NET_CHUNKSIZE: 2 and 128 KiB by default on every
+ * preset, nccl.p2p_net_channels and nccl.p2p_net_chunk set them */
+Test(topo, p2p_net_channels_and_chunk_default_to_ncclS_and_come_from_the_nccl_keys)
 {
     struct plat_topo t;
     build("dgx-h100", 0, NULL, &t);
     cr_assert(eq(int, t.nccl.p2p_net_channels, 2));
+    cr_assert(eq(dbl, t.nccl.p2p_net_chunk_bytes, 128 << 10));
     plat_topo_release(&t);
     build("dgx-a100", 0, NULL, &t);
     cr_assert(eq(int, t.nccl.p2p_net_channels, 2));
@@ -300,8 +302,12 @@ Test(topo, p2p_net_channels_default_to_ncclS_two_and_come_from_the_nccl_key)
              "preset: dgx-h100\nnccl: {p2p_net_channels: 0}\n", 26, "nccl.p2p_net_channels", &t);
     cr_assert(eq(int, t.nccl.p2p_net_channels, 4));
     plat_topo_release(&t);
-    nccl_key("preset: dgx-h100\nnccl: {p2p_net_channels: 32}\n",
+    nccl_key("preset: dgx-h100\nnccl: {p2p_net_channels: 32, p2p_net_chunk: 2MiB}\n",
              "preset: dgx-h100\nnccl: {p2p_net_channels: 33}\n", 26, "nccl.p2p_net_channels", &t);
+    cr_assert(eq(dbl, t.nccl.p2p_net_chunk_bytes, 2 << 20));
+    plat_topo_release(&t);
+    nccl_key("preset: dgx-h100\nnccl: {p2p_net_chunk: 128KiB}\n",
+             "preset: dgx-h100\nnccl: {p2p_net_chunk: 0}\n", 23, "nccl.p2p_net_chunk", &t);
     plat_topo_release(&t);
 }
 
