@@ -176,12 +176,13 @@ void tune_group_env_release(struct tune_group_env *e)
 }
 
 /* Ring pairs of a group for one of the three phases: 0 flat ring, 1 inside machines, 2 rails;
- * a one-way group's single message in the flat phase. */
+ * a one-way pair's single message in the flat phase (a send/recv of 2; over more, every member
+ * sends to the next: the flat ring's pairs). */
 static int ring_pairs(const struct mdl_group *g, const struct cpl_layout *h, int which,
                       bool one_way, int (*out)[2])
 {
     int n = g->n, k = 0;
-    if (which == 0 && one_way) {
+    if (which == 0 && one_way && n == 2) {
         out[0][0] = g->ranks[0];
         out[0][1] = g->ranks[1];
         return 1;
@@ -209,7 +210,7 @@ static int env_build(const struct plat_topo *t, const struct mdl_group *const *g
                      enum mdl_op_kind kind, const struct cpl_layout *given,
                      struct tune_group_env *e, struct tps_error *err)
 {
-    bool one_way = kind == MDL_OP_SEND_RECV; /* its groups have two members (program check) */
+    bool one_way = kind == MDL_OP_SEND_RECV; /* one message per member */
     memset(e, 0, sizeof *e);
     const struct mdl_group *g = groups[0];
     e->n = g->n;
@@ -427,7 +428,8 @@ void tune_coll_env(const struct tune_group_env *ge, const struct mdl_nccl *nc,
     out->tree_rate_Bps = mdl_nccl_tree_rate(nc, ge->hier.machines, p);
     out->tree_whole = p == MDL_PROTO_SIMPLE;
     out->p2p_base_s = nc->p2p_base_s;
-    mdl_nccl_p2p(nc, ge->hier.machines > 1, &out->p2p);
+    /* a pair across machines, or a shift whose slowest pair crosses them */
+    mdl_nccl_p2p(nc, ge->hier.machines > 1, ge->hier.machines > 1, &out->p2p);
 }
 
 /* Whether the tuner considers algorithm a for collective k on its own: the algorithms NCCL
@@ -633,7 +635,11 @@ static void group_pairs(const struct mdl_group *g, const struct cpl_layout *layo
     switch (algo) {
     case MDL_ALGO_NVLS: /* through the switch: every GPU's link carries its share to every other */
     case MDL_ALGO_DIRECT:
-        if (algo == MDL_ALGO_DIRECT && (kind == MDL_OP_SEND_RECV || kind == MDL_OP_BROADCAST)) {
+        if (algo == MDL_ALGO_DIRECT && kind == MDL_OP_SEND_RECV && n > 2) {
+            for (int i = 0; i < n; i++) /* a shift: every member to the next */
+                pair_add(ps, R[i], R[(i + 1) % n]);
+        } else if (algo == MDL_ALGO_DIRECT &&
+                   (kind == MDL_OP_SEND_RECV || kind == MDL_OP_BROADCAST)) {
             for (int i = 1; i < n; i++)
                 pair_add(ps, R[0], R[i]);
         } else {

@@ -68,21 +68,21 @@ double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_
     return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
 }
 
-void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, struct mdl_p2p *out)
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool spans, bool crosses, struct mdl_p2p *out)
 {
     out->per_peer = n->p2p_channels;
     out->rate_Bps = n->p2p_channel_Bps;
     out->chunk_bytes = n->chunk_bytes;
-    if (!across || n->p2p_channels < 1) return;
+    if (!spans || n->p2p_channels < 1) return;
     int c = n->p2p_net_channels > 0 && n->p2p_net_channels < n->p2p_channels ? n->p2p_net_channels
                                                                              : n->p2p_channels;
     int pow2 = 1;
     while (pow2 < c)
         pow2 *= 2;
     out->per_peer = pow2;
-    double net = n->net_channel_Bps;
-    if (net > 0 && (!(out->rate_Bps > 0) || net < out->rate_Bps)) out->rate_Bps = net;
     if (n->p2p_net_chunk_bytes > 0) out->chunk_bytes = n->p2p_net_chunk_bytes;
+    double net = n->net_channel_Bps;
+    if (crosses && net > 0 && (!(out->rate_Bps > 0) || net < out->rate_Bps)) out->rate_Bps = net;
 }
 
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n)
@@ -647,8 +647,9 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
     case MDL_ALGO_DIRECT:
         if (m > MDL_DIRECT_MAX_N) return -1;
         if (k == MDL_OP_SEND_RECV) {
-            if (m != 2) return -1;
-            /* NCCL's point-to-point path where the platform has one */
+            /* one message, or over more than 2 members every member's to the next at once (a
+             * shift, as nccl-tests' sendrecv_perf runs): the slowest pair's. NCCL's
+             * point-to-point path where the platform has one */
             t = p->alpha_s + (e->p2p_base_s > 0
                                   ? mdl_p2p_move(S, e->p2p.per_peer, e->p2p.chunk_bytes,
                                                  e->machines > 1, p->bw_Bps, e->p2p.rate_Bps)

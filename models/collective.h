@@ -113,15 +113,16 @@ struct mdl_p2p {
     double rate_Bps, chunk_bytes;
 };
 
-/* A send's mdl_p2p inside a machine or across machines. Inside: p2p_channels at p2p_channel_Bps
- * in chunk_bytes (NCCL_P2P_NVL_CHUNKSIZE's 512 KiB). Across: NCCL gives a remote peer
+/* A send's mdl_p2p in a communicator over one machine or more (spans), between a pair on one
+ * machine or two (crosses). One machine: p2p_channels at p2p_channel_Bps in chunk_bytes
+ * (NCCL_P2P_NVL_CHUNKSIZE's 512 KiB). Over more: NCCL gives a remote peer
  * NCCL_NCHANNELS_PER_NET_PEER channels (p2p_net_channels; src/graph/paths.cc,
  * ncclTopoGetNchannels) and every peer of the communicator the fewest any peer has, to a power of
- * two (ncclTopoComputeP2pChannels); each is one thread block and its network connection, which
- * moves at most net_channel_Bps as a collective's channel does (and p2p_channel_Bps, where both
- * are set), in chunks of NCCL_P2P_NET_CHUNKSIZE (p2p_net_chunk_bytes, 128 KiB: src/init.cc, a
- * communicator over more than one machine). p2p_channels 0 (no point-to-point fit) stays 0. */
-void mdl_nccl_p2p(const struct mdl_nccl *n, bool across, struct mdl_p2p *out);
+ * two (ncclTopoComputeP2pChannels), and every send chunks of NCCL_P2P_NET_CHUNKSIZE
+ * (p2p_net_chunk_bytes, 128 KiB: src/init.cc); a channel between machines is one thread block and
+ * its network connection, which moves at most net_channel_Bps as a collective's channel does
+ * (and p2p_channel_Bps, where both are set). p2p_channels 0 (no point-to-point fit) stays 0. */
+void mdl_nccl_p2p(const struct mdl_nccl *n, bool spans, bool crosses, struct mdl_p2p *out);
 
 /* NVLS's channels: nvls_channels, raised to min_ctas as NCCL raises them to NCCL_MIN_CTAS. */
 int mdl_nccl_nvls_channels(const struct mdl_nccl *n);

@@ -342,9 +342,10 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
         if (first) {
             if (!bsearch(&r, C->sorted[g], (size_t)G->n, sizeof(int), int_cmp))
                 return fail_at(at, r, i, err, "group", "rank %d is not in group %d", r, g);
-            if (op->kind == MDL_OP_SEND_RECV && G->n != 2)
+            if (op->kind == MDL_OP_SEND_RECV && G->n < 2)
                 return fail_at(at, r, i, err, "group",
-                               "send_recv needs a group of 2 ranks, group %d has %d", g, G->n);
+                               "send_recv needs a group of at least 2 ranks, group %d has %d", g,
+                               G->n);
             if (op->root >= G->n)
                 return fail_at(at, r, i, err, "root", "root %d of a group of %d ranks", op->root,
                                G->n);

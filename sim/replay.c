@@ -918,7 +918,25 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
         collnet(&x, me, S);
         break;
     case MDL_ALGO_DIRECT:
-        if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {
+        if (k == MDL_OP_SEND_RECV && n > 2) {
+            /* a shift (nccl-tests' sendrecv_perf): every member sends to the next and receives
+             * from the previous at once, each send on NCCL's point-to-point path as below */
+            int next = (me + 1) % n;
+            post_recv(&x, SLOT_MAIN);
+            double extra = 0, bw = p2p ? bw_to(&x, next) : 0;
+            if (bw > 0) {
+                const struct cpl_layout *h = &c->hier[op->group];
+                bool spans = h->machines > 1,
+                     crosses = spans && (!h->node_of || h->node_of[me] != h->node_of[next]);
+                struct mdl_p2p pp;
+                mdl_nccl_p2p(nc, spans, crosses, &pp);
+                extra =
+                    mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, crosses, bw, pp.rate_Bps) - S / bw;
+            }
+            sleep_for(alpha_to(&x, next) + extra);
+            post_send(&x, next, SLOT_MAIN, S);
+            finish(&x);
+        } else if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {
             /* the root sends the whole buffer to every other member, one after another */
             int root = op->root;
             if (me != root) {
@@ -939,7 +957,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
                 if (bw > 0) {
                     bool across = c->hier[op->group].machines > 1;
                     struct mdl_p2p pp;
-                    mdl_nccl_p2p(nc, across, &pp);
+                    mdl_nccl_p2p(nc, across, across, &pp);
                     extra = mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, across, bw, pp.rate_Bps) -
                             S / bw;
                 }

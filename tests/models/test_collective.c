@@ -257,29 +257,35 @@ Test(collective, a_send_across_machines_runs_on_ncclS_channels_per_network_peer)
     n.p2p_channels = 32;
     n.net_channel_Bps = 20.04e9;
     struct mdl_p2p p;
-    mdl_nccl_p2p(&n, false, &p);
+    mdl_nccl_p2p(&n, false, false, &p);
     cr_assert(eq(int, p.per_peer, 32));
     cr_assert(eq(dbl, p.rate_Bps, 0));
     cr_assert(eq(dbl, p.chunk_bytes, 512 * K));
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(int, p.per_peer, 2));
     cr_assert(eq(dbl, p.rate_Bps, 20.04e9));
     cr_assert(eq(dbl, p.chunk_bytes, 128 * K));
+    /* a pair inside a machine of a communicator over more: the communicator's channels and
+     * chunk, its own rate */
+    mdl_nccl_p2p(&n, true, false, &p);
+    cr_assert(eq(int, p.per_peer, 2));
+    cr_assert(eq(dbl, p.rate_Bps, 0));
+    cr_assert(eq(dbl, p.chunk_bytes, 128 * K));
     n.p2p_net_channels = 3; /* NCCL rounds up to a power of two */
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(int, p.per_peer, 4));
     n.p2p_net_channels = 64; /* never more than the pair's */
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(int, p.per_peer, 32));
     n.p2p_net_channels = 2;
     n.p2p_channel_Bps = 16.05e9; /* both set: the lower */
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(dbl, p.rate_Bps, 16.05e9));
     n.net_channel_Bps = 0; /* dgx-a100: the p2p channel's */
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(dbl, p.rate_Bps, 16.05e9));
     n.p2p_channels = 0; /* no point-to-point fit: nothing to split */
-    mdl_nccl_p2p(&n, true, &p);
+    mdl_nccl_p2p(&n, true, true, &p);
     cr_assert(eq(int, p.per_peer, 0));
 
     /* A pipeline message of GPT-3 175B at TP 4 with sequence parallelism (2048/4 x 12288 bf16,
