@@ -645,7 +645,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         }
         break;
     case MDL_ALGO_DIRECT:
-        if (m > MDL_DIRECT_MAX_N) return -1;
+        /* every pair's route, except a send/recv's: a message, or a shift's one per member */
+        if (m > MDL_DIRECT_MAX_N && k != MDL_OP_SEND_RECV) return -1;
         if (k == MDL_OP_SEND_RECV) {
             /* one message, or over more than 2 members every member's to the next at once (a
              * shift, as nccl-tests' sendrecv_perf runs): the slowest pair's. NCCL's

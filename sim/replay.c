@@ -852,6 +852,22 @@ static void hierarchical(struct xfer *x, enum mdl_coll_algo a, enum mdl_op_kind 
     if (k != MDL_OP_REDUCE_SCATTER) ring(x, local, 1, L, l, SLOT_MAIN, L - 1, S / L, 1 + j);
 }
 
+/* NCCL's point-to-point path for a send of S from member `from` to member `to`: what its
+ * channels take beyond the route's own time (mdl_p2p_time), which delays the message. The
+ * group is the communicator: over more than one machine every pair runs on its network-peer
+ * channels and chunk, a pair across machines at the network channel rate (mdl_nccl_p2p). */
+static double p2p_extra(const struct xfer *x, int from, int to, double S)
+{
+    double bw = bw_to(x, to);
+    if (!(bw > 0)) return 0;
+    const struct cpl_layout *h = &x->c->hier[x->group];
+    bool spans = h->machines > 1,
+         crosses = spans && (!h->node_of || h->node_of[from] != h->node_of[to]);
+    struct mdl_p2p pp;
+    mdl_nccl_p2p(x->c->p_nccl, spans, crosses, &pp);
+    return mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, crosses, bw, pp.rate_Bps) - S / bw;
+}
+
 void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
     /* mdl_program_check ran in the pipeline: a bad group here is a bug */
@@ -923,17 +939,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
              * from the previous at once, each send on NCCL's point-to-point path as below */
             int next = (me + 1) % n;
             post_recv(&x, SLOT_MAIN);
-            double extra = 0, bw = p2p ? bw_to(&x, next) : 0;
-            if (bw > 0) {
-                const struct cpl_layout *h = &c->hier[op->group];
-                bool spans = h->machines > 1,
-                     crosses = spans && (!h->node_of || h->node_of[me] != h->node_of[next]);
-                struct mdl_p2p pp;
-                mdl_nccl_p2p(nc, spans, crosses, &pp);
-                extra =
-                    mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, crosses, bw, pp.rate_Bps) - S / bw;
-            }
-            sleep_for(alpha_to(&x, next) + extra);
+            sleep_for(alpha_to(&x, next) + (p2p ? p2p_extra(&x, me, next, S) : 0));
             post_send(&x, next, SLOT_MAIN, S);
             finish(&x);
         } else if (k == MDL_OP_SEND_RECV || k == MDL_OP_BROADCAST) {
@@ -953,14 +959,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
             } else {
                 /* NCCL's point-to-point path: what its channels take beyond the route's own
                  * time for S (mdl_p2p_time) delays the message */
-                double extra = 0, bw = p2p ? bw_to(&x, (root + 1) % n) : 0;
-                if (bw > 0) {
-                    bool across = c->hier[op->group].machines > 1;
-                    struct mdl_p2p pp;
-                    mdl_nccl_p2p(nc, across, across, &pp);
-                    extra = mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, across, bw, pp.rate_Bps) -
-                            S / bw;
-                }
+                double extra = p2p ? p2p_extra(&x, root, (root + 1) % n, S) : 0;
                 for (int j = 1; j < n; j++) {
                     sleep_for(alpha_to(&x, (root + j) % n) + extra);
                     post_send(&x, (root + j) % n, SLOT_MAIN, S);
