@@ -474,7 +474,7 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
             if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE || a == MDL_ALGO_COLLNET ||
-                 (k == MDL_OP_SEND_RECV && nc->p2p_base_s > 0)) &&
+                 ((k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && nc->p2p_base_s > 0)) &&
                 p != MDL_PROTO_SIMPLE)
                 continue; /* NVLS, CollNet and NCCL's point-to-point path run Simple */
             struct mdl_coll_env e;
@@ -496,8 +496,7 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
             why = " (it needs at least 2 machines with the same number of members, 2 or more "
                   "each)";
         else if (fa == MDL_ALGO_DIRECT || (!fa && k == MDL_OP_ALL_TO_ALL))
-            why = " (direct, how all_to_all and send_recv run, needs a group of at most 64 "
-                  "ranks; send_recv needs exactly 2)";
+            why = " (direct, how all_to_all runs, needs a group of at most 64 ranks)";
         else if (fa == MDL_ALGO_NVLS)
             why = " (NVLS needs 'nvls: true' in the platform's nccl section, the Simple protocol "
                   "and a group inside one NVSwitch machine)";

@@ -626,6 +626,22 @@ static double collnet(double S, const struct mdl_coll_env *e)
     return mdl_collnet_pipe(k, aa, ua, net->alpha_s, c / net->bw_Bps);
 }
 
+/* NCCL's all-to-all of S per member (S/m to each peer), every message at once: each class of
+ * link carries its messages side by side after its latency, inside a machine the other L - 1
+ * members' on the chain paths, between machines the m - L others' on the rail paths (one class
+ * of m - 1 on a single machine or an irregular layout). */
+static double all_to_all(double S, const struct mdl_coll_env *e)
+{
+    int m = e->n;
+    if (e->local >= 2 && e->nodes >= 2) {
+        int L = e->local;
+        double in = e->intra.alpha_s + (L - 1) * (S / m) / e->intra.bw_Bps;
+        double out = e->inter.alpha_s + (m - L) * (S / m) / e->inter.bw_Bps;
+        return in > out ? in : out;
+    }
+    return e->all.alpha_s + (m - 1) * (S / m) / e->all.bw_Bps;
+}
+
 double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
                      const struct mdl_coll_env *e)
 {
@@ -657,6 +673,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
                                   : S / p->bw_Bps);
         } else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);
+        else if (k == MDL_OP_ALL_TO_ALL)
+            t = all_to_all(S, e);
         else /* every step waits for all its messages: the slowest route sets its pace */
             t = (k == MDL_OP_ALL_REDUCE ? 2 * (m - 1) : m - 1) * (p->alpha_s + S / m / p->bw_Bps);
         break;
@@ -691,7 +709,8 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         return -1;
     }
     if (t < 0) return -1;
-    return (k == MDL_OP_SEND_RECV && e->p2p_base_s > 0 ? e->p2p_base_s : e->base_s) + t;
+    bool p2p = (k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && e->p2p_base_s > 0;
+    return (p2p ? e->p2p_base_s : e->base_s) + t;
 }
 
 double mdl_coll_busbw_factor(enum mdl_op_kind k, int n)

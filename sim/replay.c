@@ -362,6 +362,40 @@ static void direct(struct xfer *x, int m, int me, int rounds, double chunk)
         }
 }
 
+/* NCCL's all-to-all: one group of a send and a receive per peer, launched together and run at
+ * once on its point-to-point channels (each channel carries several peers' operations side by
+ * side), so every message leaves after its own route's latency and the messages share the links
+ * (the GPU's, its NIC's) as SimGrid shares them. The sends go out in order of latency, each
+ * after the sleep to its own. */
+static void all_to_all(struct xfer *x, int m, int me, double chunk)
+{
+    if (m > MDL_DIRECT_MAX_N) { /* the tuner never asks; a forced trace op runs in rounds */
+        direct(x, m, me, 1, chunk);
+        return;
+    }
+    int order[MDL_DIRECT_MAX_N];
+    double lat[MDL_DIRECT_MAX_N];
+    int k = 0;
+    for (int j = 1; j < m; j++, k++) { /* insertion by latency, ties in peer order */
+        double a = alpha_to(x, (me + j) % m);
+        int i = k;
+        for (; i > 0 && lat[i - 1] > a; i--) {
+            lat[i] = lat[i - 1];
+            order[i] = order[i - 1];
+        }
+        lat[i] = a;
+        order[i] = (me + j) % m;
+        post_recv(x, SLOT_MAIN);
+    }
+    double slept = 0;
+    for (int i = 0; i < k; i++) {
+        if (lat[i] > slept) sleep_for(lat[i] - slept);
+        slept = lat[i] > slept ? lat[i] : slept;
+        post_send(x, order[i], SLOT_MAIN, chunk);
+    }
+    finish(x);
+}
+
 /* NVLS all-reduce of S bytes over m members of one NVSwitch machine. SimGrid cannot reduce or
  * multicast inside a switch, so the switch's work is carried by what it does to the links: each
  * GPU sends S (1 + 1/m) up its link (its buffer read by the reductions, its reduced slice written
@@ -907,7 +941,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
-    bool p2p = k == MDL_OP_SEND_RECV && op->algo == MDL_ALGO_DIRECT && nc->p2p_base_s > 0;
+    bool p2p = (k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && op->algo == MDL_ALGO_DIRECT &&
+               nc->p2p_base_s > 0;
     sleep_for(p2p ? nc->p2p_base_s : nc->base_s[pr]);
     double S = op->bytes;
     switch (op->algo) {
@@ -966,6 +1001,8 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
                     finish(&x);
                 }
             }
+        } else if (k == MDL_OP_ALL_TO_ALL) {
+            all_to_all(&x, n, me, S / n);
         } else {
             direct(&x, n, me, k == MDL_OP_ALL_REDUCE ? 2 : 1, S / n);
         }

@@ -193,11 +193,46 @@ Test(coll, a_send_recv_over_more_than_two_is_a_shift_on_ncclS_point_to_point_pat
     plat_topo_release(&t);
 }
 
+/* NCCL's all-to-all (a send and a receive per peer, launched together): over 64 GPUs of 8
+ * dgx-h100 machines with the preset's NCCL, each GPU's 7 messages inside its machine share its
+ * NVLink and its 56 others its NIC (2 x 20.04 GB/s), each class after its own latency, after
+ * NCCL's point-to-point latency: by hand at 64 MiB, and the replay equals its closed form at
+ * 1 MiB (latency-bound) and 512 MiB (the NIC's). */
+Test(coll, all_to_all_runs_every_message_at_once_as_nccl_groups_them)
+{
+    struct tps_error err = {0};
+    struct plat_topo t;
+    char *kv[] = {"nodes=8"};
+    cr_assert(eq(int, plat_spec_from_args("dgx-h100", 1, kv, &t, &err), 0), "%s", err.msg);
+    struct plat_route in, out;
+    cr_assert(eq(int, plat_topo_route(&t, 0, 1, &in), 0));
+    cr_assert(eq(int, plat_topo_route(&t, 0, 8, &out), 0));
+    double hop = t.nccl.hop_s[MDL_PROTO_SIMPLE], S = 64 << 20, each = S / 64;
+    double a = in.lat_s + hop + 7 * each / in.bw_Bps, b = out.lat_s + hop + 56 * each / out.bw_Bps;
+    cr_assert(ieee_ulp_eq(dbl, out.bw_Bps, 2 * 20.04e9, 4));
+    double want = t.nccl.p2p_base_s + (a > b ? a : b);
+    double f = formula(&t, MDL_OP_ALL_TO_ALL, 64, S, MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE);
+    cr_assert(ieee_ulp_eq(dbl, f, want, 8), "formula %.12g want %.12g", f, want);
+    cr_assert(gt(dbl, b, a)); /* the NIC's class sets it */
+    const double sizes[] = {1 << 20, 512.0 * (1 << 20)};
+    for (int i = 0; i < 2; i++)
+        for (int gran = MDL_GRAN_STEP; gran <= MDL_GRAN_FLOW; gran++) {
+            double fs =
+                formula(&t, MDL_OP_ALL_TO_ALL, 64, sizes[i], MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE);
+            double sm = sim_one(&t, MDL_OP_ALL_TO_ALL, 64, sizes[i], MDL_ALGO_DIRECT,
+                                MDL_PROTO_SIMPLE, (enum mdl_coll_gran)gran);
+            cr_assert(le(dbl, fabs(sm - fs), TOL * fs), "S=%.0f simulated %.12g formula %.12g",
+                      sizes[i], sm, fs);
+        }
+    plat_topo_release(&t);
+}
+
 Test(coll, hierarchical_matches_its_closed_form_across_nodes)
 {
     struct plat_topo t;
     platform("dgx-a100 nodes=4", &t);
     for (double S = 1 << 20; S <= 1 << 30; S *= 32) {
+        check(&t, MDL_OP_ALL_TO_ALL, 32, S, MDL_ALGO_DIRECT, MDL_PROTO_SIMPLE, TOL);
         check(&t, MDL_OP_ALL_REDUCE, 32, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, TOL);
         check(&t, MDL_OP_ALL_GATHER, 32, S, MDL_ALGO_HIER, MDL_PROTO_SIMPLE, TOL);
         check(&t, MDL_OP_REDUCE_SCATTER, 32, S, MDL_ALGO_HIER, MDL_PROTO_LL128, TOL);
