@@ -474,7 +474,7 @@ double tune_choose(const struct tune_group_env *ge, const struct mdl_nccl *nc, e
         for (int p = MDL_PROTO_LL; p < MDL_PROTO_N; p++) {
             if ((fp && p != (int)fp) || !(nc->eff[p] > 0)) continue; /* 0 disables */
             if ((a == MDL_ALGO_NVLS || a == MDL_ALGO_NVLS_TREE || a == MDL_ALGO_COLLNET ||
-                 ((k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && nc->p2p_base_s > 0)) &&
+                 (mdl_p2p_kind(k) && nc->p2p_base_s > 0)) &&
                 p != MDL_PROTO_SIMPLE)
                 continue; /* NVLS, CollNet and NCCL's point-to-point path run Simple */
             struct mdl_coll_env e;

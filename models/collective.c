@@ -68,6 +68,11 @@ double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_
     return n->tree_rate_Bps[machines <= 1 ? 0 : machines == 2 ? 1 : 2] * eff;
 }
 
+bool mdl_p2p_kind(enum mdl_op_kind k)
+{
+    return k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL;
+}
+
 void mdl_nccl_p2p(const struct mdl_nccl *n, bool spans, bool crosses, struct mdl_p2p *out)
 {
     out->per_peer = n->p2p_channels;
@@ -709,8 +714,7 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
         return -1;
     }
     if (t < 0) return -1;
-    bool p2p = (k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && e->p2p_base_s > 0;
-    return (p2p ? e->p2p_base_s : e->base_s) + t;
+    return (mdl_p2p_kind(k) && e->p2p_base_s > 0 ? e->p2p_base_s : e->base_s) + t;
 }
 
 double mdl_coll_busbw_factor(enum mdl_op_kind k, int n)

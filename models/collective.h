@@ -113,6 +113,11 @@ struct mdl_p2p {
     double rate_Bps, chunk_bytes;
 };
 
+/* Whether NCCL runs collective k on its point-to-point path (grouped sends and receives):
+ * send/recv and all-to-all. On a platform with that path (p2p_base_s > 0) they pay its latency
+ * and run Simple. */
+bool mdl_p2p_kind(enum mdl_op_kind k);
+
 /* A send's mdl_p2p in a communicator over one machine or more (spans), between a pair on one
  * machine or two (crosses). One machine: p2p_channels at p2p_channel_Bps in chunk_bytes
  * (NCCL_P2P_NVL_CHUNKSIZE's 512 KiB). Over more: NCCL gives a remote peer

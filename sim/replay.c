@@ -387,10 +387,12 @@ static void all_to_all(struct xfer *x, int m, int me, double chunk)
         order[i] = (me + j) % m;
         post_recv(x, SLOT_MAIN);
     }
-    double slept = 0;
+    double slept = 0; /* lat ascends */
     for (int i = 0; i < k; i++) {
-        if (lat[i] > slept) sleep_for(lat[i] - slept);
-        slept = lat[i] > slept ? lat[i] : slept;
+        if (lat[i] > slept) {
+            sleep_for(lat[i] - slept);
+            slept = lat[i];
+        }
         post_send(x, order[i], SLOT_MAIN, chunk);
     }
     finish(x);
@@ -941,8 +943,7 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     x.comms = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.comms) : comms;
     x.sink = x.cap > FIXED ? malloc((size_t)x.cap * sizeof *x.sink) : sink;
     xbt_assert(x.comms && x.sink, "out of memory");
-    bool p2p = (k == MDL_OP_SEND_RECV || k == MDL_OP_ALL_TO_ALL) && op->algo == MDL_ALGO_DIRECT &&
-               nc->p2p_base_s > 0;
+    bool p2p = mdl_p2p_kind(k) && op->algo == MDL_ALGO_DIRECT && nc->p2p_base_s > 0;
     sleep_for(p2p ? nc->p2p_base_s : nc->base_s[pr]);
     double S = op->bytes;
     switch (op->algo) {
