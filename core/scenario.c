@@ -203,6 +203,7 @@ static const struct tps_ykey pipeline_keys[] = {
     {"last_stage_layers", TPS_YK_INT, J(last_stage_layers), 100000, {NULL}},
     {"account_for_embedding_in_pipeline_split", TPS_YK_BOOL, J(account_embedding), 0, {NULL}},
     {"account_for_loss_in_pipeline_split", TPS_YK_BOOL, J(account_loss), 0, {NULL}},
+    {"overlap_p2p_comm", TPS_YK_BOOL, J(overlap_p2p_comm), 0, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
 /* A count of tokens: a number, or one with a decimal suffix K, M, B (or G) or T ("15T", "1.4T",
@@ -715,7 +716,8 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         if (!strcmp(e2.field, "micro_batches"))
             return tps_ydoc_fail(d, first_node(gbid, tid, sid), "training.global_batch", err, "%s",
                                  e2.msg);
-        if (!strncmp(e2.field, "first_stage", 11) || !strncmp(e2.field, "last_stage", 10)) {
+        if (!strncmp(e2.field, "first_stage", 11) || !strncmp(e2.field, "last_stage", 10) ||
+            !strcmp(e2.field, "overlap_p2p_comm")) {
             char f[sizeof e2.field + 16];
             snprintf(f, sizeof f, "pipeline.%s", e2.field);
             int id = tps_ydoc_get(d, pid, e2.field);
@@ -1181,7 +1183,8 @@ void scn_describe_strategy(const struct scn_scenario *s, char *buf, size_t len)
     const struct mdl_job *j = &s->job;
     char sched[48];
     if (j->schedule == MDL_SCHED_INTERLEAVED)
-        snprintf(sched, sizeof sched, "interleaved x%d", j->virtual_stages);
+        snprintf(sched, sizeof sched, "interleaved x%d%s", j->virtual_stages,
+                 j->overlap_p2p_comm ? " +p2p overlap" : "");
     else
         snprintf(sched, sizeof sched, "%s", mdl_schedule_names[j->schedule]);
     static const char *const zero_desc[] = {"", " +distributed optimizer", " +ZeRO-2", " +ZeRO-3"};

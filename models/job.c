@@ -353,6 +353,10 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->schedule == MDL_SCHED_INTERLEAVED && (v < 2 || job->pp < 2))
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "virtual_stages",
                              "the interleaved schedule needs pp >= 2 and virtual_stages >= 2");
+    if (job->overlap_p2p_comm && job->schedule != MDL_SCHED_INTERLEAVED)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "overlap_p2p_comm",
+                             "applies to schedule: interleaved only (Megatron-LM turns it off "
+                             "for the others)");
     int rc = check_split(job, m, err);
     if (rc) return rc;
     if (job->micro_batches < 1)
@@ -594,6 +598,10 @@ struct stage {
     int nb;           /* the buckets of the stage's largest chunk (gathered's stride) */
     int call[2];      /* the sends of the next point-to-point call (stage_step) */
     int ncall;
+    /* overlap_p2p_comm (stage_step_overlap), per direction (0 forward, 1 backward): the messages
+     * the next step of that direction waits for, and whether its first receive is posted */
+    int hand[2][2], nhand[2];
+    bool posted[2];
 };
 
 /* An op on communicator row c (its marker, stream and dimension). */
@@ -803,6 +811,61 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
     return x;
 }
 
+/* Step i with Megatron-LM's overlapped point-to-point communication (--overlap-p2p-communication,
+ * the interleaved schedule of schedules.py): after a step computes, its send and the receive of
+ * the next step of the same direction are posted at once, unbatched, and only that next step
+ * waits for them (the compute stream waits on the NCCL operations; the host does not synchronize
+ * the device). In the steady state a forward's messages therefore fly under the backward that
+ * follows it, and the backward's under the next forward. The first backward's receive is posted
+ * after the last warm-up forward, as Megatron-LM posts it. */
+static int stage_step_overlap(struct stage *S, const struct mdl_job_step *steps, int total, int i)
+{
+    const struct mdl_job_step *st = &steps[i];
+    bool fwd = st->phase == MDL_PHASE_FWD;
+    int d = fwd ? 0 : 1, vs = step_vs(S, st), last = last_vs(S), mb = st->mb, x = -1;
+    if (!S->posted[d]) { /* the direction's first step receives its input now */
+        S->posted[d] = true;
+        if (step_talks(S, st, false) && (S->hand[d][S->nhand[d]++] = p2p_recv(S, st, S->cend)) < 0)
+            return -1;
+    }
+    if (S->nhand[d] > 0 &&
+        (x = join_ops(S, S->hand[d], S->nhand[d], "wait_p2p", mb, st->phase)) < 0)
+        return -1;
+    S->nhand[d] = 0;
+    if (fwd) {
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
+    } else {
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
+    }
+    if (x < 0) return -1;
+    S->cend = x;
+    if (step_talks(S, st, true)) {
+        int y = op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
+                       fwd ? "send_activations" : "send_gradients", mb, st->phase, x);
+        if (y < 0) return -1;
+        S->hand[d][S->nhand[d]++] = y;
+    }
+    int j = i + 1;
+    while (j < total && steps[j].phase != st->phase)
+        j++;
+    if (j < total && step_talks(S, &steps[j], false) &&
+        (S->hand[d][S->nhand[d]++] = p2p_recv(S, &steps[j], x)) < 0)
+        return -1;
+    if (fwd && i == warmup_steps(S->job, S->s) - 1 && !S->posted[1]) {
+        S->posted[1] = true;
+        for (j = i + 1; j < total && steps[j].phase == MDL_PHASE_FWD; j++)
+            ;
+        if (j < total && step_talks(S, &steps[j], false) &&
+            (S->hand[1][S->nhand[1]++] = p2p_recv(S, &steps[j], x)) < 0)
+            return -1;
+    }
+    return x;
+}
+
 /* After the last backward: gradient reduction over the replicas, the tied embedding's gradient
  * between the first and last stage, and the optimizer step. */
 static int stage_tail(struct stage *S)
@@ -958,8 +1021,9 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
         if (mdl_emitter_op(S.E, &op, "zero_grads", -1, MDL_PHASE_OTHER) < 0) rc = -1;
     }
     if (!rc && job->overlap_param_gather && dist_opt(job, st)) rc = stage_gathers(&S, nb, k);
+    bool overlap = job->overlap_p2p_comm && job->schedule == MDL_SCHED_INTERLEAVED;
     for (int i = 0; !rc && i < total; i++)
-        if (stage_step(&S, steps, total, i) < 0) rc = -1;
+        if ((overlap ? stage_step_overlap : stage_step)(&S, steps, total, i) < 0) rc = -1;
     if (!rc && stage_tail(&S) < 0) rc = -1;
     mdl_emitter_free(S.E);
     free(steps);

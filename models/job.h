@@ -77,6 +77,11 @@ struct mdl_job {
      * layer each of the first and the last virtual stage, which then hold one layer fewer. */
     int first_stage_layers, last_stage_layers;
     bool account_embedding, account_loss;
+    /* The interleaved schedule's point-to-point messages posted as soon as a step computes and
+     * waited for only by the next step of the same direction (Megatron-LM's
+     * --overlap-p2p-communication; NeMo's overlap_p2p_comm), instead of one batched, blocking
+     * call between steps (batch_p2p_comm) */
+    bool overlap_p2p_comm;
 };
 
 /* GPUs holding the same weights, over which gradients are reduced and the distributed

@@ -487,6 +487,9 @@ static int enumerate(struct plan *P, int N, long gb)
                                             job.virtual_stages = v;
                                             job.schedule =
                                                 v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
+                                            /* the scenario's, on interleaved candidates alone
+                                             * (Megatron-LM turns it off for the others) */
+                                            job.overlap_p2p_comm = job.overlap_p2p_comm && v > 1;
                                             struct mdl_strategy st;
                                             strategy_of(s, tp, cp, comm, sp, rc, lay[e], &st);
                                             if (consider(P, &st, &job, b)) return -1;

@@ -125,12 +125,14 @@ enum {
     Q_BF16_GRADS,
     Q_FP8_PARAMS,
     Q_VP,
+    Q_P2P,
     Q_N
 };
 static const char *const qcols[Q_N] = {
     "recompute",           "tp_comm_overlap",      "distributed_optimizer",
     "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
-    "grad_reduce_in_bf16", "fp8_param_gather",     "virtual_stages"};
+    "grad_reduce_in_bf16", "fp8_param_gather",     "virtual_stages",
+    "overlap_p2p_comm"};
 
 /* The runs table's true/false columns and the row's switch each sets (an empty cell: false). */
 static const struct {
@@ -142,7 +144,8 @@ static const struct {
               {Q_PARAM, offsetof(struct e2e_row, overlap_param_gather)},
               {Q_UNTIED, offsetof(struct e2e_row, untied_embeddings)},
               {Q_BF16_GRADS, offsetof(struct e2e_row, grad_reduce_in_bf16)},
-              {Q_FP8_PARAMS, offsetof(struct e2e_row, fp8_param_gather)}};
+              {Q_FP8_PARAMS, offsetof(struct e2e_row, fp8_param_gather)},
+              {Q_P2P, offsetof(struct e2e_row, overlap_p2p_comm)}};
 
 /* Field `text` of column `col` (0-based, named `name`) of row `line` as a positive number, a
  * whole one when `count`; an error at that cell otherwise. */
@@ -456,6 +459,8 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->job.grad_reduce_in_bf16 = w->grad_reduce_in_bf16 && s->model.dtype == MDL_BF16;
     /* FP8 weights for the FP8 rows of a recipe that keeps them (a BF16 row has none) */
     s->job.fp8_param_gather = w->fp8_param_gather && s->model.fp8 && s->job.zero >= 1;
+    /* Megatron-LM overlaps the point-to-point messages of the interleaved schedule alone */
+    s->job.overlap_p2p_comm = w->overlap_p2p_comm && s->job.schedule == MDL_SCHED_INTERLEAVED;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)

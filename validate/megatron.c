@@ -15,6 +15,7 @@ struct mg_in {
         train_samples, divisible_by, world, dp, gpn; /* world, dp, gpn: derived */
     int glu, sp, gqa, fp16, bf16, fp8, fp8_param, tp_overlap, dist_opt, overlap_grad, overlap_param,
         untied, grad_bf16, recompute; /* recompute: 0 none, 1 selective, 2 full */
+    int p2p_overlap, no_p2p_overlap;  /* --overlap-p2p-communication, --no-overlap-... */
     char tokenizer[64], vocab_file[256], cp_comm[32], moe_freq[128];
 };
 
@@ -95,6 +96,8 @@ static const struct mg_key keys[] = {
     {"--use-distributed-optimizer", K_FLAG, I(dist_opt), 0, NULL},
     {"--overlap-grad-reduce", K_FLAG, I(overlap_grad), 0, NULL},
     {"--overlap-param-gather", K_FLAG, I(overlap_param), 0, NULL},
+    {"--overlap-p2p-communication", K_FLAG, I(p2p_overlap), 0, NULL},
+    {"--no-overlap-p2p-communication", K_FLAG, I(no_p2p_overlap), 0, NULL},
     {"--untie-embeddings-and-output-weights", K_FLAG, I(untied), 0, NULL},
     {"--grad-reduce-in-bf16", K_FLAG, I(grad_bf16), 0, NULL},
     {"--recompute-granularity", K_FN, 0, 0, recompute_gran},
@@ -255,6 +258,10 @@ static int write_yaml(const struct mg_launch *l, const struct mg_opts *o, const 
     if (!rc && (vs > 1 || in.first_stage || in.last_stage)) {
         rc = cat(y, &ny, "pipeline:\n");
         if (!rc && vs > 1) rc = cat(y, &ny, "  schedule: interleaved\n  virtual_stages: %ld\n", vs);
+        /* Megatron-LM overlaps the interleaved schedule's point-to-point messages unless told
+         * not to (arguments.py: --no-overlap-p2p-communication; before 2024 the opposite flag,
+         * --overlap-p2p-communication, turned it on), and never with the other schedules */
+        if (!rc && vs > 1 && !in.no_p2p_overlap) rc = cat(y, &ny, "  overlap_p2p_comm: true\n");
         if (!rc && in.first_stage) rc = cat(y, &ny, "  first_stage_layers: %ld\n", in.first_stage);
         if (!rc && in.last_stage) rc = cat(y, &ny, "  last_stage_layers: %ld\n", in.last_stage);
     }

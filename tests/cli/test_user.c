@@ -283,7 +283,8 @@ Test(user, import_megatron_reads_the_examples_scripts)
          {"  layers: 80\n  hidden: 8192\n  heads: 64\n  ffn: 28672\n  kv_heads: 8\n",
           "platform: {preset: dgx-h100, nodes: 4}\n",
           "  tp: 8\n  pp: 4\n  dp: 1\n  sequence_parallel: true\n",
-          "  schedule: interleaved\n  virtual_stages: 4\n", "  recompute: none\n", NULL}},
+          "  schedule: interleaved\n  virtual_stages: 4\n  overlap_p2p_comm: true\n",
+          "  recompute: none\n", NULL}},
     };
     char d[256], yaml[300], log[8192], args[1024];
     cr_assert_not_null(testdir_make(d, sizeof d));

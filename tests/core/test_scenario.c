@@ -49,6 +49,7 @@ static const struct bad_case cases[] = {
     {"job_run_layers.yaml", 5, 15, "run.layers", "a job runs the whole model"},
     {"job_too_many_gpus.yaml", 4, 30, "strategy.dp", "the platform has 16"},
     {"job_virtual_stages.yaml", 5, 44, "pipeline.virtual_stages", "interleaved only"},
+    {"job_overlap_p2p_comm.yaml", 5, 46, "pipeline.overlap_p2p_comm", "interleaved only"},
     {"job_overlap_param_gather.yaml", 5, 61, "training.overlap_param_gather",
      "needs the distributed optimizer"},
     {"job_zero_stage.yaml", 5, 36, "training.zero", "expected 0, 1, 2 or 3"},

@@ -300,6 +300,78 @@ Test(job, point_to_point_calls_block_as_megatrons)
     }
 }
 
+/* Megatron-LM's --overlap-p2p-communication (the interleaved schedule): a step's send and the
+ * next same-direction step's receive are posted as soon as the step computes, unbatched; only
+ * that next step waits for them and the host never synchronizes, so the step of the other
+ * direction in between runs under them. With the batched calls every compute after a send waits
+ * for it, so each check below fails there. */
+Test(job, overlapped_point_to_point_runs_under_the_other_direction_as_megatrons)
+{
+    struct mdl_model m = model();
+    m.layers = 8;
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(1);
+    struct mdl_job j = {.pp = 2,
+                        .dp = 1,
+                        .schedule = MDL_SCHED_INTERLEAVED,
+                        .virtual_stages = 2,
+                        .micro_batches = 4,
+                        .overlap_p2p_comm = true};
+    struct mdl_program p;
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+              "%s", err.msg);
+    int sends = 0, recvs = 0, waits = 0, under = 0, ahead = 0;
+    for (int r = 0; r < 2; r++) {
+        const struct mdl_rank *rk = &p.ranks[r];
+        for (int i = 0; i < rk->nops; i++) {
+            const struct mdl_op *o = &rk->ops[i];
+            const char *name = p.names[o->name];
+            if (!strcmp(name, "wait_p2p")) {
+                cr_assert(not(o->host_sync), "no device synchronize (op %d of rank %d)", i, r);
+                waits++;
+            }
+            if (o->kind != MDL_OP_SEND_RECV) continue;
+            bool send = strncmp(name, "recv", 4) != 0;
+            sends += send;
+            recvs += !send;
+            /* posted right after its own direction's compute: a forward's after a forward */
+            const struct mdl_op *after = &rk->ops[o->deps[0]];
+            if (send) cr_assert(eq(int, after->phase, o->phase), "%s after its step", name);
+            /* the next compute of the other direction does not wait for it; a later compute of
+             * its own direction does */
+            int other = -1, own = -1;
+            for (int k = i + 1; k < rk->nops && (other < 0 || own < 0); k++) {
+                const struct mdl_op *c = &rk->ops[k];
+                if (c->stream != MDL_STREAM_COMPUTE || !(c->dur_s > 0) ||
+                    c->phase == MDL_PHASE_OTHER)
+                    continue;
+                if (c->phase != o->phase && other < 0 && own < 0) other = k;
+                if (c->phase == o->phase && own < 0) own = k;
+            }
+            if (other >= 0) {
+                cr_assert(not(waits_for(rk, other, i)), "%s (op %d, rank %d) holds op %d", name, i,
+                          r, other);
+                under++;
+                ahead += !send; /* a receive posted before the step in between */
+            }
+            if (own >= 0) cr_assert(waits_for(rk, own, i), "%s (op %d) is waited for", name, i);
+        }
+    }
+    cr_assert(eq(int, sends, recvs));
+    cr_assert(eq(int, sends, 2 * j.micro_batches * 3));
+    cr_assert(gt(int, waits, j.micro_batches));
+    cr_assert(gt(int, under, j.micro_batches), "the steady state overlaps");
+    cr_assert(gt(int, ahead, 0), "receives posted a step ahead");
+    mdl_program_release(&p);
+    /* refused with the other schedules, as Megatron-LM turns it off there */
+    j.schedule = MDL_SCHED_1F1B;
+    j.virtual_stages = 1;
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "overlap_p2p_comm"));
+}
+
 static void lower_checked(const struct mdl_job *j, const struct mdl_strategy *st,
                           const struct mdl_model *m, struct mdl_program *p)
 {

@@ -414,6 +414,36 @@ Test(e2e, a_recipe_tables_bad_precision_and_unknown_runs_row_are_refused)
     cr_assert(eq(int, e3.line, 2));
 }
 
+/* overlap_p2p_comm from a runs table reaches the job of an interleaved recipe row: the same
+ * 16-GPU row (pp 4, vp 2) with the messages overlapped runs faster; a row without interleaving
+ * is run without it (Megatron-LM overlaps the interleaved schedule alone). */
+Test(e2e, a_runs_tables_overlapped_point_to_point_speeds_an_interleaved_row)
+{
+    static const char table[] =
+        "release,model,precision,num_gpus,seq_len,num_layers,hidden,ffn,heads,"
+        "kv_heads,vocab,tp,pp,cp,vp,dp,mbs,gbs,step_time_s\n"
+        "r1,M,BF16,16,2048,8,2048,8192,16,16,51200,2,4,1,2,2,1,16,1.0\n"
+        "r1,N,BF16,16,2048,8,2048,8192,16,16,51200,2,4,1,,2,1,16,1.0\n";
+    char dir[256], tpath[300], on[300], off[300];
+    testdir_make(dir, sizeof dir);
+    write_file(dir, "t.csv", table, tpath);
+    write_file(dir, "on.csv", "release,model,overlap_p2p_comm\nr1,M,true\nr1,N,true\n", on);
+    write_file(dir, "off.csv", "release,model,overlap_p2p_comm\nr1,M,false\nr1,N,false\n", off);
+    struct e2e_result a, b;
+    struct tps_error err = {0};
+    cr_assert(eq(int, run_h100(tpath, off, 0, &a, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, run_h100(tpath, on, 0, &b, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, a.n, 2));
+    cr_assert(eq(int, b.n, 2));
+    cr_assert(ne(int, b.rows[0].overlap_p2p_comm, 0));
+    cr_assert(lt(dbl, b.rows[0].simulated_s, a.rows[0].simulated_s), "%g vs %g",
+              b.rows[0].simulated_s, a.rows[0].simulated_s);
+    cr_assert(eq(dbl, b.rows[1].simulated_s, a.rows[1].simulated_s), "no interleaving: the same");
+    e2e_release(&a);
+    e2e_release(&b);
+    testdir_remove(dir);
+}
+
 /* The long-context table's step times come from NeMo's Llama FLOP formula over the published
  * TFLOP/s: its 4-GPU row (4K tokens, 1,024 sequences, 768 TFLOP/s per GPU) by hand. */
 Test(e2e, the_long_context_rows_take_their_time_from_nemos_flop_formula)
