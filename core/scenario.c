@@ -195,6 +195,16 @@ static const struct tps_ykey strategy_keys[] = {
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef S
 
+/* pipeline.batch_p2p_sync: a bool, stored negated (mdl_job.batch_p2p_nosync: true by default) */
+static int read_p2p_sync(const struct tps_ydoc *d, int id, const char *field, void *dst,
+                         struct tps_error *err)
+{
+    bool on;
+    int rc = tps_ydoc_bool(d, id, field, &on, err);
+    if (!rc) *(bool *)dst = !on;
+    return rc;
+}
+
 #define J(field) offsetof(struct mdl_job, field)
 static const struct tps_ykey pipeline_keys[] = {
     {"schedule", TPS_YK_ENUM, J(schedule), 0, {.names = mdl_schedule_names}},
@@ -204,6 +214,7 @@ static const struct tps_ykey pipeline_keys[] = {
     {"account_for_embedding_in_pipeline_split", TPS_YK_BOOL, J(account_embedding), 0, {NULL}},
     {"account_for_loss_in_pipeline_split", TPS_YK_BOOL, J(account_loss), 0, {NULL}},
     {"overlap_p2p_comm", TPS_YK_BOOL, J(overlap_p2p_comm), 0, {NULL}},
+    {"batch_p2p_sync", TPS_YK_FN, J(batch_p2p_nosync), 0, {.fn = read_p2p_sync}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 
 /* A count of tokens: a number, or one with a decimal suffix K, M, B (or G) or T ("15T", "1.4T",

@@ -787,9 +787,9 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
         if (pair_fwd(S, steps, total, i) && step_talks(S, &steps[i + 1], false) &&
             (join[n++] = p2p_recv(S, &steps[i + 1], after)) < 0)
             return -1;
-        if (n > 0) { /* the call's messages joined; the host waits for them */
+        if (n > 0) { /* the call's messages joined; the host waits for them (batch_p2p_sync) */
             if ((x = join_ops(S, join, n, "wait_p2p", mb, st->phase)) < 0) return -1;
-            S->p->ranks[S->rank].ops[x].host_sync = 1;
+            S->p->ranks[S->rank].ops[x].host_sync = !S->job->batch_p2p_nosync;
         }
     }
     if (fwd) {

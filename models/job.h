@@ -82,6 +82,11 @@ struct mdl_job {
      * --overlap-p2p-communication; NeMo's overlap_p2p_comm), instead of one batched, blocking
      * call between steps (batch_p2p_comm) */
     bool overlap_p2p_comm;
+    /* pipeline.batch_p2p_sync: false (Megatron-LM's batch_p2p_sync, NeMo's sync_batch_comm): a
+     * batched call's messages are still waited for by the next step's compute, but the host does
+     * not synchronize the device after it, so work in flight on other streams (the data-parallel
+     * buckets) is not waited for and the host launches ahead */
+    bool batch_p2p_nosync;
 };
 
 /* GPUs holding the same weights, over which gradients are reduced and the distributed

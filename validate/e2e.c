@@ -126,13 +126,14 @@ enum {
     Q_FP8_PARAMS,
     Q_VP,
     Q_P2P,
+    Q_SYNC,
     Q_N
 };
 static const char *const qcols[Q_N] = {
     "recompute",           "tp_comm_overlap",      "distributed_optimizer",
     "overlap_grad_reduce", "overlap_param_gather", "untied_embeddings",
     "grad_reduce_in_bf16", "fp8_param_gather",     "virtual_stages",
-    "overlap_p2p_comm"};
+    "overlap_p2p_comm",    "batch_p2p_sync"};
 
 /* The runs table's true/false columns and the row's switch each sets (an empty cell: false). */
 static const struct {
@@ -461,6 +462,7 @@ static int row_scenario(const struct e2e_row *w, const long *v, const struct mdl
     s->job.fp8_param_gather = w->fp8_param_gather && s->model.fp8 && s->job.zero >= 1;
     /* Megatron-LM overlaps the point-to-point messages of the interleaved schedule alone */
     s->job.overlap_p2p_comm = w->overlap_p2p_comm && s->job.schedule == MDL_SCHED_INTERLEAVED;
+    s->job.batch_p2p_nosync = w->batch_p2p_nosync;
     s->layers = (int)s->model.layers;
     s->micro_batches = s->job.micro_batches;
     if (v[C_GB] % per)
@@ -673,6 +675,8 @@ static int recipe_apply(struct recipe_runs *runs, const char *model, bool vp_giv
         recompute = c[Q_RECOMPUTE].set ? (int)c[Q_RECOMPUTE].value : 0;
         for (size_t k = 0; k < sizeof qflags / sizeof qflags[0]; k++)
             *(bool *)((char *)w + qflags[k].at) = c[qflags[k].col].set && c[qflags[k].col].value;
+        /* batch_p2p_sync: true unless the cell says false (Megatron-LM's default) */
+        w->batch_p2p_nosync = c[Q_SYNC].set && !c[Q_SYNC].value;
         if (c[Q_VP].set && vp_given)
             return cell_error(c, Q_VP, "the table gives this row's vp: leave virtual_stages empty",
                               err);

@@ -33,6 +33,7 @@ struct e2e_row {
     bool grad_reduce_in_bf16; /* the gradients reduced in bf16 (recipe tables' runs) */
     bool fp8_param_gather;    /* FP8 rows: the weights kept and gathered in FP8 */
     bool overlap_p2p_comm;    /* interleaved: the point-to-point messages overlapped */
+    bool batch_p2p_nosync;    /* batched point-to-point calls without a device synchronize */
     char release[24];         /* the recipe's release, where the table gives one */
     double measured_s, simulated_s, err_pct;  /* (simulated - measured) / measured, % */
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
@@ -67,12 +68,12 @@ int e2e_format_of(const char *csv, enum e2e_format *out, struct tps_error *err);
  * Every runs row must name a row of csv. A recipe table's runs table names rows by release and
  * model (columns release, model, then any of recompute: none | selective | full,
  * tp_comm_overlap, distributed_optimizer, overlap_grad_reduce, overlap_param_gather,
- * untied_embeddings, grad_reduce_in_bf16, fp8_param_gather, overlap_p2p_comm: true | false, and
- * virtual_stages where the table leaves vp empty); each row's precision (BF16, FP8) overrides
- * dtype. A TFLOP/s table (E2E_TFLOPS) takes the same runs table, its rows keyed by model alone
- * (release empty). With device dev on `platform` machines (a preset name such as "dgx-a100";
- * nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's training dtype. progress (may
- * be NULL) is called before each row. */
+ * untied_embeddings, grad_reduce_in_bf16, fp8_param_gather, overlap_p2p_comm, batch_p2p_sync
+ * (empty: true): true | false, and virtual_stages where the table leaves vp empty); each row's
+ * precision (BF16, FP8) overrides dtype. A TFLOP/s table (E2E_TFLOPS) takes the same runs table,
+ * its rows keyed by model alone (release empty). With device dev on `platform` machines (a preset
+ * name such as "dgx-a100"; nodes=ceil(gpus / GPUs per machine) is added). dtype: the table's
+ * training dtype. progress (may be NULL) is called before each row. */
 int e2e_run(const char *csv, const char *runs, const struct mdl_device *dev, const char *platform,
             enum mdl_dtype dtype, long max_gpus,
             void (*progress)(int i, const char *name, void *ctx), void *ctx, struct e2e_result *r,

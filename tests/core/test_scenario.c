@@ -50,6 +50,7 @@ static const struct bad_case cases[] = {
     {"job_too_many_gpus.yaml", 4, 30, "strategy.dp", "the platform has 16"},
     {"job_virtual_stages.yaml", 5, 44, "pipeline.virtual_stages", "interleaved only"},
     {"job_overlap_p2p_comm.yaml", 5, 46, "pipeline.overlap_p2p_comm", "interleaved only"},
+    {"job_batch_p2p_sync.yaml", 5, 44, "pipeline.batch_p2p_sync", "expected true or false"},
     {"job_overlap_param_gather.yaml", 5, 61, "training.overlap_param_gather",
      "needs the distributed optimizer"},
     {"job_zero_stage.yaml", 5, 36, "training.zero", "expected 0, 1, 2 or 3"},
@@ -379,6 +380,31 @@ Test(scenario, zero_stage_and_rank_order)
                  0),
               "%s", err.msg);
     cr_assert(eq(int, s.job.zero, 1), "the distributed optimizer is ZeRO-1");
+    scn_release(&s);
+}
+
+/* The pipeline's point-to-point keys: overlap_p2p_comm (interleaved) and batch_p2p_sync, whose
+ * default, true, synchronizes the device after every batched call. */
+Test(scenario, point_to_point_keys)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    static const char base[] = "model: gpt3-1.3b\ndevice: A100-80GB\nplatform: {preset: dgx-a100, "
+                               "nodes: 2}\nstrategy: {tp: 2, pp: 4}\ntraining: {global_batch: 8}\n";
+    char text[512];
+    snprintf(text, sizeof text, "%spipeline: {schedule: interleaved, overlap_p2p_comm: true}\n",
+             base);
+    cr_assert(eq(int, load_text(text, &s, &err), 0), "%s", err.msg);
+    cr_assert(s.job.overlap_p2p_comm);
+    cr_assert(not(s.job.batch_p2p_nosync));
+    char desc[256];
+    scn_describe_strategy(&s, desc, sizeof desc);
+    cr_assert(ne(ptr, strstr(desc, "interleaved x2 +p2p overlap"), NULL), "%s", desc);
+    scn_release(&s);
+    snprintf(text, sizeof text, "%spipeline: {batch_p2p_sync: false}\n", base);
+    cr_assert(eq(int, load_text(text, &s, &err), 0), "%s", err.msg);
+    cr_assert(s.job.batch_p2p_nosync);
+    cr_assert(not(s.job.overlap_p2p_comm));
     scn_release(&s);
 }
 

@@ -300,6 +300,50 @@ Test(job, point_to_point_calls_block_as_megatrons)
     }
 }
 
+/* batch_p2p_sync: false (NeMo's sync_batch_comm: false): the calls stay batched, every compute
+ * after a call still waits for its messages, but no call synchronizes the device. */
+Test(job, batched_calls_without_the_device_synchronize)
+{
+    struct mdl_model m = model();
+    m.layers = 8;
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct mdl_strategy st = tp_of(1);
+    for (int sched = 0; sched < 2; sched++) {
+        struct mdl_job j = {.pp = 2,
+                            .dp = 1,
+                            .schedule = sched ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
+                            .virtual_stages = sched ? 2 : 1,
+                            .micro_batches = 4,
+                            .batch_p2p_nosync = true};
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(
+            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+            "%s", err.msg);
+        int waits = 0;
+        for (int r = 0; r < 2; r++) {
+            const struct mdl_rank *rk = &p.ranks[r];
+            int last_send = -1;
+            for (int i = 0; i < rk->nops; i++) {
+                const struct mdl_op *o = &rk->ops[i];
+                if (!strcmp(p.names[o->name], "wait_p2p")) {
+                    cr_assert(not(o->host_sync), "op %d of rank %d", i, r);
+                    waits++;
+                }
+                if (o->kind == MDL_OP_SEND_RECV && strncmp(p.names[o->name], "recv", 4))
+                    last_send = i;
+                else if (o->stream == MDL_STREAM_COMPUTE && o->dur_s > 0 &&
+                         o->phase != MDL_PHASE_OTHER && last_send >= 0)
+                    cr_assert(waits_for(rk, i, last_send), "batched: op %d waits for %d", i,
+                              last_send);
+            }
+        }
+        cr_assert(gt(int, waits, j.micro_batches));
+        mdl_program_release(&p);
+    }
+}
+
 /* Megatron-LM's --overlap-p2p-communication (the interleaved schedule): a step's send and the
  * next same-direction step's receive are posted as soon as the step computes, unbatched; only
  * that next step waits for them and the host never synchronizes, so the step of the other

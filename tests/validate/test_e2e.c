@@ -414,7 +414,7 @@ Test(e2e, a_recipe_tables_bad_precision_and_unknown_runs_row_are_refused)
     cr_assert(eq(int, e3.line, 2));
 }
 
-/* overlap_p2p_comm from a runs table reaches the job of an interleaved recipe row: the same
+/* overlap_p2p_comm and batch_p2p_sync from a runs table reach the job of a recipe row: the same
  * 16-GPU row (pp 4, vp 2) with the messages overlapped runs faster; a row without interleaving
  * is run without it (Megatron-LM overlaps the interleaved schedule alone). */
 Test(e2e, a_runs_tables_overlapped_point_to_point_speeds_an_interleaved_row)
@@ -439,8 +439,21 @@ Test(e2e, a_runs_tables_overlapped_point_to_point_speeds_an_interleaved_row)
     cr_assert(lt(dbl, b.rows[0].simulated_s, a.rows[0].simulated_s), "%g vs %g",
               b.rows[0].simulated_s, a.rows[0].simulated_s);
     cr_assert(eq(dbl, b.rows[1].simulated_s, a.rows[1].simulated_s), "no interleaving: the same");
+    /* batch_p2p_sync false (NeMo's sync_batch_comm false): the batched calls of the row without
+     * interleaving no longer synchronize the device; empty: true */
+    char nosync[300];
+    write_file(dir, "nosync.csv", "release,model,batch_p2p_sync\nr1,M,\nr1,N,false\n", nosync);
+    struct e2e_result c;
+    cr_assert(eq(int, run_h100(tpath, nosync, 0, &c, &err), 0), "%s", err.msg);
+    cr_assert(eq(int, c.n, 2));
+    cr_assert(eq(int, c.rows[0].batch_p2p_nosync, 0));
+    cr_assert(eq(dbl, c.rows[0].simulated_s, a.rows[0].simulated_s));
+    cr_assert(ne(int, c.rows[1].batch_p2p_nosync, 0));
+    cr_assert(lt(dbl, c.rows[1].simulated_s, a.rows[1].simulated_s), "%g vs %g",
+              c.rows[1].simulated_s, a.rows[1].simulated_s);
     e2e_release(&a);
     e2e_release(&b);
+    e2e_release(&c);
     testdir_remove(dir);
 }
 
