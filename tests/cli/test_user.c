@@ -304,6 +304,14 @@ Test(user, import_megatron_reads_the_examples_scripts)
                                                     "= 128"),
               "%s", log);
     free(y);
+    /* interleaving overlaps the pipeline's messages unless the launch says not to */
+    y = import_megatron("-- --num-layers 8 --hidden-size 1024 --num-attention-heads 16 "
+                        "--seq-length 1024 --pipeline-model-parallel-size 2 "
+                        "--num-layers-per-virtual-pipeline-stage 2 --no-overlap-p2p-communication",
+                        log, sizeof log, yaml);
+    cr_assert(strstr(y, "  virtual_stages: 2\n") && !strstr(y, "overlap_p2p_comm"), "%s\n%s", y,
+              log);
+    free(y);
     /* the flags themselves, after -- */
     y = import_megatron("-- --num-layers 2 --hidden-size 1024 --num-attention-heads 16 "
                         "--seq-length=1024 --tensor-model-parallel-size 2 --sequence-parallel "
