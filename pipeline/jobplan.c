@@ -252,8 +252,15 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
             if (y > x) x = y;
         }
         /* each step's input comes from a neighbour that produced it one step earlier: the
-         * schedule's loop through the stages slips by one message each way per step */
-        T += ((double)M * v + p - 1) * 2.0 * x;
+         * schedule's loop through the stages slips by one message each way per step; with
+         * overlap_p2p_comm only the fill and drain do, and in the steady state a step's
+         * messages show only where they outlast the other direction's step they run under */
+        if (w->job.overlap_p2p_comm && v > 1) {
+            double uf = x - n * b, ub = x - n * f;
+            T += (p - 1) * 2.0 * x + (double)M * v * ((uf > 0 ? uf : 0) + (ub > 0 ? ub : 0));
+        } else {
+            T += ((double)M * v + p - 1) * 2.0 * x;
+        }
         int d1, d2;
         mdl_strategy_mesh(&w->st, &d1, &d2);
         if (!mdl_strategy_shards_activations(&w->st) && d1 > 1) { /* over the mesh's columns */
