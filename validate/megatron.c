@@ -15,7 +15,8 @@ struct mg_in {
         train_samples, divisible_by, world, dp, gpn; /* world, dp, gpn: derived */
     int glu, sp, gqa, fp16, bf16, fp8, fp8_param, tp_overlap, dist_opt, overlap_grad, overlap_param,
         untied, grad_bf16, recompute; /* recompute: 0 none, 1 selective, 2 full */
-    int p2p_overlap, no_p2p_overlap;  /* --overlap-p2p-communication, --no-overlap-... */
+    int p2p_overlap, no_p2p_overlap;  /* --overlap-p2p-communication (on anyway with interleaving:
+                                         read, not ignored), --no-overlap-p2p-communication */
     char tokenizer[64], vocab_file[256], cp_comm[32], moe_freq[128];
 };
 
