@@ -763,6 +763,24 @@ static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, in
            steps[i].phase == MDL_PHASE_FWD && i + 1 < total && steps[i + 1].phase == MDL_PHASE_BWD;
 }
 
+/* Step i's compute after op `after`: the chunk's layers, with the embedding before the first
+ * virtual stage's forward (after its backward) and the logits after the last one's forward
+ * (before its backward). Returns the last op, or -1. */
+static int step_compute(struct stage *S, const struct mdl_job_step *st, int i, int after)
+{
+    int vs = step_vs(S, st), last = last_vs(S), mb = st->mb, x = after;
+    if (st->phase == MDL_PHASE_FWD) {
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
+    } else {
+        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
+        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
+        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
+    }
+    return x;
+}
+
 /* Step i of the stage's schedule, with Megatron-LM's point-to-point calls around it
  * (p2p_communication.py): a call posts its sends and receives together (batch_isend_irecv),
  * waits for all of them and synchronizes the device, so the next step's compute starts once
@@ -774,8 +792,8 @@ static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, in
 static int stage_step(struct stage *S, const struct mdl_job_step *steps, int total, int i)
 {
     const struct mdl_job_step *st = &steps[i];
-    bool fwd = st->phase == MDL_PHASE_FWD, il = S->job->schedule == MDL_SCHED_INTERLEAVED;
-    int vs = step_vs(S, st), last = last_vs(S), mb = st->mb, x = -1;
+    bool il = S->job->schedule == MDL_SCHED_INTERLEAVED;
+    int mb = st->mb, x = -1;
     if (!(i > 0 && pair_fwd(S, steps, total, i - 1))) { /* the call before the step */
         int join[MDL_MAX_DEPS], n = 0, after = S->cend;
         for (int k = 0; k < S->ncall; k++)
@@ -792,16 +810,7 @@ static int stage_step(struct stage *S, const struct mdl_job_step *steps, int tot
             S->p->ranks[S->rank].ops[x].host_sync = !S->job->batch_p2p_nosync;
         }
     }
-    if (fwd) {
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
-    } else {
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
-    }
-    if (x < 0) return -1;
+    if ((x = step_compute(S, st, i, x)) < 0) return -1;
     S->cend = x;
     if (pair_fwd(S, steps, total, i)) return x; /* its send goes with the backward's */
     if (i > 0 && pair_fwd(S, steps, total, i - 1) && step_talks(S, &steps[i - 1], true) &&
@@ -822,7 +831,7 @@ static int stage_step_overlap(struct stage *S, const struct mdl_job_step *steps,
 {
     const struct mdl_job_step *st = &steps[i];
     bool fwd = st->phase == MDL_PHASE_FWD;
-    int d = fwd ? 0 : 1, vs = step_vs(S, st), last = last_vs(S), mb = st->mb, x = -1;
+    int d = fwd ? 0 : 1, mb = st->mb, x = -1;
     if (!S->posted[d]) { /* the direction's first step receives its input now */
         S->posted[d] = true;
         if (step_talks(S, st, false) && (S->hand[d][S->nhand[d]++] = p2p_recv(S, st, S->cend)) < 0)
@@ -832,16 +841,7 @@ static int stage_step_overlap(struct stage *S, const struct mdl_job_step *steps,
         (x = join_ops(S, S->hand[d], S->nhand[d], "wait_p2p", mb, st->phase)) < 0)
         return -1;
     S->nhand[d] = 0;
-    if (fwd) {
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
-    } else {
-        if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
-        x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
-        if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
-    }
-    if (x < 0) return -1;
+    if ((x = step_compute(S, st, i, x)) < 0) return -1;
     S->cend = x;
     if (step_talks(S, st, true)) {
         int y = op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
