@@ -744,14 +744,29 @@ static bool step_talks(const struct stage *S, const struct mdl_job_step *st, boo
     return to_next ? step_vs(S, st) < last_vs(S) : step_vs(S, st) > 0;
 }
 
+/* Posts step st's send to its stage neighbour after op `after`. Returns the op, or -1. */
+static int p2p_send(struct stage *S, const struct mdl_job_step *st, int after)
+{
+    bool fwd = st->phase == MDL_PHASE_FWD;
+    return op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
+                  fwd ? "send_activations" : "send_gradients", st->mb, st->phase, after);
+}
+
 /* Posts step st's send after op `after` and adds it to the next call. */
 static int step_send(struct stage *S, const struct mdl_job_step *st, int after)
 {
-    bool fwd = st->phase == MDL_PHASE_FWD;
-    int x = op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
-                   fwd ? "send_activations" : "send_gradients", st->mb, st->phase, after);
+    int x = p2p_send(S, st, after);
     if (x >= 0) S->call[S->ncall++] = x;
     return x;
+}
+
+/* The first step after step i of phase ph, or total when none is left. */
+static int next_of_phase(const struct mdl_job_step *steps, int total, int i, enum mdl_phase ph)
+{
+    int j = i + 1;
+    while (j < total && steps[j].phase != ph)
+        j++;
+    return j;
 }
 
 /* Whether steps[i] is the forward of the interleaved schedule's steady-state pair: a forward
@@ -843,22 +858,14 @@ static int stage_step_overlap(struct stage *S, const struct mdl_job_step *steps,
     S->nhand[d] = 0;
     if ((x = step_compute(S, st, i, x)) < 0) return -1;
     S->cend = x;
-    if (step_talks(S, st, true)) {
-        int y = op_add(S, MDL_OP_SEND_RECV, fwd ? C_SEND_FWD : C_SEND_BWD, S->act_bytes,
-                       fwd ? "send_activations" : "send_gradients", mb, st->phase, x);
-        if (y < 0) return -1;
-        S->hand[d][S->nhand[d]++] = y;
-    }
-    int j = i + 1;
-    while (j < total && steps[j].phase != st->phase)
-        j++;
+    if (step_talks(S, st, true) && (S->hand[d][S->nhand[d]++] = p2p_send(S, st, x)) < 0) return -1;
+    int j = next_of_phase(steps, total, i, st->phase);
     if (j < total && step_talks(S, &steps[j], false) &&
         (S->hand[d][S->nhand[d]++] = p2p_recv(S, &steps[j], x)) < 0)
         return -1;
     if (fwd && i == warmup_steps(S->job, S->s) - 1 && !S->posted[1]) {
         S->posted[1] = true;
-        for (j = i + 1; j < total && steps[j].phase == MDL_PHASE_FWD; j++)
-            ;
+        j = next_of_phase(steps, total, i, MDL_PHASE_BWD);
         if (j < total && step_talks(S, &steps[j], false) &&
             (S->hand[1][S->nhand[1]++] = p2p_recv(S, &steps[j], x)) < 0)
             return -1;

@@ -300,27 +300,46 @@ Test(job, point_to_point_calls_block_as_megatrons)
     }
 }
 
+static void lower_checked(const struct mdl_job *j, const struct mdl_strategy *st,
+                          const struct mdl_model *m, struct mdl_program *p)
+{
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, MDL_REPLICAS_FULL, p, &err), 0),
+              "%s", err.msg);
+    cr_assert(eq(int, mdl_program_check(p, NULL, &err), 0), "%s", err.msg);
+}
+
+/* A two-stage job of gpt3-1.3b cut to 8 layers, TP 1, 4 micro-batches: 1F1B, or interleaved over
+ * 2 chunks a stage. */
+static struct mdl_job pipe_job(bool interleaved)
+{
+    return (struct mdl_job){.pp = 2,
+                            .dp = 1,
+                            .schedule = interleaved ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
+                            .virtual_stages = interleaved ? 2 : 1,
+                            .micro_batches = 4};
+}
+
+/* Lowers pipe_job's kind of job j into *p (checked). */
+static void lower_pipe(const struct mdl_job *j, struct mdl_program *p)
+{
+    struct mdl_model m = model();
+    m.layers = 8;
+    struct mdl_strategy st = tp_of(1);
+    lower_checked(j, &st, &m, p);
+}
+
 /* batch_p2p_sync: false (NeMo's sync_batch_comm: false): the calls stay batched, every compute
  * after a call still waits for its messages, but no call synchronizes the device. */
 Test(job, batched_calls_without_the_device_synchronize)
 {
-    struct mdl_model m = model();
-    m.layers = 8;
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
-    struct mdl_strategy st = tp_of(1);
     for (int sched = 0; sched < 2; sched++) {
-        struct mdl_job j = {.pp = 2,
-                            .dp = 1,
-                            .schedule = sched ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B,
-                            .virtual_stages = sched ? 2 : 1,
-                            .micro_batches = 4,
-                            .batch_p2p_nosync = true};
+        struct mdl_job j = pipe_job(sched);
+        j.batch_p2p_nosync = true;
         struct mdl_program p;
-        struct tps_error err = {0};
-        cr_assert(
-            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-            "%s", err.msg);
+        lower_pipe(&j, &p);
         int waits = 0;
         for (int r = 0; r < 2; r++) {
             const struct mdl_rank *rk = &p.ranks[r];
@@ -351,21 +370,10 @@ Test(job, batched_calls_without_the_device_synchronize)
  * for it, so each check below fails there. */
 Test(job, overlapped_point_to_point_runs_under_the_other_direction_as_megatrons)
 {
-    struct mdl_model m = model();
-    m.layers = 8;
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
-    struct mdl_strategy st = tp_of(1);
-    struct mdl_job j = {.pp = 2,
-                        .dp = 1,
-                        .schedule = MDL_SCHED_INTERLEAVED,
-                        .virtual_stages = 2,
-                        .micro_batches = 4,
-                        .overlap_p2p_comm = true};
+    struct mdl_job j = pipe_job(true);
+    j.overlap_p2p_comm = true;
     struct mdl_program p;
-    struct tps_error err = {0};
-    cr_assert(eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-              "%s", err.msg);
+    lower_pipe(&j, &p);
     int sends = 0, recvs = 0, waits = 0, under = 0, ahead = 0;
     for (int r = 0; r < 2; r++) {
         const struct mdl_rank *rk = &p.ranks[r];
@@ -412,19 +420,11 @@ Test(job, overlapped_point_to_point_runs_under_the_other_direction_as_megatrons)
     /* refused with the other schedules, as Megatron-LM turns it off there */
     j.schedule = MDL_SCHED_1F1B;
     j.virtual_stages = 1;
+    struct mdl_model m = model();
+    struct mdl_strategy st = tp_of(1);
+    struct tps_error err = {0};
     cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
     cr_assert(eq(str, err.field, "overlap_p2p_comm"));
-}
-
-static void lower_checked(const struct mdl_job *j, const struct mdl_strategy *st,
-                          const struct mdl_model *m, struct mdl_program *p)
-{
-    struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("A100-80GB", &dev), 0));
-    struct tps_error err = {0};
-    cr_assert(eq(int, mdl_job_lower(j, st, m, &dev, NULL, NULL, MDL_REPLICAS_FULL, p, &err), 0),
-              "%s", err.msg);
-    cr_assert(eq(int, mdl_program_check(p, NULL, &err), 0), "%s", err.msg);
 }
 
 /* 2 stages x 2 replicas, 1F1B, 3 micro-batches, ZeRO stage `zero`. */
