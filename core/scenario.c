@@ -265,6 +265,7 @@ static const struct tps_ykey training_keys[] = {
     {"overlap_param_gather", TPS_YK_BOOL, T(job.overlap_param_gather), 0, {NULL}},
     {"grad_reduce_in_bf16", TPS_YK_BOOL, T(job.grad_reduce_in_bf16), 0, {NULL}},
     {"fp8_param_gather", TPS_YK_BOOL, T(job.fp8_param_gather), 0, {NULL}},
+    {"tp_only_amax_red", TPS_YK_BOOL, T(job.tp_only_amax_red), 0, {NULL}},
     {"tokens", TPS_YK_FN, T(tokens), 0, {.fn = read_tokens}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef T
@@ -740,7 +741,7 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         }
         /* a training key the check names */
         static const char *const tkeys[] = {"zero", "overlap_param_gather", "grad_reduce_in_bf16",
-                                            "fp8_param_gather"};
+                                            "fp8_param_gather", "tp_only_amax_red"};
         for (size_t k = 0; k < sizeof tkeys / sizeof tkeys[0]; k++) {
             if (strcmp(e2.field, tkeys[k])) continue;
             char f[64];

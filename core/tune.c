@@ -520,6 +520,7 @@ struct choice {
     int kind, algo, proto;
     double bytes;
     int out_algo, out_proto;
+    double t; /* its closed-form time */
 };
 
 static int plan_pairs(const struct mdl_program *p, struct cpl_plan *plan, struct tps_error *err);
@@ -556,7 +557,9 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct cpl_pl
                 struct mdl_op *op = &p->ranks[r].ops[i];
                 if (op->group != g || !mdl_op_is_coll((enum mdl_op_kind)op->kind)) continue;
                 if (!op->gran) op->gran = (uint8_t)t->nccl.gran;
-                if (op->algo && op->proto) continue;
+                /* a collective of latency granularity takes its closed form: tuned always */
+                bool lat = op->gran == MDL_GRAN_LATENCY;
+                if (op->algo && op->proto && !lat) continue;
                 int c = 0;
                 while (c < nch && (ch[c].kind != op->kind || ch[c].bytes != op->bytes ||
                                    ch[c].algo != op->algo || ch[c].proto != op->proto))
@@ -568,23 +571,27 @@ int tune_program(struct mdl_program *p, const struct plat_topo *t, struct cpl_pl
                     env_ready = 1;
                     enum mdl_coll_algo a = (enum mdl_coll_algo)op->algo;
                     enum mdl_coll_proto pr = (enum mdl_coll_proto)op->proto;
-                    if (tune_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes, &a, &pr,
-                                    err) < 0) {
+                    double tc = tune_choose(&ge, &t->nccl, (enum mdl_op_kind)op->kind, op->bytes,
+                                            &a, &pr, err);
+                    if (tc < 0) {
                         if (p->groups[g].n >= 2) {
                             rc = err->code;
                             break;
                         }
                         a = MDL_ALGO_RING;
                         pr = MDL_PROTO_SIMPLE;
+                        tc = 0;
                     }
                     if (tps_grow(&ch, &cap, nch + 1, sizeof *ch, 8)) {
                         rc = tps_error_oom(err);
                         break;
                     }
-                    ch[nch++] = (struct choice){op->kind, op->algo, op->proto, op->bytes, a, pr};
+                    ch[nch++] =
+                        (struct choice){op->kind, op->algo, op->proto, op->bytes, a, pr, tc};
                 }
                 op->algo = (uint8_t)ch[c].out_algo;
                 op->proto = (uint8_t)ch[c].out_proto;
+                if (lat) op->dur_s = ch[c].t;
             }
         }
         free(ch);

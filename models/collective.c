@@ -112,7 +112,7 @@ const char *mdl_proto_name(enum mdl_coll_proto p)
 }
 const char *mdl_gran_name(enum mdl_coll_gran g)
 {
-    return (unsigned)g < 3 ? mdl_gran_names[g] : "?";
+    return (unsigned)g < 3 ? mdl_gran_names[g] : g == MDL_GRAN_LATENCY ? "latency" : "?";
 }
 int mdl_algo_parse(const char *s, enum mdl_coll_algo *out)
 {

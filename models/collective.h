@@ -42,7 +42,12 @@ enum mdl_coll_algo {
     MDL_ALGO_COLLNET
 };
 enum mdl_coll_proto { MDL_PROTO_AUTO, MDL_PROTO_LL, MDL_PROTO_LL128, MDL_PROTO_SIMPLE };
-enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW };
+/* Granularity of a collective's replay (docs/collectives.md, Granularity). MDL_GRAN_LATENCY is
+ * set by a lowering, never by a platform or the CLI: a collective of a few bytes whose time is
+ * its latency (FP8's amax all-reduces), replayed without flows: its simulated members meet, then
+ * wait the tuner's closed-form time of the whole group (a folded replica's shadows, which
+ * mirror their replica, neither join nor send). */
+enum mdl_coll_gran { MDL_GRAN_AUTO, MDL_GRAN_STEP, MDL_GRAN_FLOW, MDL_GRAN_LATENCY };
 #define MDL_ALGO_N       9
 #define MDL_PROTO_N      4
 #define MDL_MAX_CHUNKS   64 /* pipeline chunks of broadcast chains */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "comm.h"
 #include "compute.h"
 
@@ -40,6 +41,8 @@ enum {
     C_ETP,          /* the experts' tensor-parallel group */
     C_EDP,          /* the expert-data-parallel group: GPUs holding the same experts, over which
                        their gradients are reduced (Megatron-LM's expert data parallelism) */
+    C_AMAX,         /* FP8: Megatron-LM's amax-reduction group, a stage's tp x cp x dp GPUs (its
+                       TP group with tp_only_amax_red); none in 16-bit training */
     NCOMMS
 };
 
@@ -56,7 +59,7 @@ static bool zero_at(const struct mdl_job *job, const struct mdl_strategy *st, in
  * over the GPUs holding the same weights: the data-parallel replicas and, within each, the CP
  * ranks (Megatron-LM's data-parallel group with context parallelism). */
 static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *st,
-                          struct job_comms *J)
+                          const struct mdl_model *m, struct job_comms *J)
 {
     enum { T = MDL_DIM_BIT(MDL_DIM_TP), D = MDL_DIM_BIT(MDL_DIM_DP), P = MDL_DIM_BIT(MDL_DIM_PP) };
     enum { C = MDL_DIM_BIT(MDL_DIM_CP) };
@@ -97,6 +100,13 @@ static int job_comms_init(const struct mdl_job *job, const struct mdl_strategy *
         [C_EP] = {"ep", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = MDL_OP_DIM(MDL_DIM_EP)},
         [C_ETP] = {"expert tp", MDL_COMM_GIVEN, .stream = MDL_STREAM_COMM, .dim = tp},
         [C_EDP] = {"expert dp", MDL_COMM_GIVEN, .stream = MDL_STREAM_DP, .dim = dp},
+        /* reported with the data-parallel collectives (the TP group's with tp_only_amax_red):
+         * the group's width is what it costs */
+        [C_AMAX] = {"fp8 amax", MDL_COMM_SPAN,
+                    !m->fp8                 ? 0u
+                    : job->tp_only_amax_red ? (unsigned)T
+                                            : T | D | C,
+                    .own = true, .stream = MDL_STREAM_NORM, .dim = job->tp_only_amax_red ? tp : dp},
     };
     static const int given[NCOMMS] = {[C_D1] = MDL_GROUP_D1,
                                       [C_D2] = MDL_GROUP_D2,
@@ -373,6 +383,9 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     if (job->fp8_param_gather && !m->fp8)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "fp8_param_gather",
                              "keeps the weights in FP8: needs model.dtype fp8");
+    if (job->tp_only_amax_red && !m->fp8)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_only_amax_red",
+                             "reduces FP8's amaxes: needs model.dtype fp8");
     if (job->fp8_param_gather && job->zero < 1)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "fp8_param_gather",
                              "gathers the distributed optimizer's parameters: needs "
@@ -778,6 +791,48 @@ static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, in
            steps[i].phase == MDL_PHASE_FWD && i + 1 < total && steps[i + 1].phase == MDL_PHASE_BWD;
 }
 
+int mdl_job_amax_ranks(const struct mdl_job *job, const struct mdl_strategy *st,
+                       const struct mdl_model *m)
+{
+    if (!m->fp8) return 0;
+    return job->tp_only_amax_red ? st->tp : mdl_strategy_gpus(st) * job->dp;
+}
+
+/* TE keeps an amax per FP8 tensor of each module: a linear's GEMM has 3 forward and 2 backward;
+ * a layer has QKV, the projection, FC1 and FC2, or with a mixture of experts the attention's two,
+ * FC1 and FC2 of each of the GPU's experts and of the shared experts; TE's FP8 dot-product
+ * attention (fp8_attention) counts as one more. */
+double mdl_job_amax_bytes(const struct mdl_strategy *st, const struct mdl_model *m, int first,
+                          int layers, bool fwd)
+{
+    double gemms = 0;
+    for (int l = first; l < first + layers; l++) {
+        double g = 4;
+        if (m->moe.experts > 0 && mdl_model_is_moe_layer(m, l))
+            g = 2 + 2.0 * m->moe.experts / mdl_strategy_ep(st) +
+                (m->moe.shared_experts > 0 ? 2 : 0);
+        gemms += g + (m->fp8_attention ? 1 : 0);
+    }
+    return 4.0 * (fwd ? 3 : 2) * gemms;
+}
+
+/* After a chunk's layers (forward or backward, phase ph), FP8's amax all-reduce: Transformer
+ * Engine reduces the amaxes at the end of the outermost fp8_autocast region (Megatron-LM wraps a
+ * chunk's transformer block in one) and in the backward of its first FP8 module, a blocking
+ * torch.distributed.all_reduce (MAX) that the compute stream waits for. Returns the op the next
+ * compute waits for. */
+static int amax_reduce(struct stage *S, enum mdl_phase ph, int chunk, int mb, int after)
+{
+    if (after < 0 || mdl_job_amax_ranks(S->job, S->st, S->m) < 2) return after;
+    bool fwd = ph == MDL_PHASE_FWD;
+    int first, n = mdl_job_chunk_range(S->job, S->m, S->s, chunk, &first);
+    int x = op_add(S, MDL_OP_ALL_REDUCE, C_AMAX, mdl_job_amax_bytes(S->st, S->m, first, n, fwd),
+                   fwd ? "ar_fp8_amax_fwd" : "ar_fp8_amax_bwd", mb, ph, after);
+    /* a few hundred bytes: its latency alone, its flows not simulated (collective.h) */
+    if (x >= 0) S->p->ranks[S->rank].ops[x].gran = MDL_GRAN_LATENCY;
+    return x;
+}
+
 /* Step i's compute after op `after`: the chunk's layers, with the embedding before the first
  * virtual stage's forward (after its backward) and the logits after the last one's forward
  * (before its backward). Returns the last op, or -1. */
@@ -787,10 +842,12 @@ static int step_compute(struct stage *S, const struct mdl_job_step *st, int i, i
     if (st->phase == MDL_PHASE_FWD) {
         if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_FWD, mb, x);
         x = chunk_layers(S, MDL_PHASE_FWD, st->chunk, mb, x, i);
+        x = amax_reduce(S, MDL_PHASE_FWD, st->chunk, mb, x);
         if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_FWD, mb, x);
     } else {
         if (vs == last) x = mdl_emitter_logits(S->E, MDL_PHASE_BWD, mb, x);
         x = chunk_layers(S, MDL_PHASE_BWD, st->chunk, mb, x, i);
+        x = amax_reduce(S, MDL_PHASE_BWD, st->chunk, mb, x);
         if (vs == 0) x = mdl_emitter_embedding(S->E, MDL_PHASE_BWD, mb, x);
     }
     return x;
@@ -1130,6 +1187,7 @@ static int shadow_copy(enum mdl_replicas rep, const struct job_comms *G, const s
         const struct mdl_op *o = &src->ops[k];
         if (!mdl_op_is_coll((enum mdl_op_kind)o->kind)) continue;
         if (rep == MDL_REPLICAS_SHARED && !crosses_replicas(G, o->group)) continue;
+        if (o->gran == MDL_GRAN_LATENCY) continue; /* its simulated members stand for the rest */
         struct mdl_op *c = &dst->ops[n++];
         *c = *o;
         c->group = mdl_comms_group(&G->reg, r, o->group);
@@ -1219,7 +1277,7 @@ static double job_count(const struct mdl_job *job, const struct mdl_strategy *st
     struct job_comms J;
     struct mdl_mesh mesh;
     mdl_job_mesh(job, st, &mesh);
-    double n = job_comms_init(&one, st, &J) ? -1 : 0;
+    double n = job_comms_init(&one, st, m, &J) ? -1 : 0;
     for (int s = 0; s < job->pp && n >= 0; s++) {
         if (stage_lower(&one, st, m, dev, fw, fold, &J, &p, s, s) != 0) {
             n = -1;
@@ -1284,7 +1342,7 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->model_flop = mdl_job_model_flop(job, m);
     out->peak_flops = dev->peak_flops[mdl_model_gemm_dtype(m)];
     struct job_comms G;
-    rc = job_comms_init(job, st, &G);
+    rc = job_comms_init(job, st, m, &G);
     if (!rc) rc = groups_make(job, st, m, out, &G);
     for (int s = 0; !rc && s < job->pp; s++)
         rc = stage_lower(job, st, m, dev, fw, fold, &G, out, s, mdl_job_rank(job, st, s, 0, 0));

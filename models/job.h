@@ -70,6 +70,9 @@ struct mdl_job {
     bool fp8_param_gather;      /* FP8 with the distributed optimizer: the layers' weights kept
                                    as FP8 only (no 16-bit copy) and all-gathered in FP8
                                    (Megatron-LM's --fp8-param-gather, NeMo's fp8_params) */
+    bool tp_only_amax_red;      /* FP8: delayed scaling's amaxes reduced over the TP group only
+                                   (Megatron-LM's --tp-only-amax-red) instead of its amax-reduction
+                                   group, a stage's tp x cp x dp GPUs */
     /* Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers and
      * --decoder-last-pipeline-num-layers): the first and the last stage's layers (0: an even
      * share), the others splitting the rest evenly; or (--account-for-embedding-in-pipeline-
@@ -146,6 +149,16 @@ int mdl_job_chunk_range(const struct mdl_job *job, const struct mdl_model *m, in
                         int *first);
 /* The most layers one model chunk holds (every chunk's count with an even split). */
 int mdl_job_chunk_layers(const struct mdl_job *job, const struct mdl_model *m);
+
+/* FP8's delayed scaling (Transformer Engine): after a chunk's forward, and after its backward,
+ * the amaxes its FP8 GEMMs recorded are all-reduced (max) over the amax-reduction group before
+ * the compute goes on. mdl_job_amax_ranks: that group's GPUs (a stage's tp x cp x dp, or tp with
+ * tp_only_amax_red), 0 in 16-bit training. mdl_job_amax_bytes: the amaxes of `layers` layers
+ * from layer `first`, 4 bytes each: 3 per GEMM forward (input, weight, output), 2 backward. */
+int mdl_job_amax_ranks(const struct mdl_job *job, const struct mdl_strategy *st,
+                       const struct mdl_model *m);
+double mdl_job_amax_bytes(const struct mdl_strategy *st, const struct mdl_model *m, int first,
+                          int layers, bool fwd);
 
 /* Layers folded into one op: a chunk's forward and backward, simulated once with its TP
  * collectives on the fabric (pipeline/), replayed as one compute op each. */

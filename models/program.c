@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "models/collective.h"
 
 int mdl_program_init(struct mdl_program *p, int nranks)
 {
@@ -355,6 +356,9 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
                                "deadlock",
                                g, C->stream[g], op->stream);
             C->stream[g] = op->stream;
+            /* a collective of latency granularity is its simulated members' alone: a folded
+             * replica's shadows leave it out (collective.h) */
+            if (op->gran == MDL_GRAN_LATENCY) continue;
             if (G->ranks[0] == r) {
                 if (tps_grow(&C->ref[g], &C->cref[g], C->nref[g] + 1, sizeof **C->ref, 16))
                     return tps_error_oom(err);
@@ -362,6 +366,7 @@ static int check_rank(struct check *C, int r, int first, struct mdl_check_at *at
             }
             continue;
         }
+        if (op->gran == MDL_GRAN_LATENCY) continue;
         int k = C->count[g]++;
         if (G->ranks[0] == r) continue;
         if (k >= C->nref[g])

@@ -146,7 +146,8 @@ static double coll_time(struct plan *P, enum mdl_op_kind k, double bytes,
  * stage), 3 the pairs of first and last stage that hold the tied embedding (one per GPU of
  * stage 0), 4 the columns (D1 axis) of the TP mesh (d2 per replica; 1D: the TP groups), 5 the
  * expert-data-parallel groups of a mixture of experts (expert_tp x ep of them, each over the
- * stage's GPUs holding the same experts). The TP groups and columns are those of CP rank 0. */
+ * stage's GPUs holding the same experts), 6 the stage's GPUs as one group (FP8's amax
+ * reduction). The TP groups and columns are those of CP rank 0. */
 static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, int st,
                        enum mdl_op_kind k, double bytes, struct tps_error *err)
 {
@@ -159,8 +160,18 @@ static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, in
     mdl_strategy_mesh(&w->st, &d1, &d2);
     /* axis 5: the expert-data-parallel groups (models/job.c's expert layout) */
     int el = mdl_strategy_ep(&w->st) * mdl_strategy_etp(&w->st);
-    int ng = axis == 0 ? dp : axis == 1 ? tp : axis == 4 ? dp * d2 : axis == 5 ? el : G * dp;
-    int per = axis == 0 ? tp : axis == 1 ? R : axis == 4 ? d1 : axis == 5 ? G * dp / el : 2;
+    int ng = axis == 0   ? dp
+             : axis == 1 ? tp
+             : axis == 4 ? dp * d2
+             : axis == 5 ? el
+             : axis == 6 ? 1
+                         : G * dp;
+    int per = axis == 0   ? tp
+              : axis == 1 ? R
+              : axis == 4 ? d1
+              : axis == 5 ? G * dp / el
+              : axis == 6 ? G * dp
+                          : 2;
     int hop = axis == 3 ? w->job.pp - 1 : 1;
     int *ranks = malloc((size_t)ng * (size_t)per * sizeof *ranks);
     struct mdl_group *g = malloc((size_t)ng * sizeof *g);
@@ -177,6 +188,7 @@ static double job_coll(struct plan *P, const struct jobplan_row *w, int axis, in
         int *r = ranks + (size_t)i * (size_t)per;
         for (int j = 0; j < per; j++)
             r[j] = axis == 5   ? mdl_job_mesh_rank(&mesh, S, st, (i + el * j) / G, (i + el * j) % G)
+                   : axis == 6 ? mdl_job_mesh_rank(&mesh, S, st, j / G, j % G)
                    : axis == 0 ? mdl_job_mesh_rank(&mesh, S, st, i, j)
                    : axis == 4
                        ? mdl_job_mesh_rank(&mesh, S, st, i / d2, mdl_strategy_device(S, j, i % d2))
@@ -244,6 +256,17 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         T += M * (3 * lf + ce);
     }
     double act = tokens * (double)m.hidden * wb / tp;
+    if (mdl_job_amax_ranks(&w->job, &w->st, &m) > 1) {
+        /* FP8's amax all-reduces after every chunk's forward and backward, which the compute
+         * waits for: on every step of the schedule's path */
+        int axis = w->job.tp_only_amax_red ? 0 : 6;
+        double af = job_coll(P, w, axis, 0, MDL_OP_ALL_REDUCE,
+                             mdl_job_amax_bytes(&w->st, &m, 0, (int)n, true), err);
+        double ab = job_coll(P, w, axis, 0, MDL_OP_ALL_REDUCE,
+                             mdl_job_amax_bytes(&w->st, &m, 0, (int)n, false), err);
+        if (af < 0 || ab < 0) return err->code ? err->code : TPS_EINVAL;
+        T += ((double)M * v + p - 1) * (af + ab);
+    }
     if (p > 1) {
         double x = 0; /* the slowest pair of neighbouring stages sets the pace */
         for (int st = 0; st < (v > 1 ? p : p - 1); st++) {

@@ -332,7 +332,9 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
     c->mstart = calloc((size_t)p->nranks + 1, sizeof *c->mstart);
     c->rings = calloc((size_t)p->ngroups + 1, sizeof *c->rings);
     c->wires = calloc((size_t)p->nranks * MDL_MAX_STREAMS, sizeof *c->wires);
-    if (!c->hosts || !c->rs || !c->mb || !c->mstart || !c->rings || !c->wires) return -1;
+    c->bars = calloc((size_t)p->ngroups + 1, sizeof *c->bars);
+    if (!c->hosts || !c->rs || !c->mb || !c->mstart || !c->rings || !c->wires || !c->bars)
+        return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
         c->rs[r].mtx = sg_mutex_init();

@@ -3,6 +3,7 @@
 #ifndef SIM_ENGINE_INT_H
 #define SIM_ENGINE_INT_H
 
+#include <simgrid/barrier.h>
 #include <simgrid/cond.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
@@ -89,6 +90,8 @@ struct sim_ctx {
                                     * the ring inside machine j, 1 + nodes + l rail l, 1 + nodes +
                                     * local + ch ring channel ch; each transfer alone), mean_lat
                                     * NaN until computed */
+    sg_bar_t *bars; /* [group]: its simulated members' barrier (collectives of latency
+                     * granularity), created on first use */
     struct sim_tree_memo tree_memo[SIM_TREE_MEMO];
     int ntree_memo;
 };

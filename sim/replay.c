@@ -904,6 +904,25 @@ static double p2p_extra(const struct xfer *x, int from, int to, double S)
     return mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, crosses, bw, pp.rate_Bps) - S / bw;
 }
 
+/* A collective of latency granularity (collective.h): the group's simulated members (all but a
+ * folded replica's shadows, which mirror theirs) meet, then wait the tuner's closed form of the
+ * whole group (op->dur_s); no flows. A member is counted as sending what a ring's does. */
+static void latency_only(struct sim_ctx *c, int rank, const struct mdl_op *op, int n)
+{
+    const struct mdl_group *g = &c->p->groups[op->group];
+    if (!c->bars[op->group]) {
+        unsigned sim = 0;
+        for (int i = 0; i < g->n; i++)
+            sim += !(c->p->shadow && c->p->shadow[g->ranks[i]]);
+        c->bars[op->group] = sg_barrier_init(sim);
+    }
+    sg_barrier_wait(c->bars[op->group]);
+    sleep_for(op->dur_s);
+    double f = op->kind == MDL_OP_ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+    struct xfer x = {.c = c, .rank = rank, .dim = op->dim};
+    count_sent(&x, f * op->bytes);
+}
+
 void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
 {
     /* mdl_program_check ran in the pipeline: a bad group here is a bug */
@@ -913,6 +932,10 @@ void sim_replay_run(struct sim_ctx *c, int rank, const struct mdl_op *op)
     const struct mdl_group *g = &c->p->groups[op->group];
     int n = g->n;
     if (n <= 1) return;
+    if (op->gran == MDL_GRAN_LATENCY) {
+        latency_only(c, rank, op, n);
+        return;
+    }
     enum mdl_op_kind k = (enum mdl_op_kind)op->kind;
     struct xfer x = {.c = c,
                      .rank = rank,

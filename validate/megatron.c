@@ -15,8 +15,9 @@ struct mg_in {
         train_samples, divisible_by, world, dp, gpn; /* world, dp, gpn: derived */
     int glu, sp, gqa, fp16, bf16, fp8, fp8_param, tp_overlap, dist_opt, overlap_grad, overlap_param,
         untied, grad_bf16, recompute; /* recompute: 0 none, 1 selective, 2 full */
-    int p2p_overlap, no_p2p_overlap;  /* --overlap-p2p-communication (on anyway with interleaving:
-                                         read, not ignored), --no-overlap-p2p-communication */
+    int tp_amax; /* --tp-only-amax-red (FP8 only: Megatron-LM ignores it otherwise) */
+    int p2p_overlap, no_p2p_overlap; /* --overlap-p2p-communication (on anyway with interleaving:
+                                        read, not ignored), --no-overlap-p2p-communication */
     char tokenizer[64], vocab_file[256], cp_comm[32], moe_freq[128];
 };
 
@@ -82,6 +83,7 @@ static const struct mg_key keys[] = {
     {"--bf16", K_FLAG, I(bf16), 0, NULL},
     {"--fp8-format", K_FN, 0, 0, fp8_format},
     {"--fp8-param-gather", K_FLAG, I(fp8_param), 0, NULL},
+    {"--tp-only-amax-red", K_FLAG, I(tp_amax), 0, NULL},
     {"--tensor-model-parallel-size", K_LONG, I(tp), 0, NULL},
     {"--pipeline-model-parallel-size", K_LONG, I(pp), 0, NULL},
     {"--context-parallel-size", K_LONG, I(cp), 0, NULL},
@@ -275,7 +277,8 @@ static int write_yaml(const struct mg_launch *l, const struct mg_opts *o, const 
         const char *key;
     } sw[] = {{in.dist_opt, "distributed_optimizer"},     {in.overlap_grad, "overlap_grad_reduce"},
               {in.overlap_param, "overlap_param_gather"}, {in.untied, "untied_embeddings"},
-              {in.grad_bf16, "grad_reduce_in_bf16"},      {in.fp8_param, "fp8_param_gather"}};
+              {in.grad_bf16, "grad_reduce_in_bf16"},      {in.fp8_param, "fp8_param_gather"},
+              {in.tp_amax && in.fp8, "tp_only_amax_red"}};
     for (size_t i = 0; !rc && i < sizeof sw / sizeof sw[0]; i++)
         if (sw[i].on) rc = cat(y, &ny, "  %s: true\n", sw[i].key);
     double tokens = in.train_samples ? (double)in.train_samples * in.seq

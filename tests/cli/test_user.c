@@ -312,6 +312,17 @@ Test(user, import_megatron_reads_the_examples_scripts)
     cr_assert(strstr(y, "  virtual_stages: 2\n") && !strstr(y, "overlap_p2p_comm"), "%s\n%s", y,
               log);
     free(y);
+    /* --tp-only-amax-red goes with FP8, and is dropped without it (Megatron-LM ignores it) */
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+        char a[512];
+        snprintf(a, sizeof a,
+                 "-- --num-layers 2 --hidden-size 1024 --num-attention-heads 16 "
+                 "--seq-length 1024 --tensor-model-parallel-size 2 --bf16 %s --tp-only-amax-red",
+                 fp8 ? "--fp8-format hybrid" : "");
+        y = import_megatron(a, log, sizeof log, yaml);
+        cr_assert(eq(int, strstr(y, "  tp_only_amax_red: true\n") != NULL, fp8), "%s\n%s", y, log);
+        free(y);
+    }
     /* the flags themselves, after -- */
     y = import_megatron("-- --num-layers 2 --hidden-size 1024 --num-attention-heads 16 "
                         "--seq-length=1024 --tensor-model-parallel-size 2 --sequence-parallel "

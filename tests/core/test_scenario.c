@@ -60,6 +60,7 @@ static const struct bad_case cases[] = {
     {"job_grad_reduce_in_bf16_fp16.yaml", 5, 62, "training.grad_reduce_in_bf16",
      "applies to bf16 training"},
     {"job_fp8_param_gather_bf16.yaml", 5, 59, "training.fp8_param_gather", "needs model.dtype fp8"},
+    {"job_tp_only_amax_red_bf16.yaml", 5, 59, "training.tp_only_amax_red", "needs model.dtype fp8"},
     {"job_bad_fold.yaml", 5, 13, "run.fold", "auto, true or false"},
     {"mesh_not_tp.yaml", 7, 9, "strategy.mesh", "must multiply to tp"},
     {"bad_placement.yaml", 4, 55, "strategy.placement", "row-first or column-first"},

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "lowered.h"
+#include "models/collective.h"
 #include "models/compute.h"
 #include "models/job.h"
 
@@ -228,4 +229,87 @@ Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
     m.fp8 = false;
     cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
     cr_assert(eq(str, err.field, "fp8_param_gather"));
+}
+
+/* Delayed scaling (TE's DelayedScaling, reduce_amax): after each chunk's forward (the exit of the
+ * fp8_autocast region around its transformer block) and its backward (in the backward of its
+ * first FP8 module), the amaxes of its GEMMs are all-reduced over Megatron-LM's amax-reduction
+ * group, a stage's tp x cp x dp GPUs (the TP group with tp_only_amax_red), and what follows waits
+ * for it. 4 bytes an amax: 3 per GEMM forward, 2 backward, 4 GEMMs a layer. 16-bit training has
+ * none, and refuses tp_only_amax_red. */
+Test(fp8, delayed_scaling_reduces_the_amaxes_after_every_chunk)
+{
+    struct mdl_model m = gpt(true);
+    m.layers = 4;
+    struct mdl_strategy st = sp4(false);
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    struct mdl_job j = {
+        .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 3};
+    for (int tp_only = 0; tp_only < 2; tp_only++) {
+        j.tp_only_amax_red = tp_only;
+        struct tps_error err = {0};
+        struct mdl_program p;
+        cr_assert(
+            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
+            "%s", err.msg);
+        double bytes, flop;
+        /* a chunk of 2 layers: 8 GEMMs, 24 amaxes forward and 16 backward, per micro-batch */
+        cr_assert(eq(int, sum_ops(&p, 0, "ar_fp8_amax_fwd", &bytes, &flop), 3));
+        cr_assert(eq(dbl, bytes, 3 * 4.0 * 24));
+        cr_assert(eq(int, sum_ops(&p, 0, "ar_fp8_amax_bwd", &bytes, &flop), 3));
+        cr_assert(eq(dbl, bytes, 3 * 4.0 * 16));
+        const struct mdl_rank *r = &p.ranks[0];
+        for (int i = 0; i < r->nops; i++) {
+            const struct mdl_op *o = &r->ops[i];
+            if (strncmp(p.names[o->name], "ar_fp8_amax", 11)) continue;
+            /* over the stage's 8 GPUs (the TP group's 4), after the micro-batch's chunk */
+            const struct mdl_group *g = &p.groups[o->group];
+            cr_assert(eq(int, g->n, tp_only ? 4 : 8));
+            for (int k = 0; k < g->n; k++) {
+                int s, d, t;
+                mdl_job_coords(&j, &st, g->ranks[k], &s, &d, &t);
+                cr_assert(eq(int, s, 0));
+                if (tp_only) cr_assert(eq(int, d, 0));
+            }
+            cr_assert(eq(int, o->kind, MDL_OP_ALL_REDUCE));
+            cr_assert(eq(int, o->gran, MDL_GRAN_LATENCY)); /* a few bytes: its latency */
+            cr_assert(eq(int, o->ndeps, 1));
+            cr_assert(eq(int, r->ops[o->deps[0]].mb, o->mb));
+            int waited = 0; /* what comes next waits for it */
+            for (int k = i + 1; k < r->nops; k++)
+                for (int q = 0; q < r->ops[k].ndeps; q++)
+                    waited += r->ops[k].deps[q] == i;
+            cr_assert(gt(int, waited, 0), "%s", p.names[o->name]);
+        }
+        mdl_program_release(&p);
+    }
+    /* a folded replica's shadows leave it to the GPUs simulated in full */
+    j.tp_only_amax_red = false;
+    struct tps_error err = {0};
+    struct mdl_program sh;
+    cr_assert(
+        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_SHARED, &sh, &err), 0),
+        "%s", err.msg);
+    int shadows = 0;
+    for (int r = 0; r < sh.nranks; r++) {
+        double bytes, flop;
+        int n = sum_ops(&sh, r, "ar_fp8_amax", &bytes, &flop);
+        cr_assert(eq(int, n, sh.shadow &&sh.shadow[r] ? 0 : 6), "rank %d", r);
+        shadows += sh.shadow && sh.shadow[r];
+    }
+    cr_assert(gt(int, shadows, 0));
+    mdl_program_release(&sh);
+    j.tp_only_amax_red = true;
+    m.fp8 = false;
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), TPS_EINVAL));
+    cr_assert(eq(str, err.field, "tp_only_amax_red"));
+    j.tp_only_amax_red = false;
+    cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), 0));
+    struct mdl_program p;
+    cr_assert(
+        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0));
+    double bytes, flop;
+    cr_assert(eq(int, sum_ops(&p, 0, "ar_fp8_amax", &bytes, &flop), 0));
+    mdl_program_release(&p);
 }

@@ -583,3 +583,22 @@ Test(job, auto_folding_weighs_each_op_by_the_gpus_of_its_group)
     cr_assert(ne(ptr, strstr(j.folding, "layers:"), NULL), "auto did not fold: '%s'", j.folding);
     done(&j, &r);
 }
+
+/* FP8's amax all-reduce after every chunk's forward and backward holds the compute: over the
+ * stage's tp x dp GPUs it takes longer than over the TP group alone (tp_only_amax_red), and the
+ * iteration with it is longer by that, the compute the same. */
+Test(job, fp8_amax_reductions_hold_the_compute_longer_over_a_larger_group)
+{
+    struct pipeline_job j[2];
+    struct report r[2];
+    for (int o = 0; o < 2; o++) {
+        load(TPSIM_SOURCE_DIR "/tests/data/good/plan-fp8.yaml", 1, &j[o]);
+        j[o].scn.job.tp_only_amax_red = o;
+        simulate(&j[o], &r[o]);
+    }
+    cr_assert(gt(dbl, r[0].iteration_s, r[1].iteration_s), "%g vs %g", r[0].iteration_s,
+              r[1].iteration_s);
+    cr_assert(lt(dbl, fabs(r[1].compute_s - r[0].compute_s), 1e-12 * r[0].compute_s));
+    for (int o = 0; o < 2; o++)
+        done(&j[o], &r[o]);
+}

@@ -511,3 +511,44 @@ Test(jobplan, mixtral_8x22b_on_256_gpus_plans_the_documented_best)
     scn_release(&s);
 }
 #endif
+
+/* The closed form charges FP8's amax all-reduces on every step: over the stage's GPUs it
+ * predicts every candidate at least as slow as over the TP group (tp_only_amax_red), slower
+ * wherever the stage has more GPUs than its TP group. */
+Test(jobplan, fp8_amax_reductions_are_in_the_predictions)
+{
+    struct scn_scenario s[2];
+    struct jobplan_row *rows[2];
+    struct jobplan_info info[2];
+    int n[2];
+    for (int o = 0; o < 2; o++) {
+        struct tps_error err = {0};
+        cr_assert(
+            eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/plan-fp8.yaml", &s[o], &err), 0));
+        s[o].job.tp_only_amax_red = o;
+        s[o].pinned = 0;
+        struct jobplan_opts opts = {.simulate = 0};
+        cr_assert(eq(int, jobplan_run(&s[o], &opts, &rows[o], &n[o], &info[o], &err), 0), "%s",
+                  err.msg);
+    }
+    cr_assert(eq(int, n[0], n[1]));
+    int slower = 0;
+    for (int i = 0; i < n[0]; i++) {
+        const struct jobplan_row *a = &rows[0][i], *b = NULL;
+        for (int k = 0; k < n[1] && !b; k++)
+            if (!strcmp(rows[1][k].desc, a->desc)) b = &rows[1][k];
+        cr_assert(ne(ptr, (void *)b, NULL), "%s", a->desc);
+        bool more = mdl_strategy_gpus(&a->st) * a->job.dp > a->st.tp;
+        if (more) {
+            cr_assert(gt(dbl, a->predicted_s, b->predicted_s), "%s", a->desc);
+            slower++;
+        } else {
+            cr_assert(eq(dbl, a->predicted_s, b->predicted_s), "%s", a->desc);
+        }
+    }
+    cr_assert(gt(int, slower, 0));
+    for (int o = 0; o < 2; o++) {
+        free(rows[o]);
+        scn_release(&s[o]);
+    }
+}
