@@ -145,7 +145,7 @@ static void print_knobs(const struct scn_scenario *s)
         if (w > 0 && *n + (size_t)w < 128) *n += (size_t)w;
     }
     printf("training   %s%s%s%s%s\n", na ? "searched: " : "", a, na && nb ? "; " : "",
-           nb ? "pinned by the scenario's training section: " : "", b);
+           nb ? "pinned by the scenario: " : "", b);
 }
 
 /* The ranked table, the best strategy and its mesh axes. */
@@ -359,6 +359,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         json_object_set_new(row, "distributed_optimizer", json_boolean(w->job.zero >= 1));
         json_object_set_new(row, "overlap_grad_reduce", json_boolean(w->job.overlap_grad_reduce));
         json_object_set_new(row, "overlap_param_gather", json_boolean(w->job.overlap_param_gather));
+        json_object_set_new(row, "overlap_p2p_comm", json_boolean(w->job.overlap_p2p_comm));
         json_object_set_new(row, "pipeline_bubble_s",
                             w->simulated_s > 0 ? json_real(w->bubble_s) : json_null());
         for (int d = 0; d < MDL_NDIMS; d++) {

@@ -758,6 +758,7 @@ static int load_job(const struct tps_ydoc *d, int root, struct scn_scenario *s,
         s->pinned |= SCN_PIN_OVERLAP_GRAD_REDUCE;
     if (tid && tps_ydoc_get(d, tid, "overlap_param_gather"))
         s->pinned |= SCN_PIN_OVERLAP_PARAM_GATHER;
+    if (pid && tps_ydoc_get(d, pid, "overlap_p2p_comm")) s->pinned |= SCN_PIN_OVERLAP_P2P_COMM;
     return TPS_OK;
 }
 

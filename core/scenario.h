@@ -51,11 +51,12 @@ struct scn_scenario {
 };
 
 /* Training knobs a job scenario pins by giving them under `training:` (zero or
- * distributed_optimizer for the ZeRO stage). */
+ * distributed_optimizer for the ZeRO stage), or under `pipeline:` (overlap_p2p_comm). */
 enum {
     SCN_PIN_ZERO = 1u << 0,
     SCN_PIN_OVERLAP_GRAD_REDUCE = 1u << 1,
-    SCN_PIN_OVERLAP_PARAM_GATHER = 1u << 2
+    SCN_PIN_OVERLAP_PARAM_GATHER = 1u << 2,
+    SCN_PIN_OVERLAP_P2P_COMM = 1u << 3
 };
 
 int scn_load(const char *path, struct scn_scenario *s, struct tps_error *err);

@@ -15,11 +15,14 @@
 #include "pipeline/plansim.h"
 
 const char *const jobplan_knobs[JOBPLAN_NKNOBS] = {"zero", "overlap_grad_reduce",
-                                                   "overlap_param_gather"};
+                                                   "overlap_param_gather", "overlap_p2p_comm"};
 
 int jobplan_knob(const struct mdl_job *j, int k)
 {
-    return k == 0 ? j->zero : k == 1 ? j->overlap_grad_reduce : j->overlap_param_gather;
+    return k == 0   ? j->zero
+           : k == 1 ? j->overlap_grad_reduce
+           : k == 2 ? j->overlap_param_gather
+                    : j->overlap_p2p_comm;
 }
 
 enum { RC_NONE, RC_SELECTIVE, RC_FULL };
@@ -276,11 +279,17 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
         }
         /* each step's input comes from a neighbour that produced it one step earlier: the
          * schedule's loop through the stages slips by one message each way per step; with
-         * overlap_p2p_comm only the fill and drain do, and in the steady state a step's
-         * messages show only where they outlast the other direction's step they run under */
+         * overlap_p2p_comm only the fill and drain do, and the warm-up's and cool-down's turns
+         * from one chunk to the next (stage 0 waits for the p hops of a loop through the stages,
+         * with no step of the other direction to run meanwhile: p messages a turn); in the
+         * steady state a step's messages show only where they outlast the other direction's
+         * step they run under */
         if (w->job.overlap_p2p_comm && v > 1) {
             double uf = x - n * b, ub = x - n * f;
-            T += (p - 1) * 2.0 * x + (double)M * v * ((uf > 0 ? uf : 0) + (ub > 0 ? ub : 0));
+            double warm = 2.0 * (p - 1) + (double)(v - 1) * p, total = (double)M * v;
+            double steady = total > warm ? total - warm : 0;
+            T += (p - 1) * 2.0 * x + 2.0 * (v - 1) * p * x +
+                 steady * ((uf > 0 ? uf : 0) + (ub > 0 ? ub : 0));
         } else {
             T += ((double)M * v + p - 1) * 2.0 * x;
         }
@@ -383,8 +392,11 @@ static void describe(struct jobplan_row *w, unsigned pinned)
          g = !(pinned & SCN_PIN_OVERLAP_PARAM_GATHER) && w->job.overlap_param_gather;
     int k = pinned & SCN_PIN_ZERO ? 0 : snprintf(knobs, sizeof knobs, ", zero %d", w->job.zero);
     if (r || g)
-        snprintf(knobs + k, sizeof knobs - (size_t)k, ", overlap %s%s%s", r ? "grad" : "",
-                 r && g ? "+" : "", g ? "param" : "");
+        k += snprintf(knobs + k, sizeof knobs - (size_t)k, ", overlap %s%s%s", r ? "grad" : "",
+                      r && g ? "+" : "", g ? "param" : "");
+    if (!(pinned & SCN_PIN_OVERLAP_P2P_COMM) && w->job.overlap_p2p_comm && k >= 0 &&
+        (size_t)k < sizeof knobs)
+        snprintf(knobs + k, sizeof knobs - (size_t)k, ", p2p overlap");
     size_t n0 = strlen(w->desc);
     if (n0 < sizeof w->desc) snprintf(w->desc + n0, sizeof w->desc - n0, "%s", knobs);
 }
@@ -504,11 +516,14 @@ static int enumerate(struct plan *P, int N, long gb)
                             if (v > 1 && (pp < 2 || Lx % ((long)pp * v) || M % pp)) continue;
                             int lay[MAX_EXPERT_LAYOUTS][2];
                             int nl = expert_layouts(s, tp, G * dp, lay);
+                            /* overlap_p2p_comm on interleaved candidates alone (Megatron-LM
+                             * turns it off for the others): both, or the scenario's */
+                            bool free_o = v > 1 && !(s->pinned & SCN_PIN_OVERLAP_P2P_COMM);
                             for (int e = 0; e < nl; e++)
                                 for (int rc = RC_NONE; rc <= RC_FULL; rc++)
                                     for (int sp = 0; sp <= (tp > 1); sp++)
-                                        for (int k = 0; k < nk; k++) {
-                                            struct mdl_job job = knobs[k];
+                                        for (int k = 0; k < nk * (free_o ? 2 : 1); k++) {
+                                            struct mdl_job job = knobs[k % nk];
                                             job.first_stage_layers = job.last_stage_layers = 0;
                                             job.account_embedding = job.account_loss = acc;
                                             job.pp = pp;
@@ -517,9 +532,8 @@ static int enumerate(struct plan *P, int N, long gb)
                                             job.virtual_stages = v;
                                             job.schedule =
                                                 v > 1 ? MDL_SCHED_INTERLEAVED : MDL_SCHED_1F1B;
-                                            /* the scenario's, on interleaved candidates alone
-                                             * (Megatron-LM turns it off for the others) */
-                                            job.overlap_p2p_comm = job.overlap_p2p_comm && v > 1;
+                                            job.overlap_p2p_comm =
+                                                free_o ? k >= nk : job.overlap_p2p_comm && v > 1;
                                             struct mdl_strategy st;
                                             strategy_of(s, tp, cp, comm, sp, rc, lay[e], &st);
                                             if (consider(P, &st, &job, b)) return -1;

@@ -6,8 +6,9 @@
  * interleaved one (virtual stages dividing the layers per stage, up to 8), recomputation (none,
  * selective, full), 1D TP with and without sequence parallelism, and the training knobs the
  * scenario does not pin (jobplan_knobs: the ZeRO stage, 0 and 1 with pipeline stages, 0 to 3
- * without; overlap_grad_reduce where the stage leaves the reduction to the end; and
- * overlap_param_gather with the distributed optimizer); the scenario's model, platform and
+ * without; overlap_grad_reduce where the stage leaves the reduction to the end;
+ * overlap_param_gather with the distributed optimizer; and overlap_p2p_comm on interleaved
+ * candidates); the scenario's model, platform and
  * device are kept. On the job shapes of the JOBPLAN_KIND_BASES best
  * predicted 1D candidates (tp > 1) it then tries the other TP kinds: ATP's 2D meshes
  * d1 x d2 = tp in both placements, ATP's chunk overlap (2 and 4 chunks) and Oases' schedule.
@@ -38,8 +39,8 @@
 
 /* The training knobs the planner searches besides the shape, in the order of their SCN_PIN_*
  * bits (core/scenario.h): a job scenario pins one by giving its key under `training:`
- * (distributed_optimizer pins zero too). */
-enum { JOBPLAN_NKNOBS = 3 };
+ * (distributed_optimizer pins zero too), or overlap_p2p_comm under `pipeline:`. */
+enum { JOBPLAN_NKNOBS = 4 };
 extern const char *const jobplan_knobs[JOBPLAN_NKNOBS];
 /* Knob k's value in job j (zero: its stage; the others 0 or 1). */
 int jobplan_knob(const struct mdl_job *j, int k);

@@ -82,6 +82,7 @@ Test(jobplan, overlapped_point_to_point_shortens_the_interleaved_predictions)
             eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s[o], &err), 0),
             "%s", err.msg);
         s[o].job.overlap_p2p_comm = o; /* the scenario's setting, kept on interleaved candidates */
+        s[o].pinned |= SCN_PIN_OVERLAP_P2P_COMM; /* as pipeline.overlap_p2p_comm pins it */
         struct jobplan_opts opt = {.simulate = 0};
         cr_assert(eq(int, jobplan_run(&s[o], &opt, &rows[o], &n[o], &info, &err), 0), "%s",
                   err.msg);
@@ -104,9 +105,10 @@ Test(jobplan, overlapped_point_to_point_shortens_the_interleaved_predictions)
         }
     }
     cr_assert(gt(int, faster, 0));
-    /* the best interleaved candidate simulated both ways: the prediction moves as the
-     * simulation does (this one's messages outlast its steps: both predictions are under their
-     * simulations by about a fifth, the blocking calls' as before) */
+    /* the best interleaved candidate simulated both ways: both faster with the overlap, and the
+     * overlap's prediction within 15% of its simulation (M = p here: every forward is in the
+     * warm-up, whose turns from a chunk to the next wait for a loop through the stages; without
+     * that term it was 20% under). The blocking calls' prediction stays about 15% under. */
     for (int i = 0; i < n[1]; i++) {
         struct jobplan_row *w = &rows[1][i], *u = NULL;
         if (w->job.schedule != MDL_SCHED_INTERLEAVED) continue;
@@ -115,9 +117,10 @@ Test(jobplan, overlapped_point_to_point_shortens_the_interleaved_predictions)
         cr_assert(eq(int, jobplan_simulate(&s[1], w, &err), 0), "%s", err.msg);
         cr_assert(eq(int, jobplan_simulate(&s[0], u, &err), 0), "%s", err.msg);
         cr_assert(lt(dbl, w->simulated_s, u->simulated_s), "%s", w->desc);
-        double moved = (w->predicted_s / u->predicted_s) / (w->simulated_s / u->simulated_s);
-        cr_assert(lt(dbl, fabs(moved - 1), 0.05), "%s: predicted %g -> %g, simulated %g -> %g",
-                  w->desc, u->predicted_s, w->predicted_s, u->simulated_s, w->simulated_s);
+        cr_assert(lt(dbl, w->predicted_s, u->predicted_s), "%s", w->desc);
+        cr_assert(lt(dbl, fabs(w->predicted_s / w->simulated_s - 1), 0.15),
+                  "%s: predicted %g -> %g, simulated %g -> %g", w->desc, u->predicted_s,
+                  w->predicted_s, u->simulated_s, w->simulated_s);
         break;
     }
     for (int o = 0; o < 2; o++) {
@@ -331,7 +334,8 @@ Test(jobplan, searches_the_training_knobs_the_scenario_leaves_free_and_keeps_tho
                                     "strategy: {tp: 4, pp: 2, dp: 4}\n";
     static const char *const training[2] = {
         "training: {global_batch: 32}\n",
-        "training: {global_batch: 32, distributed_optimizer: true, overlap_grad_reduce: false}\n"};
+        "training: {global_batch: 32, distributed_optimizer: true, overlap_grad_reduce: false}\n"
+        "pipeline: {overlap_p2p_comm: false}\n"};
     char dir[256], path[300];
     cr_assert(ne(ptr, testdir_make(dir, sizeof dir), NULL));
     testdir_path(path, sizeof path, dir, "job.yaml");
@@ -345,12 +349,18 @@ Test(jobplan, searches_the_training_knobs_the_scenario_leaves_free_and_keeps_tho
         struct jobplan_info info;
         int n;
         plan_of(path, 0, &s, &rows, &n, &info);
-        cr_assert(eq(int, s.pinned, pin ? SCN_PIN_ZERO | SCN_PIN_OVERLAP_GRAD_REDUCE : 0));
+        cr_assert(
+            eq(int, s.pinned,
+               pin ? SCN_PIN_ZERO | SCN_PIN_OVERLAP_GRAD_REDUCE | SCN_PIN_OVERLAP_P2P_COMM : 0));
         int seen[2][4][2][2] = {{{{0}}}}; /* [pp > 1][zero][grad][param] */
+        int p2p[2][2] = {{0}};            /* [interleaved][overlap_p2p_comm] */
         for (int i = 0; i < n; i++) {
             const struct mdl_job *j = &rows[i].job;
             int z = j->zero, r = j->overlap_grad_reduce, g = j->overlap_param_gather;
             seen[j->pp > 1][z][r][g]++;
+            p2p[j->virtual_stages > 1][j->overlap_p2p_comm]++;
+            cr_assert(eq(int, strstr(rows[i].desc, "p2p overlap") != NULL, j->overlap_p2p_comm),
+                      "%s", rows[i].desc);
             bool named = strstr(rows[i].desc, ", zero ") != NULL;
             cr_assert(eq(int, named, !pin), "%s", rows[i].desc);
             if (pin) {
@@ -371,6 +381,9 @@ Test(jobplan, searches_the_training_knobs_the_scenario_leaves_free_and_keeps_tho
                                   "pinned %d, pp>1 %d, zero %d, grad %d, param %d: %d rows", pin, p,
                                   z, r, g, seen[p][z][r][g]);
                     }
+        /* overlap_p2p_comm both ways on the interleaved candidates alone, unless pinned off */
+        cr_assert(p2p[0][0] > 0 && p2p[0][1] == 0 && p2p[1][0] > 0);
+        cr_assert(eq(int, p2p[1][1] > 0, !pin));
         free(rows);
         scn_release(&s);
     }
@@ -454,12 +467,11 @@ Test(jobplan, plan_picks_what_simulating_the_whole_space_finds_best)
     scn_release(&s);
 }
 
-/* README.md: the plan of the 70B-class job on 1,024 H100 (32,048 candidates with the overlap
- * knobs searched, the distributed optimizer pinned; 13,308 left out for memory): TP 2 with
- * sequence parallelism and 2 chunks, CP 2 by ring, 4 interleaved stages of 5, 64 replicas,
- * gradients and parameters overlapped, at 3.216 s and 76.6 GB; the best without context
- * parallelism that fits in the 81.7 GB usable (TP 4, 2 interleaved stages of 8) is predicted at
- * 4.33 s. */
+/* README.md: the plan of the 70B-class job on 1,024 H100 (52,686 candidates with the overlap
+ * knobs searched, the distributed optimizer pinned; 21,640 left out for memory): TP 1, CP 4 by
+ * all-to-all, 8 interleaved stages of 5, 32 replicas, gradients, parameters and the pipeline's
+ * messages overlapped, at 3.021 s and 78.5 GB; the best without context parallelism that fits in
+ * the 81.7 GB usable (TP 4, 2 interleaved stages of 8) is predicted at 4.28 s. */
 Test(jobplan, the_70b_job_on_1024_gpus_plans_the_documented_best, .timeout = 600)
 {
     struct scn_scenario s;
@@ -467,19 +479,19 @@ Test(jobplan, the_70b_job_on_1024_gpus_plans_the_documented_best, .timeout = 600
     struct jobplan_info info;
     int n;
     plan_of(TPSIM_SOURCE_DIR "/scenarios/job-70b-1024-h100.yaml", 1, &s, &rows, &n, &info);
-    cr_assert(eq(int, info.candidates, 32048));
-    cr_assert(eq(int, info.dropped, 13308));
+    cr_assert(eq(int, info.candidates, 52686));
+    cr_assert(eq(int, info.dropped, 21640));
     const struct jobplan_row *b = &rows[0];
-    const char *want = "tp 2 2 chunks +sp, cp 2, pp 4 interleaved x5, dp 64, mb 1, recompute none, "
-                       "overlap grad+param";
+    const char *want = "tp 1, cp 4 a2a, pp 8 interleaved x5, dp 32, mb 1, recompute none, "
+                       "overlap grad+param, p2p overlap";
     cr_assert(eq(int, strcmp(b->desc, want), 0), "%s", b->desc);
-    cr_assert(lt(dbl, fabs(b->simulated_s - 3.216) / 3.216, 2e-3), "%.4f s", b->simulated_s);
-    cr_assert(lt(dbl, fabs(b->mem.total / 1e9 - 76.6) / 76.6, 1e-3), "%.2f GB", b->mem.total / 1e9);
+    cr_assert(lt(dbl, fabs(b->simulated_s - 3.021) / 3.021, 2e-3), "%.4f s", b->simulated_s);
+    cr_assert(lt(dbl, fabs(b->mem.total / 1e9 - 78.5) / 78.5, 1e-3), "%.2f GB", b->mem.total / 1e9);
     double no_cp = 0;
     for (int i = 0; i < n && no_cp == 0; i++)
         if (mdl_strategy_cp(&rows[i].st) == 1 && rows[i].simulated_s <= 0)
             no_cp = rows[i].predicted_s;
-    cr_assert(lt(dbl, fabs(no_cp - 4.33) / 4.33, 2e-3), "%.4f s", no_cp);
+    cr_assert(lt(dbl, fabs(no_cp - 4.28) / 4.28, 2e-3), "%.4f s", no_cp);
     free(rows);
     scn_release(&s);
 }
