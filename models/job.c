@@ -416,8 +416,7 @@ int mdl_job_check(const struct mdl_job *job, const struct mdl_strategy *st,
     return TPS_OK;
 }
 
-/* The forwards stage s runs before its first backward (1F1B and interleaved). */
-static int warmup_steps(const struct mdl_job *job, int s)
+int mdl_job_warmup_steps(const struct mdl_job *job, int s)
 {
     int p = job->pp, v = job->virtual_stages, total = job->micro_batches * v;
     int warm = job->schedule == MDL_SCHED_INTERLEAVED ? 2 * (p - s - 1) + (v - 1) * p : p - s - 1;
@@ -438,7 +437,7 @@ void mdl_job_schedule(const struct mdl_job *job, int s, struct mdl_job_step *ste
      * backward in turn, then the remaining backwards. Interleaved: the k-th forward runs chunk
      * (k / p) mod v of micro-batch (k / pv) p + k mod p, the k-th backward the chunks in reverse,
      * with 2(p - s - 1) + (v - 1) p warm-up forwards (Megatron-LM's schedule). */
-    int warm = warmup_steps(job, s), nf = 0, nb = 0;
+    int warm = mdl_job_warmup_steps(job, s), nf = 0, nb = 0;
     for (int k = 0; k < 2 * total; k++) {
         bool fwd = nf < total && (nf < warm || nb >= nf - warm);
         int i = fwd ? nf++ : nb++;
@@ -453,7 +452,7 @@ int mdl_job_in_flight(const struct mdl_job *job, int s)
     /* GPipe: every forward before the first backward. 1F1B and interleaved: the warm-up's
      * forwards, then one more before each backward, so the warm-up plus one (all of them when
      * the warm-up is the whole schedule) */
-    int total = job->virtual_stages * job->micro_batches, warm = warmup_steps(job, s);
+    int total = job->virtual_stages * job->micro_batches, warm = mdl_job_warmup_steps(job, s);
     if (job->schedule == MDL_SCHED_GPIPE) return job->micro_batches;
     return warm < total ? warm + 1 : total;
 }
@@ -787,7 +786,7 @@ static int next_of_phase(const struct mdl_job_step *steps, int total, int i, enu
  * (when the warm-up runs every forward, its last one sends on its own). */
 static bool pair_fwd(const struct stage *S, const struct mdl_job_step *steps, int total, int i)
 {
-    return S->job->schedule == MDL_SCHED_INTERLEAVED && i >= warmup_steps(S->job, S->s) &&
+    return S->job->schedule == MDL_SCHED_INTERLEAVED && i >= mdl_job_warmup_steps(S->job, S->s) &&
            steps[i].phase == MDL_PHASE_FWD && i + 1 < total && steps[i + 1].phase == MDL_PHASE_BWD;
 }
 
@@ -920,7 +919,7 @@ static int stage_step_overlap(struct stage *S, const struct mdl_job_step *steps,
     if (j < total && step_talks(S, &steps[j], false) &&
         (S->hand[d][S->nhand[d]++] = p2p_recv(S, &steps[j], x)) < 0)
         return -1;
-    if (fwd && i == warmup_steps(S->job, S->s) - 1 && !S->posted[1]) {
+    if (fwd && i == mdl_job_warmup_steps(S->job, S->s) - 1 && !S->posted[1]) {
         S->posted[1] = true;
         j = next_of_phase(steps, total, i, MDL_PHASE_BWD);
         if (j < total && step_talks(S, &steps[j], false) &&

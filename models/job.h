@@ -232,6 +232,9 @@ double mdl_job_memory(const struct mdl_job *job, const struct mdl_strategy *st,
 
 /* The most micro-batch chunks stage s keeps activations for at once under the schedule. */
 int mdl_job_in_flight(const struct mdl_job *job, int s);
+/* The forwards stage s runs before its first backward (1F1B and interleaved: Megatron-LM's
+ * warm-up, at most the whole schedule). */
+int mdl_job_warmup_steps(const struct mdl_job *job, int s);
 
 /* One step of a stage's schedule: the forward or backward of one model chunk for one
  * micro-batch. */

@@ -286,8 +286,7 @@ static int predict(struct plan *P, struct jobplan_row *w, struct tps_error *err)
          * step they run under */
         if (w->job.overlap_p2p_comm && v > 1) {
             double uf = x - n * b, ub = x - n * f;
-            double warm = 2.0 * (p - 1) + (double)(v - 1) * p, total = (double)M * v;
-            double steady = total > warm ? total - warm : 0;
+            double steady = (double)M * v - mdl_job_warmup_steps(&w->job, 0);
             T += (p - 1) * 2.0 * x + 2.0 * (v - 1) * p * x +
                  steady * ((uf > 0 ? uf : 0) + (ub > 0 ? ub : 0));
         } else {

@@ -187,19 +187,29 @@ Test(fp8, memory_holds_the_fp8_copies_and_fp8_saved_inputs)
  * moves the layers' weights in one byte, the weight cast after the step only transposes the
  * gathered FP8 weight (2 B per parameter instead of 4), and the 16-bit copy of the layers'
  * weights is gone (2 B per parameter less memory). It needs FP8 and the distributed optimizer. */
+/* A 4-layer FP8 GPT-3 175B job of 2 stages and 2 replicas at TP 4 with sequence parallelism on
+ * H100s, 1F1B over `micro_batches`. */
+static struct mdl_job two_stage_fp8(struct mdl_model *m, struct mdl_strategy *st,
+                                    struct mdl_device *dev, int micro_batches)
+{
+    *m = gpt(true);
+    m->layers = 4;
+    *st = sp4(false);
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", dev), 0));
+    return (struct mdl_job){.pp = 2,
+                            .dp = 2,
+                            .schedule = MDL_SCHED_1F1B,
+                            .virtual_stages = 1,
+                            .micro_batches = micro_batches};
+}
+
 Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
 {
-    struct mdl_model m = gpt(true);
-    m.layers = 4;
-    struct mdl_strategy st = sp4(false);
+    struct mdl_model m;
+    struct mdl_strategy st;
     struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
-    struct mdl_job j = {.pp = 2,
-                        .dp = 2,
-                        .schedule = MDL_SCHED_1F1B,
-                        .virtual_stages = 1,
-                        .micro_batches = 2,
-                        .zero = 1};
+    struct mdl_job j = two_stage_fp8(&m, &st, &dev, 2);
+    j.zero = 1;
     double params = 2 * mdl_strategy_layer_params(&st, &m), ag[2], cast[2], flop;
     struct mdl_memory mem[2];
     for (int k = 0; k < 2; k++) {
@@ -239,13 +249,10 @@ Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
  * none, and refuses tp_only_amax_red. */
 Test(fp8, delayed_scaling_reduces_the_amaxes_after_every_chunk)
 {
-    struct mdl_model m = gpt(true);
-    m.layers = 4;
-    struct mdl_strategy st = sp4(false);
+    struct mdl_model m;
+    struct mdl_strategy st;
     struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
-    struct mdl_job j = {
-        .pp = 2, .dp = 2, .schedule = MDL_SCHED_1F1B, .virtual_stages = 1, .micro_batches = 3};
+    struct mdl_job j = two_stage_fp8(&m, &st, &dev, 3);
     for (int tp_only = 0; tp_only < 2; tp_only++) {
         j.tp_only_amax_red = tp_only;
         struct tps_error err = {0};
