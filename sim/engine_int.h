@@ -57,6 +57,7 @@ struct sim_wire {
     sg_cond_t cond;
     struct sim_wire_req *q; /* pending, q[head .. head + n) */
     int head, n, cap;
+    int waiting; /* the wire's actor waits on cond for a message */
 };
 
 #define SIM_TREE_MEMO 16

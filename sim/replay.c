@@ -191,20 +191,23 @@ static double ring_time(const struct xfer *x, const struct cpl_routes *rg, int s
 /* The wire's actor (a daemon): sends each queued message at its time, one after another as a
  * connection carries them (first in, first out, not sharing the link among its own messages);
  * the latency is waited out to an absolute time, so it delays each message without spacing the
- * next ones out. */
+ * next ones out. SimGrid runs one actor at a time and switches only at a simcall, so the queue
+ * needs no lock: the wire's actor holds its mutex for good (only to wait on the condition) and
+ * a sender notifies it only while it waits. */
 static void wire_actor(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     struct sim_wire *w = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
+    sg_mutex_lock(w->mtx);
     for (;;) {
-        sg_mutex_lock(w->mtx);
-        while (w->n == 0)
+        while (w->n == 0) {
+            w->waiting = 1;
             sg_cond_wait(w->cond, w->mtx);
+        }
         struct sim_wire_req r = w->q[w->head++];
         w->n--;
-        sg_mutex_unlock(w->mtx);
         if (r.at > simgrid_get_clock()) sg_actor_sleep_until(r.at);
         sg_comm_wait(sg_mailbox_put_async(r.mb, &token, r.size));
     }
@@ -229,14 +232,15 @@ static void wire_send(struct xfer *x, int ch, int member, int slot, double paylo
         sg_actor_set_data(a, w);
         sg_actor_start(a, wire_actor, 0, NULL);
     }
-    sg_mutex_lock(w->mtx);
     if (w->n == 0) w->head = 0;
     xbt_assert(!tps_grow(&w->q, &w->cap, w->head + w->n + 1, sizeof *w->q, 64), "out of memory");
     w->q[w->head + w->n++] =
         (struct sim_wire_req){simgrid_get_clock() + delay, mailbox(x->c, x->group, member, slot),
                               (long)llround(payload / x->eff)};
-    sg_cond_notify_one(w->cond);
-    sg_mutex_unlock(w->mtx);
+    if (w->waiting) {
+        w->waiting = 0;
+        sg_cond_notify_one(w->cond);
+    }
     count_sent(x, payload);
 }
 
