@@ -64,21 +64,26 @@ static int waiter_ready(const struct sim_rank_state *rs, const struct sim_waiter
 }
 
 /* Blocks the calling actor (whose waiter is w) until op idx of rs is done, launched or started
- * (kind). Actors are cooperative: nothing runs between the check and the listing; the waiter
- * leaves the list only once its wait is over (rank_wake), and waits are never undone. */
+ * (kind). Actors are cooperative (SimGrid switches only at a simcall): nothing runs between the
+ * check and the listing, and the condition's mutex needs no locking around a wait (the actor
+ * holds its own for good); the waiter leaves the list only once its wait is over (rank_wake), and
+ * waits are never undone. */
 static void rank_wait(struct sim_rank_state *rs, struct sim_waiter *w, int kind, int idx)
 {
     w->kind = kind;
     w->idx = idx;
     if (waiter_ready(rs, w)) return;
-    if (!w->cond) w->cond = sg_cond_init();
+    if (!w->cond) {
+        w->cond = sg_cond_init();
+        w->mtx = sg_mutex_init();
+        sg_mutex_lock(w->mtx);           /* for good: only this actor waits on its condition */
+        if (waiter_ready(rs, w)) return; /* others ran during the lock */
+    }
     w->next = NULL;
     *rs->waiters_tail = w;
     rs->waiters_tail = &w->next;
-    sg_mutex_lock(rs->mtx);
     while (!waiter_ready(rs, w))
-        sg_cond_wait(w->cond, rs->mtx);
-    sg_mutex_unlock(rs->mtx);
+        sg_cond_wait(w->cond, w->mtx);
 }
 
 /* After rs changed: wakes the actors whose wait is over, in the order they came. Notifying is a
@@ -337,7 +342,6 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         return -1;
     if (find_hosts(c, t, h) != 0) return -1;
     for (int r = 0; r < p->nranks; r++) {
-        c->rs[r].mtx = sg_mutex_init();
         c->rs[r].waiters_tail = &c->rs[r].waiters;
         c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
         if (!c->rs[r].done) return -1;

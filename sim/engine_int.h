@@ -29,13 +29,13 @@ enum { SIM_WAIT_DONE, SIM_WAIT_LAUNCH, SIM_WAIT_START };
  * waits for holds (a condition shared by the rank's actors woke each of them at every op). */
 struct sim_waiter {
     sg_cond_t cond; /* created on the actor's first wait */
+    sg_mutex_t mtx; /* cond's, held by the actor from its first wait on */
     int kind;       /* SIM_WAIT_* */
     int idx;        /* the op */
     struct sim_waiter *next;
 };
 
 struct sim_rank_state {
-    sg_mutex_t mtx;             /* held by cond waits */
     struct sim_waiter *waiters; /* blocked on this rank, in the order they came */
     struct sim_waiter **waiters_tail;
     uint8_t *done;    /* per op: completed */
