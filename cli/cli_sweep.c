@@ -572,7 +572,8 @@ int sweepcli_run(const struct sweep *sw, const char *csv, int jobs, int resume,
     if (left_out && !part) fprintf(stderr, ", %ld left out by where:", left_out);
     fprintf(stderr, " (%ld to run) on %d workers, rows in %s\n", todo, jobs, csv);
     struct point_ctx pc = {sw, &R, state, wfd, t0};
-    static const struct pool_ops ops = {point_wanted, point_work, point_progress};
+    static const struct pool_ops ops = {
+        .want = point_wanted, .work = point_work, .progress = point_progress};
     failed = pool_run(sw->npoints, jobs, &ops, &pc);
     if (isatty(2)) fprintf(stderr, "\n");
     /* every row in point order, so that a rerun writes the same file */

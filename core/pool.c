@@ -22,6 +22,12 @@ long pool_run(long n, int jobs, const struct pool_ops *ops, void *ctx)
                 next++;
                 continue;
             }
+            if (ops->skip && ops->skip(next, ctx)) {
+                next++;
+                finished++;
+                if (ops->progress) ops->progress(finished, todo, failed, errors, ctx);
+                continue;
+            }
             pid_t pid = fork();
             if (pid == 0) {
                 /* a worker dies with the pool: no orphan goes on after a kill */

@@ -12,7 +12,10 @@
 #define POOL_ITEM_ERROR 5
 
 struct pool_ops {
-    int (*want)(long i, void *ctx);  /* whether item i runs (NULL: all) */
+    int (*want)(long i, void *ctx); /* whether item i runs (NULL: all) */
+    /* asked in this process when item i's turn comes (NULL: never): whether it is no longer
+     * needed; a skipped item counts as finished, its worker is not started */
+    int (*skip)(long i, void *ctx);
     void (*work)(long i, void *ctx); /* in the worker; returning means success (exit 0) */
     /* after each item: finished and to-do counts, failed workers and failed items so far (may be
      * NULL) */

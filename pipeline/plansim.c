@@ -82,59 +82,95 @@ static bool prune_row(const struct plansim *ps, int *how, int i, void *row, doub
     return true;
 }
 
-/* A wave's row k is row index[k] of the plan. */
-struct wave_ctx {
+/* Pruning on several workers: each row, its turn come, is left out when a row before it that
+ * has already finished prunes it, else simulated in a worker; then, in the rows' order, each is
+ * kept or pruned by the rows before it as simulating in turn would (a row simulated in the
+ * meantime may lose its simulation). */
+struct dyn {
     const struct plansim *ps;
-    const int *index;
+    unsigned char *shared;
+    size_t stride;
+    unsigned char *skipped; /* [n]: left out at its turn */
 };
 
-static int wave_row(void *ctx, int k, void *row, struct tps_error *err)
+static struct slot *dyn_slot(const struct dyn *d, long i)
 {
-    const struct wave_ctx *w = ctx;
-    return w->ps->simulate(w->ps->ctx, w->index[k], row, err);
+    return (struct slot *)(d->shared + (size_t)i * d->stride);
 }
 
-/* plansim_run with pruning (plansim.h). */
-static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
+static void dyn_work(long i, void *ctx)
 {
-    int J = ps->jobs > 1 ? ps->jobs : 1, next = 0, rc = 0;
-    int *idx = malloc((size_t)J * sizeof *idx);
-    unsigned char *wave = malloc((size_t)J * ps->size);
-    if (!idx || !wave) {
-        free(idx);
-        free(wave);
+    struct dyn *d = ctx;
+    struct slot *s = dyn_slot(d, i);
+    void *row = (unsigned char *)s + SLOT_HEAD;
+    memcpy(row, row_at(d->ps, (int)i), d->ps->size);
+    s->rc = d->ps->simulate(d->ps->ctx, (int)i, row, &s->err);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+static int dyn_skip(long i, void *ctx)
+{
+    struct dyn *d = ctx;
+    double best = 0;
+    for (long k = 0; k < i; k++) {
+        const struct slot *s = dyn_slot(d, k);
+        if (d->skipped[k] || !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) || s->rc) continue;
+        double t = field_d((const unsigned char *)s + SLOT_HEAD, d->ps->sim_off);
+        if (t > 0 && (best <= 0 || t < best)) best = t;
+    }
+    d->skipped[i] = best > 0 && field_d(row_at(d->ps, (int)i), d->ps->bound_off) >= best;
+    return d->skipped[i];
+}
+
+static int run_pruned_parallel(const struct plansim *ps, int *how, struct tps_error *err)
+{
+    size_t stride = SLOT_HEAD + (ps->size + 15) / 16 * 16;
+    unsigned char *shared = mmap(NULL, stride * (size_t)ps->n, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    unsigned char *skipped = calloc((size_t)ps->n, 1);
+    if (shared == MAP_FAILED || !skipped) {
+        if (shared != MAP_FAILED) munmap(shared, stride * (size_t)ps->n);
+        free(skipped);
         return tps_error_oom(err);
     }
+    struct dyn d = {.ps = ps, .shared = shared, .stride = stride, .skipped = skipped};
+    struct pool_ops ops = {.work = dyn_work, .skip = dyn_skip};
+    pool_run(ps->n, ps->jobs, &ops, &d);
     double best = 0;
-    struct wave_ctx wc = {ps, idx};
-    while (!rc && next < ps->n) {
-        int m = 0;
-        for (; next < ps->n && m < J; next++) {
-            void *row = row_at(ps, next);
-            if (how) how[next] = PLAN_SIMULATE;
-            if (prune_row(ps, how, next, row, best)) continue;
-            memcpy(wave + (size_t)m * ps->size, row, ps->size);
-            idx[m++] = next;
+    int rc = 0;
+    for (int i = 0; i < ps->n && !rc; i++) {
+        void *row = row_at(ps, i);
+        if (how) how[i] = PLAN_SIMULATE;
+        if (prune_row(ps, how, i, row, best)) continue;
+        const struct slot *s = dyn_slot(&d, i);
+        if (skipped[i] || !s->done) { /* its worker died: once more here, for its error */
+            rc = ps->simulate(ps->ctx, i, row, err);
+        } else {
+            memcpy(row, (const unsigned char *)s + SLOT_HEAD, ps->size);
+            if ((rc = s->rc)) *err = s->err;
         }
-        struct plansim sub = *ps;
-        sub.rows = wave;
-        sub.n = m;
-        sub.jobs = J;
-        sub.hook = NULL;
-        sub.prune = 0;
-        sub.simulate = wave_row;
-        sub.ctx = &wc;
-        if (m && (rc = plansim_run(&sub, NULL, err))) break;
-        for (int i = 0; i < m; i++) {
-            void *row = row_at(ps, idx[i]);
-            if (prune_row(ps, how, idx[i], row, best)) continue; /* pruned within the wave */
-            memcpy(row, wave + (size_t)i * ps->size, ps->size);
-            double t = field_d(row, ps->sim_off);
-            if (t > 0 && (best <= 0 || t < best)) best = t;
-        }
+        double t = field_d(row, ps->sim_off);
+        if (!rc && t > 0 && (best <= 0 || t < best)) best = t;
     }
-    free(idx);
-    free(wave);
+    munmap(shared, stride * (size_t)ps->n);
+    free(skipped);
+    return rc;
+}
+
+/* plansim_run with pruning (plansim.h): in turn, in this process, or on several workers. */
+static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
+{
+    if (ps->jobs > 1 && ps->n > 1) return run_pruned_parallel(ps, how, err);
+    double best = 0;
+    int rc = 0;
+    for (int i = 0; i < ps->n && !rc; i++) {
+        void *row = row_at(ps, i);
+        if (how) how[i] = PLAN_SIMULATE;
+        if (prune_row(ps, how, i, row, best)) continue;
+        rc = ps->simulate(ps->ctx, i, row, err);
+        double t = field_d(row, ps->sim_off);
+        if (!rc && t > 0 && (best <= 0 || t < best)) best = t;
+    }
     return rc;
 }
 
