@@ -482,6 +482,7 @@ static int load_device(const struct tps_ydoc *d, int id, const char *base, struc
     if (pid == id) return TPS_OK;
     struct device_in in = {.dev = *dev};
     if ((rc = tps_ydoc_read_map(d, id, "device", device_keys, &in, err))) return rc;
+    if (tps_ydoc_get(d, id, "flash_efficiency")) in.dev.flash = NULL; /* one rate, as given */
     if (in.peak_flops > 0) in.dev.peak_flops[mdl_model_gemm_dtype(&s->model)] = in.peak_flops;
     int v;
     if ((v = tps_ydoc_get(d, id, "memory_reserved")) &&
@@ -1140,6 +1141,8 @@ int scn_device_set(struct mdl_device *dev, enum mdl_dtype dtype, const char *kv,
     if (!rc && tps_ydoc_get(&d, tps_ydoc_root(&d), "gemm_table"))
         rc = tps_error_set(err, TPS_EINVAL, "command line", 0, 0, "device.gemm_table",
                            "not settable here");
+    if (!rc && tps_ydoc_get(&d, tps_ydoc_root(&d), "flash_efficiency"))
+        in.dev.flash = NULL; /* one rate, as given */
     tps_ydoc_release(&d);
     if (rc) return rc;
     if (in.peak_flops > 0) in.dev.peak_flops[dtype] = in.peak_flops;

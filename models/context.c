@@ -65,7 +65,7 @@ static int ring_fwd(struct mdl_lower *L, const struct mdl_dims *D)
     for (int i = 0; i < cp && !L->oom; i++) {
         int next = i < cp - 1 ? ring_hop(L, "cp_kv", block, 0, i ? got : ready, -1) : -1;
         if (i > 0) L->pending = got;
-        x = lw_flash(L, "cp_attn", bh, s, s, hd, 0);
+        x = lw_flash(L, "cp_attn", bh, s, s, hd, 0, i > 0);
         got = next;
     }
     for (int i = 0; i < cp && !L->oom; i++)
@@ -88,7 +88,7 @@ static int ring_bwd(struct mdl_lower *L, const struct mdl_dims *D)
         double bytes = (i < cp - 1 ? block : 0) + (i > 0 ? block : 0);
         int next = ring_hop(L, "cp_kv_dkv", bytes, 1, i ? got : ready, made);
         if (i > 0) L->pending = got;
-        made = x = lw_flash(L, "cp_attn_bwd", bh, s, s, hd, 1);
+        made = x = lw_flash(L, "cp_attn_bwd", bh, s, s, hd, 1, i > 0);
         if (i > 0) {
             lw_mem(L, "cp_dq_add", 3 * D->bs * D->h / D->d1);
             made = lw_mem(L, "cp_dkv_add", 3 * kv_elems(D));
@@ -110,7 +110,7 @@ static int gathered(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
     if (g >= 0 && bwd) L->pending2 = g;
     if (g >= 0 && !bwd) L->pending = g;
     int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1, D->s, D->s * D->cp,
-                     D->h / D->a, bwd);
+                     D->h / D->a, bwd, 0);
     int r = bwd ? cp_coll(L, MDL_OP_REDUCE_SCATTER, "rs_cp_dkv", all, x) : -1;
     if (r >= 0) L->pending = r;
     return x;
@@ -127,7 +127,7 @@ static int ulysses(struct mdl_lower *L, const struct mdl_dims *D, int bwd)
                     lw_ready(L));
     if (a >= 0) L->pending = a;
     int x = lw_flash(L, bwd ? "cp_attn_bwd" : "cp_attn", D->b * D->a / D->d1 / cp, D->s * cp,
-                     D->s * cp, D->h / D->a, bwd);
+                     D->s * cp, D->h / D->a, bwd, 0);
     a = cp_coll(L, MDL_OP_ALL_TO_ALL, bwd ? "a2a_cp_dqkv" : "a2a_cp_out", bwd ? qkv : out, x);
     if (a >= 0) L->pending = a;
     return x;

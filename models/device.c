@@ -8,6 +8,7 @@
  */
 #include "device.h"
 
+#include <math.h>
 #include <string.h>
 
 #define T   1e12
@@ -66,6 +67,23 @@
 /* Streaming multiprocessors per GPU: NVIDIA's architecture whitepapers (V100 80, A100 108, H100
  * SXM5 132, GA102 of the RTX 3090 82, AD102 of the RTX 4090 128); not in refdata. */
 
+/* Hopper's fused attention (PyTorch's FlashAttention-2 backend, bf16, head dim 128): the rate
+ * of computed FLOPs grows with the work of a call, as its fixed costs (launch, each block's
+ * prologue and epilogue, the last wave) spread over more tiles, from 25 TFLOP/s for a causal
+ * 512-token block of 16 heads to 344 at 32,768 tokens; the causal kernel, whose diagonal tiles
+ * are part masked, reaches less than a dense block of the same work. Measured for this project
+ * on one H100 SXM (validate/data/attention/h100_flash_blocks.csv and its meta: batch 1, 16 heads,
+ * s = 512 to 32,768; flop = 4 x 16 x s^2 x 128, halved when causal; checked against the file by
+ * tests/models/test_compute.c). */
+static const struct mdl_flash_curve H100_FLASH = {
+    7,
+    {{1.07374e9, 4.29497e9, 1.71799e10, 6.87195e10, 2.74878e11, 1.09951e12, 4.39805e12},
+     {2.14748e9, 8.58993e9, 3.43597e10, 1.37439e11, 5.49756e11, 2.19902e12, 8.79609e12}},
+    {{25.27e12, 107.81e12, 157.55e12, 214.35e12, 279.80e12, 327.27e12, 344.20e12},
+     {42.26e12, 226.51e12, 318.35e12, 339.44e12, 357.13e12, 365.10e12, 355.16e12}},
+    {{13.40e12, 76.16e12, 133.37e12, 200.08e12, 256.40e12, 305.44e12, 303.45e12},
+     {31.77e12, 152.22e12, 229.74e12, 269.96e12, 292.34e12, 297.13e12, 306.28e12}}};
+
 static const struct mdl_device presets[] = {
     /* V100 SXM2: hw.csv tensor_peak_fp16_dense 125; hbm_bandwidth 900 GB/s. No BF16 on Volta:
      * bf16 slot uses the fp16 rate. fp32 15.7 TFLOP/s: NVIDIA V100 datasheet (not in refdata). */
@@ -82,7 +100,8 @@ static const struct mdl_device presets[] = {
      300,
      false,
      -1,
-     0},
+     0,
+     NULL},
     /* A100 SXM4 40GB: hw.csv bf16_peak_dense 312 (fp16 312, tf32 156 in its notes). HBM 1555
      * GB/s: NVIDIA A100 datasheet (not in refdata: hw.csv lists the 80GB variant only).
      * GEMM eff_max 0.761 and overhead 10.1 us: the A100 80GB fit below (same chip). */
@@ -99,7 +118,8 @@ static const struct mdl_device presets[] = {
      400,
      false,
      -1,
-     0},
+     0,
+     NULL},
     /* A100 SXM4 80GB: hw.csv bf16_peak_dense 312, hbm_bandwidth 2.00 TB/s. GEMM eff_max 0.761
      * and overhead 10.1 us: least squares on relative time over the 8 cuBLASLt shapes of
      * gemm/a100_sxm4_80gb_azure_ndv4_cublaslt_fp16 (median |error| 6.8%, max 32.8%). */
@@ -116,7 +136,8 @@ static const struct mdl_device presets[] = {
      400,
      false,
      -1,
-     0},
+     0,
+     NULL},
     /* H100 SXM5: hw.csv bf16_peak_dense 989, hbm_bandwidth 3.35 TB/s. tf32 494.7: NVIDIA H100
      * datasheet dense (not in refdata). GEMM eff_max 0.75, overhead 2 us and kernel overhead
      * 1 us (the defaults above): fitted on the CUDA-graphs rows of
@@ -136,7 +157,8 @@ static const struct mdl_device presets[] = {
      700,
      false,
      -1,
-     0},
+     0,
+     &H100_FLASH},
     /* H200 SXM: hw.csv bf16_peak_dense 989, hbm_bandwidth 4.80 TB/s, 141 GB. The H100's
      * compute (same GH100 chip; mamf says "H200 is the same" as H100 SXM). */
     {"H200",
@@ -154,7 +176,8 @@ static const struct mdl_device presets[] = {
      700,
      false,
      -1,
-     0},
+     0,
+     &H100_FLASH},
     /* RTX 3090: hw.csv memory_bandwidth 936.2 GB/s; its notes give FP16 non-tensor 35.58
      * TFLOP/s, which is the GA102 FP32 rate. Tensor fp16/bf16 with fp32 accumulate 71 TFLOP/s:
      * NVIDIA GA102 whitepaper (hw.csv: NOT FOUND offline). */
@@ -171,7 +194,8 @@ static const struct mdl_device presets[] = {
      350,
      false,
      -1,
-     0},
+     0,
+     NULL},
     /* RTX 4090: hw.csv bf16_tensor_peak_dense 165.15, memory_bandwidth 1008 GB/s. fp32 82.6:
      * NVIDIA Ada whitepaper (not in refdata). */
     {"RTX-4090",
@@ -187,7 +211,8 @@ static const struct mdl_device presets[] = {
      450,
      false,
      -1,
-     0},
+     0,
+     NULL},
     /* B200 (HGX/DGX B200, 1000 W): dense BF16/FP16 2250, FP8 4500 TFLOP/s (mamf theory_tflops;
      * glennklockwood.com/garden/processors/B200, HGX variant at 1,000 W; FP4 9000), TF32 1100
      * in the fp32 slot as for H100; 180 GB (DGX B200: 1,440 GB for 8 GPUs); HBM3e 7.68 TB/s: the
@@ -208,7 +233,8 @@ static const struct mdl_device presets[] = {
      1000,
      true,
      -1,
-     0},
+     0,
+     NULL},
     /* B300 (Blackwell Ultra, HGX B300, 1100 W): dense BF16 2250 and FP8 4500 TFLOP/s (mamf:
      * "same as B200"; FP4 dense 14 PFLOP/s), 288 GB HBM3e (NVIDIA B300 datasheet), its memory
      * system the B200's (8 stacks, 7.68 TB/s as above; verda.com's GB300 table gives 7.7 TB/s),
@@ -228,7 +254,8 @@ static const struct mdl_device presets[] = {
      1100,
      true,
      -1,
-     0},
+     0,
+     NULL},
     /* GB200 (one Blackwell GPU of a GB200 superchip at 1,200 W): dense BF16 2500, FP8 5000
      * TFLOP/s (mamf theory_tflops; glennklockwood.com, GB200 variant; FP4 10000), TF32 1250;
      * 186 GB and 8 TB/s (GB200 NVL72: 13.4 TB and 576 TB/s for 72 GPUs); 148 SMs (the B200
@@ -248,12 +275,27 @@ static const struct mdl_device presets[] = {
      1200,
      true,
      -1,
-     0},
+     0,
+     NULL},
 };
 
 static const char *const names[] = {"V100", "A100-40GB", "A100-80GB", "H100-SXM",
                                     "H200", "RTX-3090",  "RTX-4090",  "B200",
                                     "B300", "GB200",     NULL};
+
+double mdl_flash_time(const struct mdl_flash_curve *c, int dense, int bwd, double flop)
+{
+    const double *f = c->flop[dense], *r = bwd ? c->bwd[dense] : c->fwd[dense];
+    double k = bwd ? 2.5 : 1; /* a backward point's FLOPs */
+    int n = c->n;
+    if (flop <= k * f[0]) return k * f[0] / r[0]; /* the smallest call's time: fixed costs */
+    if (flop >= k * f[n - 1]) return flop / r[n - 1];
+    int i = 1;
+    while (flop > k * f[i])
+        i++;
+    double t = log(flop / (k * f[i - 1])) / log(f[i] / f[i - 1]);
+    return flop / exp(log(r[i - 1]) + t * (log(r[i]) - log(r[i - 1])));
+}
 
 int mdl_device_preset(const char *name, struct mdl_device *out)
 {

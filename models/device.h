@@ -61,7 +61,27 @@ struct mdl_device {
     double mem_reserved_bytes;
     double idle_w; /* power while no kernel computes (device.idle_power), W; 0: tdp_w (the
                       energy then an upper bound) */
+    /* Fused attention's measured rates (16-bit), or NULL: flash_eff of the peak at every size.
+     * Set by a preset measured on its GPU, used where faster than flash_eff's (lw_flash);
+     * device.flash_efficiency drops it. */
+    const struct mdl_flash_curve *flash;
 };
+
+/* A fused attention kernel's rate of computed FLOPs against the FLOPs one call computes,
+ * measured (causal s x s blocks, and dense blocks): log-log between points, the first point's
+ * time below it, the last point's rate above. Backward rates are at 2.5 times the forward's
+ * FLOPs of the same call. */
+#define MDL_FLASH_POINTS 8
+struct mdl_flash_curve {
+    int n;
+    double flop[2][MDL_FLASH_POINTS]; /* [dense]: forward FLOPs computed per call, increasing */
+    double fwd[2][MDL_FLASH_POINTS];  /* [dense]: forward FLOP/s there */
+    double bwd[2][MDL_FLASH_POINTS];  /* [dense]: backward FLOP/s there */
+};
+
+/* Seconds a fused attention call computing `flop` FLOPs (forward count, or the backward's) takes
+ * on curve c, causal (dense 0) or dense (1), forward or backward. */
+double mdl_flash_time(const struct mdl_flash_curve *c, int dense, int bwd, double flop);
 
 /* Fills *out from a preset name (case-sensitive). Returns 0, or -1 if the name is unknown. */
 int mdl_device_preset(const char *name, struct mdl_device *out);

@@ -203,10 +203,13 @@ void lw_mlp_act(struct mdl_lower *L, const struct mdl_dims *D, int bwd);
 /* Fused attention (FlashAttention) of bh batch x heads, sq queries by sk keys of head dim hd,
  * forward (4 bh sq sk hd FLOPs: two GEMMs, scores never leave the chip; q, k, v read and o
  * written) or backward (2.5 times the forward's FLOPs: the scores recomputed, five GEMMs; q, k,
- * v, o, do read and dq, dk, dv written), at the device's flash efficiency. Grouped-query
- * attention reads each key/value head once for its group of query heads. */
+ * v, o, do read and dq, dk, dv written), at the device's flash efficiency of that count, or, on
+ * a device with measured rates (device.h, mdl_flash_curve) where they are faster, the half of it
+ * the kernel computes at the measured rate of a causal block (dense 0) or of a dense half block
+ * (dense 1: a ring step of context parallelism) of that work. Grouped-query attention reads each
+ * key/value head once for its group of query heads. */
 int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double sk, double hd,
-             int bwd);
+             int bwd, int dense);
 /* A block of `bytes` sent on pair group marker `to` (stream `send`) and one received on `from`
  * (stream `recv`), posted together (NCCL's grouped send and receive: one launch) once the ops
  * `after` and `after2` (-1: none) have completed; dim is the op dim they serve. Returns the

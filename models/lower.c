@@ -7,6 +7,7 @@
  * Units: elements are converted to bytes with the model dtype; times in s; FLOP counts exact
  * (2mnk per GEMM).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,7 @@ void lw_eager_mem(struct mdl_lower *L, const char *name, double elems)
 }
 
 int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double sk, double hd,
-             int bwd)
+             int bwd, int dense)
 {
     struct mdl_op op = {.kind = MDL_OP_ATTN, .stream = MDL_STREAM_COMPUTE, .group = -1};
     take_pending(L, &op);
@@ -141,9 +142,16 @@ int lw_flash(struct mdl_lower *L, const char *name, double bh, double sq, double
     double kv = (double)mdl_model_kv_heads(L->m) / (double)L->m->heads * (sk / sq);
     op.flop = bwd ? 2.5 * fwd_flop : fwd_flop;
     op.bytes = (bwd ? 4 + 4 * kv : 2 + 2 * kv) * bh * sq * hd * mdl_dtype_bytes(L->m->dtype);
-    double peak = L->dev->peak_flops[lw_fp8(L) && L->m->fp8_attention ? MDL_FP8 : L->m->dtype] *
-                  L->dev->flash_eff;
+    bool fp8 = lw_fp8(L) && L->m->fp8_attention;
+    double peak = L->dev->peak_flops[fp8 ? MDL_FP8 : L->m->dtype] * L->dev->flash_eff;
     double tc = L->dev->gemm_overhead_s + op.flop / peak, tm = op.bytes / L->dev->hbm_Bps;
+    /* A 16-bit kernel on a device with measured rates: the tiles it computes (the mask or the
+     * half block leaves half of the count) at the measured rate of a call of that work, where
+     * that is faster. The measured blocks of up to 2,048 tokens time the call, not the tiles
+     * (their causal and dense blocks take the same time: docs/context-parallelism.md), so below
+     * the point where the two meet the rate fitted on the layers holds. */
+    if (L->dev->flash && !fp8 && L->m->dtype != MDL_FP32)
+        tc = fmin(tc, mdl_flash_time(L->dev->flash, dense, bwd, op.flop / 2));
     op.dur_s = tc > tm ? tc : tm;
     return lw_emit(L, &op, name);
 }
@@ -318,7 +326,7 @@ int lw_attn_core_fwd(struct mdl_lower *L, const struct mdl_dims *D)
     double d1 = D->d1, b = D->b, s = D->s, h = D->h, a = D->a;
     if (D->cp > 1) return lw_cp_attn_fwd(L, D);
     if (L->fw->attention == MDL_ATTENTION_FLASH)
-        return lw_flash(L, "flash_attn", b * a / d1, s, s, h / a, 0);
+        return lw_flash(L, "flash_attn", b * a / d1, s, s, h / a, 0, 0);
     kv_repeat(L, D, "kv_expand");
     lw_gemm(L, MDL_OP_ATTN, "attn_score", b * a / d1, s, s, h / a);
     lw_eager_mem(L, "attn_scale", 2 * b * (a / d1) * s * s);
@@ -354,7 +362,7 @@ int lw_attn_core_bwd(struct mdl_lower *L, const struct mdl_dims *D)
          * sums of dO * O, the kernel, and dq converted back from fp32 */
         lw_eager_mem(L, "flash_dq_zero", 2 * bs * h / d1);
         lw_eager_mem(L, "flash_dot_do_o", 2 * bs * h / d1);
-        x = lw_flash(L, "flash_attn_bwd", b * a / d1, s, s, h / a, 1);
+        x = lw_flash(L, "flash_attn_bwd", b * a / d1, s, s, h / a, 1, 0);
         lw_eager_mem(L, "flash_dq_convert", 3 * bs * h / d1);
         return x;
     }

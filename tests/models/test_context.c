@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "models/job.h"
@@ -195,4 +196,83 @@ Test(context, the_checks_name_the_key_at_fault)
     st.kind = MDL_STRAT_PRIMEPAR;
     cr_assert(ne(int, mdl_strategy_check(&st, &m, &err), 0));
     cr_assert(eq(str, err.field, "cp"));
+}
+
+/* The H100 preset's fused-attention rates are the measured blocks of
+ * validate/data/attention/h100_flash_blocks.csv (its square ones: 16 heads, head dim 128, the
+ * FLOPs computed, halved when causal), and mdl_flash_time interpolates them log-log. */
+Test(context, the_fused_attention_rates_are_the_measured_blocks)
+{
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    const struct mdl_flash_curve *c = dev.flash;
+    cr_assert(ne(ptr, (void *)c, NULL));
+    FILE *f = fopen(TPSIM_SOURCE_DIR "/validate/data/attention/h100_flash_blocks.csv", "r");
+    cr_assert(ne(ptr, f, NULL));
+    char line[256];
+    int seen[2] = {0, 0};
+    while (fgets(line, sizeof line, f)) {
+        double sq, sk, causal, tf, tb, rf, rb;
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &sq, &sk, &causal, &tf, &tb, &rf, &rb) !=
+                7 ||
+            sq != sk)
+            continue;
+        int dense = causal == 0, i = seen[dense]++;
+        double flop = 4 * 16 * sq * sk * 128 * (dense ? 1 : 0.5);
+        cr_assert(lt(dbl, fabs(c->flop[dense][i] / flop - 1), 1e-5), "%g: %g", sq, flop);
+        cr_assert(lt(dbl, fabs(c->fwd[dense][i] / (rf * 1e12) - 1), 1e-9), "%g", sq);
+        cr_assert(lt(dbl, fabs(c->bwd[dense][i] / (rb * 1e12) - 1), 1e-9), "%g", sq);
+        /* at a point, its own rate; backward at 2.5 times the FLOPs */
+        cr_assert(lt(dbl, fabs(mdl_flash_time(c, dense, 0, flop) * rf * 1e12 / flop - 1), 1e-4));
+        cr_assert(lt(dbl,
+                     fabs(mdl_flash_time(c, dense, 1, 2.5 * flop) * rb * 1e12 / (2.5 * flop) - 1),
+                     1e-4));
+    }
+    fclose(f);
+    cr_assert(eq(int, seen[0], c->n));
+    cr_assert(eq(int, seen[1], c->n));
+    /* halfway between two points in log FLOPs, the geometric mean of their rates; the smallest
+     * call's time below the first point; the last rate above the last */
+    double mid = sqrt(c->flop[0][2] * c->flop[0][3]), r = sqrt(c->fwd[0][2] * c->fwd[0][3]);
+    cr_assert(lt(dbl, fabs(mdl_flash_time(c, 0, 0, mid) * r / mid - 1), 1e-9));
+    double t0 = c->flop[1][0] / c->fwd[1][0];
+    cr_assert(lt(dbl, fabs(mdl_flash_time(c, 1, 0, c->flop[1][0] / 8) / t0 - 1), 1e-12));
+    double big = 4 * c->flop[0][c->n - 1];
+    cr_assert(lt(dbl, fabs(mdl_flash_time(c, 0, 0, big) * c->fwd[0][c->n - 1] / big - 1), 1e-12));
+}
+
+/* A ring's later steps (dense half blocks) run at the measured rate where it is faster than
+ * flash_efficiency's, its first step (a causal block of 4,096 tokens, where the measured rate is
+ * lower) at flash_efficiency's; without measured rates (a device.flash_efficiency given) both at
+ * flash_efficiency's. Llama 3 8B, 8,192 tokens, CP 2: 32 heads of 4,096 tokens a rank. */
+Test(context, ring_steps_take_the_faster_of_the_measured_and_the_fitted_rate)
+{
+    struct mdl_model m = model();
+    struct mdl_strategy st = strategy(1, 2, MDL_CP_P2P);
+    for (int measured = 0; measured <= 1; measured++) {
+        struct mdl_device dev;
+        cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+        if (!measured) dev.flash = NULL;
+        struct mdl_program p;
+        struct tps_error err = {0};
+        cr_assert(eq(int, mdl_strategy_lower(&st, &m, &dev, NULL, 1, 1, &p, &err), 0), "%s",
+                  err.msg);
+        double count = 4.0 * 32 * 4096 * 4096 * 128; /* each step's forward count */
+        double fitted = dev.gemm_overhead_s + count / (0.55 * 989e12);
+        /* the dense half block: 4,096 x 2,048 of 32 heads, a measured point's work (16 heads of
+         * 4,096 x 4,096, dense) */
+        double dense = count / 2 / 339.44e12;
+        int step = 0;
+        for (int i = 0; i < p.ranks[0].nops; i++) {
+            const struct mdl_op *o = &p.ranks[0].ops[i];
+            if (strcmp(p.names[o->name], "cp_attn")) continue;
+            double want = step == 0 || !measured ? fitted : dense;
+            cr_assert(lt(dbl, fabs(o->dur_s / want - 1), 1e-6), "step %d: %g s, want %g s", step,
+                      o->dur_s, want);
+            step++;
+        }
+        cr_assert(eq(int, step, 2));
+        cr_assert(lt(dbl, dense, fitted));
+        mdl_program_release(&p);
+    }
 }
