@@ -17,9 +17,10 @@ struct slot {
 
 struct work {
     const struct plansim *ps;
-    const int *todo; /* row index of each item */
+    const int *todo; /* row index of each item (NULL: item i is row i) */
     unsigned char *shared;
     size_t stride;
+    unsigned char *skipped; /* pruning: [n], item i left out at its turn (dyn_skip) */
 };
 
 /* Bytes before a slot's row: the slot, rounded up so that the row is aligned as malloc's are. */
@@ -30,14 +31,24 @@ static void *row_at(const struct plansim *ps, int k)
     return (unsigned char *)ps->rows + (size_t)k * ps->size;
 }
 
+static struct slot *slot_at(const struct work *w, long i)
+{
+    return (struct slot *)(w->shared + (size_t)i * w->stride);
+}
+
+static int item_row(const struct work *w, long i)
+{
+    return w->todo ? w->todo[i] : (int)i;
+}
+
 static void work_item(long i, void *ctx)
 {
     struct work *w = ctx;
-    struct slot *s = (struct slot *)(w->shared + (size_t)i * w->stride);
+    struct slot *s = slot_at(w, i);
     void *row = (unsigned char *)s + SLOT_HEAD;
-    memcpy(row, row_at(w->ps, w->todo[i]), w->ps->size);
-    s->rc = w->ps->simulate(w->ps->ctx, w->todo[i], row, &s->err);
-    s->done = 1;
+    memcpy(row, row_at(w->ps, item_row(w, i)), w->ps->size);
+    s->rc = w->ps->simulate(w->ps->ctx, item_row(w, i), row, &s->err);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE); /* read by dyn_skip while others run */
 }
 
 /* Simulates rows todo[0..m-1] on ps->jobs workers; a row whose worker died is simulated here. */
@@ -52,7 +63,7 @@ static int run_parallel(const struct plansim *ps, const int *todo, int m, struct
     pool_run(m, ps->jobs, &ops, &w);
     int rc = 0;
     for (int i = 0; i < m && !rc; i++) {
-        struct slot *s = (struct slot *)(shared + (size_t)i * stride);
+        struct slot *s = slot_at(&w, i);
         if (!s->done) { /* the worker died: once more here, for its error */
             rc = ps->simulate(ps->ctx, todo[i], row_at(ps, todo[i]), err);
             continue;
@@ -82,95 +93,63 @@ static bool prune_row(const struct plansim *ps, int *how, int i, void *row, doub
     return true;
 }
 
-/* Pruning on several workers: each row, its turn come, is left out when a row before it that
- * has already finished prunes it, else simulated in a worker; then, in the rows' order, each is
- * kept or pruned by the rows before it as simulating in turn would (a row simulated in the
- * meantime may lose its simulation). */
-struct dyn {
-    const struct plansim *ps;
-    unsigned char *shared;
-    size_t stride;
-    unsigned char *skipped; /* [n]: left out at its turn */
-};
-
-static struct slot *dyn_slot(const struct dyn *d, long i)
+/* The best simulated time with row time t (0 or less: none) added. */
+static double better(double best, double t)
 {
-    return (struct slot *)(d->shared + (size_t)i * d->stride);
+    return t > 0 && (best <= 0 || t < best) ? t : best;
 }
 
-static void dyn_work(long i, void *ctx)
-{
-    struct dyn *d = ctx;
-    struct slot *s = dyn_slot(d, i);
-    void *row = (unsigned char *)s + SLOT_HEAD;
-    memcpy(row, row_at(d->ps, (int)i), d->ps->size);
-    s->rc = d->ps->simulate(d->ps->ctx, (int)i, row, &s->err);
-    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
-}
-
+/* Pruning on several workers: item i, its turn come, is left out when a finished row before it
+ * prunes it (its bound at least that row's simulated time). */
 static int dyn_skip(long i, void *ctx)
 {
-    struct dyn *d = ctx;
+    struct work *w = ctx;
     double best = 0;
     for (long k = 0; k < i; k++) {
-        const struct slot *s = dyn_slot(d, k);
-        if (d->skipped[k] || !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) || s->rc) continue;
-        double t = field_d((const unsigned char *)s + SLOT_HEAD, d->ps->sim_off);
-        if (t > 0 && (best <= 0 || t < best)) best = t;
+        const struct slot *s = slot_at(w, k);
+        if (!w->skipped[k] && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) && !s->rc)
+            best = better(best, field_d((const unsigned char *)s + SLOT_HEAD, w->ps->sim_off));
     }
-    d->skipped[i] = best > 0 && field_d(row_at(d->ps, (int)i), d->ps->bound_off) >= best;
-    return d->skipped[i];
+    w->skipped[i] = best > 0 && field_d(row_at(w->ps, (int)i), w->ps->bound_off) >= best;
+    return w->skipped[i];
 }
 
-static int run_pruned_parallel(const struct plansim *ps, int *how, struct tps_error *err)
-{
-    size_t stride = SLOT_HEAD + (ps->size + 15) / 16 * 16;
-    unsigned char *shared = mmap(NULL, stride * (size_t)ps->n, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    unsigned char *skipped = calloc((size_t)ps->n, 1);
-    if (shared == MAP_FAILED || !skipped) {
-        if (shared != MAP_FAILED) munmap(shared, stride * (size_t)ps->n);
-        free(skipped);
-        return tps_error_oom(err);
-    }
-    struct dyn d = {.ps = ps, .shared = shared, .stride = stride, .skipped = skipped};
-    struct pool_ops ops = {.work = dyn_work, .skip = dyn_skip};
-    pool_run(ps->n, ps->jobs, &ops, &d);
-    double best = 0;
-    int rc = 0;
-    for (int i = 0; i < ps->n && !rc; i++) {
-        void *row = row_at(ps, i);
-        if (how) how[i] = PLAN_SIMULATE;
-        if (prune_row(ps, how, i, row, best)) continue;
-        const struct slot *s = dyn_slot(&d, i);
-        if (skipped[i] || !s->done) { /* its worker died: once more here, for its error */
-            rc = ps->simulate(ps->ctx, i, row, err);
-        } else {
-            memcpy(row, (const unsigned char *)s + SLOT_HEAD, ps->size);
-            if ((rc = s->rc)) *err = s->err;
-        }
-        double t = field_d(row, ps->sim_off);
-        if (!rc && t > 0 && (best <= 0 || t < best)) best = t;
-    }
-    munmap(shared, stride * (size_t)ps->n);
-    free(skipped);
-    return rc;
-}
-
-/* plansim_run with pruning (plansim.h): in turn, in this process, or on several workers. */
+/* plansim_run with pruning (plansim.h): on several workers, every row simulated unless a finished
+ * row before it prunes it at its turn; then, in the rows' order, each kept or pruned by the rows
+ * before it as simulating in turn would (one simulated in the meantime may lose it), and a row
+ * with no worker's answer simulated here (in turn, on one worker; or its worker died). */
 static int run_pruned(const struct plansim *ps, int *how, struct tps_error *err)
 {
-    if (ps->jobs > 1 && ps->n > 1) return run_pruned_parallel(ps, how, err);
+    struct work w = {.ps = ps, .stride = SLOT_HEAD + (ps->size + 15) / 16 * 16};
+    size_t bytes = w.stride * (size_t)ps->n;
+    if (ps->jobs > 1 && ps->n > 1) {
+        w.shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        w.skipped = calloc((size_t)ps->n, 1);
+        if (w.shared == MAP_FAILED || !w.skipped) {
+            if (w.shared != MAP_FAILED) munmap(w.shared, bytes);
+            free(w.skipped);
+            return tps_error_oom(err);
+        }
+        struct pool_ops ops = {.work = work_item, .skip = dyn_skip};
+        pool_run(ps->n, ps->jobs, &ops, &w);
+    }
     double best = 0;
     int rc = 0;
     for (int i = 0; i < ps->n && !rc; i++) {
         void *row = row_at(ps, i);
         if (how) how[i] = PLAN_SIMULATE;
         if (prune_row(ps, how, i, row, best)) continue;
-        rc = ps->simulate(ps->ctx, i, row, err);
-        double t = field_d(row, ps->sim_off);
-        if (!rc && t > 0 && (best <= 0 || t < best)) best = t;
+        const struct slot *s = w.shared ? slot_at(&w, i) : NULL;
+        if (s && !w.skipped[i] && s->done) {
+            memcpy(row, (const unsigned char *)s + SLOT_HEAD, ps->size);
+            if ((rc = s->rc)) *err = s->err;
+        } else {
+            rc = ps->simulate(ps->ctx, i, row, err);
+        }
+        if (!rc) best = better(best, field_d(row, ps->sim_off));
     }
+    if (w.shared) munmap(w.shared, bytes);
+    free(w.skipped);
     return rc;
 }
 
