@@ -23,7 +23,9 @@ def timed(fn):
     return e0.elapsed_time(e1) / n / 1e3
 
 
-def bench(sq, sk, causal):
+def bench(sq, sk, causal, b=b, h=h, timer=timed):
+    """Forward and backward seconds of one call on b x h heads of sq queries by sk keys, timed by
+    timer (a function of a callable); scripts/gpu/flash_kernels.py passes its own."""
     mk = lambda s: torch.randn(b, h, s, hd, device=dev, dtype=torch.bfloat16, requires_grad=True)
     q, k, v = mk(sq), mk(sk), mk(sk)
     do = torch.randn(b, h, sq, hd, device=dev, dtype=torch.bfloat16)
@@ -33,21 +35,22 @@ def bench(sq, sk, causal):
         for _ in range(3):
             fb()
         torch.cuda.synchronize()
-        tf = timed(f)
-        tfb = timed(fb)
+        tf = timer(f)
+        tfb = timer(fb)
     return tf, tfb - tf
 
 
-for s in [512, 1024, 2048, 4096, 8192, 16384, 32768]:
-    for sq, sk, causal in [(s, s, True), (s, s, False), (s, s // 2, False), (s // 2, s, False)]:
-        tf, tb = bench(sq, sk, causal)
-        flop = 4.0 * b * h * sq * sk * hd * (0.5 if causal else 1.0)
-        rows.append((sq, sk, int(causal), tf, tb, flop / tf / 1e12, 2.5 * flop / tb / 1e12))
-        print(rows[-1], flush=True)
+if __name__ == "__main__":
+    for s in [512, 1024, 2048, 4096, 8192, 16384, 32768]:
+        for sq, sk, causal in [(s, s, True), (s, s, False), (s, s // 2, False), (s // 2, s, False)]:
+            tf, tb = bench(sq, sk, causal)
+            flop = 4.0 * b * h * sq * sk * hd * (0.5 if causal else 1.0)
+            rows.append((sq, sk, int(causal), tf, tb, flop / tf / 1e12, 2.5 * flop / tb / 1e12))
+            print(rows[-1], flush=True)
 
-with open(os.path.join(os.environ["OUT"], "flash_blocks.csv"), "w") as fh:
-    fh.write("# %s, torch %s, cuda %s\n" % (torch.cuda.get_device_name(), torch.__version__,
-                                            torch.version.cuda))
-    fh.write("sq,sk,causal,fwd_s,bwd_s,fwd_tflops_computed,bwd_tflops_computed\n")
-    for r in rows:
-        fh.write("%d,%d,%d,%.9g,%.9g,%.2f,%.2f\n" % r)
+    with open(os.path.join(os.environ["OUT"], "flash_blocks.csv"), "w") as fh:
+        fh.write("# %s, torch %s, cuda %s\n" % (torch.cuda.get_device_name(), torch.__version__,
+                                                torch.version.cuda))
+        fh.write("sq,sk,causal,fwd_s,bwd_s,fwd_tflops_computed,bwd_tflops_computed\n")
+        for r in rows:
+            fh.write("%d,%d,%d,%.9g,%.9g,%.2f,%.2f\n" % r)

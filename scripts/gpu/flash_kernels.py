@@ -8,9 +8,9 @@
 # measures what a fit of the kernel's rate against its work needs.
 # Writes $OUT/flash_kernels.csv; `--quick` runs a few rows. bf16, head dim 128.
 import os, sys, time, torch
-import torch.nn.functional as F
-from torch.nn.attention import sdpa_kernel, SDPBackend
 from torch.profiler import profile, ProfilerActivity
+
+from flash_blocks import bench  # the same calls, timed here by the kernels' own durations
 
 dev = "cuda"
 hd, n = 128, 10
@@ -41,21 +41,6 @@ def kernel_s(fn):
     return us / n / 1e6
 
 
-def bench(b, h, sq, sk, causal):
-    mk = lambda s: torch.randn(b, h, s, hd, device=dev, dtype=torch.bfloat16, requires_grad=True)
-    q, k, v = mk(sq), mk(sk), mk(sk)
-    do = torch.randn(b, h, sq, hd, device=dev, dtype=torch.bfloat16)
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        fb = lambda: f().backward(do)
-        for _ in range(3):
-            fb()
-        torch.cuda.synchronize()
-        tf = kernel_s(f)
-        tfb = kernel_s(fb)
-    return tf, tfb - tf
-
-
 rows = []
 warm()
 for h in heads:
@@ -64,7 +49,7 @@ for h in heads:
         if h * s * s * hd * 4 > 8.8e12 * (1 if not quick else 0.01):  # keep each row under ~30 ms
             continue
         for sq, sk, causal in [(s, s, True), (s, s, False), (s, s // 2, False), (s // 2, s, False)]:
-            tf, tb = bench(b, h, sq, sk, causal)
+            tf, tb = bench(sq, sk, causal, b=b, h=h, timer=kernel_s)
             flop = 4.0 * b * h * sq * sk * hd * (0.5 if causal else 1.0)
             rows.append((b, h, sq, sk, int(causal), tf, tb, flop / tf / 1e12,
                          2.5 * flop / tb / 1e12))
