@@ -203,6 +203,15 @@ static struct mdl_job two_stage_fp8(struct mdl_model *m, struct mdl_strategy *st
                             .micro_batches = micro_batches};
 }
 
+/* j lowered (replicas as `how`) into *p, which must succeed. */
+static void lower_job(const struct mdl_job *j, const struct mdl_strategy *st,
+                      const struct mdl_model *m, const struct mdl_device *dev,
+                      enum mdl_replicas how, struct mdl_program *p)
+{
+    struct tps_error err = {0};
+    cr_assert(eq(int, mdl_job_lower(j, st, m, dev, NULL, NULL, how, p, &err), 0), "%s", err.msg);
+}
+
 Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
 {
     struct mdl_model m;
@@ -217,9 +226,7 @@ Test(fp8, fp8_param_gather_moves_one_byte_per_weight)
         struct tps_error err = {0};
         struct mdl_program p;
         cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), 0), "%s", err.msg);
-        cr_assert(
-            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-            "%s", err.msg);
+        lower_job(&j, &st, &m, &dev, MDL_REPLICAS_FULL, &p);
         cr_assert(eq(int, sum_ops(&p, 0, "ag_params_dp", &ag[k], &flop), 1));
         cr_assert(eq(int, sum_ops(&p, 0, "fp8_weight_cast", &cast[k], &flop), 1));
         mdl_program_release(&p);
@@ -255,11 +262,8 @@ Test(fp8, delayed_scaling_reduces_the_amaxes_after_every_chunk)
     struct mdl_job j = two_stage_fp8(&m, &st, &dev, 3);
     for (int tp_only = 0; tp_only < 2; tp_only++) {
         j.tp_only_amax_red = tp_only;
-        struct tps_error err = {0};
         struct mdl_program p;
-        cr_assert(
-            eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0),
-            "%s", err.msg);
+        lower_job(&j, &st, &m, &dev, MDL_REPLICAS_FULL, &p);
         double bytes, flop;
         /* a chunk of 2 layers: 8 GEMMs, 24 amaxes forward and 16 backward, per micro-batch */
         cr_assert(eq(int, sum_ops(&p, 0, "ar_fp8_amax_fwd", &bytes, &flop), 3));
@@ -295,9 +299,7 @@ Test(fp8, delayed_scaling_reduces_the_amaxes_after_every_chunk)
     j.tp_only_amax_red = false;
     struct tps_error err = {0};
     struct mdl_program sh;
-    cr_assert(
-        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_SHARED, &sh, &err), 0),
-        "%s", err.msg);
+    lower_job(&j, &st, &m, &dev, MDL_REPLICAS_SHARED, &sh);
     int shadows = 0;
     for (int r = 0; r < sh.nranks; r++) {
         double bytes, flop;
@@ -314,8 +316,7 @@ Test(fp8, delayed_scaling_reduces_the_amaxes_after_every_chunk)
     j.tp_only_amax_red = false;
     cr_assert(eq(int, mdl_job_check(&j, &st, &m, &err), 0));
     struct mdl_program p;
-    cr_assert(
-        eq(int, mdl_job_lower(&j, &st, &m, &dev, NULL, NULL, MDL_REPLICAS_FULL, &p, &err), 0));
+    lower_job(&j, &st, &m, &dev, MDL_REPLICAS_FULL, &p);
     double bytes, flop;
     cr_assert(eq(int, sum_ops(&p, 0, "ar_fp8_amax", &bytes, &flop), 0));
     mdl_program_release(&p);
