@@ -25,6 +25,7 @@
  */
 #include "collective.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ void mdl_nccl_p2p(const struct mdl_nccl *n, bool spans, bool crosses, struct mdl
     out->per_peer = n->p2p_channels;
     out->rate_Bps = n->p2p_channel_Bps;
     out->chunk_bytes = n->chunk_bytes;
+    out->step_s = crosses ? 0 : n->hop_s[MDL_PROTO_SIMPLE];
     if (!spans || n->p2p_channels < 1) return;
     int c = n->p2p_net_channels > 0 && n->p2p_net_channels < n->p2p_channels ? n->p2p_net_channels
                                                                              : n->p2p_channels;
@@ -180,19 +182,20 @@ int mdl_p2p_channels(int per_peer, double bytes, double chunk_bytes, bool across
     return n;
 }
 
-double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate)
+double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate,
+                    double step_s)
 {
     double t = S / bw;
     if (!(rate > 0) || channels < 1) return t;
     double share = S / channels, first = share < chunk_bytes ? share : chunk_bytes;
-    double ch = (first + share) / rate;
+    double ch = (first + share) / rate + chunks_of(share, chunk_bytes, INT_MAX) * step_s;
     return ch > t ? ch : t;
 }
 
-double mdl_p2p_move(double S, int per_peer, double chunk_bytes, bool across, double bw, double rate)
+double mdl_p2p_move(double S, const struct mdl_p2p *p, bool across, double bw)
 {
-    int ch = mdl_p2p_channels(per_peer, S, chunk_bytes, across);
-    return mdl_p2p_time(S, ch, chunk_bytes, bw, rate);
+    int ch = mdl_p2p_channels(p->per_peer, S, p->chunk_bytes, across);
+    return mdl_p2p_time(S, ch, p->chunk_bytes, bw, p->rate_Bps, p->step_s);
 }
 
 int mdl_coll_chunks(double bytes, double chunk_bytes)
@@ -673,8 +676,7 @@ double mdl_coll_time(enum mdl_op_kind k, enum mdl_coll_algo a, double S,
              * shift, as nccl-tests' sendrecv_perf runs): the slowest pair's. NCCL's
              * point-to-point path where the platform has one */
             t = p->alpha_s + (e->p2p_base_s > 0
-                                  ? mdl_p2p_move(S, e->p2p.per_peer, e->p2p.chunk_bytes,
-                                                 e->machines > 1, p->bw_Bps, e->p2p.rate_Bps)
+                                  ? mdl_p2p_move(S, &e->p2p, e->machines > 1, p->bw_Bps)
                                   : S / p->bw_Bps);
         } else if (k == MDL_OP_BROADCAST)
             t = (m - 1) * (p->alpha_s + S / p->bw_Bps);

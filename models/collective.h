@@ -112,10 +112,11 @@ void mdl_nccl_default(struct mdl_nccl *n);
 double mdl_nccl_tree_rate(const struct mdl_nccl *n, int machines, enum mdl_coll_proto p);
 
 /* How NCCL moves a send between two peers: its channels per peer, the most one of them moves (0:
- * no limit) and the chunk it moves in. */
+ * no limit), the chunk it moves in, and what a channel waits after each chunk before the next
+ * (step_s). */
 struct mdl_p2p {
     int per_peer;
-    double rate_Bps, chunk_bytes;
+    double rate_Bps, chunk_bytes, step_s;
 };
 
 /* Whether NCCL runs collective k on its point-to-point path (grouped sends and receives):
@@ -131,7 +132,13 @@ bool mdl_p2p_kind(enum mdl_op_kind k);
  * two (ncclTopoComputeP2pChannels), and every send chunks of NCCL_P2P_NET_CHUNKSIZE
  * (p2p_net_chunk_bytes, 128 KiB: src/init.cc); a channel between machines is one thread block and
  * its network connection, which moves at most net_channel_Bps as a collective's channel does
- * (and p2p_channel_Bps, where both are set). p2p_channels 0 (no point-to-point fit) stays 0. */
+ * (and p2p_channel_Bps, where both are set). p2p_channels 0 (no point-to-point fit) stays 0.
+ * Between GPUs of one machine NCCL's P2P transport writes each chunk into the peer's memory and,
+ * as its Simple protocol does at every step, fences those writes system-wide before it posts the
+ * chunk's step (src/device/prims_simple.h, postPeer: fence_acq_rel_sys), before the channel's
+ * next chunk: step_s is the protocol's per-step latency, hop_s[Simple], as a ring step pays it.
+ * Across machines the thread block writes into its own memory, whose fence waits on no remote
+ * link, and the proxy sends: no step_s. */
 void mdl_nccl_p2p(const struct mdl_nccl *n, bool spans, bool crosses, struct mdl_p2p *out);
 
 /* NVLS's channels: nvls_channels, raised to min_ctas as NCCL raises them to NCCL_MIN_CTAS. */
@@ -206,13 +213,13 @@ int mdl_p2p_channels(int per_peer, double bytes, double chunk_bytes, bool across
 /* The time a send of S spends moving, on a route of bandwidth bw split over `channels` channels
  * of at most `rate` each (0: no limit): the route's time, or a channel's: its first chunk
  * through both copies of NCCL's pipeline (the sender's into the transport's buffer, the
- * receiver's out of it), then the rest of its share. */
-double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate);
+ * receiver's out of it), then the rest of its share, and step_s after each of its chunks. */
+double mdl_p2p_time(double S, int channels, double chunk_bytes, double bw, double rate,
+                    double step_s);
 
-/* mdl_p2p_time over the channels mdl_p2p_channels gives a send of S: what the closed form and
- * the replay both charge. */
-double mdl_p2p_move(double S, int per_peer, double chunk_bytes, bool across, double bw,
-                    double rate);
+/* mdl_p2p_time of p over the channels mdl_p2p_channels gives a send of S: what the closed form
+ * and the replay both charge. */
+double mdl_p2p_move(double S, const struct mdl_p2p *p, bool across, double bw);
 
 /* Pipeline chunks for `bytes`: ceil(bytes / chunk) clamped to 1..MDL_MAX_CHUNKS. */
 int mdl_coll_chunks(double bytes, double chunk_bytes);

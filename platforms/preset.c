@@ -50,12 +50,13 @@ static const struct fit ampere = {
     1,
     0,
     0,
-    /* a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info (the same GPU): 13.5 us a send on the
-     * pair's platform less this preset's route (2 x 0.348 us) and Simple step latency, 16.05
-     * GB/s a channel; 12 NVLinks per GPU */
-    13.4946e-6 - 2 * 0.348e-6 - 1.7966e-6,
+    /* a100_sxm4_64gb_leonardo_2gpu_nvlink_sendrecv_info (the same GPU): 12.43 us a send on the
+     * pair's platform less this preset's route (2 x 0.348 us) and Simple step latency, 16.59
+     * GB/s a channel (fitted with this Simple step latency after each chunk); 12 NVLinks per
+     * GPU */
+    12.43e-6 - 2 * 0.348e-6 - 1.7966e-6,
     32,
-    16.05 * GB,
+    16.59 * GB,
     0};
 
 /* h100_hgx_4gpu all_reduce + all_gather. Hopper's NVSwitch reduces and multicasts (NVLink
@@ -76,9 +77,9 @@ static const struct fit hopper = {
      * in its 16 channels (2 per NIC) */
     10.76e-6,
     20.04 * GB,
-    /* the Leonardo pair's 13.5 us a send less the route and Simple step latency; 18 NVLinks; no
+    /* the Leonardo pair's 12.43 us a send less the route and Simple step latency; 18 NVLinks; no
      * point-to-point log on Hopper gives a channel's rate */
-    13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
+    12.43e-6 - 2 * 0.4275e-6 - 4.1450e-6,
     32,
     0,
     16};
@@ -102,7 +103,7 @@ static const struct fit blackwell = {900 * GB * (344.64 / 450),
                                      0.886 * 0.74 / 0.85,
                                      10.76e-6,
                                      20.04 * GB,
-                                     13.4946e-6 - 2 * 0.4275e-6 - 4.1450e-6,
+                                     12.43e-6 - 2 * 0.4275e-6 - 4.1450e-6,
                                      32,
                                      0,
                                      32};

@@ -905,7 +905,7 @@ static double p2p_extra(const struct xfer *x, int from, int to, double S)
          crosses = spans && (!h->node_of || h->node_of[from] != h->node_of[to]);
     struct mdl_p2p pp;
     mdl_nccl_p2p(x->c->p_nccl, spans, crosses, &pp);
-    return mdl_p2p_move(S, pp.per_peer, pp.chunk_bytes, crosses, bw, pp.rate_Bps) - S / bw;
+    return mdl_p2p_move(S, &pp, crosses, bw) - S / bw;
 }
 
 /* A collective of latency granularity (collective.h): the group's simulated members (all but a

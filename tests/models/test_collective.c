@@ -232,14 +232,37 @@ Test(collective, a_send_runs_in_ncclS_point_to_point_channels_at_their_rate)
     cr_assert(eq(int, mdl_p2p_channels(8, 2 * M, c, true), 4));
     cr_assert(eq(int, mdl_p2p_channels(8, 4 * M, c, true), 8));
     cr_assert(eq(int, mdl_p2p_channels(1, 64 * M, c, false), 1));
-    const double bw = 73.56e9, r = 16.05e9;
+    const double bw = 73.56e9, r = 16.05e9, st = 1.7966e-6;
     /* 64 MiB: 4 channels of 16 MiB, each (0.5 + 16) MiB at 16.05 GB/s */
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(64 * M, 4, c, bw, r), (c + 16 * M) / r, 4));
-    /* 1 MiB: 256 KiB shares, each through both copies */
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, r), 2 * 256 * K / r, 4));
-    /* 128 MiB on 8 channels: the route's time */
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(128 * M, 8, c, bw, r), 128 * M / bw, 4));
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, 0), M / bw, 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(64 * M, 4, c, bw, r, 0), (c + 16 * M) / r, 4));
+    /* and with a step latency, once after each of a channel's 32 chunks */
+    cr_assert(
+        ieee_ulp_eq(dbl, mdl_p2p_time(64 * M, 4, c, bw, r, st), (c + 16 * M) / r + 32 * st, 4));
+    /* 1 MiB: 256 KiB shares, each through both copies, one chunk */
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, r, 0), 2 * 256 * K / r, 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, r, st), 2 * 256 * K / r + st, 4));
+    /* 128 MiB on 8 channels: the route's time (16 MiB a channel: 1.02 ms with its 32 steps, the
+     * route 1.82 ms) */
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(128 * M, 8, c, bw, r, st), 128 * M / bw, 4));
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_time(1 * M, 4, c, bw, 0, st), M / bw, 4));
+}
+
+/* The step latency a send's channel pays after each chunk: the Simple protocol's per-step latency
+ * between GPUs of one machine (the P2P transport's fence over NVLink), none across machines. */
+Test(collective, a_send_inside_a_machine_pays_the_simple_step_latency_per_chunk)
+{
+    struct mdl_nccl n;
+    mdl_nccl_default(&n);
+    n.p2p_channels = 8;
+    n.hop_s[MDL_PROTO_SIMPLE] = 1.7966e-6;
+    n.net_channel_Bps = 20.04e9;
+    struct mdl_p2p p;
+    mdl_nccl_p2p(&n, false, false, &p);
+    cr_assert(eq(dbl, p.step_s, 1.7966e-6));
+    mdl_nccl_p2p(&n, true, false, &p); /* a pair in one machine of a wider communicator */
+    cr_assert(eq(dbl, p.step_s, 1.7966e-6));
+    mdl_nccl_p2p(&n, true, true, &p);
+    cr_assert(eq(dbl, p.step_s, 0));
 }
 
 /* Across machines a send gets NCCL_NCHANNELS_PER_NET_PEER channels per peer (2 by default,
@@ -294,10 +317,10 @@ Test(collective, a_send_across_machines_runs_on_ncclS_channels_per_network_peer)
      * alone */
     const double c = 128 * K, S = 12 * M;
     cr_assert(eq(int, mdl_p2p_channels(2, S, c, true), 2));
-    cr_assert(
-        ieee_ulp_eq(dbl, mdl_p2p_move(S, 2, c, true, 40.08e9, 20.04e9), (c + 6 * M) / 20.04e9, 4));
+    const struct mdl_p2p net = {.per_peer = 2, .rate_Bps = 20.04e9, .chunk_bytes = c};
+    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_move(S, &net, true, 40.08e9), (c + 6 * M) / 20.04e9, 4));
     /* 128 KiB: one channel, its one chunk through both copies */
     cr_assert(eq(int, mdl_p2p_channels(2, 128 * K, c, true), 1));
-    cr_assert(ieee_ulp_eq(dbl, mdl_p2p_move(128 * K, 2, c, true, 40.08e9, 20.04e9),
-                          2 * 128 * K / 20.04e9, 4));
+    cr_assert(
+        ieee_ulp_eq(dbl, mdl_p2p_move(128 * K, &net, true, 40.08e9), 2 * 128 * K / 20.04e9, 4));
 }
