@@ -963,8 +963,9 @@ Test(cli, a_ring_across_machines_pays_the_network_transport_latency_per_crossing
 
 /* The replay charges a send what NCCL's point-to-point path takes (docs/collectives.md,
  * "Send/receive"): on the Leonardo pair's platform 64 MiB goes over 4 channels of 16 MiB, each
- * its first 512 KiB chunk and its share at 16.05 GB/s, after the send's 11.15 us, the NVLink's
- * 0.348 us and Simple's default 2 us step; without the channel rate, at the link's 73.56 GB/s. */
+ * its first 512 KiB chunk and its share at 16.59 GB/s and the Simple step (1.7966 us) after each
+ * of its 32 chunks, after the send's 10.2854 us, the NVLink's 0.348 us and one Simple step;
+ * without the channel rate, at the link's 73.56 GB/s. */
 Test(cli, a_send_replays_ncclS_point_to_point_channels)
 {
     char d[256], js[512], cmd[1024];
@@ -983,9 +984,9 @@ Test(cli, a_send_replays_ncclS_point_to_point_channels)
         json_real_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "time_s"));
     json_decref(j);
     const double M = 1048576;
-    double want = 11.15e-6 + 0.348e-6 + 2e-6 + (0.5 * M + 16 * M) / 16.05e9;
+    double want = 10.2854e-6 + 0.348e-6 + 1.7966e-6 + (0.5 * M + 16 * M) / 16.59e9 + 32 * 1.7966e-6;
     cr_assert(le(dbl, fabs(t - want), 1e-9 * want), "%.12g s, want %.12g", t, want);
-    cr_assert(gt(dbl, want, 2e-6 + 0.348e-6 + 11.15e-6 + 64 * M / 73.56e9)); /* the rate binds */
+    cr_assert(gt(dbl, want, 1.7966e-6 + 0.348e-6 + 10.2854e-6 + 64 * M / 73.56e9)); /* it binds */
     testdir_remove(d);
 }
 
