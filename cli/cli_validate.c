@@ -773,7 +773,9 @@ static const char e2e_help[] =
     "  --json FILE        write {rows: [{table, name, gpus, tp, pp, dp, micro_batch,\n"
     "                     virtual_stages, measured_s,\n"
     "                     simulated_s, err_pct, measured_tflops_per_gpu,\n"
-    "                     simulated_tflops_per_gpu, memory_gb_per_gpu}], tables: [{csv, rows,\n"
+    "                     simulated_tflops_per_gpu, memory_gb_per_gpu, breakdown: {compute_s,\n"
+    "                     tp_s, cp_s, ep_s, dp_s, host_wait_s, pipeline_bubble_s} as run\n"
+    "                     --json's}], tables: [{csv, rows,\n"
     "                     median_abs_err_pct, max_abs_err_pct}], median_abs_err_pct,\n"
     "                     max_abs_err_pct} (the last two over every row)\n"
     "  -h, --help         show this help\n";
@@ -848,6 +850,8 @@ static void e2e_print(const char *csv, const struct e2e_result *res, const char 
             "measured_s", w->measured_s, "simulated_s", w->simulated_s, "err_pct", w->err_pct,
             "measured_tflops_per_gpu", w->measured_tflops, "simulated_tflops_per_gpu",
             w->simulated_tflops, "memory_gb_per_gpu", w->memory_gb, "memory_fits", w->memory_fits);
+        /* where the simulated iteration goes, as `run --json` says it */
+        json_object_set_new(row, "breakdown", report_breakdown_json(&w->breakdown, true));
         /* the context-parallel degree, where a row has one (the table's context_par column) */
         if (w->cp > 1) json_object_set_new(row, "cp", json_integer(w->cp));
         /* a recipe's precision and TP overlap */

@@ -413,9 +413,17 @@ static const char *grouped(double v, char *buf, size_t len)
 }
 
 /* The rest of the iteration's name: a job's pipeline bubble, a TP group's idle time. */
-static const char *rest_name(const struct report *r)
+json_t *report_breakdown_json(const struct report_breakdown *b, bool job)
 {
-    return r->job ? "pipeline_bubble_s" : "idle_s";
+    json_t *bd = json_pack("{s:f}", "compute_s", b->compute_s);
+    for (int d = 0; bd && d < MDL_NDIMS; d++) {
+        char key[40];
+        snprintf(key, sizeof key, "%s_s", mdl_dim_names[d]);
+        if (d != MDL_DIM_PP) json_object_set_new(bd, key, json_real(b->comm_s[d]));
+    }
+    if (bd) json_object_set_new(bd, "host_wait_s", json_real(b->host_wait_s));
+    if (bd) json_object_set_new(bd, job ? "pipeline_bubble_s" : "idle_s", json_real(b->rest_s));
+    return bd;
 }
 
 static void print_part(const char *name, double v, double T, const char *what, FILE *f)
@@ -608,16 +616,7 @@ json_t *report_json(const struct report *r, const struct report_meta *m)
         }
         json_object_set_new(j, "pipeline_bubble_s",
                             r->job ? json_real(r->pipeline_bubble_s) : json_null());
-        const struct report_breakdown *b = &r->breakdown;
-        json_t *bd = json_pack("{s:f}", "compute_s", b->compute_s);
-        for (int d = 0; bd && d < MDL_NDIMS; d++) {
-            char key[40];
-            snprintf(key, sizeof key, "%s_s", mdl_dim_names[d]);
-            if (d != MDL_DIM_PP) json_object_set_new(bd, key, json_real(b->comm_s[d]));
-        }
-        if (bd) json_object_set_new(bd, "host_wait_s", json_real(b->host_wait_s));
-        if (bd) json_object_set_new(bd, rest_name(r), json_real(b->rest_s));
-        json_object_set_new(j, "breakdown", bd);
+        json_object_set_new(j, "breakdown", report_breakdown_json(&r->breakdown, r->job));
         const struct report_training *t = &r->training;
         json_object_set_new(j, "tokens_per_s", t->known ? json_real(t->tokens_per_s) : json_null());
         json_object_set_new(j, "tokens_per_s_per_gpu",

@@ -10,6 +10,7 @@
 #ifndef CORE_REPORT_H
 #define CORE_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "common/error.h"
@@ -141,6 +142,11 @@ void report_set_memory(struct report *r, const struct mdl_memory *m, double capa
  * shortfall (nothing otherwise). */
 void report_warn_memory(const struct report *r, const char *device, FILE *f);
 void report_print(const struct report *r, const struct report_meta *m, FILE *f);
+/* A breakdown as report_json writes it (its "breakdown": compute_s, each dimension's exposed
+ * collectives but the pipeline's, host_wait_s, and the rest as pipeline_bubble_s for a whole job
+ * or idle_s): a new jansson object, NULL when out of memory. */
+struct json_t *report_breakdown_json(const struct report_breakdown *b, bool job);
+
 /* The report as written by report_write_json (a new jansson object, NULL when out of memory). */
 struct json_t *report_json(const struct report *r, const struct report_meta *m);
 int report_write_json(const struct report *r, const struct report_meta *m, const char *path,

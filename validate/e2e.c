@@ -506,6 +506,7 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
         w->err_pct = (w->simulated_s - w->measured_s) / w->measured_s * 100;
         w->memory_gb = mdl_job_memory(&s.job, &s.strategy, &s.model, &s.framework, &mem) / 1e9;
         w->memory_fits = mem.total <= mdl_device_usable(&s.device);
+        w->breakdown = r.breakdown;
     }
     report_release(&r);
     timing_release(&tm);

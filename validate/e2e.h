@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "common/error.h"
+#include "core/report.h"
 #include "models/device.h"
 
 struct e2e_row {
@@ -39,6 +40,7 @@ struct e2e_row {
     double measured_tflops, simulated_tflops; /* model TFLOP/s per GPU */
     double memory_gb;                         /* simulated memory per GPU */
     int memory_fits;
+    struct report_breakdown breakdown; /* where the simulated iteration goes (core/report.h) */
 };
 
 struct e2e_result {

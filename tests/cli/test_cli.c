@@ -715,9 +715,25 @@ Test(cli, validate_e2e_without_a_table_runs_every_table)
         strstr(json_string_value(json_object_get(json_array_get(rows, 2), "table")), "dgxc_bench"),
         NULL));
     double worst = 0;
-    for (size_t i = 0; i < 9; i++)
-        worst =
-            fmax(worst, fabs(json_real_value(json_object_get(json_array_get(rows, i), "err_pct"))));
+    for (size_t i = 0; i < 9; i++) {
+        json_t *row = json_array_get(rows, i);
+        worst = fmax(worst, fabs(json_real_value(json_object_get(row, "err_pct"))));
+        /* where each row's simulated iteration goes, in parts that add up to it */
+        json_t *bd = json_object_get(row, "breakdown");
+        cr_assert(ne(ptr, bd, NULL));
+        static const char *const parts[] = {
+            "compute_s", "tp_s", "cp_s", "ep_s", "dp_s", "host_wait_s", "pipeline_bubble_s"};
+        double sum = 0;
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+            json_t *v = json_object_get(bd, parts[k]);
+            cr_assert(ne(ptr, v, NULL), "%s", parts[k]);
+            sum += json_real_value(v);
+        }
+        double t = json_real_value(json_object_get(row, "simulated_s"));
+        cr_assert(gt(dbl, json_real_value(json_object_get(bd, "compute_s")), 0.5 * t));
+        cr_assert(lt(dbl, fabs(sum - t), 1e-6 * t), "row %zu: parts %.9g, iteration %.9g", i, sum,
+                  t);
+    }
     cr_assert(eq(dbl, json_real_value(json_object_get(j, "max_abs_err_pct")), worst));
     json_decref(j);
     testdir_remove(d);
