@@ -685,54 +685,76 @@ int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *
     return rc;
 }
 
+/* What a whole job's report says beyond report_build: a folded chunk's collectives (which ran
+ * inside its compute op) counted as theirs, the training figures, each layer's share of the
+ * chunk. */
+static void report_job(struct report *r, const struct scn_scenario *sc,
+                       const struct mdl_job_fold *fold)
+{
+    /* a folded chunk's TP collectives ran inside its compute op: count them as such */
+    double chunks = (double)sc->job.micro_batches * sc->job.virtual_stages;
+    r->job = 1;
+    r->compute_s -= chunks * fold->tp_exposed_s;
+    r->comm_s += chunks * fold->tp_comm_s;
+    r->exposed_comm_s += chunks * fold->tp_exposed_s;
+    r->exposed_non_pp_s += chunks * fold->tp_exposed_s; /* the chunk's TP, CP and EP */
+    r->exposed_dim_s[MDL_DIM_TP] += chunks * (fold->tp_exposed_s - fold->cp_exposed_s);
+    r->bytes_dim[MDL_DIM_TP] += chunks * (fold->tp_bytes - fold->cp_bytes);
+    r->exposed_dim_s[MDL_DIM_CP] += chunks * fold->cp_exposed_s;
+    r->bytes_dim[MDL_DIM_CP] += chunks * fold->cp_bytes;
+    r->exposed_dim_s[MDL_DIM_TP] -= chunks * fold->ep_exposed_s;
+    r->bytes_dim[MDL_DIM_TP] -= chunks * fold->ep_bytes;
+    r->exposed_dim_s[MDL_DIM_EP] += chunks * fold->ep_exposed_s;
+    r->bytes_dim[MDL_DIM_EP] += chunks * fold->ep_bytes;
+    if (fold->ep_bytes > 0) r->dim_used[MDL_DIM_EP] = 1;
+    if (fold->ep_wait_s > 0) {
+        r->ep_wait_s = chunks * fold->ep_wait_s;
+        r->ep_straggler = fold->ep_straggler;
+        r->ep_waiter = fold->ep_waiter;
+    }
+    r->bytes_sent += chunks * fold->tp_bytes;
+    if (fold->tp_bytes > fold->cp_bytes) r->dim_used[MDL_DIM_TP] = 1;
+    if (fold->cp_bytes > 0) r->dim_used[MDL_DIM_CP] = 1;
+    /* in the breakdown, the chunk's exposed collectives and host waits leave its compute */
+    struct report_breakdown *bd = &r->breakdown;
+    bd->compute_s -= chunks * (fold->tp_exposed_s + fold->host_wait_s);
+    bd->host_wait_s += chunks * fold->host_wait_s;
+    for (int d = 0; d < MDL_NDIMS; d++)
+        bd->comm_s[d] += chunks * fold->split_s[d];
+    report_breakdown_close(r);
+    report_set_training(r, (double)sc->global_batch * (double)sc->model.seq, sc->train_tokens,
+                        sc->device.tdp_w, sc->device.idle_w, sc->gpu_hour_price);
+    /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
+    int n = fold->layers;
+    for (int l = 0; fold->fwd_s > 0 && n > 0 && l < r->nlayers; l++) {
+        r->layers[l].fwd_s = fold->fwd_s / n;
+        r->layers[l].bwd_s = fold->bwd_s / n;
+    }
+}
+
 int pipeline_report(const struct pipeline_job *j, const struct timing *tm, struct report *r,
                     struct tps_error *err)
 {
     if (report_build(&j->prog, tm, r) != TPS_OK) return tps_error_oom(err);
     if (j->has_memory) report_set_memory(r, &j->mem, j->capacity, j->reserved);
-    if (!j->from_trace && j->scn.is_job) {
-        /* a folded chunk's TP collectives ran inside its compute op: count them as such */
-        double chunks = (double)j->scn.job.micro_batches * j->scn.job.virtual_stages;
-        r->job = 1;
-        r->compute_s -= chunks * j->fold.tp_exposed_s;
-        r->comm_s += chunks * j->fold.tp_comm_s;
-        r->exposed_comm_s += chunks * j->fold.tp_exposed_s;
-        r->exposed_non_pp_s += chunks * j->fold.tp_exposed_s; /* the chunk's TP, CP and EP */
-        r->exposed_dim_s[MDL_DIM_TP] += chunks * (j->fold.tp_exposed_s - j->fold.cp_exposed_s);
-        r->bytes_dim[MDL_DIM_TP] += chunks * (j->fold.tp_bytes - j->fold.cp_bytes);
-        r->exposed_dim_s[MDL_DIM_CP] += chunks * j->fold.cp_exposed_s;
-        r->bytes_dim[MDL_DIM_CP] += chunks * j->fold.cp_bytes;
-        r->exposed_dim_s[MDL_DIM_TP] -= chunks * j->fold.ep_exposed_s;
-        r->bytes_dim[MDL_DIM_TP] -= chunks * j->fold.ep_bytes;
-        r->exposed_dim_s[MDL_DIM_EP] += chunks * j->fold.ep_exposed_s;
-        r->bytes_dim[MDL_DIM_EP] += chunks * j->fold.ep_bytes;
-        if (j->fold.ep_bytes > 0) r->dim_used[MDL_DIM_EP] = 1;
-        if (j->fold.ep_wait_s > 0) {
-            r->ep_wait_s = chunks * j->fold.ep_wait_s;
-            r->ep_straggler = j->fold.ep_straggler;
-            r->ep_waiter = j->fold.ep_waiter;
-        }
-        r->bytes_sent += chunks * j->fold.tp_bytes;
-        if (j->fold.tp_bytes > j->fold.cp_bytes) r->dim_used[MDL_DIM_TP] = 1;
-        if (j->fold.cp_bytes > 0) r->dim_used[MDL_DIM_CP] = 1;
-        /* in the breakdown, the chunk's exposed collectives and host waits leave its compute */
-        struct report_breakdown *bd = &r->breakdown;
-        bd->compute_s -= chunks * (j->fold.tp_exposed_s + j->fold.host_wait_s);
-        bd->host_wait_s += chunks * j->fold.host_wait_s;
-        for (int d = 0; d < MDL_NDIMS; d++)
-            bd->comm_s[d] += chunks * j->fold.split_s[d];
-        report_breakdown_close(r);
-        const struct scn_scenario *sc = &j->scn;
-        report_set_training(r, (double)sc->global_batch * (double)sc->model.seq, sc->train_tokens,
-                            sc->device.tdp_w, sc->device.idle_w, sc->gpu_hour_price);
-        /* a folded chunk has no per-layer ops: each layer gets its share of the chunk */
-        int n = j->fold.layers;
-        for (int l = 0; j->fold.fwd_s > 0 && n > 0 && l < r->nlayers; l++) {
-            r->layers[l].fwd_s = j->fold.fwd_s / n;
-            r->layers[l].bwd_s = j->fold.bwd_s / n;
-        }
-    }
+    if (!j->from_trace && j->scn.is_job) report_job(r, &j->scn, &j->fold);
     return TPS_OK;
+}
+
+int pipeline_simulate_scenario(const struct scn_scenario *s, struct report *r,
+                               struct tps_error *err)
+{
+    struct mdl_job_fold fold;
+    struct mdl_program p = {0};
+    struct timing tm = {0};
+    memset(r, 0, sizeof *r);
+    int rc = fold_and_lower(s, NULL, 0, 0, &fold, 0, &p, NULL, 0, NULL, 0, err);
+    if (!rc) rc = pipeline_run_program(&p, &s->topo, &tm, err);
+    if (!rc && report_build(&p, &tm, r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc && s->is_job) report_job(r, s, &fold);
+    timing_release(&tm);
+    mdl_program_release(&p);
+    return rc;
 }
 
 int pipeline_collective(const struct plat_topo *t, enum mdl_op_kind k, int ranks, double bytes,

@@ -89,6 +89,12 @@ int pipeline_simulate_variant(const struct scn_scenario *s, const struct mdl_str
                               const struct mdl_job *job, long micro_batch, struct report *r,
                               struct tps_error *err);
 
+/* Simulates scenario s on s->topo as `run` does (a whole job's layers and replicas folded where
+ * s->fold allows) into *r, as pipeline_report builds it: a folded chunk's collectives counted
+ * as theirs, not as its compute (no memory). Release *r with report_release even on failure. */
+int pipeline_simulate_scenario(const struct scn_scenario *s, struct report *r,
+                               struct tps_error *err);
+
 /* Lowers `layers` layers and `micro_batches` micro-batches of the scenario's model on its device
  * with strategy st (NULL: the scenario's own, with its layers and micro-batches). *p is
  * initialised here; release it even on failure. */

@@ -491,26 +491,20 @@ static int simulate_row(struct e2e_row *w, const long *v, const struct mdl_devic
                         struct tps_error *err)
 {
     struct scn_scenario s;
-    struct mdl_program p = {0};
-    struct timing tm = {0};
     struct report r = {0};
     int rc = row_scenario(w, v, dev, platform, per_machine, dtype, &s, err);
-    if (!rc) rc = pipeline_lower(&s, NULL, 0, 0, &p, err);
-    if (!rc) rc = pipeline_run_program(&p, &s.topo, &tm, err);
-    if (!rc && report_build(&p, &tm, &r) != TPS_OK) rc = tps_error_oom(err);
+    if (!rc) rc = pipeline_simulate_scenario(&s, &r, err);
     if (!rc) {
         struct mdl_memory mem;
         w->simulated_s = r.iteration_s;
         w->simulated_tflops = r.model_tflops_per_gpu;
-        w->measured_tflops = p.model_flop / w->measured_s / p.nranks / 1e12;
+        w->measured_tflops = r.model_flop / w->measured_s / r.nranks / 1e12;
         w->err_pct = (w->simulated_s - w->measured_s) / w->measured_s * 100;
         w->memory_gb = mdl_job_memory(&s.job, &s.strategy, &s.model, &s.framework, &mem) / 1e9;
         w->memory_fits = mem.total <= mdl_device_usable(&s.device);
         w->breakdown = r.breakdown;
     }
     report_release(&r);
-    timing_release(&tm);
-    mdl_program_release(&p);
     scn_release(&s);
     return rc;
 }

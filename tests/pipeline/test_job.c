@@ -72,6 +72,24 @@ Test(job, folded_layers_match_the_op_by_op_job_within_one_percent_on_shared_nics
     done(&b, &rb);
 }
 
+/* A scenario simulated in memory (validate e2e's path) reports as `run` does: a folded job's
+ * iteration, and its chunk's exposed TP collectives as theirs in the breakdown, not as compute. */
+Test(job, a_scenario_simulated_in_memory_reports_its_folded_collectives_as_run_does)
+{
+    struct pipeline_job a;
+    struct report ra, rb;
+    double t = run(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", 1, -1, &a, &ra);
+    struct tps_error err = {0};
+    cr_assert(eq(int, pipeline_simulate_scenario(&a.scn, &rb, &err), 0), "%s", err.msg);
+    cr_assert(eq(dbl, rb.iteration_s, t));
+    cr_assert(gt(dbl, ra.breakdown.comm_s[MDL_DIM_TP], 0));
+    cr_assert(eq(dbl, rb.breakdown.comm_s[MDL_DIM_TP], ra.breakdown.comm_s[MDL_DIM_TP]));
+    cr_assert(eq(dbl, rb.breakdown.compute_s, ra.breakdown.compute_s));
+    cr_assert(eq(dbl, rb.exposed_dim_s[MDL_DIM_TP], ra.exposed_dim_s[MDL_DIM_TP]));
+    report_release(&rb);
+    done(&a, &ra);
+}
+
 /* Point-to-point ops a shadow GPU of the program keeps, -1 when no GPU is a shadow. */
 static int shadow_p2p(const struct mdl_program *p)
 {
