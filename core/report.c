@@ -412,7 +412,7 @@ static const char *grouped(double v, char *buf, size_t len)
     return buf;
 }
 
-/* The rest of the iteration's name: a job's pipeline bubble, a TP group's idle time. */
+/* The rest of the iteration is a job's pipeline bubble, a TP group's idle time. */
 json_t *report_breakdown_json(const struct report_breakdown *b, bool job)
 {
     json_t *bd = json_pack("{s:f}", "compute_s", b->compute_s);
