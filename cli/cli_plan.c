@@ -181,6 +181,10 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && o->ignore_memory) printf("(! does not fit in the device's memory)\n");
+    if (s->strategy.tp_comm_overlap || s->strategy.async_tp)
+        printf("(the scenario's %s is not among the candidates: they run without it)\n",
+               s->strategy.tp_comm_overlap ? "strategy.tp_comm_overlap"
+                                           : "strategy.async_tensor_parallel");
     if (info->inexact)
         printf("(~ folded although the 4-layer run's middle layers ended up to %.3f%% of a layer "
                "apart: run.fold: false replays every layer)\n",
@@ -290,6 +294,9 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && ignore_memory) printf("(! does not fit in the device's memory)\n");
+    if (s->strategy.async_tp)
+        printf("(the scenario's strategy.async_tensor_parallel is not among the candidates: they "
+               "run without it)\n");
     const struct jobplan_row *b = &rows[0];
     printf("\nbest: %s\n", b->desc);
     if (b->simulated_s > 0) {

@@ -66,6 +66,7 @@ static const struct {
     {"strategy.recompute", "recomputation"},
     {"strategy.placement", "placement"},
     {"strategy.tp_comm_overlap", "TP overlap"},
+    {"strategy.async_tensor_parallel", "async TP"},
     {"model.dtype", "dtype"},
     {"training.recompute", "recomputation"},
 };

@@ -177,6 +177,7 @@ static const struct tps_ykey strategy_keys[] = {
     {"extra_allgathers", TPS_YK_BOOL, S(atp.extra_allgathers), 0, {NULL}},
     {"chunks", TPS_YK_INT, S(chunks), 64, {NULL}},
     {"tp_comm_overlap", TPS_YK_BOOL, S(tp_comm_overlap), 0, {NULL}},
+    {"async_tensor_parallel", TPS_YK_BOOL, S(async_tp), 0, {NULL}},
     {"oases", TPS_YK_BOOL, S(oases), 0, {NULL}},
     {"recompute", TPS_YK_BOOL, S(recompute), 0, {NULL}},
     {"pp", TPS_YK_SKIP, 0, 0, {NULL}},

@@ -33,6 +33,16 @@ static bool ub(const struct mdl_lower *L)
     return L->st->tp_comm_overlap && L->d1 > 1 && !L->no_comm;
 }
 
+/* PyTorch's async TP (strategy.async_tp: torch.compile's micro-pipeline TP pass fuses each
+ * all-gather with the GEMM after it and each GEMM with the reduce-scatter after it;
+ * torch/distributed/_symmetric_memory: fused_all_gather_matmul, fused_matmul_reduce_scatter).
+ * The peers' shards move between the GPUs' symmetric memory by the copy engines, one peer at a
+ * time beside the GEMM of the shard before: no SMs held. */
+static bool atp_async(const struct mdl_lower *L)
+{
+    return L->st->async_tp && L->d1 > 1 && !L->no_comm;
+}
+
 /* An all-gathered input times a column-parallel weight, by ring exchange: in step i of tp, the
  * GEMM of the tokens chunk i brought (bs/tp; step 0 the rank's own), while the chunk is passed
  * on to the next rank of the ring and the next one received from the previous; each GEMM waits
@@ -43,7 +53,7 @@ static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *snam
     int t = (int)L->d1, prev = -1, g = -1, ready = lw_ready(L);
     double bytes = chunk * lw_fp8_scale(L) * mdl_dtype_bytes(L->m->dtype);
     L->pending = -1; /* the first GEMM is on the rank's own chunk */
-    L->ub_sms = UB_RING_SMS;
+    L->ub_sms = atp_async(L) ? 0 : UB_RING_SMS;
     L->ub_call = 1;
     for (int i = 0; i < t && !L->oom; i++) {
         int next = i + 1 < t ? lw_shift(L, sname, bytes, MDL_GROUP_SHIFT_TO, MDL_GROUP_SHIFT_FROM,
@@ -59,12 +69,42 @@ static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *snam
     return g;
 }
 
+/* A GEMM of bs tokens whose output (n wide) is reduce-scattered by PyTorch's async TP
+ * (_pipelined_produce_and_all2all): first the rows of each other rank's shard (bs/tp tokens),
+ * each pushed to that rank by the copy engine as soon as computed, under the next piece's GEMM;
+ * the rank's own shard last; then the tp partial sums of its shard added (a memory-bound kernel
+ * reading tp shards and writing one). The pushes go to the next rank of the ring each step: on
+ * a switch, as costly as to the rank the step names. Returns the sum. */
+static int push_gemm_rs(struct mdl_lower *L, const char *gname, const char *sname,
+                        const char *rname, double bs, double n, double k)
+{
+    int t = (int)L->d1, recv = -1;
+    double shard = bs / t * n; /* elements, in the activations' dtype */
+    L->ub_call = 1;
+    for (int i = 0; i < t && !L->oom; i++) {
+        int g = lw_gemm(L, MDL_OP_GEMM, gname, 1, bs / t, n, k);
+        if (i + 1 < t)
+            recv = lw_shift(L, sname, shard * mdl_dtype_bytes(L->m->dtype), MDL_GROUP_SHIFT_TO,
+                            MDL_GROUP_SHIFT_FROM, MDL_STREAM_SHIFT_SEND, MDL_STREAM_SHIFT_RECV,
+                            MDL_OP_DIM(MDL_DIM_TP), g, -1);
+    }
+    L->ub_call = 0;
+    L->pending = recv; /* the last shard in (the receives are in order on their stream) */
+    return lw_mem(L, rname, (t + 1) * shard);
+}
+
 /* A row-parallel linear whose output is reduce-scattered: TE's pipeline method (4 pieces, each
  * piece's reduce-scatter under the next piece's GEMM, the GEMMs on the SMs the communication
- * leaves), else Megatron-LM's (lw_linear_reduce). */
+ * leaves), PyTorch's async TP (push_gemm_rs), else Megatron-LM's (lw_linear_reduce). */
 static int row_linear(struct mdl_lower *L, const char *gname, const char *cname, double bs,
                       double n, double k)
 {
+    if (atp_async(L)) {
+        char sname[48], rname[48];
+        snprintf(sname, sizeof sname, "push_%s", cname);
+        snprintf(rname, sizeof rname, "sum_%s", cname);
+        return push_gemm_rs(L, gname, sname, rname, bs, n, k);
+    }
     if (!ub(L)) return lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
     L->ub_splits = UB_PIPE_SPLIT;
     L->ub_sms = UB_SMS;
@@ -83,7 +123,7 @@ static void attn_fwd(struct mdl_lower *L)
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
     x = lw_fp8_cast(L, "qkv_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln1", bs * h, x);
-    if (ub(L)) {
+    if (ub(L) || atp_async(L)) {
         x = ring_ag_gemm(L, "qkv", "ring_ag_attn", bs, D.q / d1, h, tok * h);
     } else {
         if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
@@ -105,7 +145,7 @@ static void mlp_fwd(struct mdl_lower *L)
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
     x = lw_fp8_cast(L, "fc1_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln2", bs * h, x);
-    if (ub(L)) {
+    if (ub(L) || atp_async(L)) {
         ring_ag_gemm(L, "fc1", "ring_ag_mlp", bs, D.u / d1, h, tok * h);
     } else {
         if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
@@ -131,6 +171,16 @@ static void column_bwd(struct mdl_lower *L, const char *dgrad, const char *wgrad
         ag = lw_coll_on(L, MDL_OP_ALL_GATHER, agname, bs * k * L->d2 * lw_fp8_scale(L),
                         L->last_comp, axis, 0);
     lw_fp8_cast(L, castname, bs * n_local, -1);
+    if (atp_async(L) && axis == LW_AXIS_D1) {
+        /* async TP: dgrad fused with its reduce-scatter; the input's all-gather beside it */
+        char sname[48], rname[48];
+        snprintf(sname, sizeof sname, "push_%s", cname);
+        snprintf(rname, sizeof rname, "sum_%s", cname);
+        push_gemm_rs(L, dgrad, sname, rname, bs, k, n_local);
+        L->pending2 = ag;
+        lw_gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
+        return;
+    }
     /* userbuffers' bulk overlap: the all-gather under dgrad, the reduce-scatter under wgrad */
     L->ub_sms = ub(L) && axis == LW_AXIS_D1 ? UB_SMS : 0;
     int c = lw_linear_reduce(L, dgrad, cname, bs, k, n_local, axis);
@@ -153,7 +203,7 @@ static void row_dgrad(struct mdl_lower *L, const struct mdl_dims *D, int x, cons
     char cast[48], dgrad[48], ag[48], red[48];
     snprintf(cast, sizeof cast, "%s_grad_fp8_cast", lin);
     snprintf(dgrad, sizeof dgrad, "%s_dgrad", lin);
-    if (ub(L)) {
+    if (ub(L) || atp_async(L)) {
         snprintf(ag, sizeof ag, "ring_ag_%s_bwd", sub);
         lw_fp8_cast(L, cast, tok * h, -1);
         ring_ag_gemm(L, dgrad, ag, bs, n_in / d1, h, tok * h);

@@ -512,8 +512,9 @@ int mdl_strategy_ring_groups(const struct mdl_strategy *st, struct mdl_program *
 {
     int d1, d2, d = st->tp;
     mdl_strategy_mesh(st, &d1, &d2);
-    /* PrimePar's ring, or Transformer Engine's ring exchange (tp_comm_overlap) */
-    bool ring = (mdl_kind_of(st)->ring || st->tp_comm_overlap) && d1 > 1;
+    /* PrimePar's ring, Transformer Engine's ring exchange (tp_comm_overlap) or PyTorch's
+     * async TP's transfers between peers */
+    bool ring = (mdl_kind_of(st)->ring || st->tp_comm_overlap || st->async_tp) && d1 > 1;
     for (int i = 0; i < d; i++)
         to[i] = from[i] = -1;
     for (int i = 0; ring && i < d; i++) {

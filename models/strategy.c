@@ -79,6 +79,9 @@ struct mdl_strategy mdl_strategy_candidate(const struct mdl_strategy *base,
     st.sublayer.attention_tp = st.sublayer.mlp_tp = st.primepar.ring = st.tesseract.depth = 0;
     st.chunks = 1;
     st.oases = st.sequence_parallel = st.atp.extra_allgathers = false;
+    /* neither framework's TP overlap is among the TP planner's candidates (the job planner
+     * searches TE's itself) */
+    st.tp_comm_overlap = st.async_tp = false;
     return st;
 }
 
@@ -166,6 +169,8 @@ void mdl_strategy_describe(const struct mdl_strategy *st, char *buf, size_t len)
     if (st->oases && n < sizeof opts) n += (size_t)snprintf(opts + n, sizeof opts - n, " +oases");
     if (st->tp_comm_overlap && n < sizeof opts)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +tp-comm-overlap");
+    if (st->async_tp && n < sizeof opts)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, " +async-tp");
     if (st->recompute && n < sizeof opts)
         n += (size_t)snprintf(opts + n, sizeof opts - n, " +recompute%s",
                               st->oases ? " (no forward collectives)" : "");
@@ -387,6 +392,22 @@ static int check_te(const struct mdl_strategy *st, const struct mdl_model *m, st
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "kind",
                              "model.dtype fp8 (Transformer Engine) runs Megatron-LM's 1d layer "
                              "with one TP degree, not this one");
+    if (st->async_tp) {
+        const char *k = "async_tensor_parallel";
+        if (!plain)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k,
+                                 "PyTorch's async TP runs Megatron-LM's 1d layer with one TP "
+                                 "degree only");
+        if (!st->sequence_parallel || st->tp < 2)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k,
+                                 "needs sequence_parallel: true and tp of 2 or more (it splits "
+                                 "their all-gathers and reduce-scatters)");
+        if (st->tp_comm_overlap || st->chunks > 1 || st->oases)
+            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k, "replaces %s: give one of them",
+                                 st->tp_comm_overlap ? "tp_comm_overlap"
+                                 : st->oases         ? "oases"
+                                                     : "chunks");
+    }
     if (!st->tp_comm_overlap) return TPS_OK;
     if (!plain)
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",

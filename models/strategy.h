@@ -101,6 +101,10 @@ struct mdl_strategy {
     bool tp_comm_overlap; /* 1D with sequence parallelism: Transformer Engine's userbuffers
                              overlap of the TP all-gathers and reduce-scatters with the GEMMs
                              (Megatron-LM's --tp-comm-overlap; docs/fp8.md) */
+    bool async_tp;        /* 1D with sequence parallelism: PyTorch's async TP (torch.compile's
+                             micro-pipeline TP over symmetric memory; torchtitan's
+                             enable_async_tensor_parallel): the same all-gathers and
+                             reduce-scatters split per peer, moved by the copy engines */
     bool oases;           /* Oases: two interleaved sub-batches of half the micro-batch */
     bool recompute;       /* recompute each layer's forward before its backward (Oases:
                              without the forward collectives, whose outputs it saved) */

@@ -91,6 +91,7 @@ static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, 
     st->chunks = 0;
     st->oases = false;
     st->tp_comm_overlap = false;
+    st->async_tp = false; /* PyTorch's async TP: not searched */
     st->atp.extra_allgathers = false;
 }
 

@@ -267,6 +267,28 @@ Test(cli, plan_ranks_only_what_fits_unless_asked)
     testdir_remove(d);
 }
 
+/* A TP layer scenario with Transformer Engine's or PyTorch's TP overlap still plans: the TP
+ * planner's candidates run without it, which the output says (before, every candidate was
+ * refused and the plan failed with "no strategy ... fits"). */
+Test(cli, plan_of_a_scenario_with_a_tp_overlap_says_its_candidates_run_without_it)
+{
+    static char out[65536];
+    static const char *const keys[] = {"tp_comm_overlap", "async_tensor_parallel"};
+    for (int i = 0; i < 2; i++) {
+        char args[512];
+        snprintf(args, sizeof args,
+                 "plan %s/scenarios/tp-overlap-gpt3-175b-h100.yaml --set strategy.%s=true "
+                 "--simulate 0",
+                 TPSIM_SOURCE_DIR, keys[i]);
+        cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+        char note[128];
+        snprintf(note, sizeof note, "the scenario's strategy.%s is not among the candidates",
+                 keys[i]);
+        cr_assert(ne(ptr, strstr(out, note), NULL), "%s", out);
+        cr_assert(ne(ptr, strstr(out, "best: 1d tp=8"), NULL), "%s", out);
+    }
+}
+
 Test(cli, plan_on_a_job_ranks_whole_job_configurations)
 {
     char d[256], json[300], args[1024];

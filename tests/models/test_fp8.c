@@ -164,6 +164,52 @@ Test(fp8, tp_overlap_ring_exchange_and_pipeline_match_hand_computed_schedules)
     mdl_program_release(&p);
 }
 
+/* PyTorch's async TP: QKV's all-gather + GEMM as the ring exchange but on every SM (the copy
+ * engines move the shards); the projection's GEMM + reduce-scatter as tp GEMMs of s/tp tokens,
+ * each other rank's pushed to it (tp - 1 sends of a shard), then the rank's tp partial shards
+ * summed by one memory-bound kernel; QKV's data gradient the same way in the backward, no NCCL
+ * reduce-scatter left but none at all. */
+Test(fp8, async_tp_pushes_each_shard_and_sums_them_as_hand_computed)
+{
+    struct mdl_model m = gpt(false);
+    struct mdl_strategy st = sp4(false);
+    st.async_tp = true;
+    struct mdl_program p = {0};
+    lower(&st, &m, &p);
+    struct mdl_device dev;
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    double s = 2048, h = 12288, t = 4, q = 3 * h, bytes, flop;
+    cr_assert(eq(int, sum_ops(&p, 0, "ring_ag_attn_send", &bytes, &flop), 3));
+    cr_assert(eq(dbl, bytes, 3 * s / t * h * 2));
+    double ag_gemm = mdl_gemm_time(&dev, MDL_BF16, 1, s / t, q / t, h); /* no SM held */
+    for (int i = 0; i < 4; i++)
+        cr_assert(ieee_ulp_eq(dbl, p.ranks[0].ops[op_at(&p, "qkv", i)].dur_s, ag_gemm, 4));
+    /* the projection: 4 GEMMs of s/4 tokens, 3 pushes of a shard, one sum of 4 shards */
+    double rs_gemm = mdl_gemm_time(&dev, MDL_BF16, 1, s / t, h, h / t);
+    for (int i = 0; i < 4; i++) {
+        const struct mdl_op *o = &p.ranks[0].ops[op_at(&p, "proj", i)];
+        cr_assert(ieee_ulp_eq(dbl, o->dur_s, rs_gemm, 4), "%g %g", o->dur_s, rs_gemm);
+    }
+    cr_assert(eq(int, sum_ops(&p, 0, "push_ar_attn_send", &bytes, &flop), 3));
+    cr_assert(eq(dbl, bytes, 3 * s / t * h * 2));
+    /* its sum and the backward's (QKV's data gradient, h wide too): 4 shards read, one written */
+    cr_assert(eq(int, sum_ops(&p, 0, "sum_ar_attn", &bytes, &flop), 2));
+    cr_assert(eq(dbl, bytes, 2 * (t + 1) * s / t * h * 2));
+    /* the sum waits for the last shard pushed to this rank */
+    const struct mdl_op *sum = &p.ranks[0].ops[op_at(&p, "sum_ar_attn", 0)];
+    int last = op_at(&p, "push_ar_attn_recv", 2);
+    bool waits = false;
+    for (int k = 0; k < sum->ndeps; k++)
+        waits |= sum->deps[k] == last;
+    cr_assert(waits);
+    /* QKV's data gradient pushed the same way; no NCCL reduce-scatter of the TP layer left */
+    cr_assert(eq(int, sum_ops(&p, 0, "push_ar_attn_bwd_send", &bytes, &flop), 3));
+    cr_assert(eq(int, sum_ops(&p, 0, "ar_attn", &bytes, &flop), 0)); /* and ar_attn_bwd */
+    /* the input's all-gather for the weight gradient stays NCCL's, beside the data gradient */
+    cr_assert(eq(int, sum_ops(&p, 0, "ag_attn_input_bwd", &bytes, &flop), 1));
+    mdl_program_release(&p);
+}
+
 /* Memory: the FP8 copies add 2 bytes per weight; the linears' saved inputs shrink to one byte
  * (QKV's and FC1's 2sbh/t, the projection's 2sbh/t, FC2's 2sbf/t each halve). */
 Test(fp8, memory_holds_the_fp8_copies_and_fp8_saved_inputs)
