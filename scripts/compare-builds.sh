@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # compare-builds.sh - runs the same commands with two tpsim binaries and diffs what they write:
 # the goldens' commands (scripts/golden.sh), `run --json` of every scenario in scenarios/ and
-# bench/, `validate layers` (shared and repo tables), `validate nccl --json`, `validate e2e
-# --json` (rows up to --max-gpus, default 64; --full: every row, several minutes) and the paper
-# sweeps' CSVs (scripts/papers.sh's list), and the error and exit status of `run` on every bad-input
-# fixture (tests/data/bad, tests/data/hardening). Prints each output that differs with its first
-# differing lines, then "identical: N outputs" or "differ: K of N outputs"; exits 1 when any
-# differs. A refactor must print identical; a model change lists what it moves.
+# bench/, `plan --json` of the job plans and the TP 32 plan, `validate layers` (shared and repo
+# tables), `validate nccl --json`, `validate e2e --json` (rows up to --max-gpus, default 64;
+# --full: every row, several minutes) and the paper sweeps' CSVs (scripts/papers.sh's list), and
+# the error and exit status of `run` on every bad-input fixture (tests/data/bad,
+# tests/data/hardening). A JSON's "csv" and "table" paths are compared by file name (a binary
+# built in another worktree finds the reference data by another path). Prints each output that
+# differs with its first differing lines, then "identical: N outputs" or "differ: K of N
+# outputs"; exits 1 when any differs. A refactor must print identical; a model change lists what
+# it moves.
 # Usage: scripts/compare-builds.sh OLD_TPSIM NEW_TPSIM [--full] [--keep DIR]
 set -u
 cd "$(dirname "$0")/.."
@@ -35,6 +38,11 @@ commands() {
     echo "golden-coll.json|\$T collective --platform dgx-a100 --min 1K --max 1G --factor 8 --json \$O"
     echo "golden-coll-ag.json|\$T collective --platform 'dgx-a100 nodes=4' --op all_gather --min 1M --max 256M --factor 16 --json \$O"
     echo "golden-plan.json|\$T plan scenarios/atp-2d-2node.yaml --json \$O"
+    # the planners' picks, job and TP (seconds each on 2 cores)
+    for f in scenarios/job-70b-1024-h100.yaml scenarios/job-mixtral-8x22b-ep8-256-h100.yaml \
+        bench/gpt3-175b-tp32-4node.yaml; do
+        echo "plan-$(echo "$f" | tr / _).json|\$T plan $f -j 2 --json \$O"
+    done
     echo "golden-sweep.csv|\$T sweep scenarios/sweep-example.yaml -j 2 -o \$O"
     for f in $(find scenarios bench -name '*.yaml' | sort); do
         grep -q -E '^(sweep|logs|preset):' "$f" && continue # sweeps; validate nccl's manifests
@@ -70,6 +78,8 @@ while IFS='|' read -r name cmd; do
         (eval "$cmd" >"$O.stdout" 2>"$O.stderr") </dev/null
         echo "exit $?" >"$O.exit"
         [ -f "$O" ] || : >"$O"
+        # reference tables by file name: the two binaries may resolve ../shared differently
+        case $name in *.json) sed -i -E 's#("(csv|table)": ")[^"]*/([^/"]+")#\1\3#g' "$O" ;; esac
     done
     if ! cmp -s "$work/old/$name" "$work/new/$name" ||
         ! cmp -s "$work/old/$name.exit" "$work/new/$name.exit"; then
