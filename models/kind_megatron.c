@@ -43,6 +43,13 @@ static bool atp_async(const struct mdl_lower *L)
     return L->st->async_tp && L->d1 > 1 && !L->no_comm;
 }
 
+/* Whether the all-gather before a column-parallel GEMM is fused into it (ring_ag_gemm): by
+ * TE's ring exchange or by async TP. */
+static bool fused_ag(const struct mdl_lower *L)
+{
+    return ub(L) || atp_async(L);
+}
+
 /* An all-gathered input times a column-parallel weight, by ring exchange: in step i of tp, the
  * GEMM of the tokens chunk i brought (bs/tp; step 0 the rank's own), while the chunk is passed
  * on to the next rank of the ring and the next one received from the previous; each GEMM waits
@@ -74,10 +81,14 @@ static int ring_ag_gemm(struct mdl_lower *L, const char *gname, const char *snam
  * each pushed to that rank by the copy engine as soon as computed, under the next piece's GEMM;
  * the rank's own shard last; then the tp partial sums of its shard added (a memory-bound kernel
  * reading tp shards and writing one). The pushes go to the next rank of the ring each step: on
- * a switch, as costly as to the rank the step names. Returns the sum. */
-static int push_gemm_rs(struct mdl_lower *L, const char *gname, const char *sname,
-                        const char *rname, double bs, double n, double k)
+ * a switch, as costly as to the rank the step names. The pushes and the sum are named after
+ * the collective cname they replace (push_cname, sum_cname). Returns the sum. */
+static int push_gemm_rs(struct mdl_lower *L, const char *gname, const char *cname, double bs,
+                        double n, double k)
 {
+    char sname[48], rname[48]; /* the pushes and the sum, named after the collective they replace */
+    snprintf(sname, sizeof sname, "push_%s", cname);
+    snprintf(rname, sizeof rname, "sum_%s", cname);
     int t = (int)L->d1, recv = -1;
     double shard = bs / t * n; /* elements, in the activations' dtype */
     L->ub_call = 1;
@@ -99,12 +110,7 @@ static int push_gemm_rs(struct mdl_lower *L, const char *gname, const char *snam
 static int row_linear(struct mdl_lower *L, const char *gname, const char *cname, double bs,
                       double n, double k)
 {
-    if (atp_async(L)) {
-        char sname[48], rname[48];
-        snprintf(sname, sizeof sname, "push_%s", cname);
-        snprintf(rname, sizeof rname, "sum_%s", cname);
-        return push_gemm_rs(L, gname, sname, rname, bs, n, k);
-    }
+    if (atp_async(L)) return push_gemm_rs(L, gname, cname, bs, n, k);
     if (!ub(L)) return lw_linear_reduce(L, gname, cname, bs, n, k, LW_AXIS_D1);
     L->ub_splits = UB_PIPE_SPLIT;
     L->ub_sms = UB_SMS;
@@ -123,7 +129,7 @@ static void attn_fwd(struct mdl_lower *L)
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln1", 2 * tok * h / d2);
     x = lw_fp8_cast(L, "qkv_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln1", bs * h, x);
-    if (ub(L) || atp_async(L)) {
+    if (fused_ag(L)) {
         x = ring_ag_gemm(L, "qkv", "ring_ag_attn", bs, D.q / d1, h, tok * h);
     } else {
         if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_attn", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
@@ -145,7 +151,7 @@ static void mlp_fwd(struct mdl_lower *L)
     int x = lw_mem_k(L, MDL_MEM_NORM, "ln2", 2 * tok * h / d2);
     x = lw_fp8_cast(L, "fc1_fp8_cast", tok * h / d2, x);
     extra_ag(L, "ag_ln2", bs * h, x);
-    if (ub(L) || atp_async(L)) {
+    if (fused_ag(L)) {
         ring_ag_gemm(L, "fc1", "ring_ag_mlp", bs, D.u / d1, h, tok * h);
     } else {
         if (D.sp) lw_coll(L, MDL_OP_ALL_GATHER, "ag_mlp", bs * h * lw_fp8_scale(L), x, LW_AXIS_D1);
@@ -173,10 +179,7 @@ static void column_bwd(struct mdl_lower *L, const char *dgrad, const char *wgrad
     lw_fp8_cast(L, castname, bs * n_local, -1);
     if (atp_async(L) && axis == LW_AXIS_D1) {
         /* async TP: dgrad fused with its reduce-scatter; the input's all-gather beside it */
-        char sname[48], rname[48];
-        snprintf(sname, sizeof sname, "push_%s", cname);
-        snprintf(rname, sizeof rname, "sum_%s", cname);
-        push_gemm_rs(L, dgrad, sname, rname, bs, k, n_local);
+        push_gemm_rs(L, dgrad, cname, bs, k, n_local);
         L->pending2 = ag;
         lw_gemm(L, MDL_OP_GEMM, wgrad, 1, n_local, k, bs);
         return;
@@ -203,7 +206,7 @@ static void row_dgrad(struct mdl_lower *L, const struct mdl_dims *D, int x, cons
     char cast[48], dgrad[48], ag[48], red[48];
     snprintf(cast, sizeof cast, "%s_grad_fp8_cast", lin);
     snprintf(dgrad, sizeof dgrad, "%s_dgrad", lin);
-    if (ub(L) || atp_async(L)) {
+    if (fused_ag(L)) {
         snprintf(ag, sizeof ag, "ring_ag_%s_bwd", sub);
         lw_fp8_cast(L, cast, tok * h, -1);
         ring_ag_gemm(L, dgrad, ag, bs, n_in / d1, h, tok * h);

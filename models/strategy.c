@@ -382,9 +382,32 @@ static int check_moe(const struct mdl_strategy *st, const struct mdl_model *m,
     return TPS_OK;
 }
 
-/* Transformer Engine's FP8 and TP overlap run Megatron-LM's 1D layer (one degree for both
- * sublayers); the overlap needs sequence parallelism (its all-gathers and reduce-scatters), and
- * replaces ATP's chunks and Oases' sub-batches, which overlap the same collectives otherwise. */
+/* A TP overlap (`key`, by `who`) runs Megatron-LM's 1D layer (plain: one degree for both
+ * sublayers), needs sequence parallelism (it `verb` its all-gathers and reduce-scatters), and
+ * replaces `other` (another overlap given, NULL: none), ATP's chunks and Oases' sub-batches,
+ * which overlap the same collectives otherwise. */
+static int check_overlap(const struct mdl_strategy *st, bool plain, const char *key,
+                         const char *who, const char *verb, const char *other,
+                         struct tps_error *err)
+{
+    if (!plain)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, key,
+                             "%s runs Megatron-LM's 1d layer with one TP degree only", who);
+    if (!st->sequence_parallel || st->tp < 2)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, key,
+                             "needs sequence_parallel: true and tp of 2 or more (it %s their "
+                             "all-gathers and reduce-scatters)",
+                             verb);
+    if (other || st->chunks > 1 || st->oases)
+        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, key, "replaces %s: give one of them",
+                             other       ? other
+                             : st->oases ? "oases"
+                                         : "chunks");
+    return TPS_OK;
+}
+
+/* Transformer Engine's FP8 runs Megatron-LM's 1D layer; so do its TP overlap and PyTorch's async
+ * TP (check_overlap), one of them at a time. */
 static int check_te(const struct mdl_strategy *st, const struct mdl_model *m, struct tps_error *err)
 {
     bool plain = st->kind == MDL_STRAT_1D && !mdl_strategy_is_mixed(st);
@@ -392,35 +415,14 @@ static int check_te(const struct mdl_strategy *st, const struct mdl_model *m, st
         return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "kind",
                              "model.dtype fp8 (Transformer Engine) runs Megatron-LM's 1d layer "
                              "with one TP degree, not this one");
-    if (st->async_tp) {
-        const char *k = "async_tensor_parallel";
-        if (!plain)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k,
-                                 "PyTorch's async TP runs Megatron-LM's 1d layer with one TP "
-                                 "degree only");
-        if (!st->sequence_parallel || st->tp < 2)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k,
-                                 "needs sequence_parallel: true and tp of 2 or more (it splits "
-                                 "their all-gathers and reduce-scatters)");
-        if (st->tp_comm_overlap || st->chunks > 1 || st->oases)
-            return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, k, "replaces %s: give one of them",
-                                 st->tp_comm_overlap ? "tp_comm_overlap"
-                                 : st->oases         ? "oases"
-                                                     : "chunks");
-    }
-    if (!st->tp_comm_overlap) return TPS_OK;
-    if (!plain)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
-                             "Transformer Engine's TP overlap runs Megatron-LM's 1d layer with "
-                             "one TP degree only");
-    if (!st->sequence_parallel || st->tp < 2)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
-                             "needs sequence_parallel: true and tp of 2 or more (it overlaps "
-                             "their all-gathers and reduce-scatters)");
-    if (st->chunks > 1 || st->oases)
-        return tps_error_set(err, TPS_EINVAL, NULL, 0, 0, "tp_comm_overlap",
-                             "replaces %s: give one of them", st->oases ? "oases" : "chunks");
-    return TPS_OK;
+    int rc = TPS_OK;
+    if (st->async_tp)
+        rc = check_overlap(st, plain, "async_tensor_parallel", "PyTorch's async TP", "splits",
+                           st->tp_comm_overlap ? "tp_comm_overlap" : NULL, err);
+    if (!rc && st->tp_comm_overlap)
+        rc = check_overlap(st, plain, "tp_comm_overlap", "Transformer Engine's TP overlap",
+                           "overlaps", NULL, err);
+    return rc;
 }
 
 int mdl_strategy_check(const struct mdl_strategy *st, const struct mdl_model *m,
