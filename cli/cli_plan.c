@@ -149,6 +149,15 @@ static void print_knobs(const struct scn_scenario *s)
            nb ? "pinned by the scenario: " : "", b);
 }
 
+/* The note under a ranking whose scenario sets strategy key `key` (NULL: none), which no
+ * candidate of the planner carries. */
+static void print_unsearched(const char *key)
+{
+    if (key)
+        printf("(the scenario's strategy.%s is not among the candidates: they run without it)\n",
+               key);
+}
+
 /* The ranked table, the best strategy and its mesh axes. */
 static void print_plan(const struct scn_scenario *s, const struct planner_opts *o, int top,
                        const struct planner_row *rows, int n, const struct planner_info *info)
@@ -181,10 +190,9 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && o->ignore_memory) printf("(! does not fit in the device's memory)\n");
-    if (s->strategy.tp_comm_overlap || s->strategy.async_tp)
-        printf("(the scenario's %s is not among the candidates: they run without it)\n",
-               s->strategy.tp_comm_overlap ? "strategy.tp_comm_overlap"
-                                           : "strategy.async_tensor_parallel");
+    print_unsearched(s->strategy.tp_comm_overlap ? "tp_comm_overlap"
+                     : s->strategy.async_tp      ? "async_tensor_parallel"
+                                                 : NULL);
     if (info->inexact)
         printf("(~ folded although the 4-layer run's middle layers ended up to %.3f%% of a layer "
                "apart: run.fold: false replays every layer)\n",
@@ -294,9 +302,7 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && ignore_memory) printf("(! does not fit in the device's memory)\n");
-    if (s->strategy.async_tp)
-        printf("(the scenario's strategy.async_tensor_parallel is not among the candidates: they "
-               "run without it)\n");
+    print_unsearched(s->strategy.async_tp ? "async_tensor_parallel" : NULL);
     const struct jobplan_row *b = &rows[0];
     printf("\nbest: %s\n", b->desc);
     if (b->simulated_s > 0) {

@@ -118,17 +118,30 @@ static int op_at(const struct mdl_program *p, const char *name, int k)
     return -1;
 }
 
+/* Whether op o waits for op dep. */
+static bool waits_on(const struct mdl_op *o, int dep)
+{
+    for (int k = 0; k < o->ndeps; k++)
+        if (o->deps[k] == dep) return true;
+    return false;
+}
+
+/* GPT-3 175B's TP 4 layer with sequence parallelism and st's overlap, lowered on H100s (*dev). */
+static void lower_overlap(struct mdl_strategy st, struct mdl_program *p, struct mdl_device *dev)
+{
+    struct mdl_model m = gpt(false);
+    lower(&st, &m, p);
+    cr_assert(eq(int, mdl_device_preset("H100-SXM", dev), 0));
+}
+
 /* TP overlap: QKV's all-gather + GEMM by ring exchange (tp GEMMs of s/tp tokens, each after the
  * chunk it computes on arrives, tp - 1 sends of a rank's share), and the projection's GEMM +
  * reduce-scatter in 4 pieces whose GEMMs run on 116 of the 132 SMs. */
 Test(fp8, tp_overlap_ring_exchange_and_pipeline_match_hand_computed_schedules)
 {
-    struct mdl_model m = gpt(false);
-    struct mdl_strategy st = sp4(true);
     struct mdl_program p = {0};
-    lower(&st, &m, &p);
     struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    lower_overlap(sp4(true), &p, &dev);
     double s = 2048, h = 12288, t = 4, q = 3 * h, bytes, flop;
     cr_assert(eq(int, sum_ops(&p, 0, "ring_ag_attn_send", &bytes, &flop), 3));
     cr_assert(eq(dbl, bytes, 3 * s / t * h * 2));
@@ -143,11 +156,7 @@ Test(fp8, tp_overlap_ring_exchange_and_pipeline_match_hand_computed_schedules)
         cr_assert(ieee_ulp_eq(dbl, o->dur_s, ring_gemm, 4), "%g %g", o->dur_s, ring_gemm);
         if (i == 0) continue;
         /* GEMM i waits for the chunk received in step i - 1 */
-        int recv = op_at(&p, "ring_ag_attn_recv", i - 1);
-        bool waits = false;
-        for (int k = 0; k < o->ndeps; k++)
-            waits |= o->deps[k] == recv;
-        cr_assert(waits, "qkv piece %d", i);
+        cr_assert(waits_on(o, op_at(&p, "ring_ag_attn_recv", i - 1)), "qkv piece %d", i);
     }
     double pipe_gemm = mdl_gemm_time(&dev, MDL_BF16, 1, s / 4, h, h / t) * 132 / 116;
     /* the four pieces make the whole reduce-scatter; then the backward's ar_attn_bwd */
@@ -171,13 +180,11 @@ Test(fp8, tp_overlap_ring_exchange_and_pipeline_match_hand_computed_schedules)
  * reduce-scatter left but none at all. */
 Test(fp8, async_tp_pushes_each_shard_and_sums_them_as_hand_computed)
 {
-    struct mdl_model m = gpt(false);
     struct mdl_strategy st = sp4(false);
     st.async_tp = true;
     struct mdl_program p = {0};
-    lower(&st, &m, &p);
     struct mdl_device dev;
-    cr_assert(eq(int, mdl_device_preset("H100-SXM", &dev), 0));
+    lower_overlap(st, &p, &dev);
     double s = 2048, h = 12288, t = 4, q = 3 * h, bytes, flop;
     cr_assert(eq(int, sum_ops(&p, 0, "ring_ag_attn_send", &bytes, &flop), 3));
     cr_assert(eq(dbl, bytes, 3 * s / t * h * 2));
@@ -197,11 +204,7 @@ Test(fp8, async_tp_pushes_each_shard_and_sums_them_as_hand_computed)
     cr_assert(eq(dbl, bytes, 2 * (t + 1) * s / t * h * 2));
     /* the sum waits for the last shard pushed to this rank */
     const struct mdl_op *sum = &p.ranks[0].ops[op_at(&p, "sum_ar_attn", 0)];
-    int last = op_at(&p, "push_ar_attn_recv", 2);
-    bool waits = false;
-    for (int k = 0; k < sum->ndeps; k++)
-        waits |= sum->deps[k] == last;
-    cr_assert(waits);
+    cr_assert(waits_on(sum, op_at(&p, "push_ar_attn_recv", 2)));
     /* QKV's data gradient pushed the same way; no NCCL reduce-scatter of the TP layer left */
     cr_assert(eq(int, sum_ops(&p, 0, "push_ar_attn_bwd_send", &bytes, &flop), 3));
     cr_assert(eq(int, sum_ops(&p, 0, "ar_attn", &bytes, &flop), 0)); /* and ar_attn_bwd */
