@@ -21,7 +21,8 @@ static const char *const rank_names[] = {"time", "cost", "energy", NULL};
 static int rank_by = RANK_TIME;
 
 static const char plan_help[] =
-    "usage: tpsim plan SCENARIO [--sp] [--simulate N] [--top N] [--ignore-memory] [--json FILE]\n"
+    "usage: tpsim plan SCENARIO [--sp] [--async-tp] [--simulate N] [--top N] [--ignore-memory]\n"
+    "                  [--json FILE]\n"
     "       tpsim plan SCENARIO --shard I/N [-o DIR] [options]    (then: --merge DIR)\n"
     "\n"
     "A whole job (a scenario with strategy.pp/dp, pipeline: or training:, docs/jobs.md) is\n"
@@ -30,7 +31,9 @@ static const char plan_help[] =
     "stages up to 8), recomputation none, selective or full, 1D TP with and without sequence\n"
     "parallelism (GPipe runs as long as 1F1B with more memory: not listed); then, on the job\n"
     "shapes of the 8 best predicted 1D candidates, ATP's 2D meshes (both placements), ATP's\n"
-    "chunk overlap (2, 4 chunks) and Oases' schedule. Model, platform and device stay the\n"
+    "chunk overlap (2, 4 chunks), Oases' schedule and, with sequence parallelism, Transformer\n"
+    "Engine's TP overlap (and PyTorch's async TP where the scenario sets\n"
+    "strategy.async_tensor_parallel or --async-tp asks). Model, platform and device stay the\n"
     "scenario's; the training knobs (ZeRO stage, overlap_grad_reduce, overlap_param_gather,\n"
     "and overlap_p2p_comm on interleaved candidates) are searched too, except those the\n"
     "scenario gives under training: (overlap_p2p_comm under pipeline:), which pins them.\n"
@@ -62,6 +65,7 @@ static const char plan_help[] =
     "\n"
     "options:\n"
     "  --sp           also try 1D with sequence parallelism (a job always does)\n"
+    "  --async-tp     a job: also try PyTorch's async TP on its sequence-parallel shapes\n"
     "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
     "  -j, --jobs N   simulate N candidates at a time, each in a process of its own (default:\n"
     "                 the machine's cores); the plan is the same for any N\n"
@@ -149,8 +153,8 @@ static void print_knobs(const struct scn_scenario *s)
            nb ? "pinned by the scenario: " : "", b);
 }
 
-/* The note under a ranking whose scenario sets strategy key `key` (NULL: none), which no
- * candidate of the planner carries. */
+/* The note under the TP planner's ranking whose scenario sets strategy key `key` (NULL: none),
+ * which no candidate carries (the job planner searches both TP overlaps). */
 static void print_unsearched(const char *key)
 {
     if (key)
@@ -302,7 +306,6 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && ignore_memory) printf("(! does not fit in the device's memory)\n");
-    print_unsearched(s->strategy.async_tp ? "async_tensor_parallel" : NULL);
     const struct jobplan_row *b = &rows[0];
     printf("\nbest: %s\n", b->desc);
     if (b->simulated_s > 0) {
@@ -325,7 +328,9 @@ static void print_job_plan(const struct scn_scenario *s, int simulate, int ignor
         const struct jobplan_buy *x = &info->buys[k];
         if (!x->tried) continue;
         printf("  %s %s: %.3f s per iteration (%+.1f%%)\n",
-               k == JOBPLAN_BUY_FP8 ? "with FP8 (Transformer Engine)" : "with the TP overlap",
+               k == JOBPLAN_BUY_FP8 ? "with FP8 (Transformer Engine)"
+               : x->async_tp        ? "with async TP"
+                                    : "with the TP overlap",
                x->on ? "on" : "off", x->simulated_s, (x->simulated_s / b->simulated_s - 1) * 100);
     }
 }
@@ -366,6 +371,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         json_object_set_new(row, "chunks", json_integer(w->st.chunks > 1 ? w->st.chunks : 1));
         json_object_set_new(row, "oases", json_boolean(w->st.oases));
         json_object_set_new(row, "tp_comm_overlap", json_boolean(w->st.tp_comm_overlap));
+        json_object_set_new(row, "async_tensor_parallel", json_boolean(w->st.async_tp));
         json_object_set_new(row, "lower_bound_s",
                             w->bound_s > 0 ? json_real(w->bound_s) : json_null());
         json_object_set_new(row, "pruned", json_boolean(w->pruned));
@@ -396,7 +402,10 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
         const struct jobplan_buy *b = &info->buys[k];
         if (b->tried)
             json_object_set_new(
-                buys, k == JOBPLAN_BUY_FP8 ? "fp8" : "tp_comm_overlap",
+                buys,
+                k == JOBPLAN_BUY_FP8 ? "fp8"
+                : b->async_tp        ? "async_tensor_parallel"
+                                     : "tp_comm_overlap",
                 json_pack("{s:b, s:f}", "on", b->on, "simulated_s", b->simulated_s));
     }
     json_object_set_new(top, "what_each_buys", buys);
@@ -417,6 +426,7 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
 
 struct plan_args {
     struct planner_opts o;
+    int async_tp; /* --async-tp */
     int top;
     const char *json;
     const char *shard, *dir, *merge; /* --shard I/N, -o DIR, --merge DIR */
@@ -433,6 +443,9 @@ static int plan_option(int opt, const char *v, void *ctx)
         break;
     case 'i':
         a->o.ignore_memory = 1;
+        break;
+    case 'a':
+        a->async_tp = 1;
         break;
     case 'w':
         a->json = v;
@@ -642,6 +655,7 @@ int cli_plan(int argc, char **argv)
 {
     static const struct option longs[] = {{"sp", no_argument, NULL, 's'},
                                           {"ignore-memory", no_argument, NULL, 'i'},
+                                          {"async-tp", no_argument, NULL, 'a'},
                                           {"simulate", required_argument, NULL, 'n'},
                                           {"top", required_argument, NULL, 't'},
                                           {"json", required_argument, NULL, 'w'},
@@ -679,13 +693,19 @@ int cli_plan(int argc, char **argv)
     /* --shard and --merge: the candidates' simulations split over shards (cli/plan_shard.h) */
     struct plan_shard ps, *psp = NULL;
     int job = !rc && (s.ncompare || s.is_job);
+    if (!rc && a.async_tp && !job) {
+        scn_release(&s);
+        return cli_usage_error("plan", "%s",
+                               "--async-tp applies to a whole job's plan (the TP planner "
+                               "searches neither TP overlap)");
+    }
     if (!rc && (a.shard || a.merge)) {
-        char opts[128], dirbuf[600];
-        snprintf(opts, sizeof opts, "simulate=%d sp=%d ignore_memory=%d",
+        char opts[160], dirbuf[600];
+        snprintf(opts, sizeof opts, "simulate=%d sp=%d ignore_memory=%d async_tp=%d",
                  o.simulate >= 0 ? o.simulate
                  : job           ? 1
                                  : 8,
-                 o.sequence_parallel, o.ignore_memory);
+                 o.sequence_parallel, o.ignore_memory, a.async_tp);
         size_t pl = strlen(path);
         int yaml = pl > 5 && !strcmp(path + pl - 5, ".yaml");
         snprintf(dirbuf, sizeof dirbuf, "%.*s.plan-shards", (int)(yaml ? pl - 5 : pl), path);
@@ -703,6 +723,7 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
+                                  .async_tp = a.async_tp,
                                   .hook = hook,
                                   .jobs = o.jobs};
         int nsettings = s.ncompare;
@@ -714,6 +735,7 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.is_job) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
+                                  .async_tp = a.async_tp,
                                   .hook = hook,
                                   .jobs = o.jobs};
         struct jobplan_row *jr = NULL;

@@ -50,7 +50,8 @@ static bool same_layer(const struct mdl_strategy *x, const struct mdl_strategy *
            x->atp.d2 == y->atp.d2 && x->atp.placement == y->atp.placement &&
            x->sequence_parallel == y->sequence_parallel && x->chunks == y->chunks &&
            x->oases == y->oases && x->tp_comm_overlap == y->tp_comm_overlap &&
-           x->recompute == y->recompute && x->selective == y->selective;
+           x->async_tp == y->async_tp && x->recompute == y->recompute &&
+           x->selective == y->selective;
 }
 
 /* A collective's closed-form time on one shape's groups, remembered while the candidates of
@@ -72,6 +73,7 @@ struct plan {
     int ncache, cache_cap;
     struct layer_time *cache;
     struct tune_env_memo envs; /* the collectives' environments, by their groups */
+    bool async_tp;             /* PyTorch's async TP searched (jobplan_opts, or the scenario's) */
 };
 
 static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, int sp, int rc,
@@ -91,7 +93,7 @@ static void strategy_of(const struct scn_scenario *s, int tp, int cp, int comm, 
     st->chunks = 0;
     st->oases = false;
     st->tp_comm_overlap = false;
-    st->async_tp = false; /* PyTorch's async TP: not searched */
+    st->async_tp = false;
     st->atp.extra_allgathers = false;
 }
 
@@ -374,6 +376,8 @@ static void describe(struct jobplan_row *w, unsigned pinned)
         snprintf(kind, sizeof kind, " oases");
     else if (w->st.tp_comm_overlap)
         snprintf(kind, sizeof kind, " +tp-overlap");
+    else if (w->st.async_tp)
+        snprintf(kind, sizeof kind, " +async-tp");
     char cp[64] = "";
     int n = 0;
     if (w->st.cp > 1)
@@ -564,8 +568,8 @@ static bool planned(const struct plan *P, const struct mdl_strategy *st, const s
 /* The other TP kinds on the job shape of 1D candidate w (its tp, pp, dp, micro-batch, schedule
  * and recomputation): ATP's 2D meshes d1 x d2 = tp in both placements (no sequence parallelism,
  * which is 1D's), ATP's chunk overlap (2 and 4 chunks), the Oases schedule and, with sequence
- * parallelism, Transformer Engine's TP overlap. Those the model
- * does not allow are not added. Returns how many were added, or -1 (out of memory). */
+ * parallelism, Transformer Engine's TP overlap and (P->async_tp) PyTorch's async TP. Those the
+ * model does not allow are not added. Returns how many were added, or -1 (out of memory). */
 static int add_kinds(struct plan *P, const struct jobplan_row *w)
 {
     struct mdl_strategy v[16];
@@ -591,10 +595,15 @@ static int add_kinds(struct plan *P, const struct jobplan_row *w)
         v[nv] = w->st;
         v[nv++].oases = true;
     }
-    /* Transformer Engine's TP overlap, where sequence parallelism gives it its collectives */
+    /* Transformer Engine's TP overlap and, where asked, PyTorch's async TP: where sequence
+     * parallelism gives them their collectives */
     if (tp > 1 && w->st.sequence_parallel && nv < 16) {
         v[nv] = w->st;
         v[nv++].tp_comm_overlap = true;
+    }
+    if (tp > 1 && w->st.sequence_parallel && P->async_tp && nv < 16) {
+        v[nv] = w->st;
+        v[nv++].async_tp = true;
     }
     int added = 0;
     for (int i = 0; i < nv; i++) {
@@ -641,6 +650,7 @@ int jobplan_simulate(const struct scn_scenario *s, struct jobplan_row *w, struct
 struct buy_row {
     struct jobplan_row x; /* the variant */
     int k;                /* JOBPLAN_BUY_* */
+    int async_tp;         /* the TP overlap toggled is async TP's (jobplan_buy) */
 };
 
 static int simulate_buy(void *ctx, int i, void *row, struct tps_error *err)
@@ -652,12 +662,15 @@ static int simulate_buy(void *ctx, int i, void *row, struct tps_error *err)
     if (!v) return tps_error_oom(err);
     *v = *s; /* borrowed: nothing of it is released */
     if (r->k == JOBPLAN_BUY_FP8) v->model.fp8 = !s->model.fp8;
-    bool on = r->k == JOBPLAN_BUY_FP8 ? v->model.fp8 : r->x.st.tp_comm_overlap;
+    bool on = r->k == JOBPLAN_BUY_FP8 ? v->model.fp8 : r->x.st.tp_comm_overlap || r->x.st.async_tp;
     if (r->k < 0)
         fprintf(stderr, "tpsim plan: simulating 1/1: %s\n", r->x.desc);
     else
         fprintf(stderr, "tpsim plan: simulating the best with %s %s\n",
-                r->k == JOBPLAN_BUY_FP8 ? "FP8" : "the TP overlap", on ? "on" : "off");
+                r->k == JOBPLAN_BUY_FP8 ? "FP8"
+                : r->async_tp           ? "async TP"
+                                        : "the TP overlap",
+                on ? "on" : "off");
     int rc = jobplan_simulate(v, &r->x, err);
     free(v);
     return rc;
@@ -677,6 +690,10 @@ static int buy_rows(const struct scn_scenario *s, const struct jobplan_row *w,
             m.fp8 = !s->model.fp8;
             b->on = m.fp8;
             if (!b->on) x.job.fp8_param_gather = false; /* FP8 weights go with FP8 */
+        } else if (w->st.async_tp) {
+            x.st.async_tp = false;
+            b->on = false;
+            b->async_tp = 1;
         } else {
             x.st.tp_comm_overlap = !w->st.tp_comm_overlap;
             b->on = x.st.tp_comm_overlap;
@@ -684,7 +701,7 @@ static int buy_rows(const struct scn_scenario *s, const struct jobplan_row *w,
         m.micro_batch = w->micro_batch;
         struct tps_error e = {0};
         if (mdl_strategy_check(&x.st, &m, &e) || mdl_job_check(&x.job, &x.st, &m, &e)) continue;
-        v[n++] = (struct buy_row){x, k};
+        v[n++] = (struct buy_row){x, k, b->async_tp};
     }
     return n;
 }
@@ -743,7 +760,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
                 struct jobplan_row **rows, int *nrows, struct jobplan_info *info,
                 struct tps_error *err)
 {
-    struct plan P = {.s = s};
+    struct plan P = {.s = s, .async_tp = o->async_tp || s->strategy.async_tp};
     *rows = NULL;
     *nrows = 0;
     memset(info, 0, sizeof *info);
@@ -815,7 +832,7 @@ int jobplan_run(const struct scn_scenario *s, const struct jobplan_opts *o,
     bool together = !rc && nsim == 1 && !h;
     struct buy_row bv[JOBPLAN_NBUYS + 1];
     if (together) {
-        bv[0] = (struct buy_row){P.v[0], -1};
+        bv[0] = (struct buy_row){P.v[0], -1, 0};
         int nv = 1 + buy_rows(s, &P.v[0], info, bv + 1);
         rc = buys_run(s, bv, nv, o->jobs, &P.v[0], info, err);
     } else if (!rc) { /* shards (a hook) simulate their share unpruned */

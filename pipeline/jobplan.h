@@ -49,8 +49,9 @@ int jobplan_knob(const struct mdl_job *j, int k);
 #define JOBPLAN_KIND_BASES 8
 
 struct jobplan_opts {
-    int simulate;                 /* how many of the best predictions to simulate (0: none) */
-    int ignore_memory;            /* keep candidates that do not fit in the device's memory */
+    int simulate;      /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory; /* keep candidates that do not fit in the device's memory */
+    int async_tp;      /* also search PyTorch's async TP (as where the scenario sets it) */
     const struct plan_hook *hook; /* who simulates the chosen candidates (NULL: the planner) */
     int jobs;                     /* simulations at a time, in forked workers (<= 1: in turn) */
 };
@@ -76,11 +77,12 @@ struct jobplan_row {
 
 /* What Transformer Engine's two switches buy the best simulated configuration: it simulated again
  * with FP8 toggled (the candidates are ranked in the scenario's precision: FP8 changes the
- * numerics) and with the TP overlap toggled. */
+ * numerics) and with the TP overlap toggled (a best with PyTorch's async TP: with it off). */
 enum { JOBPLAN_BUY_FP8, JOBPLAN_BUY_TP_OVERLAP, JOBPLAN_NBUYS };
 struct jobplan_buy {
     int tried;          /* the switch applies to the best configuration and it was simulated */
     int on;             /* the variant has the switch on (the best has it off) */
+    int async_tp;       /* JOBPLAN_BUY_TP_OVERLAP: the switch is async TP's, not TE's */
     double simulated_s; /* the variant's iteration */
 };
 

@@ -289,6 +289,37 @@ Test(cli, plan_of_a_scenario_with_a_tp_overlap_says_its_candidates_run_without_i
     }
 }
 
+/* --async-tp widens a job's plan; on a TP layer scenario (whose planner searches neither TP
+ * overlap) it is a usage error, exit 2, one line saying so. */
+Test(cli, plan_async_tp_applies_to_a_job)
+{
+    static char out[65536];
+    char args[512];
+    snprintf(args, sizeof args,
+             "plan %s/scenarios/tp-overlap-gpt3-175b-h100.yaml --async-tp --simulate 0",
+             TPSIM_SOURCE_DIR);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 2), "%s", out);
+    cr_assert(ne(ptr, strstr(out, "--async-tp applies to a whole job's plan"), NULL), "%s", out);
+    char d[256], json[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(json, sizeof json, d, "plan.json");
+    snprintf(args, sizeof args,
+             "plan %s/tests/data/good/job-32.yaml --async-tp --simulate 0 --top 1 --json %s",
+             TPSIM_SOURCE_DIR, json);
+    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
+    json_error_t e;
+    json_t *j = json_load_file(json, 0, &e), *rows = json_object_get(j, "rows"), *r;
+    cr_assert_not_null(j, "%s", e.text);
+    size_t i, async = 0;
+    json_array_foreach(rows, i, r)
+    {
+        const char *desc = json_string_value(json_object_get(r, "configuration"));
+        async += desc && strstr(desc, "+async-tp +sp") != NULL;
+    }
+    cr_assert(gt(sz, async, 0), "no async TP row among %zu", json_array_size(rows));
+    json_decref(j);
+}
+
 Test(cli, plan_on_a_job_ranks_whole_job_configurations)
 {
     char d[256], json[300], args[1024];

@@ -239,6 +239,59 @@ Test(jobplan, tries_the_other_tp_kinds_on_the_best_job_shapes)
     scn_release(&s);
 }
 
+/* PyTorch's async TP is searched where asked (jobplan_opts.async_tp, or the scenario's
+ * strategy.async_tensor_parallel): beside Transformer Engine's overlap, on the same
+ * sequence-parallel 1D shapes; not otherwise. A best with async TP is simulated again with it
+ * off (what it buys). */
+Test(jobplan, searches_async_tp_where_asked_beside_te_overlap)
+{
+    struct tps_error err = {0};
+    for (int ask = 0; ask < 3; ask++) {
+        struct scn_scenario s;
+        struct jobplan_row *rows;
+        struct jobplan_info info;
+        int n;
+        cr_assert(eq(int, scn_load(TPSIM_SOURCE_DIR "/tests/data/good/job-32.yaml", &s, &err), 0));
+        s.model.seq = 1024; /* no CP: TP 4 and 8 shapes among the best (as above) */
+        if (ask == 2) s.strategy.async_tp = true;
+        struct jobplan_opts o = {.simulate = ask == 1, .async_tp = ask == 1};
+        cr_assert(eq(int, jobplan_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+        int async = 0, te = 0;
+        for (int i = 0; i < n; i++) {
+            const struct jobplan_row *w = &rows[i];
+            te += w->st.tp_comm_overlap;
+            if (!w->st.async_tp) continue;
+            async++;
+            cr_assert(w->st.sequence_parallel && w->st.tp >= 2 && !w->st.tp_comm_overlap &&
+                          w->st.kind == MDL_STRAT_1D && w->st.chunks <= 1 && !w->st.oases,
+                      "%s", w->desc);
+            cr_assert(ne(ptr, strstr(w->desc, "+async-tp"), NULL), "%s", w->desc);
+            int twin = 0; /* TE's overlap on the same shape */
+            for (int k = 0; k < n && !twin; k++) {
+                const struct jobplan_row *b = &rows[k];
+                twin = b->st.tp_comm_overlap && b->st.tp == w->st.tp && b->job.pp == w->job.pp &&
+                       b->job.dp == w->job.dp && b->micro_batch == w->micro_batch &&
+                       b->job.virtual_stages == w->job.virtual_stages &&
+                       b->st.recompute == w->st.recompute && b->st.selective == w->st.selective;
+            }
+            cr_assert(twin, "%s has no TE-overlap twin", w->desc);
+            cr_assert(gt(dbl, w->predicted_s, 0), "%s", w->desc);
+        }
+        cr_assert(gt(int, te, 0));
+        if (ask)
+            cr_assert(gt(int, async, 0), "ask %d", ask);
+        else
+            cr_assert(eq(int, async, 0));
+        if (ask == 1 && rows[0].st.async_tp) {
+            const struct jobplan_buy *t = &info.buys[JOBPLAN_BUY_TP_OVERLAP];
+            cr_assert(t->tried && t->async_tp && !t->on, "%s", rows[0].desc);
+            cr_assert(gt(dbl, t->simulated_s, 0));
+        }
+        free(rows);
+        scn_release(&s);
+    }
+}
+
 /* Where pp does not divide the layers but does with the embedding and the loss counted as layers
  * (30 layers over 4 stages: 32 with them, 8 a stage, the first and the last holding 7), the
  * planner lists that split. */
