@@ -98,6 +98,8 @@ static int run_input(const struct run_opts *o)
     }
     struct timing tm = {0};
     struct report r = {0};
+    /* a long simulation says how far it is (one at a time here) */
+    pipeline_progress(!o->quiet && isatty(2));
     /* every op's times only for a timeline: without one, a plain run may fold its layers */
     if (!rc) rc = pipeline_simulate(j, o->timeline ? &tm : NULL, &r, &err);
     const struct report_meta *meta = rc ? NULL : pipeline_job_meta(j);

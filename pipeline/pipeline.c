@@ -559,6 +559,11 @@ int pipeline_job_deferred(const struct pipeline_job *j)
     return j->deferred;
 }
 
+void pipeline_progress(int on)
+{
+    sim_engine_progress(on);
+}
+
 int pipeline_run_program(struct mdl_program *p, const struct plat_topo *t, struct timing *tm,
                          struct tps_error *err)
 {

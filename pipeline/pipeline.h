@@ -124,6 +124,10 @@ int pipeline_simulate_layers(const struct scn_scenario *s, const struct mdl_stra
                              const struct plat_topo *t, int always, struct report *r,
                              double *spread, struct tps_error *err);
 
+/* Whether the simulations that follow report their progress on stderr (sim_engine_progress): for
+ * a terminal running one at a time. */
+void pipeline_progress(int on);
+
 /* pipeline_run_program on the job's program, then its report (with the memory for a scenario).
  * *tm (may be NULL) keeps the op times; release *r and *tm even on failure. */
 int pipeline_simulate(struct pipeline_job *j, struct timing *tm, struct report *r,

@@ -212,6 +212,39 @@ static int link_events_start(const struct plat_topo *t, sg_host_t h, struct link
     return 0;
 }
 
+/* sim_engine_progress: on, and the child's count of ops done out of its total; the first line
+ * waits PROGRESS_AFTER_S of wall time, then one a second. */
+#define PROGRESS_AFTER_S 2.0
+static int progress_on;
+static struct {
+    long done, total;
+    double next; /* wall clock of the next line */
+    int shown;   /* a line is on the terminal */
+} prog;
+
+void sim_engine_progress(int on)
+{
+    progress_on = on;
+}
+
+/* Called as ops complete (every 1024th): the clock is read that often, not at every op. */
+static void progress_tick(void)
+{
+    double now = tps_clock_now();
+    if (now < prog.next) return;
+    prog.next = now + 1;
+    fprintf(stderr, "\rtpsim: simulating: %ld of %ld ops done (%.0f%%)", prog.done, prog.total,
+            prog.total > 0 ? 100.0 * (double)prog.done / (double)prog.total : 0);
+    fflush(stderr);
+    prog.shown = 1;
+}
+
+static void progress_end(void)
+{
+    if (prog.shown) fprintf(stderr, "\r%*s\r", 64, "");
+    prog.shown = 0;
+}
+
 static void stream_actor(int argc, char **argv)
 {
     (void)argc;
@@ -239,6 +272,7 @@ static void stream_actor(int argc, char **argv)
         ts->end = simgrid_get_clock();
         rs->done[i] = 1;
         rs->ndone++;
+        if (progress_on && (++prog.done & 1023) == 0) progress_tick();
         rank_wake(rs);
     }
 }
@@ -477,7 +511,13 @@ static _Noreturn void child_main(const struct mdl_program *p, const struct plat_
         _exit(0);
     }
     double t2 = tps_clock_now();
+    if (progress_on) {
+        for (int r = 0; r < p->nranks; r++)
+            prog.total += p->ranks[r].nops;
+        prog.next = t2 + PROGRESS_AFTER_S;
+    }
     simgrid_run();
+    progress_end();
     if (getenv("TPSIM_TIMING"))
         fprintf(stderr,
                 "tpsim timing: SimGrid load %.3f s, setup and actors %.3f s, simulation %.3f s\n",

@@ -19,6 +19,12 @@
 #include "models/program.h"
 #include "platforms/topo.h"
 
+/* Whether a simulation that runs for more than a couple of seconds reports, once a second on
+ * stderr, how many of its ops are done (one line rewritten in place, cleared at the end): for a
+ * terminal, where one simulation runs at a time. Off by default. Counted as ops complete, it
+ * adds no event to the simulation: the results are the same either way. */
+void sim_engine_progress(int on);
+
 /* Simulates p (checked, every collective tuned) on t with the plan tune_program gave and fills
  * *tm (release it with timing_release, even on failure). */
 int sim_engine_run(const struct mdl_program *p, const struct plat_topo *t,

@@ -19,6 +19,7 @@
 #include "core/report.h"
 #include "core/trace.h"
 #include "datasheet.h"
+#include "tests/testdir.h"
 
 static void setup(void)
 {
@@ -826,4 +827,65 @@ Test(engine, a_degree_1_plan_is_data_parallel_with_only_the_last_gradient_all_re
     mdl_program_release(&p);
     mdl_program_release(&p1);
     plat_topo_release(&t);
+}
+
+/* sim_engine_progress counts ops as they complete and adds no event: a run of several thousand
+ * ops (a tick every 1,024) ends at the same time, every op at the same times, with it on as off;
+ * a run this short prints nothing (the first line waits 2 s of wall time). */
+Test(engine, progress_reporting_changes_no_result)
+{
+    struct plat_topo t;
+    struct mdl_model m;
+    struct mdl_device dev;
+    gpt_on_a100(1, 1, &t, &m, &dev);
+    enum { N = 4, OPS = 3000 };
+    struct mdl_program p;
+    mdl_program_init(&p, N);
+    int ranks[N] = {0, 1, 2, 3};
+    int g = mdl_program_group(&p, N, ranks), nk = mdl_program_name(&p, "k"),
+        nc = mdl_program_name(&p, "c");
+    for (int r = 0; r < N; r++)
+        for (int i = 0; i < OPS; i++) {
+            struct mdl_op op = {
+                .name = nk, .layer = -1, .mb = -1, .group = -1, .dur_s = 1e-6 * (1 + (i + r) % 7)};
+            if (i % 100 == 99)
+                op = (struct mdl_op){.kind = MDL_OP_ALL_REDUCE,
+                                     .stream = 1,
+                                     .name = nc,
+                                     .layer = -1,
+                                     .mb = -1,
+                                     .group = g,
+                                     .bytes = 1 << 20};
+            mdl_program_add(&p, r, &op);
+        }
+    char d[256], log[300];
+    cr_assert_not_null(testdir_make(d, sizeof d));
+    testdir_path(log, sizeof log, d, "stderr.txt");
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    dup2(fileno(f), 2);
+    struct timing st[2];
+    struct tps_error err = {0};
+    for (int k = 0; k < 2; k++) {
+        sim_engine_progress(k);
+        cr_assert(eq(int, pipeline_run_program(&p, &t, &st[k], &err), 0), "%s", err.msg);
+    }
+    sim_engine_progress(0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    long size = ftell(f) >= 0 ? (fseek(f, 0, SEEK_END), ftell(f)) : -1;
+    fclose(f);
+    cr_assert(eq(long, size, 0), "a short run printed progress");
+    cr_assert(eq(dbl, st[0].end_s, st[1].end_s));
+    for (int r = 0; r < N; r++)
+        for (int i = 0; i < OPS; i++) {
+            const struct timing_span *a = timing_op(&st[0], r, i), *b = timing_op(&st[1], r, i);
+            cr_assert(a->start == b->start && a->end == b->end, "rank %d op %d", r, i);
+        }
+    for (int k = 0; k < 2; k++)
+        timing_release(&st[k]);
+    mdl_program_release(&p);
 }
