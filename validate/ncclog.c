@@ -57,6 +57,28 @@ static int op_from_text(const char *line)
     return -1;
 }
 
+/* Length of a launcher's tag before a line of output, 0 if none: Open MPI's --tag-output
+ * ("[1,0]<stdout>:") or Slurm's srun --label ("0: "). An nccl-tests row starts with its size
+ * followed by spaces, never by a colon, so neither is mistaken for one. */
+static size_t launcher_tag_len(const char *s)
+{
+    const char *p = s;
+    if (*p == '[') {
+        for (p++; isdigit((unsigned char)*p) || *p == ','; p++)
+            ;
+        if (p[0] != ']' || p[1] != '<') return 0;
+        for (p += 2; islower((unsigned char)*p); p++)
+            ;
+        return p[0] == '>' && p[1] == ':' ? (size_t)(p + 2 - s) : 0;
+    }
+    while (*p == ' ')
+        p++;
+    const char *d = p;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return p > d && p[0] == ':' && p[1] == ' ' ? (size_t)(p + 2 - s) : 0;
+}
+
 void ncl_log_release(struct ncl_log *l)
 {
     free(l->rows);
@@ -133,7 +155,11 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (out->op < 0) out->op = op_from_text(line);
-        char *p = line + (lineno == 1 ? tps_bom_len(line) : 0);
+        /* the line's text after a byte-order mark and a launcher's tag; columns stay the file's */
+        char *text = line + (lineno == 1 ? tps_bom_len(line) : 0);
+        text += launcher_tag_len(text);
+        int at = (int)(text - line);
+        char *p = text;
         while (isspace((unsigned char)*p))
             p++;
         if (!*p) continue;
@@ -169,11 +195,14 @@ int ncl_log_read(const char *path, struct ncl_log *out, struct tps_error *err)
         }
         if (!header || table_done) continue;
         struct tok t[MAX_TOK];
-        int n = split(line, t);
+        int end = (int)strlen(line) + 1; /* before split() cuts the line into tokens */
+        int n = split(text, t);
+        for (int i = 0; i < n; i++)
+            t[i].col += at;
         if (n < L.need) {
-            rc = tps_error_set(
-                err, TPS_ESYNTAX, path, lineno, (int)strlen(line) + 1, col_name(&L, n),
-                "truncated row: %d fields, the out-of-place columns need %d", n, L.need);
+            rc = tps_error_set(err, TPS_ESYNTAX, path, lineno, end, col_name(&L, n),
+                               "truncated row: %d fields, the out-of-place columns need %d", n,
+                               L.need);
             break;
         }
         struct ncl_row r = {.line = lineno};

@@ -123,3 +123,66 @@ Test(ncclog, names_the_collective_by_its_program_reduce_apart_from_all_reduce)
     ncl_log_release(&a);
     remove(p);
 }
+
+/* Writes a refdata log with `tag` before every line (a launcher's: Open MPI's --tag-output, srun
+ * --label); with `garble`, line `garble` (1-based) has its time replaced by text. */
+static void tagged(const char *name, const char *tag, int garble, char *out)
+{
+    char src[1024], line[4096];
+    snprintf(src, sizeof src, "%s/nccl/%s", TPSIM_REFDATA, name);
+    snprintf(out, 64, "/tmp/tpsim-ncclog-XXXXXX");
+    int fd = mkstemp(out);
+    FILE *w = fdopen(fd, "w"), *r = fopen(src, "r");
+    cr_assert(ne(ptr, r, NULL));
+    for (int i = 1; fgets(line, sizeof line, r); i++) {
+        if (i == garble) {
+            char *t = strstr(line, "  -1  ");
+            cr_assert(ne(ptr, t, NULL), "line %d has no root column", i);
+            memcpy(t + 8, "x", 1);
+        }
+        fprintf(w, "%s%s", tag, line);
+    }
+    fclose(r);
+    fclose(w);
+}
+
+/* A log as a launcher prints it, each line tagged with the rank that wrote it, reads as the log
+ * itself; an error in it names the file's own column. */
+Test(ncclog, reads_logs_tagged_by_the_launcher)
+{
+    static const char *const tags[] = {"[1,0]<stdout>:", "0: ", "  12: "};
+    const char *name = "h100_2node_16gpu_ib400_all_reduce_gjaion.raw.txt";
+    char src[1024];
+    snprintf(src, sizeof src, "%s/nccl/%s", TPSIM_REFDATA, name);
+    struct ncl_log a, l;
+    struct tps_error err = {0};
+    cr_assert(eq(int, ncl_log_read(src, &a, &err), 0), "%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        char p[64];
+        tagged(name, tags[k], 0, p);
+        cr_assert(eq(int, ncl_log_read(p, &l, &err), 0), "%s: %s", tags[k], err.msg);
+        cr_assert(eq(int, l.nrows, a.nrows), "%s", tags[k]);
+        cr_assert(eq(int, l.op, a.op));
+        for (int i = 0; i < a.nrows; i++)
+            cr_assert(l.rows[i].bytes == a.rows[i].bytes && l.rows[i].time_us == a.rows[i].time_us,
+                      "%s: row %d", tags[k], i);
+        ncl_log_release(&l);
+        remove(p);
+    }
+    int row = a.rows[2].line;
+    char p[64];
+    tagged(name, tags[0], row, p);
+    cr_assert(ne(int, ncl_log_read(p, &l, &err), 0));
+    cr_assert(eq(int, err.line, row), "%s", err.msg);
+    cr_assert(eq(str, err.field, "time"), "%s", err.msg);
+    FILE *f = fopen(p, "r");
+    char line[4096] = "";
+    for (int i = 0; i < row && fgets(line, sizeof line, f); i++)
+        ;
+    fclose(f);
+    cr_assert(gt(int, err.col, (int)strlen(tags[0])), "%s", err.msg);
+    cr_assert(eq(int, line[err.col - 1] != ' ' && line[err.col - 2] == ' ', 1), "col %d: %s",
+              err.col, line);
+    remove(p);
+    ncl_log_release(&a);
+}
