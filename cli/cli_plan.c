@@ -51,7 +51,9 @@ static const char plan_help[] =
     "attention and the MLP each at a degree dividing the TP degree, the rest of the group\n"
     "splitting the micro-batch; with and without Oases' schedule), PrimePar's\n"
     "spatial-temporal ring (whole, and as smaller rings side by side) and the block meshes the "
-    "degree allows (summa2d, tesseract, tp3d);\n"
+    "degree allows (summa2d, tesseract, tp3d); with sequence parallelism (--sp, or a scenario\n"
+    "that sets a TP overlap), 1D with it, and on it Transformer Engine's TP overlap (and\n"
+    "PyTorch's async TP where the scenario sets it or --async-tp asks);\n"
     "the scenario's recompute setting is kept. Every candidate is ranked by an analytic\n"
     "schedule (closed-form collectives on the platform's routes, in-order streams; one layer,\n"
     "scaled); the best N are then simulated with SimGrid over every layer and micro-batch, the\n"
@@ -64,8 +66,10 @@ static const char plan_help[] =
     "memory per GPU, then the effective bandwidth each axis of the best strategy gets.\n"
     "\n"
     "options:\n"
-    "  --sp           also try 1D with sequence parallelism (a job always does)\n"
-    "  --async-tp     a job: also try PyTorch's async TP on its sequence-parallel shapes\n"
+    "  --sp           also try 1D with sequence parallelism (a job always does), and on it\n"
+    "                 Transformer Engine's TP overlap\n"
+    "  --async-tp     also try PyTorch's async TP (on 1D with sequence parallelism, which it\n"
+    "                 needs: tried then without --sp)\n"
     "  --simulate N   simulate the N best predictions (default 8; a job: 1)\n"
     "  -j, --jobs N   simulate N candidates at a time, each in a process of its own (default:\n"
     "                 the machine's cores); the plan is the same for any N\n"
@@ -153,15 +157,6 @@ static void print_knobs(const struct scn_scenario *s)
            nb ? "pinned by the scenario: " : "", b);
 }
 
-/* The note under the TP planner's ranking whose scenario sets strategy key `key` (NULL: none),
- * which no candidate carries (the job planner searches both TP overlaps). */
-static void print_unsearched(const char *key)
-{
-    if (key)
-        printf("(the scenario's strategy.%s is not among the candidates: they run without it)\n",
-               key);
-}
-
 /* The ranked table, the best strategy and its mesh axes. */
 static void print_plan(const struct scn_scenario *s, const struct planner_opts *o, int top,
                        const struct planner_row *rows, int n, const struct planner_info *info)
@@ -194,9 +189,6 @@ static void print_plan(const struct scn_scenario *s, const struct planner_opts *
     }
     printf("(model TF/s and MFU from the simulated time where there is one, else the predicted)\n");
     if (info->dropped && o->ignore_memory) printf("(! does not fit in the device's memory)\n");
-    print_unsearched(s->strategy.tp_comm_overlap ? "tp_comm_overlap"
-                     : s->strategy.async_tp      ? "async_tensor_parallel"
-                                                 : NULL);
     if (info->inexact)
         printf("(~ folded although the 4-layer run's middle layers ended up to %.3f%% of a layer "
                "apart: run.fold: false replays every layer)\n",
@@ -230,6 +222,8 @@ static int write_plan_json(const struct scn_scenario *s, const char *path, const
         json_object_set_new(row, "lower_bound_s",
                             w->bound_s > 0 ? json_real(w->bound_s) : json_null());
         json_object_set_new(row, "pruned", json_boolean(w->pruned));
+        json_object_set_new(row, "tp_comm_overlap", json_boolean(w->st.tp_comm_overlap));
+        json_object_set_new(row, "async_tensor_parallel", json_boolean(w->st.async_tp));
         json_object_set_new(row, "attention_tp", json_integer(mdl_strategy_sub_tp(&w->st, 0)));
         json_object_set_new(row, "mlp_tp", json_integer(mdl_strategy_sub_tp(&w->st, 1)));
         if (w->simulated_s > 0)
@@ -446,6 +440,7 @@ static int plan_option(int opt, const char *v, void *ctx)
         break;
     case 'a':
         a->async_tp = 1;
+        a->o.async_tp = 1;
         break;
     case 'w':
         a->json = v;
@@ -693,12 +688,6 @@ int cli_plan(int argc, char **argv)
     /* --shard and --merge: the candidates' simulations split over shards (cli/plan_shard.h) */
     struct plan_shard ps, *psp = NULL;
     int job = !rc && (s.ncompare || s.is_job);
-    if (!rc && a.async_tp && !job) {
-        scn_release(&s);
-        return cli_usage_error("plan", "%s",
-                               "--async-tp applies to a whole job's plan (the TP planner "
-                               "searches neither TP overlap)");
-    }
     if (!rc && (a.shard || a.merge)) {
         char opts[160], dirbuf[600];
         snprintf(opts, sizeof opts, "simulate=%d sp=%d ignore_memory=%d async_tp=%d",

@@ -79,8 +79,7 @@ struct mdl_strategy mdl_strategy_candidate(const struct mdl_strategy *base,
     st.sublayer.attention_tp = st.sublayer.mlp_tp = st.primepar.ring = st.tesseract.depth = 0;
     st.chunks = 1;
     st.oases = st.sequence_parallel = st.atp.extra_allgathers = false;
-    /* neither framework's TP overlap is among the TP planner's candidates (the job planner
-     * searches TE's itself) */
+    /* the planners add the TP overlaps to the candidates that take them */
     st.tp_comm_overlap = st.async_tp = false;
     return st;
 }

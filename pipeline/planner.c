@@ -97,26 +97,48 @@ static int add(struct list *l, const struct mdl_strategy *st)
     return 0;
 }
 
-/* Where the kinds' candidates go: kept when the model admits them. */
+/* Where the kinds' candidates go: kept when the model admits them. A 1D candidate with
+ * sequence parallelism, on the whole group without ATP's chunks or Oases, is followed by its
+ * variant with Transformer Engine's TP overlap and, where asked (async_tp), with PyTorch's async
+ * TP: sequence parallelism gives them their collectives. */
 struct sink {
     struct list *l;
     const struct scn_scenario *s;
+    bool async_tp;
 };
+
+static int sink_one(struct sink *k, const struct mdl_strategy *st)
+{
+    struct tps_error e = {0};
+    return mdl_strategy_check(st, &k->s->model, &e) == 0 ? add(k->l, st) : 0;
+}
 
 static int sink_add(void *ctx, const struct mdl_strategy *st)
 {
     struct sink *k = ctx;
-    struct tps_error e = {0};
-    return mdl_strategy_check(st, &k->s->model, &e) == 0 ? add(k->l, st) : 0;
+    int rc = sink_one(k, st);
+    if (rc || st->kind != MDL_STRAT_1D || !st->sequence_parallel || st->chunks > 1 || st->oases ||
+        mdl_strategy_is_mixed(st))
+        return rc;
+    struct mdl_strategy v = *st;
+    v.tp_comm_overlap = true;
+    rc = sink_one(k, &v);
+    if (rc || !k->async_tp) return rc;
+    v = *st;
+    v.async_tp = true;
+    return sink_one(k, &v);
 }
 
 /* Every candidate strategy the model admits: each kind's (models/kind.h), in table order. */
 static int enumerate(const struct scn_scenario *s, const struct planner_opts *o, struct list *l)
 {
-    struct sink k = {l, s};
-    /* a mixture of experts on tp > 1 needs sequence parallelism: tried whatever --sp says */
-    bool sp = o->sequence_parallel || (s->model.moe.experts > 0 && s->strategy.tp > 1);
-    return mdl_strategy_candidates(&s->strategy, sp, sink_add, &k);
+    const struct mdl_strategy *b = &s->strategy;
+    struct sink k = {l, s, o->async_tp || b->async_tp};
+    /* sequence parallelism tried whatever --sp says: a mixture of experts on tp > 1 needs it,
+     * and so does a TP overlap the scenario runs or async TP asked for */
+    bool sp = o->sequence_parallel || (s->model.moe.experts > 0 && b->tp > 1) ||
+              b->tp_comm_overlap || k.async_tp;
+    return mdl_strategy_candidates(b, sp, sink_add, &k);
 }
 
 double planner_compute_bound(const struct mdl_program *p)

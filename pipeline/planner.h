@@ -40,9 +40,10 @@ double planner_compute_bound(const struct mdl_program *p);
 #define PLANNER_FOLD_EXACT 1e-6
 
 struct planner_opts {
-    int sequence_parallel;        /* also try 1D with sequence parallelism */
-    int simulate;                 /* how many of the best predictions to simulate (0: none) */
-    int ignore_memory;            /* keep candidates that do not fit in the device's memory */
+    int sequence_parallel; /* also try 1D with sequence parallelism */
+    int async_tp;      /* on its 1D candidates with sequence parallelism, PyTorch's async TP too */
+    int simulate;      /* how many of the best predictions to simulate (0: none) */
+    int ignore_memory; /* keep candidates that do not fit in the device's memory */
     const struct plan_hook *hook; /* who simulates the chosen candidates (NULL: the planner) */
     int jobs;                     /* simulations at a time, in forked workers (<= 1: in turn) */
 };

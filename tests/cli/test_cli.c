@@ -267,39 +267,35 @@ Test(cli, plan_ranks_only_what_fits_unless_asked)
     testdir_remove(d);
 }
 
-/* A TP layer scenario with Transformer Engine's or PyTorch's TP overlap still plans: the TP
- * planner's candidates run without it, which the output says (before, every candidate was
- * refused and the plan failed with "no strategy ... fits"). */
-Test(cli, plan_of_a_scenario_with_a_tp_overlap_says_its_candidates_run_without_it)
+/* A TP layer scenario with Transformer Engine's or PyTorch's TP overlap plans with it: the TP
+ * planner tries sequence parallelism, and on it the overlap the scenario runs, beside the other
+ * kinds (before, every candidate inherited the overlap without sequence parallelism and was
+ * refused: "no strategy ... fits"; then they ran without it). --async-tp asks for PyTorch's
+ * on a scenario that sets neither. */
+Test(cli, plan_of_a_scenario_with_a_tp_overlap_searches_it)
 {
     static char out[65536];
-    static const char *const keys[] = {"tp_comm_overlap", "async_tensor_parallel"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const opts[] = {"--set strategy.tp_comm_overlap=true",
+                                       "--set strategy.async_tensor_parallel=true", "--async-tp"};
+    static const char *const want[] = {"1d tp=8 +sequence-parallel +tp-comm-overlap",
+                                       "1d tp=8 +sequence-parallel +async-tp",
+                                       "1d tp=8 +sequence-parallel +async-tp"};
+    for (int i = 0; i < 3; i++) {
         char args[512];
         snprintf(args, sizeof args,
-                 "plan %s/scenarios/tp-overlap-gpt3-175b-h100.yaml --set strategy.%s=true "
-                 "--simulate 0",
-                 TPSIM_SOURCE_DIR, keys[i]);
+                 "plan %s/scenarios/tp-overlap-gpt3-175b-h100.yaml %s --simulate 0 --top 0",
+                 TPSIM_SOURCE_DIR, opts[i]);
         cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 0), "%s", out);
-        char note[128];
-        snprintf(note, sizeof note, "the scenario's strategy.%s is not among the candidates",
-                 keys[i]);
-        cr_assert(ne(ptr, strstr(out, note), NULL), "%s", out);
-        cr_assert(ne(ptr, strstr(out, "best: 1d tp=8"), NULL), "%s", out);
+        cr_assert(ne(ptr, strstr(out, want[i]), NULL), "%s: %s", opts[i], out);
+        cr_assert(eq(ptr, strstr(out, "not among the candidates"), NULL), "%s", out);
     }
 }
 
-/* --async-tp widens a job's plan; on a TP layer scenario (whose planner searches neither TP
- * overlap) it is a usage error, exit 2, one line saying so. */
-Test(cli, plan_async_tp_applies_to_a_job)
+/* --async-tp widens a job's plan too: its JSON rows say which run PyTorch's async TP. */
+Test(cli, plan_async_tp_on_a_job)
 {
     static char out[65536];
     char args[512];
-    snprintf(args, sizeof args,
-             "plan %s/scenarios/tp-overlap-gpt3-175b-h100.yaml --async-tp --simulate 0",
-             TPSIM_SOURCE_DIR);
-    cr_assert(eq(int, tpsim(out, sizeof out, args, 0), 2), "%s", out);
-    cr_assert(ne(ptr, strstr(out, "--async-tp applies to a whole job's plan"), NULL), "%s", out);
     char d[256], json[300];
     cr_assert_not_null(testdir_make(d, sizeof d));
     testdir_path(json, sizeof json, d, "plan.json");

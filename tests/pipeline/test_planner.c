@@ -173,13 +173,59 @@ Test(plan, a_mixture_of_experts_plans_with_sequence_parallelism_unasked)
     struct planner_info info;
     int n;
     cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
-    cr_assert(eq(int, n, 4), "candidates: %d", n);
+    /* chunks 1, 2, 4 and 8, and Transformer Engine's TP overlap on the first */
+    cr_assert(eq(int, n, 5), "candidates: %d", n);
+    int te = 0;
     for (int i = 0; i < n; i++) {
+        te += rows[i].st.tp_comm_overlap;
         cr_assert(rows[i].st.sequence_parallel, "%d", i);
         cr_assert(eq(int, rows[i].st.kind, MDL_STRAT_1D));
         cr_assert(eq(int, rows[i].st.ep, 4));
     }
+    cr_assert(eq(int, te, 1));
     free(rows);
+    scn_release(&s);
+}
+
+/* With sequence parallelism the TP planner adds, to each 1D candidate on the whole group without
+ * ATP's chunks or Oases, its variant with Transformer Engine's TP overlap, and with PyTorch's
+ * async TP where asked; no other candidate carries either, and each has its plain twin. */
+Test(plan, sequence_parallel_candidates_carry_the_tp_overlaps)
+{
+    struct scn_scenario s;
+    struct tps_error err = {0};
+    cr_assert(eq(int,
+                 scn_load(TPSIM_SOURCE_DIR "/scenarios/tp-overlap-gpt3-175b-h100.yaml", &s, &err),
+                 0),
+              "%s", err.msg);
+    for (int ask = 0; ask < 3; ask++) {
+        struct planner_opts o = {.simulate = 0, .sequence_parallel = ask > 0, .async_tp = ask == 2};
+        struct planner_row *rows;
+        struct planner_info info;
+        int n;
+        cr_assert(eq(int, planner_run(&s, &o, &rows, &n, &info, &err), 0), "%s", err.msg);
+        int te = 0, at = 0;
+        for (int i = 0; i < n; i++) {
+            const struct mdl_strategy *st = &rows[i].st;
+            if (!st->tp_comm_overlap && !st->async_tp) continue;
+            te += st->tp_comm_overlap;
+            at += st->async_tp;
+            cr_assert(st->kind == MDL_STRAT_1D && st->sequence_parallel && st->chunks <= 1 &&
+                          !st->oases && !mdl_strategy_is_mixed(st),
+                      "%s", rows[i].desc);
+            int twin = 0;
+            for (int k = 0; k < n && !twin; k++)
+                twin = rows[k].st.kind == MDL_STRAT_1D && rows[k].st.sequence_parallel &&
+                       !rows[k].st.tp_comm_overlap && !rows[k].st.async_tp &&
+                       rows[k].st.chunks <= 1 && !rows[k].st.oases &&
+                       !mdl_strategy_is_mixed(&rows[k].st);
+            cr_assert(twin, "%s", rows[i].desc);
+            cr_assert(gt(dbl, rows[i].predicted_s, 0));
+        }
+        cr_assert(eq(int, te, ask > 0), "ask %d", ask);
+        cr_assert(eq(int, at, ask == 2), "ask %d", ask);
+        free(rows);
+    }
     scn_release(&s);
 }
 
