@@ -277,6 +277,7 @@ static const struct tps_ykey framework_keys[] = {
     {"launch", TPS_YK_ENUM, F(launch), 0, {.names = mdl_launch_names}},
     {"kernels", TPS_YK_ENUM, F(kernels), 0, {.names = mdl_kernels_names}},
     {"attention", TPS_YK_ENUM, F(attention), 0, {.names = mdl_attention_names}},
+    {"cuda_device_max_connections", TPS_YK_INT, F(connections), 32, {NULL}},
     {NULL, TPS_YK_SKIP, 0, 0, {NULL}}};
 #undef F
 

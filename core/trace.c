@@ -124,6 +124,7 @@ int trace_write(const struct mdl_program *p, const char *platform, const char *d
     if (platform && platform[0]) fprintf(f, "platform %s\n", platform);
     if (p->model_flop > 0) fprintf(f, "model_flop %.17g\n", p->model_flop);
     if (p->peak_flops > 0) fprintf(f, "peak_flops %.17g\n", p->peak_flops);
+    if (p->hw_queues > 0) fprintf(f, "hw_queues %d\n", p->hw_queues);
     for (int g = 0; g < p->ngroups; g++) {
         fprintf(f, "group %d", g);
         for (int m = 0; m < p->groups[g].n; m++)
@@ -254,7 +255,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     if (rc) goto done;
     L->path = path;
     if ((rc = header(L, f, err))) goto done;
-    long ranks = 0, layers = 0, mbs = 1;
+    long ranks = 0, layers = 0, mbs = 1, queues = 0;
     double model_flop = 0, peak_flops = 0;
     while ((rc = next_line(L, f, err)) == 0) {
         const char *k = L->tok[0];
@@ -286,6 +287,8 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
             if ((rc = tok_double(L, 1, k, mf ? MAX_FLOP : MAX_FLOPS, mf ? &model_flop : &peak_flops,
                                  err)))
                 goto done;
+        } else if (!strcmp(k, "hw_queues")) {
+            if ((rc = tok_long(L, 1, "hw_queues", 1, 32, &queues, err))) goto done;
         } else if (!strcmp(k, "platform")) {
             if (platform) {
                 size_t n = 0;
@@ -323,7 +326,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
         } else {
             rc = fail(L, 0, "key", err,
                       "unknown key (expected ranks, layers, micro_batches, "
-                      "model_flop, peak_flops, platform or group)",
+                      "model_flop, peak_flops, hw_queues, platform or group)",
                       k);
             goto done;
         }
@@ -335,6 +338,7 @@ static int read_meta(const char *dir, struct mdl_program *p, char *platform, siz
     p->micro_batches = (int)mbs;
     p->model_flop = model_flop;
     p->peak_flops = peak_flops;
+    p->hw_queues = (int)queues;
 done:
     if (rc == TPS_ENOMEM) tps_error_set(err, rc, path, 0, 0, NULL, "out of memory");
     free(L);

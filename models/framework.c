@@ -12,4 +12,5 @@ void mdl_framework_default(struct mdl_framework *fw)
     fw->launch = MDL_LAUNCH_EAGER;
     fw->kernels = MDL_KERNELS_FUSED;
     fw->attention = MDL_ATTENTION_CORE;
+    fw->connections = 0; /* a hardware queue per stream */
 }

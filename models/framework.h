@@ -14,6 +14,11 @@
  *   attention: core   - two batched GEMMs with the softmax between (an s x s tensor per head)
  *              flash  - one fused kernel forward and one backward (FlashAttention), no s x s
  *                       tensor in memory
+ *   cuda_device_max_connections: the GPU's hardware work queues the streams share (CUDA's
+ *              CUDA_DEVICE_MAX_CONNECTIONS, which Megatron-LM sets to 1 with sequence
+ *              parallelism and TE's TP overlap): stream s uses queue s mod N, and a queue starts
+ *              its kernels in launch order, so one waiting for its inputs holds back every kernel
+ *              launched after it on that queue. 0 (unset): every stream a queue of its own.
  */
 #ifndef MDL_FRAMEWORK_H
 #define MDL_FRAMEWORK_H
@@ -26,6 +31,7 @@ struct mdl_framework {
     enum mdl_launch launch;
     enum mdl_kernels kernels;
     enum mdl_attention attention;
+    int connections; /* cuda_device_max_connections, 0 unset */
 };
 
 /* A scenario without a framework section: Megatron-LM as it runs by default (eager launches,

@@ -1340,6 +1340,7 @@ int mdl_job_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     out->micro_batches = job->micro_batches;
     out->model_flop = mdl_job_model_flop(job, m);
     out->peak_flops = dev->peak_flops[mdl_model_gemm_dtype(m)];
+    out->hw_queues = fw ? fw->connections : 0;
     struct job_comms G;
     rc = job_comms_init(job, st, m, &G);
     if (!rc) rc = groups_make(job, st, m, out, &G);

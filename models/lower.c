@@ -800,6 +800,7 @@ int mdl_strategy_lower(const struct mdl_strategy *st, const struct mdl_model *m,
     /* the layer groups side by side that hold whole expert groups each run the micro-batches */
     out->model_flop = mdl_model_flop(m, layers, micro_batches) * (n / mdl_strategy_gpus(st));
     out->peak_flops = dev->peak_flops[mdl_model_gemm_dtype(m)];
+    out->hw_queues = fw ? fw->connections : 0;
     if ((rc = mdl_ops_check(mdl_strategy_ops(st, m, dev, fw, layers, micro_batches), "layers",
                             "simulate fewer layers or micro-batches", err)))
         return rc;

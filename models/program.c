@@ -461,6 +461,7 @@ int mdl_program_shard(const struct mdl_program *in, int rank, struct mdl_program
     out->micro_batches = in->micro_batches;
     out->model_flop = in->model_flop / (in->nranks > 0 ? in->nranks : 1);
     out->peak_flops = in->peak_flops;
+    out->hw_queues = in->hw_queues;
     const struct mdl_rank *rk = &in->ranks[rank];
     /* new index of each op (-1: dropped), and the deps a dropped op stands for */
     int *map = malloc(((size_t)rk->nops + 1) * sizeof *map);

@@ -128,6 +128,9 @@ struct mdl_program {
     int micro_batches;              /* micro-batches in the program */
     double model_flop; /* model FLOPs of the iteration (mdl_model_flop), 0 when unknown */
     double peak_flops; /* dense peak FLOP/s of one GPU for the dtype, 0 when unknown */
+    int hw_queues;     /* the GPU's hardware queues the streams share (stream s on queue s mod
+                          hw_queues, kernels started in launch order per queue); 0: a queue per
+                          stream (mdl_framework.connections) */
     /* Balancing under heterogeneity (hetero.h): the fraction of all sharded columns left out
      * (ZERO-resizing; 0 otherwise) and the bytes the migration moved. */
     double dropped, migrated_bytes;

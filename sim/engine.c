@@ -58,6 +58,8 @@ static int waiter_ready(const struct sim_rank_state *rs, const struct sim_waiter
         return rs->done[w->idx];
     case SIM_WAIT_LAUNCH:
         return rs->launched > w->idx;
+    case SIM_WAIT_QUEUE:
+        return rs->qhead[rs->ops[w->idx].stream % rs->nq] >= w->idx;
     default:
         return rs->started[w->idx] == SIM_STARTED;
     }
@@ -245,6 +247,30 @@ static void progress_end(void)
     prog.shown = 0;
 }
 
+/* Hardware queues (mdl_program.hw_queues): op i of rank rs waits until every op launched
+ * before it on its queue has started, then its own dependencies; once it starts, its queue's
+ * head moves to the queue's next op not started. */
+static void queue_wait(struct sim_ctx *c, struct sim_waiter *w, int rank, int i)
+{
+    struct sim_rank_state *rs = &c->rs[rank];
+    if (!rs->begun) return;
+    rank_wait(rs, w, SIM_WAIT_QUEUE, i);
+}
+
+static void queue_started(struct sim_rank_state *rs, int nops, int i)
+{
+    if (!rs->begun) return;
+    int q = rs->ops[i].stream % rs->nq;
+    rs->begun[i] = 1;
+    int h = rs->qhead[q];
+    while (h < nops && (rs->begun[h] || rs->ops[h].stream % rs->nq != q))
+        h++;
+    if (h != rs->qhead[q]) {
+        rs->qhead[q] = h;
+        rank_wake(rs);
+    }
+}
+
 static void stream_actor(int argc, char **argv)
 {
     (void)argc;
@@ -257,8 +283,10 @@ static void stream_actor(int argc, char **argv)
         const struct mdl_op *op = &rk->ops[i];
         if (op->stream != a->stream) continue;
         rank_wait(rs, &a->w, SIM_WAIT_LAUNCH, i);
+        queue_wait(c, &a->w, a->rank, i);
         wait_deps(c, &a->w, a->rank, op);
         if (op->mirrored) wait_mirror(c, &a->w, op);
+        queue_started(rs, rk->nops, i);
         struct timing_span *ts = timing_op(c->tm, a->rank, i);
         ts->start = simgrid_get_clock();
         if (rs->started && rs->started[i] == SIM_WATCHED) {
@@ -362,6 +390,23 @@ static int members_index(struct sim_ctx *c)
     return 0;
 }
 
+/* A rank's hardware queues: each queue's head at its first op. */
+static int queues_setup(struct sim_rank_state *rs, const struct mdl_rank *rk, int nq)
+{
+    rs->nq = nq;
+    rs->ops = rk->ops;
+    rs->begun = calloc((size_t)rk->nops + 1, 1);
+    rs->qhead = malloc((size_t)nq * sizeof *rs->qhead);
+    if (!rs->begun || !rs->qhead) return -1;
+    for (int q = 0; q < nq; q++) {
+        int h = 0;
+        while (h < rk->nops && rk->ops[h].stream % nq != q)
+            h++;
+        rs->qhead[q] = h;
+    }
+    return 0;
+}
+
 static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct child_header *h)
 {
     const struct mdl_program *p = c->p;
@@ -379,6 +424,7 @@ static int child_setup(struct sim_ctx *c, const struct plat_topo *t, struct chil
         c->rs[r].waiters_tail = &c->rs[r].waiters;
         c->rs[r].done = calloc((size_t)p->ranks[r].nops + 1, 1);
         if (!c->rs[r].done) return -1;
+        if (p->hw_queues > 0 && queues_setup(&c->rs[r], &p->ranks[r], p->hw_queues)) return -1;
         c->rs[r].launched = host_needed(&p->ranks[r]) ? 0 : p->ranks[r].nops;
     }
     for (int r = 0; r < p->nranks; r++) /* the ops whose starts other ranks mirror */

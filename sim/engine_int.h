@@ -23,7 +23,7 @@
 enum { SIM_WATCHED = 1, SIM_STARTED = 2 };
 
 /* What an actor blocked on a rank's state waits for: op idx done, launched, or started. */
-enum { SIM_WAIT_DONE, SIM_WAIT_LAUNCH, SIM_WAIT_START };
+enum { SIM_WAIT_DONE, SIM_WAIT_LAUNCH, SIM_WAIT_START, SIM_WAIT_QUEUE };
 
 /* An actor blocked on a rank's state, on its own condition variable: woken only once what it
  * waits for holds (a condition shared by the rank's actors woke each of them at every op). */
@@ -42,7 +42,13 @@ struct sim_rank_state {
     uint8_t *started; /* per op, on ranks whose ops others mirror (else NULL): 0, SIM_WATCHED
                          (mirrored, not started yet) or SIM_STARTED */
     int ndone;        /* ops completed */
-    int launched;     /* ops 0..launched-1 have been launched by the rank's host */
+    /* Hardware queues (mdl_program.hw_queues > 0, else NULL): per op, started; per queue, its
+     * first op not started yet (the op a SIM_WAIT_QUEUE waiter of that index waits to be). */
+    uint8_t *begun;
+    int *qhead;
+    int nq;
+    const struct mdl_op *ops;
+    int launched; /* ops 0..launched-1 have been launched by the rank's host */
 };
 
 /* A rank stream's wire: the sends of its rings, each leaving at its own time (data ready plus

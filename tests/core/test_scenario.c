@@ -152,6 +152,8 @@ static const struct bad_case cases[] = {
     {"bad_collective_algorithm.yaml", 5, 26, "collectives.algorithm", "expected auto, ring"},
     {"bad_collective_channels.yaml", 5, 25, "collectives.channels", "at most 8"},
     {"bad_framework_launch.yaml", 5, 21, "framework.launch", "expected none, eager or graphs"},
+    {"bad_framework_connections.yaml", 5, 42, "framework.cuda_device_max_connections",
+     "at most 32"},
     {"bad_launch_overhead.yaml", 2, 45, "device.launch_overhead", ""},
     {"bad_device_memory.yaml", 2, 32, "device.memory", "expected a size"},
     {"bad_device_memory_reserved.yaml", 2, 45, "device.memory_reserved", "less than the device's"},

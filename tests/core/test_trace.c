@@ -41,6 +41,7 @@ Test(trace, written_then_read_is_identical)
 {
     struct mdl_program a, b;
     lower(&a, true);
+    a.hw_queues = 2; /* framework.cuda_device_max_connections */
     char dir[64];
     tmpdir(dir);
     struct tps_error err = {0};
@@ -53,6 +54,7 @@ Test(trace, written_then_read_is_identical)
     cr_assert(eq(int, b.ngroups, a.ngroups));
     cr_assert(eq(int, b.layers, 3));
     cr_assert(eq(int, b.micro_batches, 2));
+    cr_assert(eq(int, b.hw_queues, 2));
     for (int r = 0; r < a.nranks; r++) {
         cr_assert(eq(int, b.ranks[r].nops, a.ranks[r].nops));
         for (int i = 0; i < a.ranks[r].nops; i++) {

@@ -889,3 +889,61 @@ Test(engine, progress_reporting_changes_no_result)
         timing_release(&st[k]);
     mdl_program_release(&p);
 }
+
+/* framework.cuda_device_max_connections (mdl_program.hw_queues): streams share the GPU's hardware
+ * queues, stream s on queue s mod N, each starting its kernels in launch order. Rank ops: a 1 ms
+ * kernel (stream 0), a collective on stream 1 that needs it, then one on stream 2 that needs
+ * nothing. A queue per stream (unset, or 3): the stream-2 collective starts at once; one queue:
+ * it waits until the stream-1 collective, launched before it, has started (after the kernel); two
+ * queues: stream 2 shares the kernel's queue, whose kernel started at once, so it starts at once
+ * too. */
+Test(engine, hardware_queues_start_kernels_in_launch_order)
+{
+    struct plat_topo t;
+    struct mdl_model m;
+    struct mdl_device dev;
+    gpt_on_a100(1, 1, &t, &m, &dev);
+    static const int queues[] = {0, 3, 1, 2};
+    static const double want[] = {0, 0, 1e-3, 0};
+    for (int k = 0; k < 4; k++) {
+        struct mdl_program p;
+        mdl_program_init(&p, 2);
+        p.hw_queues = queues[k];
+        int ranks[2] = {0, 1};
+        int g1 = mdl_program_group_add(&p, 2, ranks), g2 = mdl_program_group_add(&p, 2, ranks);
+        int nk = mdl_program_name(&p, "k"), nc = mdl_program_name(&p, "c");
+        for (int r = 0; r < 2; r++) {
+            struct mdl_op k0 = {.name = nk, .layer = -1, .mb = -1, .group = -1, .dur_s = 1e-3};
+            struct mdl_op c1 = {.kind = MDL_OP_ALL_REDUCE,
+                                .stream = 1,
+                                .name = nc,
+                                .layer = -1,
+                                .mb = -1,
+                                .group = g1,
+                                .bytes = 4096,
+                                .ndeps = 1,
+                                .deps = {0}};
+            struct mdl_op c2 = {.kind = MDL_OP_ALL_REDUCE,
+                                .stream = 2,
+                                .name = nc,
+                                .layer = -1,
+                                .mb = -1,
+                                .group = g2,
+                                .bytes = 4096};
+            mdl_program_add(&p, r, &k0);
+            mdl_program_add(&p, r, &c1);
+            mdl_program_add(&p, r, &c2);
+        }
+        struct timing st;
+        struct tps_error err = {0};
+        cr_assert(eq(int, pipeline_run_program(&p, &t, &st, &err), 0), "%s", err.msg);
+        for (int r = 0; r < 2; r++) {
+            double s1 = timing_op(&st, r, 1)->start, s2 = timing_op(&st, r, 2)->start;
+            cr_assert(eq(dbl, s1, 1e-3), "queues %d rank %d: stream 1 at %g", queues[k], r, s1);
+            cr_assert(lt(dbl, fabs(s2 - want[k]), 1e-12), "queues %d rank %d: stream 2 at %g",
+                      queues[k], r, s2);
+        }
+        timing_release(&st);
+        mdl_program_release(&p);
+    }
+}
