@@ -603,12 +603,15 @@ struct stage {
     int *first_fwd;   /* per chunk: the step of its first forward, -1 if none yet */
     int *last_bwd;    /* per chunk: the step of its last backward */
     int *gathered;    /* overlap_param_gather: per chunk and bucket, its all-gather op */
-    int last_dp;      /* the last gradient reduction emitted on the DP stream, -1 none */
-    int ahead[2];     /* ZeRO-3: the last two layer parts run; a bucket's gather waits for the
-                         older, so at most one bucket is gathered ahead of the compute */
-    int cend;         /* the last compute op of the last step, -1 before the first */
-    int nb;           /* the buckets of the stage's largest chunk (gathered's stride) */
-    int call[2];      /* the sends of the next point-to-point call (stage_step) */
+    int *gorder;      /* overlap_param_gather: the buckets (chunk x nb + bucket) in the order the
+                         forwards need them; the first gnext of them are all-gathered */
+    int ng, gnext;
+    int last_dp;  /* the last gradient reduction emitted on the DP stream, -1 none */
+    int ahead[2]; /* ZeRO-3: the last two layer parts run; a bucket's gather waits for the
+                     older, so at most one bucket is gathered ahead of the compute */
+    int cend;     /* the last compute op of the last step, -1 before the first */
+    int nb;       /* the buckets of the stage's largest chunk (gathered's stride) */
+    int call[2];  /* the sends of the next point-to-point call (stage_step) */
     int ncall;
     /* overlap_p2p_comm (stage_step_overlap), per direction (0 forward, 1 backward): the messages
      * the next step of that direction waits for, and whether its first receive is posted */
@@ -697,6 +700,8 @@ static int reduce_grads(struct stage *S, double params, double expert, int after
     return y;
 }
 
+static int gather_next(struct stage *S);
+
 /* A chunk's layers: op by op, or one folded op. The chunk's first forward waits for its
  * buckets' parameters (overlap_param_gather), and after its last backward each bucket's
  * gradients are reduced as soon as its layers are done (overlap_grad_reduce). ZeRO-2 reduces
@@ -728,6 +733,7 @@ static int chunk_layers(struct stage *S, enum mdl_phase ph, int chunk, int mb, i
             return -1;
         int wait[2] = {g, x}; /* the bucket's gather and what the part waited for */
         if (gather && (x = join_ops(S, wait, x >= 0 ? 2 : 1, "wait_params", mb, ph)) < 0) return -1;
+        if (gather && !z3 && gather_next(S) < 0) return -1; /* the next bucket's, launched now */
         if ((x = chunk_part(S, ph, first, lo, hi - lo, n, mb, x)) < 0) return -1;
         S->ahead[0] = S->ahead[1];
         S->ahead[1] = x;
@@ -1003,38 +1009,59 @@ static int stage_tail(struct stage *S)
     return x;
 }
 
-/* overlap_param_gather: at the start, the parameters the last optimizer step updated are
- * all-gathered over the replicas, the embedding's first, then each chunk's buckets in the order
- * its first forward needs them (gathered[chunk x nb + bucket]). */
+/* overlap_param_gather: the all-gather of bucket gorder[gnext] over the replicas (its experts'
+ * share over theirs), launched now; gathered[] holds it. 0, or -1 (out of memory). */
+static int gather_next(struct stage *S)
+{
+    if (S->gnext >= S->ng) return 0;
+    const struct mdl_job *job = S->job;
+    const struct mdl_model *m = S->m;
+    int i = S->gorder[S->gnext++], c = i / S->nb, b = i % S->nb;
+    int k = mdl_job_bucket_layers(job, S->st, m), first,
+        n = mdl_job_chunk_range(job, m, S->s, c, &first);
+    int cnt = b * k + k > n ? n - b * k : k;
+    double ex, part = range_params(S->st, m, first + b * k, cnt, &ex),
+               pb = mdl_job_gather_bytes(job, m);
+    int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, (part - ex) * pb, "ag_params_dp", -1,
+                   MDL_PHASE_OTHER, -1);
+    if (g >= 0 && ex > 0.5 && mdl_job_expert_replicas(job, S->st) > 1)
+        g = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * pb, "ag_expert_params_dp", -1, MDL_PHASE_OTHER,
+                   -1);
+    if (g < 0) return -1;
+    S->gathered[i] = g;
+    return 0;
+}
+
+/* overlap_param_gather, as Megatron-Core's distributed optimizer dispatches it
+ * (distrib_optimizer.py, _finish_param_sync_helper): not every bucket's all-gather at once, which
+ * would hold the compute kernels back behind them in the GPU's one hardware queue
+ * (CUDA_DEVICE_MAX_CONNECTIONS=1), but, after the last optimizer step, the embedding's parameters
+ * and the first bucket's; then each further bucket's when the forward of the bucket before waits
+ * for its own (chunk_layers). The buckets in the order the forwards need them: the chunks in the
+ * order of their first forward, each chunk's from its first layer up. */
 static int stage_gathers(struct stage *S, int nb, int k)
 {
     const struct mdl_job *job = S->job;
     const struct mdl_model *m = S->m;
     int v = job->virtual_stages;
-    double wb = mdl_dtype_bytes(m->dtype), pb = mdl_job_gather_bytes(job, m);
+    double wb = mdl_dtype_bytes(m->dtype);
     double rest = embedding_params(job, S->st, m, S->s);
     if (rest > 0.5 &&
         op_add(S, MDL_OP_ALL_GATHER, C_DP, rest * wb, "ag_params_dp", -1, MDL_PHASE_OTHER, -1) < 0)
         return -1;
-    /* chunks in the order of their first forward */
+    S->gorder = malloc((size_t)v * (size_t)nb * sizeof *S->gorder);
+    if (!S->gorder) return -1;
+    S->ng = S->gnext = 0;
     for (int done = 0; done < v; done++) {
         int c = -1;
         for (int i = 0; i < v; i++)
             if (S->gathered[i * nb] == -2 && (c < 0 || S->first_fwd[i] < S->first_fwd[c])) c = i;
         int first, n = mdl_job_chunk_range(job, m, S->s, c, &first);
-        for (int b = 0; b * k < n; b++) {
-            int cnt = b * k + k > n ? n - b * k : k;
-            double ex, part = range_params(S->st, m, first + b * k, cnt, &ex);
-            int g = op_add(S, MDL_OP_ALL_GATHER, C_DP, (part - ex) * pb, "ag_params_dp", -1,
-                           MDL_PHASE_OTHER, -1);
-            if (g >= 0 && ex > 0.5 && mdl_job_expert_replicas(job, S->st) > 1)
-                g = op_add(S, MDL_OP_ALL_GATHER, C_EDP, ex * pb, "ag_expert_params_dp", -1,
-                           MDL_PHASE_OTHER, -1);
-            if (g < 0) return -1;
-            S->gathered[c * nb + b] = g;
-        }
+        S->gathered[c * nb] = -3; /* ordered */
+        for (int b = 0; b * k < n; b++)
+            S->gorder[S->ng++] = c * nb + b;
     }
-    return 0;
+    return gather_next(S);
 }
 
 /* Lowers stage s's template into rank `rank` of p. */
@@ -1093,6 +1120,7 @@ static int stage_lower(const struct mdl_job *job, const struct mdl_strategy *st,
     free(S.first_fwd);
     free(S.last_bwd);
     free(S.gathered);
+    free(S.gorder);
     return rc;
 }
 

@@ -636,6 +636,26 @@ Test(job, overlapped_reduction_and_gather_split_the_same_bytes_into_buckets)
         if (o->phase == MDL_PHASE_BWD && o->stream == MDL_STREAM_COMPUTE) last_bwd = i;
     }
     cr_assert(lt(int, first_rs, last_bwd), "the first bucket is reduced under the backward");
+    /* Megatron-Core's launch order (distrib_optimizer.py, _finish_param_sync_helper): the
+     * embedding's and the first bucket's all-gathers before the first forward, then each
+     * further bucket's right after the forward waited for the bucket before */
+    int ags = 0, waits = 0, first_fwd = -1;
+    for (int i = 0; i < b.ranks[0].nops; i++) {
+        const struct mdl_op *o = &b.ranks[0].ops[i];
+        const char *name = b.names[o->name];
+        if (o->phase == MDL_PHASE_FWD && first_fwd < 0) first_fwd = i;
+        if (!strcmp(name, "wait_params")) waits++;
+        if (strcmp(name, "ag_params_dp")) continue;
+        ags++;
+        if (ags <= 2) {
+            cr_assert(lt(int, i, first_fwd < 0 ? i + 1 : first_fwd), "all-gather %d", ags);
+        } else {
+            const struct mdl_op *w = &b.ranks[0].ops[i - 1];
+            cr_assert(eq(str, b.names[w->name], "wait_params"), "all-gather %d", ags);
+            cr_assert(eq(int, waits, ags - 2), "all-gather %d", ags);
+        }
+    }
+    cr_assert(eq(int, ags, nb + 1));
     mdl_program_release(&a);
     mdl_program_release(&b);
 }
