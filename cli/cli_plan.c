@@ -420,7 +420,6 @@ static int write_job_plan_json(const struct scn_scenario *s, const char *path, c
 
 struct plan_args {
     struct planner_opts o;
-    int async_tp; /* --async-tp */
     int top;
     const char *json;
     const char *shard, *dir, *merge; /* --shard I/N, -o DIR, --merge DIR */
@@ -439,7 +438,6 @@ static int plan_option(int opt, const char *v, void *ctx)
         a->o.ignore_memory = 1;
         break;
     case 'a':
-        a->async_tp = 1;
         a->o.async_tp = 1;
         break;
     case 'w':
@@ -694,7 +692,7 @@ int cli_plan(int argc, char **argv)
                  o.simulate >= 0 ? o.simulate
                  : job           ? 1
                                  : 8,
-                 o.sequence_parallel, o.ignore_memory, a.async_tp);
+                 o.sequence_parallel, o.ignore_memory, o.async_tp);
         size_t pl = strlen(path);
         int yaml = pl > 5 && !strcmp(path + pl - 5, ".yaml");
         snprintf(dirbuf, sizeof dirbuf, "%.*s.plan-shards", (int)(yaml ? pl - 5 : pl), path);
@@ -712,7 +710,7 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.ncompare) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
-                                  .async_tp = a.async_tp,
+                                  .async_tp = o.async_tp,
                                   .hook = hook,
                                   .jobs = o.jobs};
         int nsettings = s.ncompare;
@@ -724,7 +722,7 @@ int cli_plan(int argc, char **argv)
     if (!rc && s.is_job) {
         struct jobplan_opts jo = {.simulate = o.simulate < 0 ? 1 : o.simulate,
                                   .ignore_memory = o.ignore_memory,
-                                  .async_tp = a.async_tp,
+                                  .async_tp = o.async_tp,
                                   .hook = hook,
                                   .jobs = o.jobs};
         struct jobplan_row *jr = NULL;

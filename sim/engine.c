@@ -247,24 +247,21 @@ static void progress_end(void)
     prog.shown = 0;
 }
 
-/* Hardware queues (mdl_program.hw_queues): op i of rank rs waits until every op launched
- * before it on its queue has started, then its own dependencies; once it starts, its queue's
- * head moves to the queue's next op not started. */
-static void queue_wait(struct sim_ctx *c, struct sim_waiter *w, int rank, int i)
+/* Hardware queues (mdl_program.hw_queues): the first op from h on queue q not started yet. */
+static int queue_next(const struct sim_rank_state *rs, int nops, int q, int h)
 {
-    struct sim_rank_state *rs = &c->rs[rank];
-    if (!rs->begun) return;
-    rank_wait(rs, w, SIM_WAIT_QUEUE, i);
+    while (h < nops && (rs->begun[h] || rs->ops[h].stream % rs->nq != q))
+        h++;
+    return h;
 }
 
+/* Op i has started: its queue's head moves on, waking the op it stops at. */
 static void queue_started(struct sim_rank_state *rs, int nops, int i)
 {
     if (!rs->begun) return;
     int q = rs->ops[i].stream % rs->nq;
     rs->begun[i] = 1;
-    int h = rs->qhead[q];
-    while (h < nops && (rs->begun[h] || rs->ops[h].stream % rs->nq != q))
-        h++;
+    int h = queue_next(rs, nops, q, rs->qhead[q]);
     if (h != rs->qhead[q]) {
         rs->qhead[q] = h;
         rank_wake(rs);
@@ -283,7 +280,8 @@ static void stream_actor(int argc, char **argv)
         const struct mdl_op *op = &rk->ops[i];
         if (op->stream != a->stream) continue;
         rank_wait(rs, &a->w, SIM_WAIT_LAUNCH, i);
-        queue_wait(c, &a->w, a->rank, i);
+        /* with hardware queues: every op launched before it on its queue started, then its deps */
+        if (rs->begun) rank_wait(rs, &a->w, SIM_WAIT_QUEUE, i);
         wait_deps(c, &a->w, a->rank, op);
         if (op->mirrored) wait_mirror(c, &a->w, op);
         queue_started(rs, rk->nops, i);
@@ -398,12 +396,8 @@ static int queues_setup(struct sim_rank_state *rs, const struct mdl_rank *rk, in
     rs->begun = calloc((size_t)rk->nops + 1, 1);
     rs->qhead = malloc((size_t)nq * sizeof *rs->qhead);
     if (!rs->begun || !rs->qhead) return -1;
-    for (int q = 0; q < nq; q++) {
-        int h = 0;
-        while (h < rk->nops && rk->ops[h].stream % nq != q)
-            h++;
-        rs->qhead[q] = h;
-    }
+    for (int q = 0; q < nq; q++)
+        rs->qhead[q] = queue_next(rs, rk->nops, q, 0);
     return 0;
 }
 

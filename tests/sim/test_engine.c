@@ -61,6 +61,18 @@ static void gpt_on_a100(int nodes, long b, struct plat_topo *t, struct mdl_model
     mdl_device_preset("A100-80GB", dev);
 }
 
+/* A collective op of kind k on stream `stream`, group g, `bytes` in all, named nm. */
+static struct mdl_op coll_op(enum mdl_op_kind k, int stream, int nm, int g, double bytes)
+{
+    return (struct mdl_op){.kind = (uint8_t)k,
+                           .stream = (uint8_t)stream,
+                           .name = nm,
+                           .layer = -1,
+                           .mb = -1,
+                           .group = g,
+                           .bytes = bytes};
+}
+
 /* Simulated time of one collective over GPUs 0..n-1, rooted at member `root` (a broadcast or a
  * reduce); *sent0 receives rank 0's bytes sent and end[r] rank r's end (each when not NULL). */
 static double collective_at(const struct plat_topo *t, enum mdl_op_kind k, int n, double bytes,
@@ -73,14 +85,8 @@ static double collective_at(const struct plat_topo *t, enum mdl_op_kind k, int n
         ranks[r] = r;
     int g = mdl_program_group(&p, n, ranks), nm = mdl_program_name(&p, "c");
     for (int r = 0; r < n; r++) {
-        struct mdl_op op = {.kind = (uint8_t)k,
-                            .stream = 1,
-                            .name = nm,
-                            .layer = -1,
-                            .mb = -1,
-                            .group = g,
-                            .bytes = bytes,
-                            .root = (uint16_t)root};
+        struct mdl_op op = coll_op(k, 1, nm, g, bytes);
+        op.root = (uint16_t)root;
         mdl_program_add(&p, r, &op);
     }
     struct timing st;
@@ -393,13 +399,7 @@ static double kernel_beside_all_reduce(bool sync, double *ar)
     cr_assert(eq(int, mdl_program_init(&p, 2), 0));
     int g01[] = {0, 1};
     int g = mdl_program_group(&p, 2, g01), nm = mdl_program_name(&p, "k");
-    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE,
-                       .stream = 1,
-                       .name = nm,
-                       .layer = -1,
-                       .mb = -1,
-                       .group = g,
-                       .bytes = 64.0 * 1024 * 1024};
+    struct mdl_op a = coll_op(MDL_OP_ALL_REDUCE, 1, nm, g, 64.0 * 1024 * 1024);
     struct mdl_op k = {.kind = MDL_OP_MEM,
                        .name = nm,
                        .group = -1,
@@ -438,13 +438,7 @@ Test(engine, mismatched_collective_order_is_reported_as_deadlock)
     int g01[] = {0, 1}, g012[] = {0, 1, 2};
     int ga = mdl_program_group(&p, 2, g01), gb = mdl_program_group(&p, 3, g012);
     int nm = mdl_program_name(&p, "c");
-    struct mdl_op a = {.kind = MDL_OP_ALL_REDUCE,
-                       .stream = 1,
-                       .name = nm,
-                       .layer = -1,
-                       .mb = -1,
-                       .group = ga,
-                       .bytes = 1e6};
+    struct mdl_op a = coll_op(MDL_OP_ALL_REDUCE, 1, nm, ga, 1e6);
     struct mdl_op b = a;
     b.group = gb;
     mdl_program_add(&p, 0, &a);
@@ -587,13 +581,7 @@ Test(engine, simgrid_abort_becomes_an_error)
     int ranks[] = {0, 1};
     int g = mdl_program_group(&p, 2, ranks), nm = mdl_program_name(&p, "c");
     for (int r = 0; r < 2; r++) {
-        struct mdl_op op = {.kind = MDL_OP_ALL_REDUCE,
-                            .stream = 1,
-                            .name = nm,
-                            .layer = -1,
-                            .mb = -1,
-                            .group = g,
-                            .bytes = 1e6};
+        struct mdl_op op = coll_op(MDL_OP_ALL_REDUCE, 1, nm, g, 1e6);
         mdl_program_add(&p, r, &op);
     }
     struct timing st;
@@ -848,14 +836,7 @@ Test(engine, progress_reporting_changes_no_result)
         for (int i = 0; i < OPS; i++) {
             struct mdl_op op = {
                 .name = nk, .layer = -1, .mb = -1, .group = -1, .dur_s = 1e-6 * (1 + (i + r) % 7)};
-            if (i % 100 == 99)
-                op = (struct mdl_op){.kind = MDL_OP_ALL_REDUCE,
-                                     .stream = 1,
-                                     .name = nc,
-                                     .layer = -1,
-                                     .mb = -1,
-                                     .group = g,
-                                     .bytes = 1 << 20};
+            if (i % 100 == 99) op = coll_op(MDL_OP_ALL_REDUCE, 1, nc, g, 1 << 20);
             mdl_program_add(&p, r, &op);
         }
     char d[256], log[300];
@@ -914,22 +895,9 @@ Test(engine, hardware_queues_start_kernels_in_launch_order)
         int nk = mdl_program_name(&p, "k"), nc = mdl_program_name(&p, "c");
         for (int r = 0; r < 2; r++) {
             struct mdl_op k0 = {.name = nk, .layer = -1, .mb = -1, .group = -1, .dur_s = 1e-3};
-            struct mdl_op c1 = {.kind = MDL_OP_ALL_REDUCE,
-                                .stream = 1,
-                                .name = nc,
-                                .layer = -1,
-                                .mb = -1,
-                                .group = g1,
-                                .bytes = 4096,
-                                .ndeps = 1,
-                                .deps = {0}};
-            struct mdl_op c2 = {.kind = MDL_OP_ALL_REDUCE,
-                                .stream = 2,
-                                .name = nc,
-                                .layer = -1,
-                                .mb = -1,
-                                .group = g2,
-                                .bytes = 4096};
+            struct mdl_op c1 = coll_op(MDL_OP_ALL_REDUCE, 1, nc, g1, 4096),
+                          c2 = coll_op(MDL_OP_ALL_REDUCE, 2, nc, g2, 4096);
+            c1.deps[c1.ndeps++] = 0; /* the kernel */
             mdl_program_add(&p, r, &k0);
             mdl_program_add(&p, r, &c1);
             mdl_program_add(&p, r, &c2);
