@@ -237,6 +237,12 @@ Test(shards, plan_shards_merge_into_the_one_machine_plan)
                  0));
     cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --merge ps"), 2), "%s", out);
     cr_assert(ne(ptr, strstr(out, "field 'plan_id'"), NULL), "%s", out);
+    /* the scenario as the shards ran it, planned with --async-tp: another plan */
+    cr_assert(eq(int, sh_in(d, "sed -i '$d' q.yaml"), 0));
+    cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --merge ps"), 0), "%s", out);
+    cr_assert(eq(int, run_in(d, out, sizeof out, "plan q.yaml --async-tp --merge ps"), 2), "%s",
+              out);
+    cr_assert(ne(ptr, strstr(out, "field 'plan_id'"), NULL), "%s", out);
     testdir_remove(d);
 }
 

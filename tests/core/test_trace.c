@@ -158,6 +158,15 @@ Test(trace, rejects_truncated_meta_and_wrong_version)
     cr_assert(ne(int, trace_read(dir, &p, NULL, 0, &e2), 0));
     cr_assert(eq(str, e2.field, "ranks"));
     mdl_program_release(&p);
+    /* hardware queues outside 1..32 (framework.cuda_device_max_connections) */
+    f = fopen(path, "w");
+    fputs("tpsim-trace 5\nranks 1\nhw_queues 0\n", f);
+    fclose(f);
+    struct tps_error e3 = {0};
+    cr_assert(ne(int, trace_read(dir, &p, NULL, 0, &e3), 0));
+    cr_assert(eq(str, e3.field, "hw_queues"), "%s", e3.msg);
+    cr_assert(eq(int, e3.line, 3));
+    mdl_program_release(&p);
     rmdir_all(dir);
 }
 
